@@ -1,0 +1,1 @@
+"""Everything Telegram: the bot routes bus events into forum topics and relays replies through the bus."""

@@ -1,0 +1,4 @@
+"""The bus: settings, events, streams, spool and the stores that live on Redis.
+
+Imports neither worker nor bot.
+"""

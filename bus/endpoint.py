@@ -1,0 +1,24 @@
+"""Which Redis this process talks to: `IB_REDIS_URL`, else the repository's embedded one.
+
+The embedded one is started on demand.
+"""
+
+from __future__ import annotations
+
+from bus.embedded import Embedded
+from bus.errors import BusUnavailable
+
+
+def bus_url(redis_url: str | None, root: str | None, start: bool = True) -> str:
+    """The URL to connect to. Raises BusUnavailable when there is nothing to connect to."""
+    if redis_url:
+        return redis_url
+    if root is None:
+        raise BusUnavailable("no IB_REDIS_URL is set and this is not inside a git repository")
+    embedded = Embedded(root)
+    if start:
+        return embedded.ensure()
+    url = embedded.alive()
+    if url is None:
+        raise BusUnavailable(f"the embedded Redis of {root} is not running (start it with: ib bus start)")
+    return url

@@ -1,0 +1,103 @@
+"""The event envelope as plain data: the type names, building an event, and its JSON wire form.
+
+Pure and cheap to import (json and datetime only): hooks and `ib notify` build events here without
+loading pydantic. `bus.events` gives consumers the typed model of the same envelope.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+AGENT_TYPES = (
+    "complete",
+    "waiting",
+    "question",
+    "state",
+    "spawned",
+    "stopped",
+    "killed",
+    "merged",
+    "rate_limited",
+    "message",
+)
+TASK_TYPES = ("task_added", "task_ready", "task_claimed", "task_done", "task_failed")
+MERGE_TYPES = ("merge_ready", "merge_merged", "merge_conflict", "merge_failed")
+AUTO_TYPES = ("auto_started", "auto_finished", "auto_paused", "auto_stopped")
+ALL_TYPES = AGENT_TYPES + TASK_TYPES + MERGE_TYPES + AUTO_TYPES
+
+# What `ib notify` may send and what `ib listen` waits for by default (the seed's three).
+NOTIFY_TYPES = ("complete", "waiting", "question")
+
+# The one field of a stream entry that carries the JSON envelope.
+EVENT_FIELD = "e"
+
+Envelope = dict[str, Any]
+
+
+def now_ts() -> str:
+    """The current time as the envelope's ISO 8601 timestamp (UTC, seconds)."""
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def make_event(
+    type_: str,
+    msg: str = "",
+    *,
+    sender: str = "system",
+    project: str | None = None,
+    agent: str | None = None,
+    task: str | None = None,
+    data: dict[str, Any] | None = None,
+    ts: str | None = None,
+) -> Envelope:
+    """An envelope without its id: Redis assigns the id when the event is appended."""
+    return {
+        "ts": ts or now_ts(),
+        "type": type_,
+        "from": sender,
+        "project": project,
+        "agent": agent,
+        "task": task,
+        "msg": msg,
+        "data": data or {},
+    }
+
+
+def encode(event: Envelope) -> str:
+    """JSON for the wire: compact, unicode kept as is, every control character escaped."""
+    body = {k: v for k, v in event.items() if k != "id"}
+    return json.dumps(body, ensure_ascii=False, separators=(",", ":"))
+
+
+def decode(entry_id: str, raw: str | bytes | None) -> Envelope:
+    """An envelope from a stream entry. Never raises: garbage becomes an `invalid` event for the record."""
+    try:
+        body = json.loads(raw) if raw is not None else None
+    except (ValueError, UnicodeDecodeError):
+        body = None
+    if not isinstance(body, dict):
+        body = {"type": "invalid", "msg": "undecodable stream entry", "data": {"raw": _printable(raw)}}
+    body["id"] = entry_id
+    body.setdefault("ts", "")
+    body.setdefault("type", "unknown")
+    body.setdefault("from", "unknown")
+    body.setdefault("msg", "")
+    return body
+
+
+def to_jsonl(event: Envelope) -> str:
+    """One JSONL line for `ib listen` / `ib events`: the id first, then the seed's fields, then the rest."""
+    first = ("id", "ts", "from", "type", "msg")
+    ordered = {k: event.get(k) for k in first}
+    ordered.update({k: v for k, v in event.items() if k not in first})
+    line = json.dumps(ordered, ensure_ascii=False, separators=(",", ":"))
+    # characters that line splitters (Python's splitlines, some editors) take as line breaks
+    return line.replace("\x85", "\\u0085").replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+
+
+def _printable(raw: str | bytes | None) -> str:
+    if isinstance(raw, bytes):
+        return raw.decode("utf-8", "replace")[:200]
+    return (raw or "")[:200]

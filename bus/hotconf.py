@@ -1,0 +1,99 @@
+"""The few settings the hot paths need, read without pydantic.
+
+Hooks and `ib notify` run on every tool call, and pydantic-settings takes ~170 ms to import. This reads
+the same `IB_*` variables, from the environment and the repository's `.env`, with the same defaults
+(`bus.defaults`) and the same validation messages; a test keeps it equal to `bus.settings.Settings`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from bus import defaults
+from bus.errors import ConfigError
+from bus.locate import repo_root
+
+
+@dataclass(frozen=True)
+class HotConf:
+    redis_url: str | None
+    namespace: str
+    events_maxlen: int
+    connect_timeout: float
+    spool_dir: str
+    max_message_bytes: int
+    listener_name: str
+    agent_id: str | None
+    root: str | None
+
+
+def parse_dotenv(text: str) -> dict[str, str]:
+    """`KEY=VALUE` lines as python-dotenv reads the common cases: comments, `export`, quotes."""
+    values: dict[str, str] = {}
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line.startswith("#") or "=" not in line:
+            continue
+        key, _, value = line.removeprefix("export ").partition("=")
+        value = value.strip()
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+            quoted = value[1:-1]
+            value = quoted.replace("\\n", "\n").replace('\\"', '"') if value[0] == '"' else quoted
+        elif " #" in value:
+            value = value.split(" #", 1)[0].rstrip()
+        values[key.strip()] = value
+    return values
+
+
+def read_hotconf(environ: Mapping[str, str] | None = None, cwd: str | None = None) -> HotConf:
+    env = os.environ if environ is None else environ
+    root = env.get("IB_ROOT") or repo_root(cwd or os.getcwd())
+    merged: dict[str, str] = {}
+    if root:
+        try:
+            with open(os.path.join(root, ".env"), encoding="utf-8") as f:
+                merged.update(parse_dotenv(f.read()))
+        except (OSError, UnicodeDecodeError):
+            pass
+    merged.update({k: v for k, v in env.items() if k.startswith(defaults.ENV_PREFIX)})
+    namespace = merged.get("IB_NAMESPACE", defaults.NAMESPACE)
+    problem = defaults.namespace_problem(namespace)
+    if problem:
+        raise ConfigError(f"bad configuration: IB_NAMESPACE: {problem} (got {namespace!r})")
+    return HotConf(
+        redis_url=merged.get("IB_REDIS_URL") or None,
+        namespace=namespace,
+        events_maxlen=_int(merged, "IB_EVENTS_MAXLEN", defaults.EVENTS_MAXLEN, 100),
+        connect_timeout=_float(merged, "IB_CONNECT_TIMEOUT", defaults.CONNECT_TIMEOUT, 0.001),
+        spool_dir=merged.get("IB_SPOOL_DIR") or defaults.spool_dir(),
+        max_message_bytes=_int(merged, "IB_MAX_MESSAGE_BYTES", defaults.MAX_MESSAGE_BYTES, 1024),
+        listener_name=merged.get("IB_LISTENER_NAME") or defaults.LISTENER_NAME,
+        agent_id=merged.get("IB_AGENT_ID") or None,
+        root=root,
+    )
+
+
+def _raw_number(values: Mapping[str, str], name: str, least: float, integer: bool) -> float | None:
+    raw = values.get(name)
+    if raw is None or raw == "":
+        return None
+    try:
+        value = int(raw) if integer else float(raw)
+    except ValueError as e:
+        kind = "a whole number" if integer else "a number"
+        raise ConfigError(f"bad configuration: {name}: must be {kind} (got {raw!r})") from e
+    if value < least:
+        raise ConfigError(f"bad configuration: {name}: must be at least {least} (got {raw!r})")
+    return value
+
+
+def _int(values: Mapping[str, str], name: str, default: int, least: int) -> int:
+    value = _raw_number(values, name, least, integer=True)
+    return default if value is None else int(value)
+
+
+def _float(values: Mapping[str, str], name: str, default: float, least: float) -> float:
+    value = _raw_number(values, name, least, integer=False)
+    return default if value is None else value

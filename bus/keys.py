@@ -1,0 +1,133 @@
+"""Every Redis key and stream name ittybus uses, built from the namespace prefix.
+
+No other module spells a key: they all ask a `Keys`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Keys:
+    """Key names under one namespace (default ``ib:``)."""
+
+    namespace: str = "ib:"
+
+    def _k(self, *parts: str) -> str:
+        return self.namespace + ":".join(parts)
+
+    # streams
+    @property
+    def events(self) -> str:
+        return self._k("events")
+
+    def commands(self, worker: str) -> str:
+        return self._k("cmd", worker)
+
+    def reply(self, command_id: str) -> str:
+        return self._k("reply", command_id)
+
+    def output(self, agent: str) -> str:
+        return self._k("out", agent)
+
+    # agents
+    def agent(self, agent_id: str) -> str:
+        return self._k("agent", agent_id)
+
+    @property
+    def agents(self) -> str:
+        return self._k("agents")
+
+    def stop_turn(self, agent_id: str) -> str:
+        """The last Stop-hook turn already published for an agent (once per turn)."""
+        return self._k("agent", agent_id, "turn")
+
+    # tasks
+    def task(self, task_id: str) -> str:
+        return self._k("task", task_id)
+
+    def task_deps(self, task_id: str) -> str:
+        return self._k("task", task_id, "deps")
+
+    def task_dependents(self, task_id: str) -> str:
+        return self._k("task", task_id, "dependents")
+
+    def task_notes(self, task_id: str) -> str:
+        return self._k("task", task_id, "notes")
+
+    @property
+    def tasks(self) -> str:
+        return self._k("tasks")
+
+    def project_tasks(self, project: str) -> str:
+        return self._k("project", project, "tasks")
+
+    def ready(self, project: str) -> str:
+        return self._k("ready", project)
+
+    @property
+    def task_seq(self) -> str:
+        return self._k("task-seq")
+
+    @property
+    def task_claims(self) -> str:
+        """Claimed task ids scored by claim time (ms), so stale claims are found without a scan."""
+        return self._k("task-claims")
+
+    # merges
+    def merge_queue(self, project: str) -> str:
+        return self._k("merges", project)
+
+    def merge(self, merge_id: str) -> str:
+        return self._k("merge", merge_id)
+
+    @property
+    def merge_seq(self) -> str:
+        return self._k("merge-seq")
+
+    # questions and messages for the person
+    def question(self, question_id: str) -> str:
+        return self._k("question", question_id)
+
+    @property
+    def questions(self) -> str:
+        return self._k("questions")
+
+    def user_message(self, message_id: str) -> str:
+        return self._k("message", message_id)
+
+    @property
+    def user_messages(self) -> str:
+        return self._k("messages")
+
+    # liveness
+    def worker(self, worker_id: str) -> str:
+        return self._k("worker", worker_id)
+
+    @property
+    def workers(self) -> str:
+        return self._k("workers")
+
+    def listener(self, name: str) -> str:
+        return self._k("listener", name)
+
+    # delivery bookkeeping
+    def seen(self, scope: str, event_id: str) -> str:
+        """Marks an event as handled by one consumer group (idempotent handling by event id)."""
+        return self._k("seen", scope, event_id)
+
+    def spooled(self, spool_id: str) -> str:
+        """Marks a spooled event as published, so a flush that is retried never publishes it twice."""
+        return self._k("spooled", spool_id)
+
+    # telegram bindings and the auto loop
+    def topics(self, kind: str) -> str:
+        return self._k("topic", kind)
+
+    def auto(self, project: str) -> str:
+        return self._k("auto", project)
+
+    @property
+    def autos(self) -> str:
+        return self._k("autos")

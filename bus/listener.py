@@ -1,0 +1,126 @@
+"""`ib listen`: block until events for the person's primary session exist, print them, ack, exit.
+
+Reads through its own consumer group (`listen:<name>`), so nothing published while no listener runs is
+lost, and entries a killed listener printed but never acknowledged are printed again by the next one.
+Liveness is a heartbeat key with a TTL; a second listener of the same name refuses to start.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import time
+import uuid
+from collections.abc import Callable, Collection
+from dataclasses import dataclass, field
+
+import redis
+
+from bus.envelope import Envelope
+from bus.errors import BusError
+from bus.keys import Keys
+from bus.streams import Group, consumer_name, envelopes
+
+TIMEOUT_MESSAGE = "No messages received. Background listener has stopped. Please restart with: ib listen"
+
+_RENEW = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('EXPIRE', KEYS[1], ARGV[2]) end
+return 0
+"""
+_RELEASE = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+"""
+
+
+_STEAL = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('SET', KEYS[1], ARGV[2], 'EX', ARGV[3]) end
+return false
+"""
+
+
+def holder_is_dead(holder: str) -> bool:
+    """True when the heartbeat's holder was a process on this machine that no longer exists.
+
+    A listener killed with SIGKILL cannot delete its heartbeat; on the same machine we need not wait
+    for the TTL. Holders on other machines are trusted until their key expires.
+    """
+    host, _, rest = holder.partition(":")
+    pid = rest.partition(":")[0]
+    if host != socket.gethostname() or not pid.isdigit():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False
+
+
+class ListenerBusy(BusError):
+    """Another listener with the same name is alive."""
+
+
+@dataclass
+class Listener:
+    client: redis.Redis
+    keys: Keys
+    name: str
+    types: Collection[str]
+    heartbeat_ttl: int = 15
+    backlog_s: int = 3600
+    token: str = field(default_factory=lambda: f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}")
+
+    @property
+    def group(self) -> Group:
+        return Group(self.client, self.keys.events, f"listen:{self.name}", consumer_name())
+
+    def run(self, timeout: float, emit: Callable[[list[Envelope]], None]) -> bool:
+        """Wait up to `timeout` seconds; True when events were emitted (and acknowledged)."""
+        heartbeat = self.keys.listener(self.name)
+        if not self.client.set(heartbeat, self.token, nx=True, ex=self.heartbeat_ttl):
+            holder = str(self.client.get(heartbeat) or "")
+            if not holder_is_dead(holder) or not self.client.eval(
+                _STEAL, 1, heartbeat, holder, self.token, self.heartbeat_ttl
+            ):
+                raise ListenerBusy(
+                    f"a listener named {self.name!r} is already running ({holder}); not starting another"
+                )
+        try:
+            return self._listen(timeout, emit, heartbeat)
+        finally:
+            self.client.eval(_RELEASE, 1, heartbeat, self.token)
+
+    def _listen(self, timeout: float, emit: Callable[[list[Envelope]], None], heartbeat: str) -> bool:
+        group = self.group
+        group.ensure(self._start_id())
+        if self._deliver(group, group.take_over(min_idle_ms=0), emit):
+            return True
+        deadline = time.monotonic() + timeout
+        renew_every = max(1.0, self.heartbeat_ttl / 3)
+        while (left := deadline - time.monotonic()) > 0:
+            entries = group.read(block_ms=max(1, int(min(left, renew_every) * 1000)))
+            self.client.eval(_RENEW, 1, heartbeat, self.token, self.heartbeat_ttl)
+            if self._deliver(group, entries, emit):
+                return True
+        return False
+
+    def _start_id(self) -> str:
+        """A new group starts `backlog_s` back, so events sent before the first listener still arrive."""
+        seconds, micros = self.client.time()
+        start_ms = max(0, int(seconds) * 1000 + int(micros) // 1000 - self.backlog_s * 1000)
+        return f"{start_ms}-0"
+
+    def _deliver(
+        self, group: Group, entries: list[tuple[str, dict[str, str]]], emit: Callable[[list[Envelope]], None]
+    ) -> bool:
+        if not entries:
+            return False
+        events = envelopes(entries)
+        wanted = [e for e in events if e.get("type") in self.types]
+        if wanted:
+            emit(wanted)  # printed and flushed before the ack: a crash here means "print again", never "lost"
+        group.ack([entry_id for entry_id, _ in entries])
+        group.forget_idle_consumers()
+        return bool(wanted)

@@ -1,0 +1,62 @@
+"""Publishing from short-lived processes (hooks, `ib notify`): XADD over the light client, else spool.
+
+Never blocks for long and never loses the event: when Redis cannot be reached within the connect
+timeout, the event goes to the spool and the next process that reaches Redis sends it.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+
+from bus import spool
+from bus.endpoint import bus_url
+from bus.envelope import EVENT_FIELD, Envelope, encode
+from bus.errors import BusError
+from bus.hotconf import HotConf
+from bus.resp import Address, Connection
+
+
+@dataclass(frozen=True)
+class Published:
+    event_id: str | None
+    spooled_to: str | None = None
+
+
+def target_of(conf: HotConf) -> str:
+    """Names the bus a spool file belongs to."""
+    return conf.redis_url or f"embedded:{conf.root}"
+
+
+def open_bus(conf: HotConf, start: bool = True) -> Connection:
+    """A connection to this process's bus, with whatever the spool held for it sent first.
+
+    `start=False` never starts the embedded Redis (a hook asking a question of a bus that is not there).
+    """
+    conn = Connection(Address.from_url(bus_url(conf.redis_url, conf.root, start)), conf.connect_timeout)
+    try:
+        spool.flush(conn, conf.spool_dir, target_of(conf), conf.namespace, conf.events_maxlen)
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def xadd(conn: Connection, conf: HotConf, event: Envelope) -> str:
+    reply = conn.call(
+        "XADD", conf.namespace + "events", "MAXLEN", "~", conf.events_maxlen, "*", EVENT_FIELD, encode(event)
+    )
+    return reply.decode() if isinstance(reply, bytes) else str(reply)
+
+
+def publish(conf: HotConf, event: Envelope, conn: Connection | None = None) -> Published:
+    """Append `event` to the events stream, or spool it (with a warning on stderr) when Redis is away."""
+    try:
+        if conn is not None:
+            return Published(xadd(conn, conf, event))
+        with open_bus(conf) as own:
+            return Published(xadd(own, conf, event))
+    except BusError as e:
+        path = spool.append(conf.spool_dir, target_of(conf), conf.namespace, event)
+        print(f"ib: warning: {e}; event kept in {path} and sent when Redis answers", file=sys.stderr)
+        return Published(None, path)

@@ -1,0 +1,154 @@
+"""The one settings class: every `IB_*` setting, its default, and where its effective value came from.
+
+Built once at the edge (the CLI, a service's main) and passed in; library code never reads the environment.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from pathlib import Path
+from typing import Annotated, Any
+
+from dotenv import dotenv_values
+from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+from bus import defaults
+from bus.errors import ConfigError
+from bus.locate import repo_root
+
+
+class Settings(BaseSettings):
+    """ittybus configuration, from the environment (`IB_` prefix) and the repository's `.env`."""
+
+    model_config = SettingsConfigDict(env_prefix=defaults.ENV_PREFIX, extra="ignore", validate_default=True)
+
+    # the bus
+    redis_url: str | None = Field(None, description="Redis to use; unset: the repository's embedded Redis")
+    namespace: str = Field(
+        defaults.NAMESPACE, description="prefix of every key, so installations can share a Redis"
+    )
+    events_maxlen: int = Field(
+        defaults.EVENTS_MAXLEN, ge=100, description="approximate length the events stream is trimmed to"
+    )
+    connect_timeout: float = Field(
+        defaults.CONNECT_TIMEOUT, gt=0, le=30, description="seconds to wait for Redis before spooling"
+    )
+    spool_dir: Path = Field(
+        default_factory=lambda: Path(defaults.spool_dir()),
+        description="where events wait while Redis is down",
+    )
+    max_message_bytes: int = Field(
+        defaults.MAX_MESSAGE_BYTES, ge=1024, description="largest message `ib notify` accepts"
+    )
+
+    # listeners
+    listen_timeout: float = Field(
+        570.0, gt=0, description="seconds `ib listen` waits before the restart reminder"
+    )
+    listener_name: str = Field(
+        defaults.LISTENER_NAME, min_length=1, max_length=64, description="default `ib listen --name`"
+    )
+    listen_backlog: int = Field(
+        3600, ge=0, description="seconds of past events a brand-new listener group starts with"
+    )
+    heartbeat_ttl: int = Field(15, ge=2, le=3600, description="seconds a heartbeat key lives without renewal")
+
+    # this machine
+    root: Path | None = Field(None, description="the repository; unset: found from the current folder")
+    agent_id: str | None = Field(None, description="the agent this process acts for; set in agent sessions")
+    worker_id: str = Field(
+        default_factory=socket.gethostname, min_length=1, description="name of this machine's worker"
+    )
+
+    # telegram
+    telegram_token: SecretStr | None = Field(None, description="Bot API token; unset: no bot")
+    telegram_chat_id: int | None = Field(None, description="the forum supergroup the bot serves")
+    telegram_allowed_users: Annotated[list[int], NoDecode] = Field(
+        default_factory=list, description="comma-separated user ids allowed to command the bot"
+    )
+    telegram_api_url: str = Field("https://api.telegram.org/bot", description="Bot API base URL")
+
+    @field_validator("namespace")
+    @classmethod
+    def _namespace_usable(cls, value: str) -> str:
+        problem = defaults.namespace_problem(value)
+        if problem:
+            raise ValueError(problem)
+        return value
+
+    @field_validator("telegram_allowed_users", mode="before")
+    @classmethod
+    def _comma_separated(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            parts = [p.strip() for p in value.split(",") if p.strip()]
+            try:
+                return [int(p) for p in parts]
+            except ValueError as e:
+                raise ValueError(f"must be comma-separated numeric user ids, got {value!r}") from e
+        return value
+
+    def repository(self, cwd: str | None = None) -> Path | None:
+        """The repository root: `IB_ROOT`, else the one containing the current folder."""
+        if self.root is not None:
+            return self.root
+        found = repo_root(cwd or os.getcwd())
+        return Path(found) if found else None
+
+
+def env_file_for(cwd: str | None = None, environ: dict[str, str] | None = None) -> Path | None:
+    """The `.env` that applies: the repository root's (so agent worktrees see the same one)."""
+    env = os.environ if environ is None else environ
+    root = env.get(defaults.ENV_PREFIX + "ROOT") or repo_root(cwd or os.getcwd())
+    if not root:
+        return None
+    candidate = Path(root) / ".env"
+    return candidate if candidate.is_file() else None
+
+
+def load_settings(cwd: str | None = None, **overrides: Any) -> Settings:
+    """Settings from env and `.env`; a bad value raises ConfigError naming the setting."""
+    env_file = env_file_for(cwd)
+    try:
+        return Settings(_env_file=env_file, **overrides)  # type: ignore[call-arg]
+    except ValidationError as e:
+        raise ConfigError(_describe(e)) from e
+
+
+def _describe(error: ValidationError) -> str:
+    lines = []
+    for item in error.errors():
+        name = defaults.ENV_PREFIX + str(item["loc"][0]).upper() if item["loc"] else "settings"
+        got = item.get("input")
+        shown = f" (got {got!r})" if isinstance(got, str | int | float) else ""
+        lines.append(f"{name}: {item['msg']}{shown}")
+    return "bad configuration: " + "; ".join(lines)
+
+
+def sources(settings: Settings, cwd: str | None = None) -> list[tuple[str, str, str]]:
+    """(setting, effective value with secrets masked, source) for `ib config`."""
+    env_file = env_file_for(cwd)
+    from_file = {k.upper(): v for k, v in dotenv_values(env_file).items()} if env_file else {}
+    rows = []
+    for name, field in Settings.model_fields.items():
+        var = defaults.ENV_PREFIX + name.upper()
+        if var in os.environ:
+            source = "env"
+        elif var in from_file:
+            source = f".env ({env_file})"
+        else:
+            source = "default"
+        rows.append((var, _shown(getattr(settings, name), field.annotation), source))
+    return rows
+
+
+def _shown(value: Any, annotation: Any) -> str:
+    if isinstance(value, SecretStr):
+        secret = value.get_secret_value()
+        return "****" + secret[-4:] if len(secret) > 8 else "****"
+    if value is None:
+        return "(unset)"
+    if isinstance(value, list):
+        return ",".join(str(v) for v in value) or "(none)"
+    return str(value)

@@ -1,0 +1,130 @@
+"""The spool: events kept in a local append-only JSONL file while Redis cannot be reached.
+
+One file per user and bus (target + namespace). Producers append under a shared lock; a flush takes the
+exclusive lock, publishes every line in order through a Lua script that marks each spool id as sent
+(so a flush interrupted half way and retried never publishes an event twice), then empties the file.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import uuid
+import zlib
+from dataclasses import dataclass
+from urllib.parse import quote
+
+from bus.envelope import Envelope, encode
+from bus.errors import BusError
+from bus.resp import Connection, ServerError
+
+MARKER_TTL = 7 * 24 * 3600
+_SCRIPT: str | None = None
+
+
+@dataclass(frozen=True)
+class SpoolFile:
+    path: str
+    target: str
+    namespace: str
+    count: int
+    damaged: int
+
+
+def spool_path(spool_dir: str, target: str, namespace: str) -> str:
+    label = f"{target}|{namespace}"
+    name = quote(label, safe="")[:120] + f"-{zlib.crc32(label.encode()):08x}.jsonl"
+    return os.path.join(spool_dir, name)
+
+
+def append(spool_dir: str, target: str, namespace: str, event: Envelope) -> str:
+    """Keep `event` for later; returns the spool file's path."""
+    os.makedirs(spool_dir, mode=0o700, exist_ok=True)
+    path = spool_path(spool_dir, target, namespace)
+    line = json.dumps(
+        {"spool_id": uuid.uuid4().hex, "target": target, "namespace": namespace, "event": encode(event)},
+        ensure_ascii=False,
+    )
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH)
+        os.write(fd, (line + "\n").encode("utf-8"))
+    finally:
+        os.close(fd)
+    return path
+
+
+def flush(conn: Connection, spool_dir: str, target: str, namespace: str, maxlen: int) -> int:
+    """Publish what waits for this bus, in order; returns how many were published now."""
+    path = spool_path(spool_dir, target, namespace)
+    if not os.path.exists(path):
+        return 0
+    try:
+        fd = os.open(path, os.O_RDWR)
+    except FileNotFoundError:
+        return 0
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        with os.fdopen(os.dup(fd), "rb") as f:
+            lines = f.read().splitlines()
+        published = _publish_lines(conn, lines, namespace, maxlen, path)
+        os.ftruncate(fd, 0)
+        return published
+    finally:
+        os.close(fd)
+
+
+def _publish_lines(conn: Connection, lines: list[bytes], namespace: str, maxlen: int, path: str) -> int:
+    events_key = namespace + "events"
+    commands: list[tuple[str | bytes | int | float, ...]] = []
+    damaged: list[bytes] = []
+    for raw in lines:
+        try:
+            item = json.loads(raw)
+            spool_id, body = str(item["spool_id"]), str(item["event"])
+        except (ValueError, KeyError, TypeError):
+            damaged.append(raw)  # a line cut short by a crash: keep it aside, never drop it silently
+            continue
+        marker = namespace + "spooled:" + spool_id
+        commands.append(("EVAL", _script(), 2, events_key, marker, maxlen, body, MARKER_TTL))
+    if damaged:
+        with open(path + ".damaged", "ab") as bad:
+            bad.write(b"\n".join(damaged) + b"\n")
+    replies = conn.pipeline(commands)
+    for reply in replies:
+        if isinstance(reply, ServerError):
+            raise BusError(f"flushing the spool {path} failed: {reply}")
+    return sum(1 for r in replies if r is not None)
+
+
+def _script() -> str:
+    global _SCRIPT  # noqa: PLW0603 - read once per process, hot path
+    if _SCRIPT is None:
+        with open(os.path.join(os.path.dirname(__file__), "lua", "spool_flush.lua"), encoding="utf-8") as f:
+            _SCRIPT = f.read()
+    return _SCRIPT
+
+
+def pending(spool_dir: str) -> list[SpoolFile]:
+    """Every spool file of this user that holds something."""
+    try:
+        names = sorted(n for n in os.listdir(spool_dir) if n.endswith(".jsonl"))
+    except FileNotFoundError:
+        return []
+    found = []
+    for name in names:
+        path = os.path.join(spool_dir, name)
+        target = namespace = ""
+        count = damaged = 0
+        with open(path, "rb") as f:
+            for raw in f:
+                try:
+                    item = json.loads(raw)
+                    target, namespace = item["target"], item["namespace"]
+                    count += 1
+                except (ValueError, KeyError, TypeError):
+                    damaged += 1
+        if count or damaged:
+            found.append(SpoolFile(path, target, namespace, count, damaged))
+    return found

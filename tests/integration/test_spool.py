@@ -1,0 +1,107 @@
+"""Redis unreachable → the event is spooled, the producer exits 0; Redis back → flushed once, in order."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import socket
+from pathlib import Path
+
+import pytest
+
+from bus import spool
+from bus.envelope import make_event
+from bus.resp import Address, Connection
+from tests.cli import IbRunner
+
+
+def _closed_port() -> str:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return f"redis://127.0.0.1:{s.getsockname()[1]}/0"
+
+
+def lines(out: str) -> list[dict[str, object]]:
+    return [json.loads(line) for line in out.split("\n") if line.startswith("{")]
+
+
+def test_spool_then_flush_in_order_exactly_once(ib: IbRunner, tmp_path: Path) -> None:
+    down = {"IB_REDIS_URL": _closed_port()}
+    for i in range(5):
+        done = ib.run("notify", f"while down {i}", env=down, timeout=10)
+        assert done.returncode == 0
+        assert "kept in" in done.stderr and "sent when Redis answers" in done.stderr
+    listing = ib.run("spool", env=down)
+    assert "5 event(s)" in listing.stdout
+    # Redis answers again under that URL? No: the spool belongs to its bus. Flush it onto the test bus.
+    spool_dir = tmp_path / "spool"
+    (source,) = spool.pending(str(spool_dir))
+    target = source.target
+    with Connection(Address.from_url(ib.env["IB_REDIS_URL"]), 2.0) as conn:
+        sent = spool.flush(conn, str(spool_dir), target, ib.env["IB_NAMESPACE"], 1000)
+        assert sent == 5
+        again = spool.flush(conn, str(spool_dir), target, ib.env["IB_NAMESPACE"], 1000)
+        assert again == 0
+    got = lines(ib.run("listen", "--timeout", "5").stdout)
+    assert [e["msg"] for e in got] == [f"while down {i}" for i in range(5)]
+
+
+def test_next_ib_call_flushes_before_its_own_event(ib: IbRunner, tmp_path: Path) -> None:
+    spool_dir = tmp_path / "spool"
+    url = ib.env["IB_REDIS_URL"]
+    for i in range(3):
+        spool.append(str(spool_dir), url, ib.env["IB_NAMESPACE"], make_event("waiting", f"old {i}"))
+    assert ib.run("notify", "new").returncode == 0
+    got = lines(ib.run("listen", "--timeout", "5").stdout)
+    assert [e["msg"] for e in got] == ["old 0", "old 1", "old 2", "new"]
+    assert spool.pending(str(spool_dir)) == []
+
+
+def test_interrupted_flush_never_publishes_twice(ib: IbRunner, tmp_path: Path) -> None:
+    spool_dir = tmp_path / "spool"
+    url, ns = ib.env["IB_REDIS_URL"], ib.env["IB_NAMESPACE"]
+    for i in range(4):
+        spool.append(str(spool_dir), url, ns, make_event("complete", f"e{i}"))
+    path = Path(spool.spool_path(str(spool_dir), url, ns))
+    copy = tmp_path / "copy.jsonl"
+    shutil.copy(path, copy)
+    with Connection(Address.from_url(url), 2.0) as conn:
+        assert spool.flush(conn, str(spool_dir), url, ns, 1000) == 4
+        shutil.copy(copy, path)  # as if the process died after publishing, before emptying the file
+        assert spool.flush(conn, str(spool_dir), url, ns, 1000) == 0
+    got = lines(ib.run("listen", "--timeout", "5").stdout)
+    assert [e["msg"] for e in got] == ["e0", "e1", "e2", "e3"]
+
+
+def test_damaged_spool_line_is_kept_aside_not_lost(ib: IbRunner, tmp_path: Path) -> None:
+    spool_dir = tmp_path / "spool"
+    url, ns = ib.env["IB_REDIS_URL"], ib.env["IB_NAMESPACE"]
+    spool.append(str(spool_dir), url, ns, make_event("complete", "good"))
+    path = Path(spool.spool_path(str(spool_dir), url, ns))
+    with path.open("ab") as f:
+        f.write(b'{"spool_id": "cut in ha')
+    assert "1 damaged" in ib.run("spool").stdout
+    assert ib.run("spool", "--flush").returncode == 0
+    assert Path(str(path) + ".damaged").read_bytes().startswith(b'{"spool_id": "cut in ha')
+    assert [e["msg"] for e in lines(ib.run("listen", "--timeout", "5").stdout)] == ["good"]
+
+
+def test_spool_command_flushes_on_demand(ib: IbRunner, tmp_path: Path) -> None:
+    spool.append(
+        str(tmp_path / "spool"), ib.env["IB_REDIS_URL"], ib.env["IB_NAMESPACE"], make_event("question", "q")
+    )
+    out = ib.run("spool", "--flush").stdout
+    assert "sent 1" in out
+    assert ib.run("spool").stdout.strip() == "spool is empty"
+
+
+@pytest.mark.parametrize("command", [["hook", "post-tool-use"]], ids=["post-tool-use"])
+def test_hook_with_redis_down_is_silent(ib: IbRunner, command: list[str]) -> None:
+    done = ib.run(*command, stdin='{"cwd": "/"}', env={"IB_REDIS_URL": _closed_port()}, timeout=10)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+
+
+def test_missing_unix_socket_spools(ib: IbRunner) -> None:
+    done = ib.run("notify", "x", env={"IB_REDIS_URL": "unix:///nonexistent/redis.sock"}, timeout=10)
+    assert done.returncode == 0
+    assert "kept in" in done.stderr

@@ -1,0 +1,64 @@
+"""The light RESP client's pure parts: encoding commands and parsing replies, partial input included."""
+
+from __future__ import annotations
+
+import pytest
+
+from bus.errors import ConfigError
+from bus.resp import Address, ServerError, encode_command, parse_reply
+
+
+def test_encode_command() -> None:
+    assert (
+        encode_command("SET", "k", "é", 5) == b"*4\r\n$3\r\nSET\r\n$1\r\nk\r\n$2\r\n\xc3\xa9\r\n$1\r\n5\r\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("wire", "reply"),
+    [
+        (b"+OK\r\n", b"OK"),
+        (b":42\r\n", 42),
+        (b"$5\r\nhe\r\nl\r\n", b"he\r\nl"),
+        (b"$-1\r\n", None),
+        (b"*2\r\n$1\r\na\r\n:1\r\n", [b"a", 1]),
+        (b"*-1\r\n", None),
+        (b"*1\r\n*1\r\n+x\r\n", [[b"x"]]),
+    ],
+    ids=["simple", "int", "bulk-with-crlf", "nil", "array", "nil-array", "nested"],
+)
+def test_parse_reply(wire: bytes, reply: object) -> None:
+    assert parse_reply(wire) == (reply, len(wire))
+
+
+def test_error_reply_is_returned_as_value() -> None:
+    parsed = parse_reply(b"-ERR wrong\r\n")
+    assert parsed is not None and isinstance(parsed[0], ServerError) and str(parsed[0]) == "ERR wrong"
+
+
+@pytest.mark.parametrize("cut", [1, 3, 6, 9, 12], ids=lambda n: f"cut-{n}")
+def test_partial_input_waits_for_more(cut: int) -> None:
+    wire = b"*2\r\n$3\r\nabc\r\n:7\r\n"
+    assert parse_reply(wire[:cut]) is None
+
+
+@pytest.mark.parametrize(
+    ("url", "address"),
+    [
+        ("redis://127.0.0.1:6380/2", Address("127.0.0.1", 6380, db=2)),
+        ("redis://:p%40ss@host", Address("host", 6379, password="p@ss")),
+        ("redis://user:pw@host:1/0", Address("host", 1, username="user", password="pw")),
+        ("unix:///tmp/r.sock?db=3", Address(path="/tmp/r.sock", db=3)),
+    ],
+    ids=["host-port-db", "password", "acl-user", "unix"],
+)
+def test_address_from_url(url: str, address: Address) -> None:
+    assert Address.from_url(url) == address
+
+
+@pytest.mark.parametrize(
+    "url", ["http://x", "redis://h:notaport", "redis://h/db"], ids=["scheme", "port", "db"]
+)
+def test_bad_url_names_the_setting(url: str) -> None:
+    with pytest.raises(ConfigError, match="IB_REDIS_URL"):
+        Address.from_url(url)

@@ -1,0 +1,76 @@
+"""Settings: the pydantic class and the hot paths' light reader agree; .env parsing; where the root is."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bus.errors import ConfigError
+from bus.hotconf import parse_dotenv, read_hotconf
+from bus.locate import agent_from_path, repo_root
+from bus.settings import Settings
+
+ENVS = [
+    {},
+    {"IB_REDIS_URL": "redis://h:1/2", "IB_NAMESPACE": "x:", "IB_EVENTS_MAXLEN": "500"},
+    {
+        "IB_CONNECT_TIMEOUT": "0.25",
+        "IB_MAX_MESSAGE_BYTES": "2048",
+        "IB_LISTENER_NAME": "me",
+        "IB_AGENT_ID": "a-1",
+    },
+    {"IB_SPOOL_DIR": "/tmp/spool-x"},
+]
+
+
+@pytest.mark.parametrize("env", ENVS, ids=["defaults", "bus", "limits", "spool"])
+def test_hotconf_matches_settings(
+    env: dict[str, str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    for name in [n for n in __import__("os").environ if n.startswith("IB_")]:
+        monkeypatch.delenv(name)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.chdir(tmp_path)
+    full = Settings()
+    hot = read_hotconf(cwd=str(tmp_path))
+    assert hot.redis_url == full.redis_url
+    assert hot.namespace == full.namespace
+    assert hot.events_maxlen == full.events_maxlen
+    assert hot.connect_timeout == full.connect_timeout
+    assert hot.spool_dir == str(full.spool_dir)
+    assert hot.max_message_bytes == full.max_message_bytes
+    assert hot.listener_name == full.listener_name
+    assert hot.agent_id == full.agent_id
+
+
+@pytest.mark.parametrize(
+    ("env", "says"),
+    [
+        ({"IB_NAMESPACE": "a b"}, "IB_NAMESPACE"),
+        ({"IB_EVENTS_MAXLEN": "x"}, "IB_EVENTS_MAXLEN"),
+        ({"IB_CONNECT_TIMEOUT": "0"}, "IB_CONNECT_TIMEOUT"),
+    ],
+    ids=["namespace", "maxlen", "timeout"],
+)
+def test_hotconf_bad_values_name_the_setting(env: dict[str, str], says: str) -> None:
+    with pytest.raises(ConfigError, match=says):
+        read_hotconf(environ=env, cwd="/")
+
+
+def test_parse_dotenv() -> None:
+    text = "# comment\nexport IB_A=1\nIB_B='two words'\nIB_C=\"line\\nbreak\"\nIB_D=x # trailing\nbad line\n"
+    assert parse_dotenv(text) == {"IB_A": "1", "IB_B": "two words", "IB_C": "line\nbreak", "IB_D": "x"}
+
+
+def test_repo_root_and_agent_from_path(tmp_path: Path) -> None:
+    (tmp_path / "r" / ".git").mkdir(parents=True)
+    deep = tmp_path / "r" / "src" / "pkg"
+    deep.mkdir(parents=True)
+    assert repo_root(str(deep)) == str(tmp_path / "r")
+    worktree = tmp_path / "r" / ".ib" / "agents" / "agent-7" / "repo" / "lib"
+    assert repo_root(str(worktree)) == str(tmp_path / "r")
+    assert agent_from_path(str(worktree)) == "agent-7"
+    assert agent_from_path(str(deep)) is None
+    assert repo_root("/") is None or Path("/.git").is_dir()

@@ -1,0 +1,1 @@
+"""The `ib` command line (typer): one module per area, wired together in `app`."""

@@ -1,0 +1,211 @@
+"""Commands about the bus itself: notify, listen, events, spool, bus status/start/stop, config."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+from types import FrameType
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from bus import spool
+from bus.embedded import Embedded
+from bus.envelope import NOTIFY_TYPES, Envelope
+from bus.follow import EventFilter, follow, follow_group
+from bus.listener import TIMEOUT_MESSAGE, Listener, ListenerBusy
+from bus.resp import Address, Connection
+from bus.settings import sources
+from worker.cli.context import Context
+from worker.cli.output import emit_jsonl
+
+bus_app = typer.Typer(help="The embedded Redis bus: status, start, stop.", no_args_is_help=True)
+console = Console()
+
+
+def _split(values: list[str] | None) -> list[str]:
+    return [part.strip() for value in values or [] for part in value.split(",") if part.strip()]
+
+
+def notify(
+    message: list[str] = typer.Argument(None, help="the message; `-` reads standard input"),
+    sender: str = typer.Option(None, "--from", help="sender id (default: this worktree's agent)"),
+    type_: str = typer.Option("complete", "--type", help="complete | waiting | question"),
+    project: str = typer.Option(None, help="project the event belongs to"),
+    task: str = typer.Option(None, help="task the event belongs to"),
+) -> None:
+    """Publish a complete / waiting / question event that wakes `ib listen`."""
+    # `ib notify` is dispatched before typer loads (worker.entry); this entry only documents it.
+    from worker.notify_cmd import main
+
+    args = [
+        "--type",
+        type_,
+        *(["--from", sender] if sender else []),
+        *(["--project", project] if project else []),
+    ]
+    raise typer.Exit(main([*args, *(["--task", task] if task else []), *(message or [])]))
+
+
+def listen(
+    timeout: float = typer.Option(None, help="seconds to wait (default: IB_LISTEN_TIMEOUT, 570)"),
+    name: str = typer.Option(None, help="listener name (default: IB_LISTENER_NAME)"),
+    types: list[str] = typer.Option(None, "--types", "--type", help="event types, comma-separated"),
+) -> None:
+    """Wait for events for the primary session, print them as JSONL, acknowledge, exit 0.
+
+    Example: ib listen --timeout 60 --types complete,question
+    """
+    ctx = Context()
+    chosen = _split(types) or list(NOTIFY_TYPES)
+    listener = Listener(
+        ctx.blocking_redis(),
+        ctx.keys,
+        name or ctx.settings.listener_name,
+        frozenset(chosen),
+        heartbeat_ttl=ctx.settings.heartbeat_ttl,
+        backlog_s=ctx.settings.listen_backlog,
+    )
+    _exit_quietly_on_sigterm()
+
+    def show(events: list[Envelope]) -> None:
+        for event in events:
+            emit_jsonl(event)
+
+    try:
+        printed = listener.run(ctx.settings.listen_timeout if timeout is None else timeout, show)
+    except ListenerBusy as e:
+        print(f"ib listen: {e}", file=sys.stderr)
+        return
+    if not printed:
+        print(TIMEOUT_MESSAGE, flush=True)
+
+
+def events(
+    project: list[str] = typer.Option(None, help="only these projects (repeatable)"),
+    type_: list[str] = typer.Option(None, "--type", help="only these types (repeatable or comma-separated)"),
+    since: str = typer.Option("now", help="`now`, `0` for everything kept, or a stream id"),
+    group: str = typer.Option(None, help="read through this consumer group (ack after printing)"),
+) -> None:
+    """Follow the events stream as JSONL until interrupted.
+
+    Example: ib events --project backend --type task_done --type merge_merged
+    """
+    ctx = Context()
+    wanted = EventFilter(frozenset(_split(project)), frozenset(_split(type_)))
+    client = ctx.blocking_redis()
+    _exit_quietly_on_sigterm()
+    try:
+        if group:
+            follow_group(client, ctx.keys, group_name=group, since=since, wanted=wanted, emit=emit_jsonl)
+        else:
+            follow(client, ctx.keys, since=since, wanted=wanted, emit=emit_jsonl)
+    except KeyboardInterrupt:
+        return
+
+
+def spool_cmd(flush: bool = typer.Option(False, "--flush", help="send what waits now")) -> None:
+    """Show the events kept locally while Redis was unreachable; --flush sends them.
+
+    Example: ib spool --flush
+    """
+    ctx = Context()
+    files = spool.pending(str(ctx.settings.spool_dir))
+    if not files:
+        console.print("spool is empty")
+        return
+    for item in files:
+        line = f"{item.count} event(s) for {item.target} (namespace {item.namespace}) in {item.path}"
+        console.print(line + (f", {item.damaged} damaged line(s)" if item.damaged else ""))
+        if flush:
+            sent = _flush_file(item, ctx.settings.events_maxlen)
+            console.print(f"  sent {sent}")
+
+
+def _flush_file(item: spool.SpoolFile, maxlen: int) -> int:
+    url = (
+        Embedded(item.target.removeprefix("embedded:")).ensure()
+        if item.target.startswith("embedded:")
+        else item.target
+    )
+    with Connection(Address.from_url(url), 2.0) as conn:
+        return spool.flush(conn, os.path.dirname(item.path), item.target, item.namespace, maxlen)
+
+
+@bus_app.command("status")
+def bus_status() -> None:
+    """Which Redis this repository uses and whether it answers.
+
+    Example: ib bus status
+    """
+    ctx = Context()
+    settings = ctx.settings
+    root = settings.repository(ctx.cwd)
+    if settings.redis_url:
+        console.print(f"bus: {settings.redis_url} (IB_REDIS_URL)")
+    elif root is None:
+        raise typer.BadParameter("not inside a git repository and IB_REDIS_URL is not set", param_hint="bus")
+    else:
+        url = Embedded(str(root)).alive()
+        console.print(f"bus: embedded, {url or 'not running'} (data in {Embedded(str(root)).folder})")
+        if url is None:
+            raise typer.Exit(3)
+    client = ctx.client
+    info = client.info("server")
+    console.print(f"redis {info.get('redis_version')}, namespace {settings.namespace!r}")
+    console.print(f"events kept: {client.xlen(ctx.keys.events) if client.exists(ctx.keys.events) else 0}")
+    listeners = [k.removeprefix(ctx.keys.listener("")) for k in client.scan_iter(ctx.keys.listener("*"))]
+    console.print(f"listeners alive: {', '.join(sorted(listeners)) or 'none'}")
+
+
+@bus_app.command("start")
+def bus_start() -> None:
+    """Start the repository's embedded Redis (it also starts on first use)."""
+    ctx = Context()
+    if ctx.settings.redis_url:
+        console.print(f"IB_REDIS_URL is set ({ctx.settings.redis_url}); nothing to start")
+        return
+    console.print(f"embedded bus at {ctx.url}")
+
+
+@bus_app.command("stop")
+def bus_stop() -> None:
+    """Stop the repository's embedded Redis (its data stays on disk)."""
+    ctx = Context()
+    if ctx.settings.redis_url:
+        print(
+            "ib bus stop: error: IB_REDIS_URL is set; ittybus did not start that server and will not stop it",
+            file=sys.stderr,
+        )
+        raise typer.Exit(1)
+    root = ctx.settings.repository(ctx.cwd)
+    if root is None:
+        print("ib bus stop: error: not inside a git repository", file=sys.stderr)
+        raise typer.Exit(1)
+    console.print("stopped" if Embedded(str(root)).stop() else "not running")
+
+
+def config(as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
+    """Print the effective settings and where each came from (secrets masked).
+
+    Example: ib config
+    """
+    ctx = Context()
+    rows = sources(ctx.settings, ctx.cwd)
+    if as_json:
+        print(json.dumps([{"setting": n, "value": v, "source": s} for n, v, s in rows], indent=2))
+        return
+    table = Table("setting", "value", "source", box=None)
+    for row in rows:
+        table.add_row(*row)
+    console.print(table)
+
+
+def _exit_quietly_on_sigterm() -> None:
+    def stop(_signum: int, _frame: FrameType | None) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, stop)

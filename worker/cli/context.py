@@ -1,0 +1,42 @@
+"""What every command needs, built once and lazily: the settings, the key names, the Redis clients."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import redis
+
+from bus.connect import client_for, hotconf, resolve_url
+from bus.keys import Keys
+from bus.publish import open_bus
+from bus.settings import Settings, load_settings
+
+
+@dataclass
+class Context:
+    cwd: str = field(default_factory=os.getcwd)
+
+    @cached_property
+    def settings(self) -> Settings:
+        return load_settings(self.cwd)
+
+    @cached_property
+    def keys(self) -> Keys:
+        return Keys(self.settings.namespace)
+
+    @cached_property
+    def url(self) -> str:
+        """The bus, started if it is the embedded one; the spool is flushed on first contact."""
+        conf = hotconf(self.settings, self.cwd)
+        open_bus(conf).close()
+        return resolve_url(self.settings, self.cwd)
+
+    @cached_property
+    def client(self) -> redis.Redis:
+        return client_for(self.url)
+
+    def blocking_redis(self) -> redis.Redis:
+        """A client for BLOCK reads: no socket timeout."""
+        return client_for(self.url, blocking=True)
