@@ -1,0 +1,115 @@
+"""pane_state() on every capture in tests/fixtures/pane-states (the expected state is the file name's
+text before the first hyphen) and on small inline cases, most of them markers that must not count."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from worker.pane_state import COMPLETION_MARKER, PaneState, pane_state
+
+CAPTURES = sorted((Path(__file__).resolve().parent.parent / "fixtures" / "pane-states").glob("*.txt"))
+RULE = "─" * 60
+FOOTER = f"{RULE}\n❯ \n{RULE}\n  repo | Opus 4.6\n  agent/agent-1f2e3d4c\n"
+LOGO = " ▐▛███▜▌   Claude Code v2.1.50\n▝▜█████▛▘  Opus 4.6 · Claude Max\n"
+
+
+def _filler(count: int) -> str:
+    return "".join(f"  line {n} of later output\n" for n in range(1, count + 1))
+
+
+def _expected(path: Path) -> PaneState:
+    return PaneState(path.name.partition("-")[0])
+
+
+@pytest.mark.parametrize("path", CAPTURES, ids=[path.name for path in CAPTURES])
+def test_capture_gives_the_state_in_its_name(path: Path) -> None:
+    assert pane_state(path.read_text(encoding="utf-8")) == _expected(path)
+
+
+def test_captures_cover_every_state_the_parser_returns() -> None:
+    covered = {_expected(path) for path in CAPTURES}
+    assert covered == set(PaneState) - {PaneState.STOPPED}
+
+
+INLINE_CASES = [
+    # completion marker: only in capitals, only as a line of its own, only recent, only from the agent
+    ("marker-alone", f"{COMPLETION_MARKER}\n", "complete"),
+    ("marker-after-bullet", f"⏺ {COMPLETION_MARKER}\n", "complete"),
+    ("marker-indented-with-trailing-spaces", f"    {COMPLETION_MARKER}   \n", "complete"),
+    ("marker-above-footer", f"⏺ Done.\n\n  {COMPLETION_MARKER}\n\n✻ Baked for 1m 2s\n\n{FOOTER}", "complete"),
+    ("marker-15-lines-up", f"{COMPLETION_MARKER}\n{_filler(14)}", "complete"),
+    ("marker-16-lines-up", f"{COMPLETION_MARKER}\n{_filler(15)}", "unknown"),
+    ("marker-in-sentence", f"I will say {COMPLETION_MARKER} when the tests pass.\n", "unknown"),
+    ("marker-with-trailing-words", f"{COMPLETION_MARKER}, almost\n", "unknown"),
+    ("marker-quoted", f"End with '{COMPLETION_MARKER}'.\n", "unknown"),
+    ("marker-lowercase", "i have completed the goal\n", "unknown"),
+    ("marker-title-case", "  I Have Completed The Goal\n", "unknown"),
+    ("marker-in-prompt", f"{LOGO}\n❯ [USER TASK] Fix it. Finish with\n\n  {COMPLETION_MARKER}\n", "unknown"),
+    ("marker-in-input-box", f"⏺ Shall I go on?\n\n{RULE}\n❯ say\n  {COMPLETION_MARKER}\n{RULE}\n", "unknown"),
+    ("marker-then-new-prompt", f"  {COMPLETION_MARKER}\n\n❯ Also update the docs.\n\n⏺ On it.\n", "running"),
+    ("marker-prompt-marker", f"{COMPLETION_MARKER}\n❯ and now?\n⏺ {COMPLETION_MARKER}\n", "complete"),
+    # waiting marker: the same rules; the latest marker decides
+    ("waiting-alone", "WAITING\n", "waiting"),
+    ("waiting-in-sentence", "I am WAITING for the workers.\n", "unknown"),
+    ("waiting-quoted", "say 'WAITING' when idle\n", "unknown"),
+    ("waiting-title-case", "  Waiting\n", "unknown"),
+    ("waiting-after-complete", f"{COMPLETION_MARKER}\n❯ one question\n⏺ Which one?\n  WAITING\n", "waiting"),
+    ("complete-after-waiting", f"WAITING\n❯ go on\n⏺ Done.\n  {COMPLETION_MARKER}\n", "complete"),
+    ("tool-held-for-user", "⏺ Bash(make deploy)\n  ⎿  Waiting…\n\n✻ Philosophising…\n", "waiting"),
+    # work in progress
+    ("tool-running-beats-marker", f"{COMPLETION_MARKER}\n  ⎿  Running (esc to interrupt)\n", "running"),
+    ("spinner-with-interrupt-hint", "✻ Simmering… (ctrl+c to interrupt · 2m 13s)\n", "running"),
+    ("interrupt-hint-6-lines-up", "· Simmering… (esc to interrupt)\na\nb\nc\nd\nWAITING\n", "waiting"),
+    ("interrupt-hint-in-prose", 'Press "esc to interrupt" to stop a tool.\n', "unknown"),
+    ("background-tool-is-not-active", "  ⎿  Running in the background (shift+↑ to manage)\n", "unknown"),
+    ("spinner-streaming-tokens", "✳ Fluttering… (46s · ↓ 2.6k tokens)\n", "running"),
+    ("spinner-without-summary", "✽ Adding arrow key support…\n", "running"),
+    ("spinner-finished", "✻ Brewed for 6m 20s\n", "unknown"),
+    ("spinner-summary-without-tokens", "· Fluttering… (thought for 13s)\n", "unknown"),
+    ("tmux-passthrough", "ctrl+b ctrl+b\n", "running"),
+    ("background-tasks-in-status-bar", f"⏺ Started.\n\n{FOOTER}  ⏵⏵ · 3 background tasks\n", "running"),
+    ("background-tasks-and-waiting", f"  WAITING\n\n{FOOTER}  ⏵⏵ · 2 bashes\n", "waiting"),
+    ("compacting-beats-running", "✽ Compacting conversation… (esc to interrupt)\n", "compacting"),
+    # rate limits
+    ("rate-limit-api-error", '  ⎿  API Error: 429 {"error":{"type":"rate_limit_error"}}\n', "rate_limited"),
+    ("hit-your-limit", "You've hit your limit · resets 3pm (Europe/Berlin)\n", "rate_limited"),
+    ("rate-limit-beats-marker", f"Claude usage limit reached.\n{COMPLETION_MARKER}\n", "rate_limited"),
+    ("rate-limit-discussed", "We should handle the usage limit gracefully.\n", "unknown"),
+    ("rate-limit-in-prompt", f"{LOGO}❯ Detect\n  Claude usage limit reached.\n", "unknown"),
+    # start-up
+    ("trust-dialog", " Do you trust this folder?\n\n Enter to confirm · Esc to cancel\n", "creating"),
+    ("trust-dialog-then-logo", f" Enter to confirm · Esc to cancel\n{LOGO}\n⏺ Reading.\n", "unknown"),
+    ("welcome-box", "╭─ Claude Code ─╮\n│  Welcome back Ada!  │\n╰───────────────╯\n❯ wait\n", "creating"),
+    # screen layout: only a rule pair around a "❯" line near the bottom is the input box
+    ("ends-with-a-rule", f"  WAITING\n\n{RULE}", "waiting"),
+    ("far-rule-not-input-box", f"{RULE}\n❯ ok\n⏺ WAITING\n{_filler(9)}{RULE}\n  repo\n", "waiting"),
+    ("rule-with-much-below-it", f"{RULE}\n{_filler(9)}  WAITING\n", "waiting"),
+    ("empty", "", "unknown"),
+    ("blank-lines", "\n  \n\n", "unknown"),
+]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [(text, expected) for _, text, expected in INLINE_CASES],
+    ids=[case_id for case_id, _, _ in INLINE_CASES],
+)
+def test_inline_case(text: str, expected: str) -> None:
+    assert pane_state(text) == PaneState(expected)
+
+
+_WORDS = st.text(alphabet=st.characters(categories=["L", "N", "P"]), min_size=1, max_size=20)
+
+
+@given(before=_WORDS, after=_WORDS)
+def test_marker_inside_a_sentence_is_never_complete(before: str, after: str) -> None:
+    assert pane_state(f"{before} {COMPLETION_MARKER} {after}\n") != PaneState.COMPLETE
+
+
+@given(text=st.text(max_size=400))
+def test_any_text_gives_a_state_but_stopped(text: str) -> None:
+    assert pane_state(text) in set(PaneState) - {PaneState.STOPPED}
