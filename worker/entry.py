@@ -28,4 +28,5 @@ def main() -> None:
 # hook name → module with main(argv) -> exit code
 HOT_HOOKS = {
     "post-tool-use": "worker.hooks.post_tool_use",
+    "tmux-status": "worker.tmux_indicator_hook",
 }
