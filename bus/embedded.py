@@ -8,10 +8,9 @@ in the same folder, so events survive a restart of the server.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import time
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from bus.errors import BusError, BusUnavailable
 from bus.locate import state_dir
@@ -24,8 +23,7 @@ class EmbeddedError(BusError):
     """The embedded Redis could not be started or stopped."""
 
 
-@dataclass(frozen=True)
-class Embedded:
+class Embedded(NamedTuple):
     """The embedded Redis of the repository at `root`."""
 
     root: str
@@ -111,8 +109,10 @@ class Embedded:
                 conn.call("SHUTDOWN")
         except BusUnavailable:
             pass  # SHUTDOWN closes the connection without a reply
-        with contextlib.suppress(FileNotFoundError):
+        try:  # noqa: SIM105 - contextlib is not worth its import time on the hooks' path
             os.unlink(self.port_file)
+        except FileNotFoundError:
+            pass
         return True
 
 

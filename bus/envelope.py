@@ -1,13 +1,13 @@
 """The event envelope as plain data: the type names, building an event, and its JSON wire form.
 
-Pure and cheap to import (json and datetime only): hooks and `ib notify` build events here without
+Pure and cheap to import (json and time only): hooks and `ib notify` build events here without
 loading pydantic. `bus.events` gives consumers the typed model of the same envelope.
 """
 
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
+import time
 from typing import Any
 
 AGENT_TYPES = (
@@ -38,7 +38,7 @@ Envelope = dict[str, Any]
 
 def now_ts() -> str:
     """The current time as the envelope's ISO 8601 timestamp (UTC, seconds)."""
-    return datetime.now(UTC).isoformat(timespec="seconds")
+    return time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime())
 
 
 def make_event(

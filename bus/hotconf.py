@@ -9,15 +9,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from bus import defaults
 from bus.errors import ConfigError
 from bus.locate import repo_root
 
 
-@dataclass(frozen=True)
-class HotConf:
+class HotConf(NamedTuple):
     redis_url: str | None
     namespace: str
     events_maxlen: int

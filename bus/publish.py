@@ -7,7 +7,7 @@ timeout, the event goes to the spool and the next process that reaches Redis sen
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from bus import spool
 from bus.endpoint import bus_url
@@ -17,8 +17,7 @@ from bus.hotconf import HotConf
 from bus.resp import Address, Connection
 
 
-@dataclass(frozen=True)
-class Published:
+class Published(NamedTuple):
     event_id: str | None
     spooled_to: str | None = None
 

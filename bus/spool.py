@@ -10,9 +10,8 @@ from __future__ import annotations
 import fcntl
 import json
 import os
-import uuid
 import zlib
-from dataclasses import dataclass
+from typing import NamedTuple
 from urllib.parse import quote
 
 from bus.envelope import Envelope, encode
@@ -23,8 +22,7 @@ MARKER_TTL = 7 * 24 * 3600
 _SCRIPT: str | None = None
 
 
-@dataclass(frozen=True)
-class SpoolFile:
+class SpoolFile(NamedTuple):
     path: str
     target: str
     namespace: str
@@ -43,7 +41,7 @@ def append(spool_dir: str, target: str, namespace: str, event: Envelope) -> str:
     os.makedirs(spool_dir, mode=0o700, exist_ok=True)
     path = spool_path(spool_dir, target, namespace)
     line = json.dumps(
-        {"spool_id": uuid.uuid4().hex, "target": target, "namespace": namespace, "event": encode(event)},
+        {"spool_id": os.urandom(12).hex(), "target": target, "namespace": namespace, "event": encode(event)},
         ensure_ascii=False,
     )
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
