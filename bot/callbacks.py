@@ -1,0 +1,63 @@
+"""Callback data of the bot's inline buttons: building it and checking what comes back.
+
+Pure. The format is short and strict so it always fits Telegram's 64 bytes and anything forged or
+garbled parses to None: `<action>:<agent id>` for d (diff), m (merge), k (kill), l (look), and
+`a:<question id>:<option index>` for the answer buttons of a question.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from enum import StrEnum
+
+CALLBACK_MAX_BYTES = 64
+MAX_OPTION_INDEX = 99
+
+_ID = r"[A-Za-z0-9][A-Za-z0-9._-]{0,55}"  # at most 56 characters: "a:<id>:99" stays within 64 bytes
+_AGENT_DATA = re.compile(rf"([dmkl]):({_ID})")
+_ANSWER_DATA = re.compile(rf"a:({_ID}):(0|[1-9][0-9]?)")
+
+
+class Action(StrEnum):
+    """What a button asks for; the value is the prefix in the callback data."""
+
+    DIFF = "d"
+    MERGE = "m"
+    KILL = "k"
+    LOOK = "l"
+    ANSWER = "a"
+
+
+@dataclass(frozen=True)
+class Callback:
+    """A button press: an action on an agent, or option `option` of question `target`."""
+
+    action: Action
+    target: str
+    option: int | None = None
+
+    def encode(self) -> str | None:
+        """The callback data, or None when the ids cannot be carried (odd characters, too long)."""
+        if self.action is Action.ANSWER:
+            data = f"a:{self.target}:{self.option}"
+        elif self.option is None:
+            data = f"{self.action.value}:{self.target}"
+        else:
+            return None
+        return data if parse_callback(data) == self else None
+
+
+def parse_callback(data: str) -> Callback | None:
+    """The button a callback came from, or None for anything malformed, forged or over 64 bytes.
+
+    Only the shape is checked here: whether the agent or question exists, whether the option index is
+    within the question's options, and whether the user may press it, is for the caller to check.
+    """
+    if len(data.encode("utf-8", "replace")) > CALLBACK_MAX_BYTES:
+        return None
+    if m := _AGENT_DATA.fullmatch(data):
+        return Callback(Action(m.group(1)), m.group(2))
+    if m := _ANSWER_DATA.fullmatch(data):
+        return Callback(Action.ANSWER, m.group(1), int(m.group(2)))
+    return None

@@ -1,0 +1,366 @@
+"""What an event looks like in Telegram: its text (HTML parse mode) and its inline buttons.
+
+Pure. Every piece of dynamic text goes through `escape`; buttons carry callback data built by
+`bot.callbacks`, so it is always valid and at most 64 bytes.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any, NamedTuple
+
+from bot.callbacks import Action, Callback, parse_callback
+from bus.events import Event
+
+__all__ = [
+    "PARSE_MODE",
+    "Button",
+    "Callback",
+    "Rendered",
+    "Style",
+    "escape",
+    "parse_callback",
+    "render",
+    "render_output",
+    "shorten",
+]
+
+PARSE_MODE = "HTML"
+SUMMARY_WIDTH = 200
+BUTTON_LABEL_WIDTH = 40
+MAX_OPTIONS = 20
+
+_LANGUAGE = re.compile(r"[A-Za-z0-9_+-]{1,32}")
+
+
+class Style(StrEnum):
+    """How much of an event a topic shows."""
+
+    FULL = "full"  # every line, with buttons
+    SUMMARY = "summary"  # one line, no buttons (the project topic's view of agent events)
+    OUTPUT = "agent-output"  # a `message` event: the agent's words as it wrote them (fences as <pre>)
+
+
+class Button(NamedTuple):
+    label: str
+    data: str
+
+
+@dataclass(frozen=True)
+class Rendered:
+    """Telegram HTML text, and inline keyboard rows of (label, callback data)."""
+
+    text: str
+    buttons: tuple[tuple[Button, ...], ...] = ()
+
+
+def escape(text: str) -> str:
+    """Text made safe for HTML parse mode: &, < and > as entities (quotes only matter in attributes)."""
+    return html.escape(text, quote=False)
+
+
+def shorten(text: str, width: int = SUMMARY_WIDTH) -> str:
+    """The first line of `text`, cut to `width` characters with an ellipsis."""
+    first = text.strip().split("\n", 1)[0].strip()
+    more = "\n" in text.strip()
+    if len(first) > width:
+        return first[: width - 1].rstrip() + "…"
+    return first + (" …" if more else "")
+
+
+class _View(NamedTuple):
+    """An event as plain text (escaped later, in one place) and its buttons."""
+
+    text: str
+    buttons: tuple[tuple[Button, ...], ...] = ()
+
+
+def render(event: Event, style: Style) -> Rendered:
+    """The message that shows `event` in the given style. The text is never empty.
+
+    OUTPUT applies to `message` events with text; any other event in that style shows in full.
+    """
+    if style is Style.OUTPUT and event.type == "message" and event.msg.strip():
+        return Rendered(render_output(event.msg))
+    view = _RENDERERS.get(event.type, _other)(event)
+    if style is Style.SUMMARY:
+        return Rendered(escape(shorten(view.text)))
+    return Rendered(escape(view.text.strip()), view.buttons)
+
+
+def render_output(text: str) -> str:
+    """Agent text as HTML: escaped, with ``` fenced blocks turned into <pre> (language kept)."""
+    out: list[str] = []
+    code: list[str] | None = None
+    opener = ""
+    for line in text.strip("\n").split("\n"):
+        stripped = line.strip()
+        if stripped.startswith("```"):
+            if code is None:
+                language = stripped[3:].strip()
+                opener = (
+                    f'<pre><code class="language-{language}">'
+                    if _LANGUAGE.fullmatch(language)
+                    else "<pre><code>"
+                )
+                code = []
+            else:
+                out.append(opener + "\n".join(code) + "</code></pre>")
+                code = None
+            continue
+        (out if code is None else code).append(escape(line))
+    if code is not None:
+        out.append(opener + "\n".join(code) + "</code></pre>")
+    return "\n".join(out)
+
+
+# --- field access that never raises: producers of other versions may send anything ---------------
+
+
+def _text(data: dict[str, Any], key: str, default: str = "") -> str:
+    value = data.get(key)
+    return default if value is None else str(value)
+
+
+def _int(data: dict[str, Any], key: str) -> int | None:
+    value = data.get(key)
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+        return int(value)
+    return None
+
+
+def _flag(data: dict[str, Any], key: str) -> bool:
+    value = data.get(key)
+    return value is True or (isinstance(value, str) and value.lower() in ("1", "true", "yes"))
+
+
+def _task(event: Event) -> str:
+    return event.task or "?"
+
+
+def _agent(event: Event) -> str:
+    return event.agent or event.sender
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def _with_msg(head: str, event: Event) -> str:
+    return f"{head}: {event.msg.strip()}" if event.msg.strip() else head
+
+
+def _lines(*lines: str | None) -> str:
+    return "\n".join(line for line in lines if line)
+
+
+# --- tasks ------------------------------------------------------------------------------------------
+
+
+def _priority(event: Event) -> str:
+    p = _int(event.data, "priority")
+    return "" if p is None else f" (priority {p})"
+
+
+def _task_added(event: Event) -> _View:
+    return _View(_lines(f"+ {_task(event)} added{_priority(event)}", _text(event.data, "title")))
+
+
+def _task_ready(event: Event) -> _View:
+    return _View(_lines(f"→ {_task(event)} ready{_priority(event)}", _text(event.data, "title")))
+
+
+def _task_claimed(event: Event) -> _View:
+    attempt, most = _int(event.data, "attempt"), _int(event.data, "max_attempts")
+    again = f" (attempt {attempt}/{most})" if attempt and most and attempt > 1 else ""
+    branch = _text(event.data, "branch")
+    return _View(
+        _lines(
+            f"→ {_task(event)} claimed by {_agent(event)}{again}",
+            _text(event.data, "title"),
+            f"Branch: {branch}" if branch else None,
+        )
+    )
+
+
+def _task_done(event: Event) -> _View:
+    summary = _text(event.data, "summary").strip()
+    if summary:
+        return _View(f'✓ {_task(event)} completed: "{summary}"')
+    return _View(f"✓ {_task(event)} completed by {_agent(event)}")
+
+
+def _task_failed(event: Event) -> _View:
+    attempt, most = _int(event.data, "attempt"), _int(event.data, "max_attempts")
+    where = f" (attempt {attempt}/{most})" if attempt and most else ""
+    reason = _text(event.data, "reason").strip() or "no reason given"
+    task = _task(event)
+    if _flag(event.data, "will_retry"):
+        after = f"→ {task} back to ready (will retry)"
+    else:
+        after = f"✗ {task} stays failed (no attempts left)"
+    return _View(_lines(f"⚠ {task} failed{where}: {reason}", after))
+
+
+# --- merges -----------------------------------------------------------------------------------------
+
+
+def _merge_ready(event: Event) -> _View:
+    return _View(f"→ Merging {_text(event.data, 'branch', '?')} → {_text(event.data, 'target', '?')}...")
+
+
+def _merge_merged(event: Event) -> _View:
+    sha = _text(event.data, "sha")[:7]
+    branch = _text(event.data, "branch")
+    return _View(
+        _lines(
+            f"✓ Merged → {_text(event.data, 'target', '?')}" + (f" ({sha})" if sha else ""),
+            f"Branch: {branch}" if branch else None,
+        )
+    )
+
+
+def _merge_conflict(event: Event) -> _View:
+    files = event.data.get("files")
+    names = [str(f) for f in files] if isinstance(files, list) else []
+    lines = [f"⚠ Merge conflict on {_text(event.data, 'branch', '?')}"]
+    if names:
+        lines.append("Conflicted files:")
+        lines.extend(f"  - {name}" for name in names)
+    return _View("\n".join(lines))
+
+
+def _merge_failed(event: Event) -> _View:
+    error = _text(event.data, "error").strip() or "unknown error"
+    branch, target = _text(event.data, "branch", "?"), _text(event.data, "target", "?")
+    return _View(f"⚠ Merge of {branch} → {target} failed: {error}")
+
+
+# --- auto mode --------------------------------------------------------------------------------------
+
+
+def _auto_started(event: Event) -> _View:
+    ready, blocked = _int(event.data, "ready") or 0, _int(event.data, "blocked") or 0
+    mode = " (a worktree per task)" if _flag(event.data, "worktrees") else ""
+    return _View(
+        f"Auto mode started for project {event.project or '?'}{mode}\n"
+        f"{_plural(ready, 'task')} ready, {blocked} blocked"
+    )
+
+
+def _auto_finished(event: Event) -> _View:
+    done, total = _int(event.data, "done") or 0, _int(event.data, "total") or 0
+    failed = _int(event.data, "failed") or 0
+    tail = f" {failed} failed." if failed else ""
+    return _View(f"→ Queue empty. Auto mode finished. {done}/{total} tasks done.{tail}")
+
+
+def _auto_paused(event: Event) -> _View:
+    return _View(f"⏸ Auto mode paused: {_text(event.data, 'reason').strip() or 'no reason given'}")
+
+
+def _auto_stopped(event: Event) -> _View:
+    return _View("⏹ Auto mode stopped. The current task stays claimed.")
+
+
+# --- agents -----------------------------------------------------------------------------------------
+
+
+def _agent_buttons(agent: str) -> tuple[tuple[Button, ...], ...]:
+    labels = ((Action.DIFF, "Diff"), (Action.MERGE, "Merge"), (Action.KILL, "Kill"), (Action.LOOK, "Look"))
+    row = []
+    for action, label in labels:
+        data = Callback(action, agent).encode()
+        if data is None:
+            return ()
+        row.append(Button(label, data))
+    return (tuple(row),)
+
+
+def _question_buttons(event: Event) -> tuple[tuple[Button, ...], ...]:
+    options = event.data.get("options")
+    question_id = _text(event.data, "question_id")
+    if not isinstance(options, list) or not question_id:
+        return ()
+    rows = []
+    for index, option in enumerate(options[:MAX_OPTIONS]):
+        data = Callback(Action.ANSWER, question_id, index).encode()
+        if data is None:
+            return ()
+        rows.append((Button(shorten(str(option), BUTTON_LABEL_WIDTH) or str(index + 1), data),))
+    return tuple(rows)
+
+
+def _complete(event: Event) -> _View:
+    return _View(_with_msg(f"✓ {_agent(event)} completed", event), _agent_buttons(_agent(event)))
+
+
+def _waiting(event: Event) -> _View:
+    return _View(_with_msg(f"⏳ {_agent(event)} is waiting", event))
+
+
+def _question(event: Event) -> _View:
+    return _View(_with_msg(f"❓ {_agent(event)} asks", event), _question_buttons(event))
+
+
+def _spawned(event: Event) -> _View:
+    goal = _text(event.data, "goal").strip()
+    manager, worktree = _text(event.data, "manager"), _text(event.data, "worktree")
+    return _View(
+        _lines(
+            f"→ {_agent(event)} spawned" + (f": {goal}" if goal else ""),
+            f"Manager: {manager}" if manager else None,
+            f"Worktree: {worktree}" if worktree else None,
+        )
+    )
+
+
+def _state(event: Event) -> _View:
+    before, after = _text(event.data, "from_state", "?"), _text(event.data, "to_state", "?")
+    return _View(f"{_agent(event)}: {before} → {after}")
+
+
+def _lifecycle(icon: str, verb: str) -> Callable[[Event], _View]:
+    def view(event: Event) -> _View:
+        return _View(_with_msg(f"{icon} {_agent(event)} {verb}", event))
+
+    return view
+
+
+def _other(event: Event) -> _View:
+    return _View(_with_msg(f"• {event.type} from {_agent(event)}", event))
+
+
+_RENDERERS: dict[str, Callable[[Event], _View]] = {
+    "task_added": _task_added,
+    "task_ready": _task_ready,
+    "task_claimed": _task_claimed,
+    "task_done": _task_done,
+    "task_failed": _task_failed,
+    "merge_ready": _merge_ready,
+    "merge_merged": _merge_merged,
+    "merge_conflict": _merge_conflict,
+    "merge_failed": _merge_failed,
+    "auto_started": _auto_started,
+    "auto_finished": _auto_finished,
+    "auto_paused": _auto_paused,
+    "auto_stopped": _auto_stopped,
+    "complete": _complete,
+    "waiting": _waiting,
+    "question": _question,
+    "spawned": _spawned,
+    "state": _state,
+    "stopped": _lifecycle("⏹", "stopped"),
+    "killed": _lifecycle("✗", "was killed"),
+    "merged": _lifecycle("✓", "merged"),
+    "rate_limited": _lifecycle("⏳", "is rate limited"),
+    "message": _lifecycle("💬", "says"),
+}

@@ -1,0 +1,85 @@
+"""Callback data of inline buttons: round trips, the 64-byte limit, and forged or garbled data."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from bot.callbacks import CALLBACK_MAX_BYTES, Action, Callback, parse_callback
+
+VALID = [
+    ("diff", "d:agent-abc123", Callback(Action.DIFF, "agent-abc123")),
+    ("merge", "m:agent-abc123", Callback(Action.MERGE, "agent-abc123")),
+    ("kill", "k:agent-abc123", Callback(Action.KILL, "agent-abc123")),
+    ("look", "l:agent-abc123", Callback(Action.LOOK, "agent-abc123")),
+    ("answer", "a:q-17:0", Callback(Action.ANSWER, "q-17", 0)),
+    ("answer-stream-id", "a:1732560005123-0:12", Callback(Action.ANSWER, "1732560005123-0", 12)),
+    ("dots-underscores", "d:my_agent.v2", Callback(Action.DIFF, "my_agent.v2")),
+    ("longest-answer", f"a:{'q' * 56}:99", Callback(Action.ANSWER, "q" * 56, 99)),
+]
+
+
+@pytest.mark.parametrize(("data", "callback"), [r[1:] for r in VALID], ids=[r[0] for r in VALID])
+def test_valid_data_round_trips(data: str, callback: Callback) -> None:
+    assert parse_callback(data) == callback
+    assert callback.encode() == data
+    assert len(data.encode()) <= CALLBACK_MAX_BYTES
+
+
+FORGED = [
+    ("empty", ""),
+    ("unknown-action", "x:agent-1"),
+    ("no-target", "d:"),
+    ("upper-case-action", "D:agent-1"),
+    ("extra-field", "d:agent-1:2"),
+    ("answer-without-option", "a:q-1"),
+    ("answer-negative", "a:q-1:-1"),
+    ("answer-leading-zero", "a:q-1:01"),
+    ("answer-plus", "a:q-1:+1"),
+    ("answer-too-big", "a:q-1:100"),
+    ("answer-not-a-number", "a:q-1:one"),
+    ("space", "d:agent 1"),
+    ("newline-after", "d:agent-1\n"),
+    ("leading-dash", "d:-rf"),
+    ("non-ascii", "d:agént"),
+    ("id-too-long", "d:" + "a" * 57),
+    ("over-64-bytes", "a:" + "q" * 70 + ":1"),
+    ("html", "d:<b>"),
+    ("null-byte", "d:agent\x00"),
+]
+
+
+@pytest.mark.parametrize("data", [r[1] for r in FORGED], ids=[r[0] for r in FORGED])
+def test_forged_or_malformed_data_is_refused(data: str) -> None:
+    assert parse_callback(data) is None
+
+
+@pytest.mark.parametrize(
+    "callback",
+    [
+        Callback(Action.DIFF, "a" * 57),
+        Callback(Action.ANSWER, "q", None),
+        Callback(Action.KILL, "x", 3),
+        Callback(Action.LOOK, ""),
+    ],
+    ids=["id-too-long", "answer-without-option", "option-on-agent-action", "empty-id"],
+)
+def test_unencodable_callbacks_encode_to_none(callback: Callback) -> None:
+    assert callback.encode() is None
+
+
+@given(st.text(max_size=200))
+def test_anything_parses_to_none_or_fits(data: str) -> None:
+    callback = parse_callback(data)
+    if callback is not None:
+        assert len(data.encode()) <= CALLBACK_MAX_BYTES
+        assert callback.encode() == data
+
+
+@given(st.sampled_from(list(Action)), st.text(max_size=80), st.integers(min_value=-5, max_value=200))
+def test_encoded_data_always_parses_back(action: Action, target: str, option: int) -> None:
+    data = Callback(action, target, option if action is Action.ANSWER else None).encode()
+    if data is not None:
+        assert len(data.encode()) <= CALLBACK_MAX_BYTES
+        assert parse_callback(data) == Callback(action, target, option if action is Action.ANSWER else None)

@@ -1,0 +1,372 @@
+"""Rendering events as Telegram HTML: the seed's texts, escaping, buttons, odd data that must not crash."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from bot.callbacks import CALLBACK_MAX_BYTES, parse_callback
+from bot.render import Button, Rendered, Style, escape, render, render_output, shorten
+from bus.envelope import ALL_TYPES
+from bus.events import Event
+from tests.fake_telegram.markup import visible_text
+
+
+def event(type_: str, msg: str = "", **fields: Any) -> Event:
+    body: dict[str, Any] = {"type": type_, "msg": msg, "project": "backend", "from": "agent-1"}
+    body.update(fields)
+    return Event.model_validate(body)
+
+
+DIFF_ROW = (
+    Button("Diff", "d:agent-x"),
+    Button("Merge", "m:agent-x"),
+    Button("Kill", "k:agent-x"),
+    Button("Look", "l:agent-x"),
+)
+
+FULL = [
+    (
+        "task_claimed",
+        event(
+            "task_claimed",
+            task="design-auth",
+            agent="agent-1",
+            data={"title": "", "priority": 8, "attempt": 1, "max_attempts": 3},
+        ),
+        "→ design-auth claimed by agent-1",
+    ),
+    (
+        "task_claimed-retry-branch",
+        event(
+            "task_claimed",
+            task="write-tests",
+            agent="agent-2",
+            data={
+                "title": "Write tests",
+                "priority": 5,
+                "attempt": 2,
+                "max_attempts": 3,
+                "branch": "minuano/backend-write-tests",
+            },
+        ),
+        "→ write-tests claimed by agent-2 (attempt 2/3)\nWrite tests\nBranch: minuano/backend-write-tests",
+    ),
+    (
+        "task_added",
+        event("task_added", task="design-auth", data={"title": "Design auth", "priority": 8}),
+        "+ design-auth added (priority 8)\nDesign auth",
+    ),
+    (
+        "task_ready",
+        event("task_ready", task="impl-endpoints", data={"priority": 7}),
+        "→ impl-endpoints ready (priority 7)",
+    ),
+    (
+        "task_done",
+        event(
+            "task_done",
+            task="design-auth",
+            data={"summary": "Implemented JWT auth with refresh tokens", "attempt": 1},
+        ),
+        '✓ design-auth completed: "Implemented JWT auth with refresh tokens"',
+    ),
+    (
+        "task_done-no-summary",
+        event("task_done", task="design-auth", agent="agent-1", data={"attempt": 1}),
+        "✓ design-auth completed by agent-1",
+    ),
+    (
+        "task_failed-will-retry",
+        event(
+            "task_failed",
+            task="write-tests",
+            data={"reason": "test timeout", "attempt": 2, "max_attempts": 3, "will_retry": True},
+        ),
+        "⚠ write-tests failed (attempt 2/3): test timeout\n→ write-tests back to ready (will retry)",
+    ),
+    (
+        "task_failed-final",
+        event(
+            "task_failed",
+            task="write-tests",
+            data={"reason": "test timeout", "attempt": 3, "max_attempts": 3, "will_retry": False},
+        ),
+        "⚠ write-tests failed (attempt 3/3): test timeout\n✗ write-tests stays failed (no attempts left)",
+    ),
+    (
+        "merge_ready",
+        event("merge_ready", data={"branch": "agent/a1", "target": "main", "merge_id": "m1"}),
+        "→ Merging agent/a1 → main...",
+    ),
+    (
+        "merge_merged",
+        event(
+            "merge_merged",
+            data={
+                "branch": "minuano/backend-design-auth",
+                "target": "main",
+                "sha": "a1b2c3d4e5f6",
+                "merge_id": "m1",
+            },
+        ),
+        "✓ Merged → main (a1b2c3d)\nBranch: minuano/backend-design-auth",
+    ),
+    (
+        "merge_conflict",
+        event(
+            "merge_conflict",
+            data={
+                "branch": "minuano/backend-impl-endpoints",
+                "target": "main",
+                "files": ["internal/auth/handler.go", "internal/auth/middleware.go"],
+                "merge_id": "m2",
+            },
+        ),
+        "⚠ Merge conflict on minuano/backend-impl-endpoints\nConflicted files:\n"
+        "  - internal/auth/handler.go\n  - internal/auth/middleware.go",
+    ),
+    (
+        "merge_failed",
+        event(
+            "merge_failed",
+            data={"branch": "agent/a1", "target": "main", "error": "not a fast-forward", "merge_id": "m3"},
+        ),
+        "⚠ Merge of agent/a1 → main failed: not a fast-forward",
+    ),
+    (
+        "auto_started",
+        event("auto_started", data={"ready": 1, "blocked": 2, "worktrees": False}),
+        "Auto mode started for project backend\n1 task ready, 2 blocked",
+    ),
+    (
+        "auto_started-worktrees",
+        event("auto_started", data={"ready": 2, "blocked": 0, "worktrees": True}),
+        "Auto mode started for project backend (a worktree per task)\n2 tasks ready, 0 blocked",
+    ),
+    (
+        "auto_finished",
+        event("auto_finished", data={"done": 3, "total": 3, "failed": 0}),
+        "→ Queue empty. Auto mode finished. 3/3 tasks done.",
+    ),
+    (
+        "auto_finished-failed",
+        event("auto_finished", data={"done": 2, "total": 3, "failed": 1}),
+        "→ Queue empty. Auto mode finished. 2/3 tasks done. 1 failed.",
+    ),
+    (
+        "auto_paused",
+        event("auto_paused", data={"reason": "merge failed"}),
+        "⏸ Auto mode paused: merge failed",
+    ),
+    ("auto_stopped", event("auto_stopped"), "⏹ Auto mode stopped. The current task stays claimed."),
+    (
+        "spawned",
+        event(
+            "spawned",
+            agent="agent-9",
+            data={"goal": "fix the login bug", "manager": "agent-1", "worktree": "/w/agent-9"},
+        ),
+        "→ agent-9 spawned: fix the login bug\nManager: agent-1\nWorktree: /w/agent-9",
+    ),
+    (
+        "waiting",
+        event("waiting", "Should I also update the docs?", agent="agent-x"),
+        "⏳ agent-x is waiting: Should I also update the docs?",
+    ),
+    (
+        "state",
+        event("state", agent="agent-x", data={"from_state": "running", "to_state": "waiting"}),
+        "agent-x: running → waiting",
+    ),
+    ("killed", event("killed", agent="agent-x"), "✗ agent-x was killed"),
+    ("stopped", event("stopped", agent="agent-x"), "⏹ agent-x stopped"),
+    ("merged", event("merged", agent="agent-x"), "✓ agent-x merged"),
+    ("unknown-type", event("brand_new", "hello", agent="agent-x"), "• brand_new from agent-x: hello"),
+    ("agent-from-sender", event("waiting", "?", **{"from": "agent-s"}), "⏳ agent-s is waiting: ?"),
+]
+
+
+@pytest.mark.parametrize(("event_", "text"), [r[1:] for r in FULL], ids=[r[0] for r in FULL])
+def test_full_texts(event_: Event, text: str) -> None:
+    assert render(event_, Style.FULL) == Rendered(text)
+
+
+def test_question_with_options_gets_answer_buttons() -> None:
+    q = event(
+        "question",
+        "Which database?",
+        agent="agent-x",
+        data={"question_id": "q-17", "options": ["Postgres", "SQLite"]},
+    )
+    assert render(q, Style.FULL) == Rendered(
+        "❓ agent-x asks: Which database?",
+        ((Button("Postgres", "a:q-17:0"),), (Button("SQLite", "a:q-17:1"),)),
+    )
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        {"question_id": "q-1"},
+        {"options": ["a", "b"]},
+        {"question_id": "q-1", "options": "a,b"},
+        {"question_id": "bad id!", "options": ["a"]},
+    ],
+    ids=["no-options", "no-question-id", "options-not-a-list", "unencodable-id"],
+)
+def test_question_without_usable_options_has_no_buttons(data: dict[str, Any]) -> None:
+    rendered = render(event("question", "Which one?", agent="agent-x", data=data), Style.FULL)
+    assert rendered == Rendered("❓ agent-x asks: Which one?")
+
+
+def test_complete_gets_diff_merge_kill_look() -> None:
+    rendered = render(event("complete", "I HAVE COMPLETED THE GOAL", agent="agent-x"), Style.FULL)
+    assert rendered == Rendered("✓ agent-x completed: I HAVE COMPLETED THE GOAL", (DIFF_ROW,))
+
+
+@pytest.mark.parametrize(
+    "agent", ["agent ü", "a" * 57, "x:y", ""], ids=["non-ascii", "too-long", "colon", "empty"]
+)
+def test_complete_of_an_unencodable_agent_has_no_buttons(agent: str) -> None:
+    rendered = render(event("complete", "done", agent=agent or None, **{"from": agent}), Style.FULL)
+    assert rendered.buttons == ()
+
+
+def test_long_option_labels_are_shortened() -> None:
+    q = event("question", "Pick", agent="agent-x", data={"question_id": "q", "options": ["o" * 100]})
+    (row,) = render(q, Style.FULL).buttons
+    assert row[0].label == "o" * 39 + "…"
+
+
+ESCAPING = [
+    (
+        "question",
+        event("question", "Is <b> & </b> ok?", agent="agent-x"),
+        "❓ agent-x asks: Is &lt;b&gt; &amp; &lt;/b&gt; ok?",
+    ),
+    (
+        "task-title",
+        event("task_added", task="t1", data={"title": "a<b>c & d", "priority": 1}),
+        "+ t1 added (priority 1)\na&lt;b&gt;c &amp; d",
+    ),
+    (
+        "merge-files",
+        event("merge_conflict", data={"branch": "x&y", "files": ["<a>.go"]}),
+        "⚠ Merge conflict on x&amp;y\nConflicted files:\n  - &lt;a&gt;.go",
+    ),
+    ("task-id", event("task_ready", task="<script>", data={}), "→ &lt;script&gt; ready"),
+    ("entities-stay-text", event("waiting", "&amp; &lt;", agent="a"), "⏳ a is waiting: &amp;amp; &amp;lt;"),
+]
+
+
+@pytest.mark.parametrize(("event_", "text"), [r[1:] for r in ESCAPING], ids=[r[0] for r in ESCAPING])
+def test_dynamic_text_is_escaped(event_: Event, text: str) -> None:
+    rendered = render(event_, Style.FULL)
+    assert rendered.text == text
+    visible_text(rendered.text, "HTML")  # Telegram accepts it
+
+
+@pytest.mark.parametrize(
+    ("raw", "escaped"),
+    [("<", "&lt;"), (">", "&gt;"), ("&", "&amp;"), ('"q"', '"q"'), ("a<b>&c", "a&lt;b&gt;&amp;c")],
+)
+def test_escape(raw: str, escaped: str) -> None:
+    assert escape(raw) == escaped
+
+
+WAITING = "⏳ a is waiting: "
+SUMMARIES = [
+    (
+        "question-multiline",
+        event("question", "Which DB?\nDetails follow", agent="agent-x"),
+        "❓ agent-x asks: Which DB? …",
+    ),
+    ("complete", event("complete", "done", agent="agent-x"), "✓ agent-x completed: done"),
+    ("long", event("waiting", "w" * 300, agent="a"), WAITING + "w" * (199 - len(WAITING)) + "…"),
+    (
+        "escaped-after-cut",
+        event("waiting", "<" * 300, agent="a"),
+        WAITING + "&lt;" * (199 - len(WAITING)) + "…",
+    ),
+]
+
+
+@pytest.mark.parametrize(("event_", "text"), [r[1:] for r in SUMMARIES], ids=[r[0] for r in SUMMARIES])
+def test_summaries_are_one_line_without_buttons(event_: Event, text: str) -> None:
+    assert render(event_, Style.SUMMARY) == Rendered(text)
+
+
+OUTPUTS = [
+    ("plain", "Reading the files now", "Reading the files now"),
+    ("escaped", "if a < b && c > d", "if a &lt; b &amp;&amp; c &gt; d"),
+    (
+        "fence-with-language",
+        "Here:\n```python\nx = 1 < 2\n```\ndone",
+        'Here:\n<pre><code class="language-python">x = 1 &lt; 2</code></pre>\ndone',
+    ),
+    ("fence-without-language", "```\nls -la\n```", "<pre><code>ls -la</code></pre>"),
+    ("odd-language", "```py <x>\ncode\n```", "<pre><code>code</code></pre>"),
+    ("unclosed-fence", "```go\nfunc main() {", '<pre><code class="language-go">func main() {</code></pre>'),
+]
+
+
+@pytest.mark.parametrize(("msg", "html"), [r[1:] for r in OUTPUTS], ids=[r[0] for r in OUTPUTS])
+def test_agent_output(msg: str, html: str) -> None:
+    assert render_output(msg) == html
+    assert render(event("message", msg, agent="agent-x"), Style.OUTPUT) == Rendered(html)
+    visible_text(html, "HTML")
+
+
+def test_output_style_of_an_empty_message_falls_back_to_full() -> None:
+    assert render(event("message", "", agent="agent-x"), Style.OUTPUT) == Rendered("💬 agent-x says")
+
+
+def test_output_style_of_other_events_is_full() -> None:
+    done = event("complete", "done", agent="agent-x")
+    assert render(done, Style.OUTPUT) == render(done, Style.FULL)
+
+
+GARBAGE: list[dict[str, Any]] = [
+    {},
+    {
+        "priority": "high",
+        "attempt": None,
+        "max_attempts": [],
+        "will_retry": "maybe",
+        "files": "a.go",
+        "options": {"x": 1},
+    },
+    {
+        "ready": "x",
+        "blocked": None,
+        "done": 1.5,
+        "total": True,
+        "sha": 12345,
+        "summary": ["no"],
+        "question_id": 7,
+    },
+]
+
+
+@pytest.mark.parametrize("style", list(Style), ids=[s.value for s in Style])
+@pytest.mark.parametrize("data", GARBAGE, ids=["empty", "wrong-types", "more-wrong-types"])
+@pytest.mark.parametrize("type_", [*ALL_TYPES, "brand_new"])
+def test_any_event_renders_valid_html(type_: str, data: dict[str, Any], style: Style) -> None:
+    rendered = render(event(type_, "<msg> & more", agent="agent-x", task="t<1>", data=data), style)
+    assert rendered.text.strip()
+    visible_text(rendered.text, "HTML")
+    for row in rendered.buttons:
+        for button in row:
+            assert len(button.data.encode()) <= CALLBACK_MAX_BYTES
+            assert parse_callback(button.data) is not None
+
+
+@pytest.mark.parametrize(
+    ("text", "width", "expected"),
+    [("short", 10, "short"), ("a\nb", 10, "a …"), ("abcdefghij", 5, "abcd…"), ("  padded  ", 10, "padded")],
+    ids=["short", "multiline", "cut", "stripped"],
+)
+def test_shorten(text: str, width: int, expected: str) -> None:
+    assert shorten(text, width) == expected
