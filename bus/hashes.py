@@ -27,6 +27,13 @@ def read_hashes(client: redis.Redis, keys: list[str]) -> list[dict[str, str]]:
     return cast(list[dict[str, str]], pipe.execute())
 
 
+def append_entry(
+    client: redis.Redis | redis.client.Pipeline, stream: str, fields: Mapping[str, str], maxlen: int
+) -> None:
+    """XADD with approximate trimming."""
+    client.xadd(stream, cast(Any, fields), maxlen=maxlen, approximate=True)
+
+
 def members(client: redis.Redis, key: str) -> set[str]:
     return cast(set[str], client.smembers(key))
 

@@ -62,6 +62,23 @@ class Settings(BaseSettings):
         default_factory=socket.gethostname, min_length=1, description="name of this machine's worker"
     )
 
+    # agents
+    agent_command: str = Field(
+        "claude",
+        min_length=1,
+        description="program that runs an agent; gets --settings, --session-id, PROMPT",
+    )
+    model: str | None = Field(
+        None, description="model for new agents (--model); unset: the program's default"
+    )
+    tmux_socket: str | None = Field(None, description="tmux server socket name (tmux -L); unset: the default")
+    pane_interval: float = Field(
+        1.0, gt=0, le=60, description="seconds between two looks at the agents' panes"
+    )
+    send_delay: float = Field(
+        0.1, ge=0, le=5, description="seconds between typing into a pane and pressing Enter"
+    )
+
     # telegram
     telegram_token: SecretStr | None = Field(None, description="Bot API token; unset: no bot")
     telegram_chat_id: int | None = Field(None, description="the forum supergroup the bot serves")

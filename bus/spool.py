@@ -26,7 +26,7 @@ class SpoolFile(NamedTuple):
     path: str
     target: str
     namespace: str
-    count: int
+    events: int
     damaged: int
 
 

@@ -28,5 +28,9 @@ def main() -> None:
 # hook name → module with main(argv) -> exit code
 HOT_HOOKS = {
     "post-tool-use": "worker.hooks.post_tool_use",
+    "pre-tool-use": "worker.hooks.pre_tool_use",
+    "primary-pre-tool-use": "worker.hooks.primary_guard",
+    "stop": "worker.hooks.stop",
+    "session-start": "worker.hooks.session_start",
     "tmux-status": "worker.tmux_indicator_hook",
 }

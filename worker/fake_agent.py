@@ -40,7 +40,7 @@ SHOWN_OUTPUT_LINES = 3
 JsonObject = dict[str, object]
 
 
-class Interrupted(WorkerError):  # noqa: N818 - a signal that unwinds the turn, not a failure
+class Interrupted(WorkerError):
     """The person pressed Escape or Ctrl-C: the turn stops where it is."""
 
 

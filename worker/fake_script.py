@@ -105,25 +105,29 @@ class CommandLine:
 
 
 def parse_command_line(argv: list[str]) -> CommandLine:
-    """`[--settings FILE] [--session-id ID] [other options] [PROMPT]`: the prompt is the last positional."""
+    """`[--settings F] [--session-id ID | --resume ID] [--model M] [PROMPT]`: the prompt comes last."""
     values: dict[str, str] = {}
     positional: list[str] = []
     args = iter(argv)
     for arg in args:
         if arg == "--":
             positional.extend(args)
-        elif arg in ("--settings", "--session-id"):
+        elif arg in VALUE_OPTIONS:
             values[arg] = next(args, "")
-        elif arg.startswith(("--settings=", "--session-id=")):
+        elif arg.startswith(tuple(f"{o}=" for o in VALUE_OPTIONS)):
             name, _, value = arg.partition("=")
             values[name] = value
         elif not arg.startswith("-"):
             positional.append(arg)
     return CommandLine(
         values.get("--settings") or None,
-        values.get("--session-id") or None,
+        values.get("--session-id") or values.get("--resume") or None,
         positional[-1] if positional else "",
     )
+
+
+# options of `claude` that take a value (so the value is never taken for the prompt)
+VALUE_OPTIONS = ("--settings", "--session-id", "--resume", "--model")
 
 
 def project_dir_name(cwd: str) -> str:

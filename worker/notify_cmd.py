@@ -67,7 +67,12 @@ def parse_args(argv: Sequence[str]) -> NotifyArgs:
         else:
             words.append(item)
     return NotifyArgs(
-        values.get("sender"), values.get("type_", "complete"), values.get("project"), values.get("task"), words, False
+        values.get("sender"),
+        values.get("type_", "complete"),
+        values.get("project"),
+        values.get("task"),
+        words,
+        False,
     )
 
 

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -21,3 +26,29 @@ def ib(repo: Path, tmp_path: Path, redis_url: str, namespace: str, rds: object) 
         repo,
         {"IB_REDIS_URL": redis_url, "IB_NAMESPACE": namespace, "IB_SPOOL_DIR": str(tmp_path / "spool")},
     )
+
+
+@pytest.fixture
+def tmux_socket() -> Iterator[str]:
+    """A tmux server of the test's own; killed (and its socket file removed) afterwards."""
+    name = f"ibtest-{uuid.uuid4().hex[:10]}"
+    yield name
+    subprocess.run(["tmux", "-L", name, "kill-server"], capture_output=True, check=False)
+    socket_file = Path(f"/tmp/tmux-{os.getuid()}") / name
+    socket_file.unlink(missing_ok=True)
+
+
+@pytest.fixture
+def agents_ib(ib: IbRunner, tmux_socket: str, tmp_path: Path) -> IbRunner:
+    """`ib` whose agents are fake agents in the test's own tmux server."""
+    ib.env.update(
+        {
+            "IB_TMUX_SOCKET": tmux_socket,
+            "IB_AGENT_COMMAND": f"{sys.executable} -m worker.fake_agent",
+            "IB_FAKE_TRANSCRIPT_DIR": str(tmp_path / "transcripts"),
+            "IB_FAKE_RECEIVED": str(tmp_path / "received.txt"),
+            "IB_WORKER_ID": f"w-{uuid.uuid4().hex[:6]}",
+            "IB_SEND_DELAY": "0.05",
+        }
+    )
+    return ib

@@ -7,7 +7,9 @@ import sys
 import typer
 
 from bus.errors import BusError
-from worker.cli import bus_commands
+from worker.cli import agent_commands as agents
+from worker.cli import bus_commands, question_commands, worker_commands
+from worker.errors import WorkerError
 
 app = typer.Typer(
     name="ib",
@@ -24,22 +26,53 @@ app.command()(bus_commands.events)
 app.command("spool")(bus_commands.spool_cmd)
 app.command()(bus_commands.config)
 app.add_typer(bus_commands.bus_app, name="bus")
+app.command("new-agent")(agents.new_agent_cmd)
+app.command("list")(agents.list_cmd)
+for command in (agents.tree, agents.info, agents.look, agents.send, agents.status, agents.diff, agents.log):
+    app.command()(command)
+for command in (agents.kill, agents.pause, agents.resume, agents.merge, agents.nuke):
+    app.command()(command)
+app.command("merge-check")(agents.merge_check)
+app.command()(question_commands.ask)
+app.command()(question_commands.questions)
+app.command()(question_commands.acknowledge)
+app.command("parse-state")(question_commands.parse_state)
+app.command()(worker_commands.worker)
+app.add_typer(worker_commands.hooks_app, name="hooks")
 app.add_typer(hook_app, name="hook")
 
 
-@hook_app.command("post-tool-use")
-def hook_post_tool_use() -> None:
-    """PostToolUse / UserPromptSubmit of the primary session: remind Claude to restart `ib listen`."""
-    from worker.hooks.post_tool_use import main
+HOOK_HELP = {
+    "post-tool-use": "The primary session's PostToolUse / UserPromptSubmit: keep `ib listen` running.",
+    "stop": "An agent's Stop hook: publish complete / waiting once per turn and tell its manager.",
+    "session-start": "An agent's SessionStart hook: record its Claude session and transcript.",
+    "pre-tool-use": "An agent's PreToolUse hook: keep it inside its worktree and its tool lists.",
+    "primary-pre-tool-use": "The primary session's PreToolUse hook: no `cd` into agents' worktrees.",
+    "tmux-status": "Stop / PostToolUse: the tmux window indicator (🤖✅ / 🤖⚙️).",
+}
 
-    raise typer.Exit(main([]))
+
+def _hook_command(name: str) -> None:
+    def run_hook() -> None:
+        from importlib import import_module
+
+        from worker.entry import HOT_HOOKS
+
+        raise typer.Exit(import_module(HOT_HOOKS[name]).main([]))
+
+    run_hook.__doc__ = HOOK_HELP[name] + " Reads the hook's JSON on stdin; never fails the session."
+    hook_app.command(name)(run_hook)
+
+
+for _name in HOOK_HELP:
+    _hook_command(_name)
 
 
 def run() -> None:
     """Entry point: a person never sees a traceback for a mistake of theirs."""
     try:
         app(prog_name="ib")
-    except BusError as e:
+    except (BusError, WorkerError) as e:
         command = sys.argv[1] if len(sys.argv) > 1 else ""
         print(f"ib {command}: error: {e}".replace("ib : ", "ib: "), file=sys.stderr)
         sys.exit(1)

@@ -118,7 +118,7 @@ def spool_cmd(flush: bool = typer.Option(False, "--flush", help="send what waits
         console.print("spool is empty")
         return
     for item in files:
-        line = f"{item.count} event(s) for {item.target} (namespace {item.namespace}) in {item.path}"
+        line = f"{item.events} event(s) for {item.target} (namespace {item.namespace}) in {item.path}"
         console.print(line + (f", {item.damaged} damaged line(s)" if item.damaged else ""))
         if flush:
             sent = _flush_file(item, ctx.settings.events_maxlen)

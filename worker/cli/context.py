@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from functools import cached_property
+from pathlib import Path
 
 import redis
 
@@ -12,6 +13,7 @@ from bus.connect import client_for, hotconf, resolve_url
 from bus.keys import Keys
 from bus.publish import open_bus
 from bus.settings import Settings, load_settings
+from worker.runtime import Runtime
 
 
 @dataclass
@@ -36,6 +38,10 @@ class Context:
     @cached_property
     def client(self) -> redis.Redis:
         return client_for(self.url)
+
+    @cached_property
+    def runtime(self) -> Runtime:
+        return Runtime(self.settings, self.client, Path(self.cwd))
 
     def blocking_redis(self) -> redis.Redis:
         """A client for BLOCK reads: no socket timeout."""

@@ -1,0 +1,54 @@
+"""Shared pieces of the benchmarks: percentiles, a namespace of their own, running `ib`."""
+
+from __future__ import annotations
+
+import os
+import statistics
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+
+import redis
+
+IB = str(Path(sys.executable).with_name("ib"))
+REDIS_URL = os.environ.get("IB_BENCH_REDIS_URL", "redis://127.0.0.1:6379/0")
+
+
+def percentile(samples: Sequence[float], pct: float) -> float:
+    ordered = sorted(samples)
+    index = min(len(ordered) - 1, max(0, round(pct / 100 * (len(ordered) - 1))))
+    return ordered[index]
+
+
+def summary_ms(samples: Sequence[float]) -> str:
+    ms = [s * 1000 for s in samples]
+    return (
+        f"n={len(ms)} p50={percentile(ms, 50):.2f} ms p90={percentile(ms, 90):.2f} ms "
+        f"p99={percentile(ms, 99):.2f} ms mean={statistics.fmean(ms):.2f} ms"
+    )
+
+
+@contextmanager
+def scratch_namespace() -> Iterator[str]:
+    """A namespace of the benchmark's own on the shared Redis, deleted afterwards."""
+    namespace = f"ibbench:{uuid.uuid4().hex[:8]}:"
+    try:
+        yield namespace
+    finally:
+        client = redis.Redis.from_url(REDIS_URL)
+        keys = list(client.scan_iter(match=namespace + "*", count=1000))
+        for i in range(0, len(keys), 500):
+            client.delete(*keys[i : i + 500])
+        client.close()
+
+
+def ib_env(namespace: str, spool: str, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("IB_")}
+    return {**env, "IB_REDIS_URL": REDIS_URL, "IB_NAMESPACE": namespace, "IB_SPOOL_DIR": spool, **extra}
+
+
+def run(cmd: Sequence[str], env: dict[str, str], stdin: str = "") -> None:
+    subprocess.run(cmd, env=env, input=stdin, capture_output=True, text=True, check=True)

@@ -1,0 +1,89 @@
+"""The settings an agent starts with: merged permissions and our three hooks in Claude Code's schema."""
+
+from __future__ import annotations
+
+import json
+import shlex
+
+import pytest
+
+from worker.agent_settings import AGENT_HOOKS, HOOK_TIMEOUT, build_agent_settings, hook_command
+from worker.errors import WorkerError
+from worker.permissions import MANDATORY_DENY, merge_permissions
+
+IB = "/opt/venv/bin/ib"
+PERMS = merge_permissions(
+    "manager", {"permissions": {"manager": {"deny": ["Bash(curl:*)"]}}}, None, ib_path=IB
+)
+
+
+def _commands(settings: dict[str, object]) -> dict[str, list[str]]:
+    hooks = settings["hooks"]
+    assert isinstance(hooks, dict)
+    return {
+        event: [h["command"] for group in groups for h in group["hooks"]] for event, groups in hooks.items()
+    }
+
+
+def test_hooks_and_permissions() -> None:
+    settings = build_agent_settings("manager", PERMS, IB)
+    assert settings["permissions"] == {"allow": list(PERMS.allow), "deny": [*MANDATORY_DENY, "Bash(curl:*)"]}
+    assert _commands(settings) == {
+        "SessionStart": [f"{IB} hook session-start"],
+        "PreToolUse": [f"{IB} hook pre-tool-use"],
+        "Stop": [f"{IB} hook stop"],
+    }
+    json.dumps(settings)  # plain JSON types only
+
+
+def test_claude_code_hook_schema() -> None:
+    hooks = build_agent_settings("worker", PERMS, IB)["hooks"]
+    assert isinstance(hooks, dict)
+    for groups in hooks.values():
+        assert groups == [
+            {
+                "matcher": "",
+                "hooks": [
+                    {"type": "command", "command": groups[0]["hooks"][0]["command"], "timeout": HOOK_TIMEOUT}
+                ],
+            }
+        ]
+
+
+@pytest.mark.parametrize(
+    "event", ["PostToolUse", "UserPromptSubmit"], ids=["post-tool-use", "user-prompt-submit"]
+)
+def test_primary_session_hooks_are_not_for_agents(event: str) -> None:
+    hooks = build_agent_settings("worker", PERMS, IB)["hooks"]
+    assert isinstance(hooks, dict)
+    assert event not in hooks
+
+
+PATHS = {
+    "plain": ("/opt/venv/bin/ib", "/opt/venv/bin/ib hook stop"),
+    "space": ("/home/me/my venv/bin/ib", "'/home/me/my venv/bin/ib' hook stop"),
+    "quote": ("/home/o'neil/bin/ib", "'/home/o'\"'\"'neil/bin/ib' hook stop"),
+}
+
+
+@pytest.mark.parametrize(("ib", "expected"), PATHS.values(), ids=PATHS.keys())
+def test_ib_path_is_quoted_for_sh(ib: str, expected: str) -> None:
+    command = hook_command(ib, "stop")
+    assert command == expected
+    assert shlex.split(command) == [ib, "hook", "stop"]
+
+
+BAD = {
+    "unknown-role": ("boss", IB, "unknown agent role 'boss'"),
+    "relative-ib": ("worker", "ib", "absolute path"),
+}
+
+
+@pytest.mark.parametrize(("role", "ib", "message"), BAD.values(), ids=BAD.keys())
+def test_bad_arguments(role: str, ib: str, message: str) -> None:
+    with pytest.raises(WorkerError, match=message):
+        build_agent_settings(role, PERMS, ib)
+
+
+def test_hook_names_are_ours() -> None:
+    assert [hook for _, hook in AGENT_HOOKS] == ["session-start", "pre-tool-use", "stop"]

@@ -1,0 +1,231 @@
+"""`ib` commands about agents: spawn, inspect, talk to, merge and end them."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from bus.locate import agent_from_path
+from worker import lifecycle, teardown, views
+from worker import merge as merging
+from worker.cli.context import Context
+from worker.spawn import SpawnRequest, new_agent
+from worker.talk import look as look_at
+from worker.talk import send as send_text
+
+console = Console(highlight=False)
+
+
+def _caller(ctx: Context) -> str | None:
+    return agent_from_path(ctx.cwd) or ctx.settings.agent_id
+
+
+def new_agent_cmd(
+    goal: str = typer.Argument("", help="what the agent should do"),
+    name: str = typer.Option(None, help="agent id (default: agent-<random>)"),
+    manager: str = typer.Option(None, help="manager agent (default: the agent running this command)"),
+    worker: bool = typer.Option(False, "--worker", help="a worker: cannot spawn agents of its own"),
+    no_worktree: bool = typer.Option(False, "--no-worktree", help="work in the repository itself"),
+    model: str = typer.Option(None, help="model passed to the agent program"),
+    prompt_file: str = typer.Option(None, help="read the goal from this file"),
+    project: str = typer.Option(None, help="project the agent belongs to (default: the repository's name)"),
+) -> None:
+    """Spawn an agent in its own worktree and tmux session; prints its id.
+
+    Example: ib new-agent "add a --verbose flag to the CLI" --name verbose-flag
+    """
+    ctx = Context()
+    req = SpawnRequest(
+        goal, name, manager, worker, no_worktree, model, prompt_file, project, caller=_caller(ctx)
+    )
+    agent = new_agent(ctx.runtime, req)
+    print(agent.id)
+
+
+def list_cmd(as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
+    """List agents with their state.
+
+    Example: ib list --json
+    """
+    rt = Context().runtime
+    agents = rt.agents.all()
+    if as_json:
+        rows = [{**json.loads(a.to_json()), "state": views.live_state(rt, a)} for a in agents]
+        print(json.dumps(rows, indent=2, ensure_ascii=False))
+        return
+    if not agents:
+        console.print("no agents")
+        return
+    table = Table("id", "state", "role", "manager", "age", "goal", box=None)
+    for a in agents:
+        table.add_row(
+            a.id,
+            views.live_state(rt, a),
+            a.role,
+            a.manager or "-",
+            views.format_age(a.age),
+            a.goal.splitlines()[0][:50],
+        )
+    console.print(table)
+
+
+def tree() -> None:
+    """Show managers with their workers below them."""
+    for line in views.tree_lines(Context().runtime.agents.all()) or ["no agents"]:
+        console.print(line)
+
+
+def info(agent_id: str = typer.Argument(..., help="agent id")) -> None:
+    """Everything about one agent."""
+    rt = Context().runtime
+    for line in views.info_lines(rt, rt.agents.get(agent_id)):
+        console.print(line)
+
+
+def look(
+    agent_id: str = typer.Argument(..., help="agent id"),
+    lines: int = typer.Option(None, "--lines", "-n", min=1, help="the last N lines, scrollback included"),
+    follow: bool = typer.Option(False, "--follow", "-f", help="keep showing new output until Ctrl-C"),
+) -> None:
+    """Show what the agent's terminal shows.
+
+    Example: ib look agent-1 --lines 100
+    """
+    rt = Context().runtime
+    text = look_at(rt, agent_id, lines)
+    print(text.rstrip("\n"))
+    if not follow:
+        return
+    try:
+        previous = text
+        while True:  # pane text cannot push: polling tmux is the only way
+            time.sleep(0.5)
+            current = look_at(rt, agent_id, lines)
+            if current != previous:
+                print("\033[2J\033[H" + current.rstrip("\n"), flush=True)
+                previous = current
+    except KeyboardInterrupt:
+        return
+
+
+def send(
+    agent_id: str = typer.Argument(..., help="agent id"),
+    text: list[str] = typer.Argument(..., help="the message; words are joined with spaces; `-` reads stdin"),
+    sender: str = typer.Option(None, "--from", help="the sending agent (default: the agent running this)"),
+) -> None:
+    """Type a message into an agent's session (verbatim, then Enter).
+
+    Example: ib send agent-1 "run the tests again"
+    """
+    ctx = Context()
+    message = sys.stdin.read() if text == ["-"] else " ".join(text)
+    send_text(ctx.runtime, agent_id, message, sender or _caller(ctx))
+    console.print(f"sent to {agent_id}")
+
+
+def status(agent_id: str = typer.Argument(..., help="agent id")) -> None:
+    """The agent's commits and uncommitted changes."""
+    print(views.status_text(Context().runtime, agent_id))
+
+
+def diff(
+    agent_id: str = typer.Argument(..., help="agent id"),
+    stat: bool = typer.Option(False, "--stat", help="a summary of changed files"),
+) -> None:
+    """Everything the agent's branch changed since it started."""
+    print(views.diff_text(Context().runtime, agent_id, stat), end="")
+
+
+def log(
+    message: list[str] = typer.Argument(..., help="what to write"),
+    agent: str = typer.Option(None, help="whose log (default: the agent running this)"),
+    quiet: bool = typer.Option(False, "--quiet", help="write only, print nothing"),
+) -> None:
+    """Write a timestamped line to an agent's log (agents use it for notes).
+
+    Example: ib log "found 5 files to change"
+    """
+    from pathlib import Path
+
+    from worker import agent_log
+    from worker.layout import AgentPaths
+
+    ctx = Context()
+    who = agent or _caller(ctx)
+    if not who:
+        raise typer.BadParameter("not inside an agent: name one with --agent ID", param_hint="--agent")
+    record = ctx.runtime.agents.get(who)
+    text = " ".join(message)
+    agent_log.append(AgentPaths(Path(record.root), record.id).log, text)
+    if not quiet:
+        console.print(text)
+
+
+def kill(
+    agent_id: str = typer.Argument(..., help="agent id"),
+    force: bool = typer.Option(False, "--force", help="also when it has unmerged work; no graceful stop"),
+) -> None:
+    """Stop an agent without merging (archive kept in .ib/archive).
+
+    Example: ib kill agent-1 --force
+    """
+    teardown.kill(Context().runtime, agent_id, force)
+    console.print(f"killed {agent_id}")
+
+
+def pause(agent_id: str = typer.Argument(..., help="agent id")) -> None:
+    """Interrupt an agent and leave it waiting."""
+    lifecycle.pause(Context().runtime, agent_id)
+    console.print(f"paused {agent_id}")
+
+
+def resume(agent_id: str = typer.Argument(..., help="agent id")) -> None:
+    """Let a paused agent go on, or restart a stopped agent's session with its conversation."""
+    lifecycle.resume(Context().runtime, agent_id)
+    console.print(f"resumed {agent_id}")
+
+
+def merge(
+    agent_id: str = typer.Argument(..., help="agent id"),
+    into: str = typer.Option(None, "--into", help="target branch (default: the branch it started from)"),
+) -> None:
+    """Rebase the agent's branch onto the target, merge it, and close the agent.
+
+    Example: ib merge agent-1 --into main
+    """
+    done = merging.merge(Context().runtime, agent_id, into)
+    console.print(f"merged {done.agent} into {done.target} ({done.sha[:7]}, {done.commits} commit(s))")
+
+
+def merge_check(
+    agent_id: str = typer.Argument(..., help="agent id"),
+    into: str = typer.Option(None, "--into", help="target branch"),
+) -> None:
+    """Tell whether the agent would merge cleanly now, changing nothing (exit 1 when it would conflict)."""
+    files = merging.merge_check(Context().runtime, agent_id, into)
+    if files:
+        console.print("would conflict in:\n" + "\n".join(f"  - {f}" for f in files))
+        raise typer.Exit(1)
+    console.print("merges cleanly")
+
+
+def nuke(
+    agent_id: str = typer.Argument(None, help="an agent (with all its descendants); none: every agent"),
+    yes: bool = typer.Option(False, "--yes", "-y", help="do not ask"),
+) -> None:
+    """Emergency stop: kill an agent and everything below it, or all agents of this repository."""
+    rt = Context().runtime
+    if (
+        agent_id is None
+        and not yes
+        and sys.stdin.isatty()
+        and not typer.confirm("Kill every agent of this repository?")
+    ):
+        raise typer.Exit(1)
+    gone = teardown.nuke(rt, agent_id)
+    console.print(f"nuked {len(gone)} agent(s): {', '.join(gone) or '-'}")

@@ -1,0 +1,87 @@
+"""`ib ask`, `ib questions`, `ib acknowledge`, and `ib parse-state`."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import typer
+from rich.console import Console
+
+from bus.locate import agent_from_path
+from worker.cli.context import Context
+from worker.pane_state import pane_state
+from worker.talk import ask as ask_question
+from worker.views import format_age
+
+console = Console(highlight=False)
+
+
+def ask(
+    question: list[str] = typer.Argument(..., help="the question"),
+    option: list[str] = typer.Option(
+        None, "--option", help="a possible answer (repeatable): shown as buttons"
+    ),
+    agent: str = typer.Option(None, "--from", help="the asking agent (default: the agent running this)"),
+) -> None:
+    """Ask the person a question (agents use it); it waits in `ib questions` until acknowledged.
+
+    Example: ib ask "Postgres or SQLite?" --option Postgres --option SQLite
+    """
+    ctx = Context()
+    who = agent or agent_from_path(ctx.cwd) or ctx.settings.agent_id or "unknown"
+    asked = ask_question(ctx.runtime, who, " ".join(question), tuple(option or ()))
+    console.print(f"question {asked.id} sent; the answer will arrive as a message")
+
+
+def questions(as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
+    """Questions agents asked that nobody acknowledged yet."""
+    pending = Context().runtime.questions.pending()
+    if as_json:
+        print(json.dumps([json.loads(q.to_json()) for q in pending], indent=2, ensure_ascii=False))
+        return
+    if not pending:
+        console.print("no pending questions")
+    import time
+
+    for q in pending:
+        console.print(f"{q.id}  {q.agent}  {format_age(time.time() - q.asked_at)} ago: {q.text}")
+        if q.options:
+            console.print("        options: " + " | ".join(q.options))
+
+
+def acknowledge(
+    item_id: str = typer.Argument(None, help="question id (q-...) or message id"),
+    all_: bool = typer.Option(False, "--all", help="every pending question"),
+) -> None:
+    """Mark a question as handled (after answering it with `ib send`).
+
+    Example: ib acknowledge q-1a2b3c4d
+    """
+    rt = Context().runtime
+    if all_:
+        pending = rt.questions.pending()
+        for q in pending:
+            rt.questions.acknowledge(q.id)
+        console.print(f"acknowledged {len(pending)} question(s)")
+        return
+    if not item_id:
+        raise typer.BadParameter("give a question id, or --all", param_hint="ID")
+    rt.questions.acknowledge(item_id)
+    console.print(f"acknowledged {item_id}")
+
+
+def parse_state(source: str = typer.Argument("-", help="a file with a pane capture, or - for stdin")) -> None:
+    """Print the state the parser reads from a pane capture.
+
+    Example: tmux capture-pane -p -t SESSION | ib parse-state -
+    """
+    if source == "-":
+        text = sys.stdin.read()
+    else:
+        try:
+            text = Path(source).read_text(encoding="utf-8", errors="replace")
+        except OSError as e:
+            raise typer.BadParameter(f"cannot read {source}: {e.strerror}", param_hint="FILE") from e
+    print(pane_state(text).value)

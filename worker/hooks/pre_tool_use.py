@@ -1,0 +1,115 @@
+"""`ib hook pre-tool-use` (an agent's PreToolUse): path isolation and the deny list, before every tool call.
+
+A denial is printed as Claude Code's `permissionDecision: deny` and logged to the agent's agent.log.
+Runs on every tool call: stdlib only; bad stdin, a missing settings file, anything → exit 0 quietly.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+from collections.abc import Mapping, Sequence
+
+from worker.permissions import MANDATORY_DENY, Decision, Permissions, decide, mandatory_allow
+
+HOOK_EVENT = "PreToolUse"
+_AGENT_ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
+
+
+def denial(reason: str) -> str:
+    """Claude Code's hook output that blocks the tool call and tells Claude why."""
+    return json.dumps(
+        {
+            "hookSpecificOutput": {
+                "hookEventName": HOOK_EVENT,
+                "permissionDecision": "deny",
+                "permissionDecisionReason": reason,
+            }
+        }
+    )
+
+
+def read_payload(text: str) -> tuple[str, dict[str, object], str | None] | None:
+    """(tool_name, tool_input, cwd) from the hook's stdin, or None when it is not a tool call."""
+    try:
+        payload = json.loads(text) if text.strip() else None
+    except ValueError:
+        return None
+    if not isinstance(payload, dict):
+        return None
+    name, tool_input, cwd = payload.get("tool_name"), payload.get("tool_input"), payload.get("cwd")
+    if not isinstance(name, str) or not name:
+        return None
+    return name, tool_input if isinstance(tool_input, dict) else {}, cwd if isinstance(cwd, str) else None
+
+
+def agent_dir(env: Mapping[str, str]) -> str | None:
+    """R/.ib/agents/<id> of the agent this process runs as, or None when it is not an agent."""
+    agent_id, root = env.get("IB_AGENT_ID", ""), env.get("IB_ROOT", "")
+    if not root or not _AGENT_ID.fullmatch(agent_id):
+        return None
+    return os.path.join(root, ".ib", "agents", agent_id)
+
+
+def read_permissions(settings_path: str) -> Permissions:
+    """The rules of the agent's generated settings.json; the mandatory ones when it is unreadable."""
+    fallback = Permissions(mandatory_allow(), MANDATORY_DENY)
+    try:
+        with open(settings_path, encoding="utf-8") as f:
+            rules = json.load(f).get("permissions", {})
+        allow, deny = rules.get("allow", []), rules.get("deny", [])
+    except (OSError, ValueError, AttributeError):
+        return fallback
+    if not (isinstance(allow, list) and isinstance(deny, list)):
+        return fallback
+    strings = (rule for rule in deny if isinstance(rule, str))
+    return Permissions(
+        tuple(r for r in allow if isinstance(r, str)), tuple(dict.fromkeys([*MANDATORY_DENY, *strings]))
+    )
+
+
+def log_line(reason: str) -> str:
+    """The agent.log line of a denial: `[<ISO time>] [PreToolUse] <reason>`, always one line."""
+    from datetime import datetime
+
+    one_line = reason.replace("\r", "\\r").replace("\n", "\\n")
+    return f"[{datetime.now().astimezone().isoformat(timespec='seconds')}] [{HOOK_EVENT}] {one_line}\n"
+
+
+def check(stdin_text: str, env: Mapping[str, str]) -> str | None:
+    """The hook's output for one tool call (None: say nothing); logs a denial to agent.log."""
+    folder = agent_dir(env)
+    call = read_payload(stdin_text) if folder else None
+    if folder is None or call is None:
+        return None
+    tool_name, tool_input, _cwd = call
+    root = env["IB_ROOT"]
+    decision: Decision = decide(
+        tool_name,
+        tool_input,
+        worktree=os.path.join(folder, "repo"),
+        root=root,
+        permissions=read_permissions(os.path.join(folder, "settings.json")),
+        home=env.get("HOME") or os.path.expanduser("~"),
+    )
+    if decision.verdict != "deny":
+        return None
+    try:
+        with open(os.path.join(folder, "agent.log"), "a", encoding="utf-8") as log:
+            log.write(log_line(decision.reason))
+    except OSError:
+        pass  # an unwritable log must not let the call through: the denial is still printed
+    return denial(decision.reason)
+
+
+def main(argv: Sequence[str] = ()) -> int:
+    """`ib hook pre-tool-use`: the payload on stdin, identity from IB_AGENT_ID / IB_ROOT."""
+    try:
+        out = check(sys.stdin.read(), os.environ)
+        if out:
+            print(out)
+    except Exception:
+        return 0
+    return 0

@@ -1,0 +1,51 @@
+"""`ib hook session-start` (an agent's SessionStart hook): record the Claude session and its transcript,
+and remind the agent who it is. Never fails the session."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Sequence
+
+
+def context_for(agent_id: str, role: str, root: str) -> str:
+    """The reminder injected at the start of every (also resumed or compacted) session. Pure."""
+    worktree = os.path.join(root, ".ib", "agents", agent_id, "repo")
+    return (
+        f"You are ittybus {role or 'manager'} agent {agent_id}. Work in {worktree}. "
+        "End every reply with `I HAVE COMPLETED THE GOAL` on its own line when the goal is done, "
+        "or `WAITING` on its own line when you need input."
+    )
+
+
+def main(argv: Sequence[str]) -> int:
+    try:
+        raw = sys.stdin.read()
+        payload = json.loads(raw) if raw.strip() else {}
+        agent_id = os.environ.get("IB_AGENT_ID")
+        if not isinstance(payload, dict) or not agent_id:
+            return 0
+        from bus.hotconf import read_hotconf
+        from bus.publish import open_bus
+
+        conf = read_hotconf(cwd=str(payload.get("cwd") or os.getcwd()))
+        fields = []
+        for ours, theirs in (("claude_session", "session_id"), ("transcript_path", "transcript_path")):
+            if isinstance(payload.get(theirs), str) and payload[theirs]:
+                fields += [ours, payload[theirs]]
+        if fields:
+            with open_bus(conf) as conn:
+                conn.call("HSET", f"{conf.namespace}agent:{agent_id}", *fields)
+        out = {
+            "hookSpecificOutput": {
+                "hookEventName": "SessionStart",
+                "additionalContext": context_for(
+                    agent_id, os.environ.get("IB_AGENT_ROLE", ""), conf.root or ""
+                ),
+            }
+        }
+        print(json.dumps(out))
+    except Exception:  # never break the agent's session start
+        return 0
+    return 0

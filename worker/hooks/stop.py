@@ -1,0 +1,142 @@
+"""`ib hook stop` (an agent's Stop hook): complete or waiting, published once per turn; the manager is told.
+
+Runs at the end of every turn of every agent, so it stays on the light client; only the fallback to the
+pane (when the last message says neither) runs tmux. Never fails the agent's session.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+import time
+import zlib
+from collections.abc import Mapping, Sequence
+
+FIELDS = ("manager", "project", "task", "role", "session")
+
+
+def event_message(decision: str, agent_id: str, manager: str, role: str) -> str:
+    """The seed's notification texts. Pure."""
+    if decision == "complete":
+        if manager:
+            return f"Agent {agent_id} completed (worker of {manager})"
+        return (
+            f"Manager {agent_id} completed its goal"
+            if role == "manager"
+            else f"Agent {agent_id} completed its goal"
+        )
+    if manager:
+        return f"Agent {agent_id} is waiting for input"
+    return f"Manager {agent_id} is waiting" if role == "manager" else f"Agent {agent_id} is waiting"
+
+
+def manager_note(decision: str, agent_id: str) -> str:
+    if decision == "complete":
+        return f"[hook]: Your subtask {agent_id} just completed"
+    return f"[hook]: Your subtask {agent_id} is now waiting for input"
+
+
+def turn_id(payload: Mapping[str, object]) -> str:
+    """Identifies one turn: the session and how long its transcript was when the turn ended."""
+    path = payload.get("transcript_path")
+    size = -1
+    if isinstance(path, str) and path:
+        try:
+            size = os.stat(path).st_size
+        except OSError:
+            size = -1
+    last = payload.get("last_assistant_message")
+    tail = last[-64:] if isinstance(last, str) else ""
+    return f"{payload.get('session_id', '')}:{size}:{zlib.crc32(tail.encode('utf-8', 'replace')):08x}"
+
+
+def _decide(payload: Mapping[str, object]) -> str:
+    from worker.stop_message import stop_decision
+
+    last = payload.get("last_assistant_message")
+    decision = stop_decision(last if isinstance(last, str) else None).value
+    if decision != "unknown":
+        return decision
+    pane = os.environ.get("TMUX_PANE")
+    if not pane:
+        return "unknown"
+    import subprocess
+
+    from worker.pane_state import pane_state
+
+    shown = subprocess.run(
+        ["tmux", "capture-pane", "-p", "-t", pane], capture_output=True, text=True, timeout=3, check=False
+    ).stdout
+    state = pane_state(shown).value
+    return state if state in ("complete", "waiting") else "unknown"
+
+
+def handle(payload: Mapping[str, object], agent_id: str, cwd: str) -> None:
+    decision = _decide(payload)
+    if decision == "unknown":
+        return
+    from bus.envelope import make_event
+    from bus.hotconf import read_hotconf
+    from bus.publish import open_bus, publish
+
+    conf = read_hotconf(cwd=cwd)
+    ns = conf.namespace
+    with open_bus(conf) as conn:
+        record, previous = conn.pipeline(
+            [
+                ("HMGET", f"{ns}agent:{agent_id}", *FIELDS),
+                ("SET", f"{ns}agent:{agent_id}:turn", turn_id(payload), "GET", "EX", 86400),
+            ]
+        )
+        if previous == turn_id(payload).encode():
+            return  # this turn was already published
+        values = [
+            v.decode() if isinstance(v, bytes) else "" for v in (record if isinstance(record, list) else [])
+        ]
+        manager, project, task, role, _session = (values + [""] * len(FIELDS))[: len(FIELDS)]
+        fields = {"state": decision, "state_at": f"{time.time():.3f}"}
+        if isinstance(payload.get("transcript_path"), str):
+            fields["transcript_path"] = str(payload["transcript_path"])
+        conn.call("HSET", f"{ns}agent:{agent_id}", *[x for kv in fields.items() for x in kv])
+        last = payload.get("last_assistant_message")
+        event = make_event(
+            decision,
+            event_message(decision, agent_id, manager, role),
+            sender=agent_id,
+            agent=agent_id,
+            project=project or None,
+            task=task or None,
+            data={"last_message": last[-2000:] if isinstance(last, str) else ""},
+        )
+        publish(conf, event, conn)
+        if manager:
+            reply = conn.call("HGET", f"{ns}agent:{manager}", "session")
+            if isinstance(reply, bytes) and reply:
+                _tell_manager(reply.decode(), manager_note(decision, agent_id))
+
+
+def _tell_manager(session: str, text: str) -> None:
+    from worker.errors import WorkerError
+    from worker.tmux import Tmux
+
+    with contextlib.suppress(WorkerError):  # the manager is gone; the event on the bus still says it
+        Tmux(os.environ.get("IB_TMUX_SOCKET") or None).send_text(session, text)
+
+
+def main(argv: Sequence[str]) -> int:
+    try:
+        raw = sys.stdin.read()
+        payload = json.loads(raw) if raw.strip() else {}
+        if not isinstance(payload, dict):
+            return 0
+        cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else os.getcwd()
+        from bus.locate import agent_from_path
+
+        agent_id = os.environ.get("IB_AGENT_ID") or agent_from_path(str(cwd))
+        if agent_id:
+            handle(payload, agent_id, str(cwd))
+    except Exception:  # the agent's turn must end normally whatever happens here
+        return 0
+    return 0
