@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import os
 import time
-from typing import NamedTuple
 
 from bus.errors import BusError, BusUnavailable
 from bus.locate import state_dir
+from bus.record import Record
 from bus.resp import Address, Connection
 
 START_TIMEOUT = 5.0
@@ -23,10 +23,13 @@ class EmbeddedError(BusError):
     """The embedded Redis could not be started or stopped."""
 
 
-class Embedded(NamedTuple):
+class Embedded(Record):
     """The embedded Redis of the repository at `root`."""
 
-    root: str
+    __slots__ = ("root",)
+
+    def __init__(self, root: str) -> None:
+        self.root = root
 
     @property
     def folder(self) -> str:

@@ -1,14 +1,18 @@
 """The event envelope as plain data: the type names, building an event, and its JSON wire form.
 
-Pure and cheap to import (json and time only): hooks and `ib notify` build events here without
-loading pydantic. `bus.events` gives consumers the typed model of the same envelope.
+Pure and cheap to import (the C JSON accelerator and time only): hooks and `ib notify` build
+events here without loading pydantic. `bus.events` gives consumers the typed model of the same envelope.
 """
 
 from __future__ import annotations
 
-import json
 import time
-from typing import Any
+
+from bus import fastjson
+
+TYPE_CHECKING = False  # typing costs milliseconds on the hooks' path; the checker still sees the types
+if TYPE_CHECKING:
+    from typing import Any
 
 AGENT_TYPES = (
     "complete",
@@ -33,7 +37,10 @@ NOTIFY_TYPES = ("complete", "waiting", "question")
 # The one field of a stream entry that carries the JSON envelope.
 EVENT_FIELD = "e"
 
-Envelope = dict[str, Any]
+if TYPE_CHECKING:
+    Envelope = dict[str, Any]
+else:
+    Envelope = dict
 
 
 def now_ts() -> str:
@@ -68,13 +75,14 @@ def make_event(
 def encode(event: Envelope) -> str:
     """JSON for the wire: compact, unicode kept as is, every control character escaped."""
     body = {k: v for k, v in event.items() if k != "id"}
-    return json.dumps(body, ensure_ascii=False, separators=(",", ":"))
+    return fastjson.dumps(body)
 
 
 def decode(entry_id: str, raw: str | bytes | None) -> Envelope:
     """An envelope from a stream entry. Never raises: garbage becomes an `invalid` event for the record."""
     try:
-        body = json.loads(raw) if raw is not None else None
+        text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
+        body = fastjson.loads(text) if text is not None else None
     except (ValueError, UnicodeDecodeError):
         body = None
     if not isinstance(body, dict):
@@ -92,7 +100,7 @@ def to_jsonl(event: Envelope) -> str:
     first = ("id", "ts", "from", "type", "msg")
     ordered = {k: event.get(k) for k in first}
     ordered.update({k: v for k, v in event.items() if k not in first})
-    line = json.dumps(ordered, ensure_ascii=False, separators=(",", ":"))
+    line = fastjson.dumps(ordered)
     # characters that line splitters (Python's splitlines, some editors) take as line breaks
     return line.replace("\x85", "\\u0085").replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
 

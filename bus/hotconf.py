@@ -8,24 +8,50 @@ the same `IB_*` variables, from the environment and the repository's `.env`, wit
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
-from typing import NamedTuple
 
 from bus import defaults
 from bus.errors import ConfigError
 from bus.locate import repo_root
+from bus.record import Record
+
+TYPE_CHECKING = False  # typing costs milliseconds on the hooks' path; the checker still sees the types
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 
-class HotConf(NamedTuple):
-    redis_url: str | None
-    namespace: str
-    events_maxlen: int
-    connect_timeout: float
-    spool_dir: str
-    max_message_bytes: int
-    listener_name: str
-    agent_id: str | None
-    root: str | None
+class HotConf(Record):
+    __slots__ = (
+        "agent_id",
+        "connect_timeout",
+        "events_maxlen",
+        "listener_name",
+        "max_message_bytes",
+        "namespace",
+        "redis_url",
+        "root",
+        "spool_dir",
+    )
+
+    def __init__(
+        self,
+        *,
+        redis_url: str | None,
+        namespace: str,
+        events_maxlen: int,
+        connect_timeout: float,
+        spool_dir: str,
+        max_message_bytes: int,
+        listener_name: str,
+        agent_id: str | None,
+        root: str | None,
+    ) -> None:
+        self.redis_url, self.namespace, self.events_maxlen = redis_url, namespace, events_maxlen
+        self.connect_timeout, self.spool_dir, self.max_message_bytes = (
+            connect_timeout,
+            spool_dir,
+            max_message_bytes,
+        )
+        self.listener_name, self.agent_id, self.root = listener_name, agent_id, root
 
 
 def parse_dotenv(text: str) -> dict[str, str]:

@@ -101,6 +101,10 @@ class Keys:
     def user_messages(self) -> str:
         return self._k("messages")
 
+    def status_node(self, file_id: str) -> str:
+        """Heartbeat of the one `ib status-node` keeping a given file (see `worker.status_node.file_id`)."""
+        return self._k("status-node", file_id)
+
     # liveness
     def worker(self, worker_id: str) -> str:
         return self._k("worker", worker_id)

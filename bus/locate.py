@@ -8,18 +8,29 @@ ancestor whose `.git` is a folder (a worktree's `.git` is a file).
 from __future__ import annotations
 
 import os
-import re
 
 STATE_DIR = ".ib"
-_AGENT_PATH = re.compile(r"/\.ib/agents/([^/]+)/repo(?:/|$)")
+_AGENTS = f"/{STATE_DIR}/agents/"
+
+
+def _agent_match(path: str) -> tuple[int, str] | None:
+    """(where `/.ib/agents/` starts, the agent id) when `path` lies in an agent's worktree."""
+    start = path.find(_AGENTS)
+    while start >= 0:
+        rest = path[start + len(_AGENTS) :]
+        agent, _, tail = rest.partition("/")
+        if agent and (tail == "repo" or tail.startswith("repo/")):
+            return start, agent
+        start = path.find(_AGENTS, start + 1)
+    return None
 
 
 def repo_root(start: str) -> str | None:
     """The main repository containing `start` (seen through agent worktrees), or None."""
     path = os.path.abspath(start)
-    match = _AGENT_PATH.search(path + "/")
+    match = _agent_match(path)
     if match:
-        return path[: match.start()] or "/"
+        return path[: match[0]] or "/"
     while True:
         if os.path.isdir(os.path.join(path, ".git")):
             return path
@@ -31,8 +42,8 @@ def repo_root(start: str) -> str | None:
 
 def agent_from_path(start: str) -> str | None:
     """The agent id when `start` lies inside an agent's worktree."""
-    match = _AGENT_PATH.search(os.path.abspath(start) + "/")
-    return match.group(1) if match else None
+    match = _agent_match(os.path.abspath(start))
+    return match[1] if match else None
 
 
 def state_dir(root: str) -> str:

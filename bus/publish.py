@@ -7,19 +7,23 @@ timeout, the event goes to the spool and the next process that reaches Redis sen
 from __future__ import annotations
 
 import sys
-from typing import NamedTuple
 
 from bus import spool
 from bus.endpoint import bus_url
 from bus.envelope import EVENT_FIELD, Envelope, encode
 from bus.errors import BusError
 from bus.hotconf import HotConf
+from bus.record import Record
 from bus.resp import Address, Connection
 
 
-class Published(NamedTuple):
-    event_id: str | None
-    spooled_to: str | None = None
+class Published(Record):
+    """The event's stream id, or where it was spooled when Redis could not be reached."""
+
+    __slots__ = ("event_id", "spooled_to")
+
+    def __init__(self, event_id: str | None, spooled_to: str | None = None) -> None:
+        self.event_id, self.spooled_to = event_id, spooled_to
 
 
 def target_of(conf: HotConf) -> str:

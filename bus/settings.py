@@ -79,6 +79,17 @@ class Settings(BaseSettings):
         0.1, ge=0, le=5, description="seconds between typing into a pane and pressing Enter"
     )
 
+    # the CLAUDE.md status block (`ib status-node`)
+    status_max_messages: int = Field(
+        50, ge=1, le=1000, description="messages for the person the status block shows (the newest)"
+    )
+    status_debounce: float = Field(
+        2.0, ge=0, le=300, description="seconds between two writes of the status block (then a final one)"
+    )
+    status_node_auto: bool = Field(
+        True, description="the worker starts `ib status-node --auto` when the first root agent appears"
+    )
+
     # telegram
     telegram_token: SecretStr | None = Field(None, description="Bot API token; unset: no bot")
     telegram_chat_id: int | None = Field(None, description="the forum supergroup the bot serves")

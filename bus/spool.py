@@ -8,31 +8,36 @@ exclusive lock, publishes every line in order through a Lua script that marks ea
 from __future__ import annotations
 
 import fcntl
-import json
 import os
 import zlib
-from typing import NamedTuple
-from urllib.parse import quote
 
+from bus import fastjson
 from bus.envelope import Envelope, encode
 from bus.errors import BusError
+from bus.record import Record
 from bus.resp import Connection, ServerError
 
 MARKER_TTL = 7 * 24 * 3600
 _SCRIPT: str | None = None
 
 
-class SpoolFile(NamedTuple):
-    path: str
-    target: str
-    namespace: str
-    events: int
-    damaged: int
+class SpoolFile(Record):
+    __slots__ = ("damaged", "events", "namespace", "path", "target")
+
+    def __init__(self, path: str, target: str, namespace: str, events: int, damaged: int) -> None:
+        self.path, self.target, self.namespace, self.events, self.damaged = (
+            path,
+            target,
+            namespace,
+            events,
+            damaged,
+        )
 
 
 def spool_path(spool_dir: str, target: str, namespace: str) -> str:
     label = f"{target}|{namespace}"
-    name = quote(label, safe="")[:120] + f"-{zlib.crc32(label.encode()):08x}.jsonl"
+    readable = "".join(c if c.isalnum() or c in "-_." else "_" for c in label)
+    name = readable[:120] + f"-{zlib.crc32(label.encode()):08x}.jsonl"
     return os.path.join(spool_dir, name)
 
 
@@ -40,9 +45,8 @@ def append(spool_dir: str, target: str, namespace: str, event: Envelope) -> str:
     """Keep `event` for later; returns the spool file's path."""
     os.makedirs(spool_dir, mode=0o700, exist_ok=True)
     path = spool_path(spool_dir, target, namespace)
-    line = json.dumps(
-        {"spool_id": os.urandom(12).hex(), "target": target, "namespace": namespace, "event": encode(event)},
-        ensure_ascii=False,
+    line = fastjson.dumps(
+        {"spool_id": os.urandom(12).hex(), "target": target, "namespace": namespace, "event": encode(event)}
     )
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
     try:
@@ -79,7 +83,7 @@ def _publish_lines(conn: Connection, lines: list[bytes], namespace: str, maxlen:
     damaged: list[bytes] = []
     for raw in lines:
         try:
-            item = json.loads(raw)
+            item = fastjson.loads(raw.decode("utf-8"))
             spool_id, body = str(item["spool_id"]), str(item["event"])
         except (ValueError, KeyError, TypeError):
             damaged.append(raw)  # a line cut short by a crash: keep it aside, never drop it silently
@@ -118,7 +122,7 @@ def pending(spool_dir: str) -> list[SpoolFile]:
         with open(path, "rb") as f:
             for raw in f:
                 try:
-                    item = json.loads(raw)
+                    item = fastjson.loads(raw.decode("utf-8"))
                     target, namespace = item["target"], item["namespace"]
                     count += 1
                 except (ValueError, KeyError, TypeError):

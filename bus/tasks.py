@@ -9,8 +9,6 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from functools import cache
-from importlib.resources import files
 from typing import Any, TypeAlias
 
 import redis
@@ -19,6 +17,7 @@ from redis.commands.core import Script
 from bus.errors import BusError, BusUnavailable, Conflict, InvalidInput, NotFound
 from bus.ids import slugify, validate_id
 from bus.keys import Keys
+from bus.task_lua import SCRIPTS, done_call, fixed_args, fixed_keys, script_text, task_keys
 from bus.task import (
     DEFAULT_MAX_ATTEMPTS,
     DEFAULT_MAX_BODY_BYTES,
@@ -41,8 +40,6 @@ __all__ = ["Note", "Task", "TaskStore"]
 TaskList: TypeAlias = "list[Task]"
 IdList: TypeAlias = "list[str]"
 
-SCRIPTS = ("add", "claim", "done", "fail", "release", "note", "edit", "delete", "depend")
-_MARK = "\x01"  # where a template from Keys takes the id (see bus/lua/task_prelude.lua)
 _ERRORS: dict[str, type[BusError]] = {
     "IB_NOTFOUND": NotFound,
     "IB_CONFLICT": Conflict,
@@ -51,11 +48,7 @@ _ERRORS: dict[str, type[BusError]] = {
 _SCRIPT_TRAILER = re.compile(r"\s*script: \w+, on @user_script:\d+\.?\s*$")
 
 
-@cache
-def _source(name: str) -> str:
-    lua = files("bus").joinpath("lua")
-    prelude = lua.joinpath("task_prelude.lua").read_text(encoding="utf-8")
-    return prelude + "\n" + lua.joinpath(f"task_{name}.lua").read_text(encoding="utf-8")
+_source = script_text  # the prelude plus one script (bus.task_lua holds the one definition)
 
 
 @contextmanager
@@ -91,16 +84,9 @@ class TaskStore:
         self._keys = keys
         self._max_body = max_body_bytes
         self._scripts: dict[str, Script] = {name: client.register_script(_source(name)) for name in SCRIPTS}
-        self._fixed_keys = [keys.events, keys.tasks, keys.task_seq, keys.task_claims]
-        self._fixed_args: list[str | int] = [
-            keys.task(_MARK),
-            keys.task_deps(_MARK),
-            keys.task_dependents(_MARK),
-            keys.task_notes(_MARK),
-            keys.ready(_MARK),
-            keys.project_tasks(_MARK),
-            events_maxlen,
-        ]
+        self._maxlen = events_maxlen
+        self._fixed_keys = fixed_keys(keys)
+        self._fixed_args = fixed_args(keys, events_maxlen)
 
     # changes
 
@@ -150,12 +136,22 @@ class TaskStore:
         claimed = self._run("claim", [self._keys.ready(project)], [agent])
         return self.get(str(claimed)) if claimed else None
 
+    def claim_task(self, task_id: str, agent: str) -> Task | None:
+        """Claim this one task for `agent` (the same script as `claim`, so never for two claimers);
+        None when it is not ready now."""
+        validate_id("agent", agent)
+        task = self.get(task_id)
+        claimed = self._run("claim", [self._keys.ready(task.project)], [agent, task_id])
+        return self.get(task_id) if claimed else None
+
     def done(self, task_id: str, agent: str, summary: str = "") -> TaskList:
         """Finish a task `agent` holds; returns the tasks that became ready because of it, in claim order."""
         validate_id("task", task_id)
         validate_id("agent", agent)
         summary = check_text("summary", summary.strip(), self._max_body)
-        woken = self._run("done", self._own_keys(task_id), [task_id, agent, summary])
+        _text, script_keys, args = done_call(self._keys, self._maxlen, task_id, agent, summary)
+        with _redis_errors():
+            woken = self._scripts["done"](keys=script_keys, args=args)
         return self._get_many([str(i) for i in woken])
 
     def fail(self, task_id: str, agent: str, reason: str) -> Task:
@@ -267,6 +263,13 @@ class TaskStore:
             tasks = [t for t in tasks if t.status == status]
         return sorted(tasks, key=lambda t: -t.priority)
 
+    def dependents(self, task_id: str) -> TaskList:
+        """The tasks that wait for `task_id`, oldest first."""
+        validate_id("task", task_id)
+        with _redis_errors():
+            ids = [str(i) for i in self._r.smembers(self._keys.task_dependents(task_id))]
+        return sorted(self._get_many(ids), key=lambda t: t.created_at)
+
     def ready_ids(self, project: str) -> IdList:
         """The ids of the project's ready queue, in the order claims take them."""
         validate_id("project", project)
@@ -291,8 +294,7 @@ class TaskStore:
     # plumbing
 
     def _own_keys(self, task_id: str) -> IdList:
-        k = self._keys
-        return [k.task(task_id), k.task_deps(task_id), k.task_dependents(task_id), k.task_notes(task_id)]
+        return task_keys(self._keys, task_id)
 
     def _run(self, name: str, keys: IdList, args: Sequence[str | int]) -> Any:
         with _redis_errors():

@@ -17,7 +17,7 @@ if [[ ! -x .venv/bin/python ]]; then
     python3 -m venv .venv
 fi
 echo "== installing ittybus with its dev extras"
-.venv/bin/pip install -q -e '.[dev]' 2>&1 | grep -vE 'is ignored|^$' || true
+.venv/bin/pip install -q -e '.[dev]' --config-settings editable_mode=compat 2>&1 | grep -vE 'is ignored|^$' || true
 
 export IB_TEST_REDIS_URL="${IB_TEST_REDIS_URL:-redis://127.0.0.1:6379/0}"
 started_redis=""

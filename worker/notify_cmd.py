@@ -7,13 +7,16 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Sequence
-from typing import NamedTuple
 
 from bus.envelope import NOTIFY_TYPES, make_event
 from bus.errors import BusError
 from bus.hotconf import HotConf, read_hotconf
 from bus.locate import agent_from_path
+from bus.record import Record
+
+TYPE_CHECKING = False  # typing costs milliseconds on the hooks' path; the checker still sees the types
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 USAGE = """ib notify [--from ID] [--type complete|waiting|question] [--project P] [--task T] MESSAGE...
 
@@ -33,13 +36,26 @@ class UsageError(Exception):
     """A mistake in the command line; shown as one line, exit code 1."""
 
 
-class NotifyArgs(NamedTuple):
-    sender: str | None
-    type_: str
-    project: str | None
-    task: str | None
-    message: list[str]
-    help: bool
+class NotifyArgs(Record):
+    __slots__ = ("help", "message", "project", "sender", "task", "type_")
+
+    def __init__(
+        self,
+        sender: str | None,
+        type_: str,
+        project: str | None,
+        task: str | None,
+        message: list[str],
+        help: bool,
+    ) -> None:
+        self.sender, self.type_, self.project, self.task, self.message, self.help = (
+            sender,
+            type_,
+            project,
+            task,
+            message,
+            help,
+        )
 
 
 OPTIONS = {"--from": "sender", "--type": "type_", "--project": "project", "--task": "task"}

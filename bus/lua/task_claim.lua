@@ -1,14 +1,19 @@
--- Claim the next ready task of a project. KEYS[5] the project's ready queue.
--- arg: 1 agent. Returns the claimed task's id, or false when nothing is ready.
--- The queue's order (see ready_score) makes this highest priority first, then oldest; one script
--- runs at a time, so a task is never handed to two claimers.
-local agent = arg(1)
+-- Claim the next ready task of a project, or one given task. KEYS[5] the project's ready queue.
+-- arg: 1 agent, 2 (optional) the one task wanted. Returns the claimed task's id, or false when
+-- nothing is ready (or the task wanted is not). The queue's order (see ready_score) makes this highest
+-- priority first, then oldest; one script runs at a time, so a task is never handed to two claimers.
+local agent, wanted = arg(1), arg(2)
 local id
-repeat
-  local popped = redis.call("ZPOPMIN", KEYS[5])
-  if #popped == 0 then return false end
-  if field(popped[1], "status") == "ready" then id = popped[1] end
-until id
+if wanted and wanted ~= "" then
+  if field(wanted, "status") ~= "ready" or redis.call("ZREM", KEYS[5], wanted) == 0 then return false end
+  id = wanted
+else
+  repeat
+    local popped = redis.call("ZPOPMIN", KEYS[5])
+    if #popped == 0 then return false end
+    if field(popped[1], "status") == "ready" then id = popped[1] end
+  until id
+end
 
 local hash = key("task", id)
 local attempt = redis.call("HINCRBY", hash, "attempt", 1)

@@ -6,10 +6,14 @@ Must never fail the session: bad stdin, Redis down, anything → exit 0 with not
 
 from __future__ import annotations
 
-import json
 import os
 import sys
-from collections.abc import Sequence
+
+from bus import fastjson
+
+TYPE_CHECKING = False  # typing costs milliseconds on the hooks' path; the checker still sees the types
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 WARNING = (
     "[ib] WARNING: Notification listener is not running. Restart it now:\n"
@@ -23,12 +27,12 @@ def reminder(payload: object, agents: int, listener_alive: bool) -> str | None:
         return None
     event = payload.get("hook_event_name") if isinstance(payload, dict) else None
     name = event if event in ("PostToolUse", "UserPromptSubmit") else "PostToolUse"
-    return json.dumps({"hookSpecificOutput": {"hookEventName": name, "additionalContext": WARNING}})
+    return fastjson.dumps({"hookSpecificOutput": {"hookEventName": name, "additionalContext": WARNING}})
 
 
 def _payload(text: str) -> object:
     try:
-        return json.loads(text) if text.strip() else {}
+        return fastjson.loads(text) if text.strip() else {}
     except ValueError:
         return {}
 

@@ -6,12 +6,12 @@ Runs on every tool call: stdlib only; bad stdin, a missing settings file, anythi
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import sys
 from collections.abc import Mapping, Sequence
 
+from bus import fastjson
 from worker.permissions import MANDATORY_DENY, Decision, Permissions, decide, mandatory_allow
 
 HOOK_EVENT = "PreToolUse"
@@ -20,7 +20,7 @@ _AGENT_ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
 
 def denial(reason: str) -> str:
     """Claude Code's hook output that blocks the tool call and tells Claude why."""
-    return json.dumps(
+    return fastjson.dumps(
         {
             "hookSpecificOutput": {
                 "hookEventName": HOOK_EVENT,
@@ -34,7 +34,7 @@ def denial(reason: str) -> str:
 def read_payload(text: str) -> tuple[str, dict[str, object], str | None] | None:
     """(tool_name, tool_input, cwd) from the hook's stdin, or None when it is not a tool call."""
     try:
-        payload = json.loads(text) if text.strip() else None
+        payload = fastjson.loads(text) if text.strip() else None
     except ValueError:
         return None
     if not isinstance(payload, dict):
@@ -58,7 +58,7 @@ def read_permissions(settings_path: str) -> Permissions:
     fallback = Permissions(mandatory_allow(), MANDATORY_DENY)
     try:
         with open(settings_path, encoding="utf-8") as f:
-            rules = json.load(f).get("permissions", {})
+            rules = fastjson.loads(f.read()).get("permissions", {})
         allow, deny = rules.get("allow", []), rules.get("deny", [])
     except (OSError, ValueError, AttributeError):
         return fallback

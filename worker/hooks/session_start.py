@@ -3,10 +3,11 @@ and remind the agent who it is. Never fails the session."""
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from collections.abc import Sequence
+
+from bus import fastjson
 
 
 def context_for(agent_id: str, role: str, root: str) -> str:
@@ -22,7 +23,7 @@ def context_for(agent_id: str, role: str, root: str) -> str:
 def main(argv: Sequence[str]) -> int:
     try:
         raw = sys.stdin.read()
-        payload = json.loads(raw) if raw.strip() else {}
+        payload = fastjson.loads(raw) if raw.strip() else {}
         agent_id = os.environ.get("IB_AGENT_ID")
         if not isinstance(payload, dict) or not agent_id:
             return 0
@@ -45,7 +46,7 @@ def main(argv: Sequence[str]) -> int:
                 ),
             }
         }
-        print(json.dumps(out))
+        print(fastjson.dumps(out))
     except Exception:  # never break the agent's session start
         return 0
     return 0

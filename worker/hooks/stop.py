@@ -7,12 +7,16 @@ pane (when the last message says neither) runs tmux. Never fails the agent's ses
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import sys
 import time
 import zlib
-from collections.abc import Mapping, Sequence
+
+from bus import fastjson
+
+TYPE_CHECKING = False  # typing costs milliseconds on the hooks' path; the checker still sees the types
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
 
 FIELDS = ("manager", "project", "task", "role", "session")
 
@@ -128,7 +132,7 @@ def _tell_manager(session: str, text: str) -> None:
 def main(argv: Sequence[str]) -> int:
     try:
         raw = sys.stdin.read()
-        payload = json.loads(raw) if raw.strip() else {}
+        payload = fastjson.loads(raw) if raw.strip() else {}
         if not isinstance(payload, dict):
             return 0
         cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else os.getcwd()

@@ -1,0 +1,135 @@
+"""Messages agents queue for the person's primary session (`ib send user`): one hash per message and an
+index by time, pending until acknowledged. Adding or acknowledging appends a `message` event, so the status
+node and the bot hear of it without polling."""
+
+from __future__ import annotations
+
+import secrets
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, cast
+
+import redis
+
+from bus.defaults import EVENTS_MAXLEN
+from bus.envelope import EVENT_FIELD, encode, make_event
+from bus.errors import InvalidInput, NotFound
+from bus.hashes import ordered, read_hash, read_hashes, write_hash
+from bus.keys import Keys
+
+KINDS = ("question", "status", "alert", "complete")
+ID_PREFIX = "m-"
+
+
+@dataclass(frozen=True)
+class Message:
+    """One message for the person; `ts` is epoch seconds, `sender` the agent that sent it."""
+
+    id: str
+    sender: str
+    kind: str
+    text: str
+    ts: float
+    project: str = ""
+
+    @classmethod
+    def from_hash(cls, data: dict[str, str]) -> Message:
+        return cls(
+            id=data["id"],
+            sender=data.get("from", "unknown"),
+            kind=data.get("kind", "status"),
+            text=data.get("text", ""),
+            ts=float(data.get("ts") or 0),
+            project=data.get("project", ""),
+        )
+
+    def to_hash(self) -> dict[str, str]:
+        return {
+            "id": self.id,
+            "from": self.sender,
+            "kind": self.kind,
+            "text": self.text,
+            "ts": repr(self.ts),
+            "project": self.project,
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "from": self.sender, "kind": self.kind, "text": self.text, "ts": self.ts}
+
+
+def is_message_id(value: str) -> bool:
+    return value.startswith(ID_PREFIX)
+
+
+class MessageStore:
+    def __init__(self, client: redis.Redis, keys: Keys, maxlen: int = EVENTS_MAXLEN) -> None:
+        self.client = client
+        self.keys = keys
+        self.maxlen = maxlen
+
+    def add(self, sender: str, kind: str, text: str, project: str = "") -> Message:
+        """Store the message and append its `message` event in one transaction: no reader sees one alone."""
+        if kind not in KINDS:
+            raise InvalidInput(f"bad message kind {kind!r}: use one of {', '.join(KINDS)}")
+        message = Message(f"{ID_PREFIX}{secrets.token_hex(6)}", sender, kind, text, time.time(), project)
+        event = make_event(
+            "message",
+            f"To the user ({kind}): {text}",
+            sender=sender,
+            agent=None if sender == "unknown" else sender,
+            project=project or None,
+            data={"kind": kind, "message_id": message.id},
+        )
+        pipe = self.client.pipeline()
+        write_hash(pipe, self.keys.user_message(message.id), message.to_hash())
+        pipe.zadd(self.keys.user_messages, {message.id: message.ts})
+        pipe.xadd(self.keys.events, {EVENT_FIELD: encode(event)}, maxlen=self.maxlen, approximate=True)
+        pipe.execute()
+        return message
+
+    def pending(self) -> list[Message]:
+        """Every message not acknowledged yet, oldest first."""
+        ids = ordered(self.client, self.keys.user_messages)
+        found = read_hashes(self.client, [self.keys.user_message(i) for i in ids])
+        return [Message.from_hash(d) for d in found if d]
+
+    def get(self, message_id: str) -> Message:
+        data = read_hash(self.client, self.keys.user_message(message_id))
+        if not data:
+            raise NotFound(f"no pending message {message_id!r} (see `ib messages`)")
+        return Message.from_hash(data)
+
+    def acknowledge(self, message_id: str, by: str = "user") -> Message:
+        """Remove one message; an id nobody queued (or already acknowledged) is `NotFound`."""
+        message = self.get(message_id)
+        if not self.remove([message_id], by):
+            raise NotFound(f"message {message_id!r} was acknowledged meanwhile")
+        return message
+
+    def acknowledge_all(self, by: str = "user") -> list[str]:
+        """Remove every pending message; messages queued meanwhile stay. Returns the removed ids."""
+        return self.remove(ordered(self.client, self.keys.user_messages), by)
+
+    def remove(self, ids: Sequence[str], by: str = "user") -> list[str]:
+        """Remove the messages of `ids` that are pending; one `message` event (data.acknowledged) names
+        those this call removed, so two people acknowledging at once each report only their own."""
+        if not ids:
+            return []
+        pipe = self.client.pipeline()
+        for message_id in ids:
+            pipe.zrem(self.keys.user_messages, message_id)
+        pipe.delete(*[self.keys.user_message(i) for i in ids])
+        replies = cast(list[int], pipe.execute())
+        removed = [i for i, gone in zip(ids, replies[: len(ids)], strict=True) if gone]
+        if removed:
+            event = make_event(
+                "message",
+                f"Acknowledged {len(removed)} message(s) for the user: {', '.join(removed)}",
+                sender=by,
+                data={"acknowledged": removed},
+            )
+            self.client.xadd(
+                self.keys.events, {EVENT_FIELD: encode(event)}, maxlen=self.maxlen, approximate=True
+            )
+        return removed

@@ -1,0 +1,86 @@
+"""`ib task claim --wait`, the Linda `in()`: take the project's next ready task, blocking until there is one.
+
+Nothing sleeps: the waiter blocks in Redis (`XREAD BLOCK`) on the events stream and tries the claim
+script once at the start and again on every `task_ready` of its project. The claim is one Lua script, so
+two waiters never get the same task; the one that loses simply waits on.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Mapping
+
+import redis
+
+from bus.envelope import EVENT_FIELD, decode
+from bus.errors import BusUnavailable
+from bus.ids import validate_id
+from bus.keys import Keys
+from bus.streams import entries_of
+from bus.task import Task
+from bus.tasks import TaskStore
+
+BLOCK_SLICE_MS = 60_000  # the longest single XREAD; a longer wait is several, each woken by Redis
+READ_COUNT = 1000
+
+
+def wakes(fields: Mapping[str, str], project: str) -> bool:
+    """Whether an events-stream entry says a task of `project` became ready. Pure."""
+    raw = fields.get(EVENT_FIELD, "")
+    if '"task_ready"' not in raw:  # most entries: no JSON parsing needed
+        return False
+    event = decode("0-0", raw)
+    return event.get("type") == "task_ready" and event.get("project") == project
+
+
+def stream_end(reader: redis.Redis, keys: Keys) -> str:
+    """The id of the events stream's last entry ("0-0" when it is empty): where waiting starts."""
+    last = reader.xrevrange(keys.events, count=1)
+    return str(last[0][0]) if last else "0-0"
+
+
+def claim_wait(
+    store: TaskStore,
+    reader: redis.Redis,
+    keys: Keys,
+    project: str,
+    agent: str,
+    timeout: float | None,
+    on_wait: Callable[[], None] | None = None,
+) -> Task | None:
+    """The project's next ready task, claimed for `agent`; waits up to `timeout` seconds (None: for ever)
+    for one to become ready, and returns None when the time runs out.
+
+    `reader` must be a client without a socket timeout (`bus.connect.client_for(url, blocking=True)`).
+    The stream position is taken before the first try, so a task made ready between that try and the
+    first blocking read still wakes the waiter. `on_wait` is called once, when the waiting begins.
+    """
+    validate_id("project", project)
+    validate_id("agent", agent)
+    deadline = None if timeout is None else time.monotonic() + max(0.0, timeout)
+    try:
+        position = stream_end(reader, keys)
+        task = store.claim(project, agent)
+        if task is not None:
+            return task
+        if on_wait is not None:
+            on_wait()
+        while True:
+            block_ms = BLOCK_SLICE_MS
+            if deadline is not None:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return None
+                block_ms = min(block_ms, max(1, math.ceil(remaining * 1000)))  # BLOCK 0 would be for ever
+            entries = entries_of(reader.xread({keys.events: position}, count=READ_COUNT, block=block_ms))
+            if not entries:
+                continue
+            position = entries[-1][0]
+            # A full batch may mean we fell behind a trimmed stream: try the claim then too.
+            if len(entries) >= READ_COUNT or any(wakes(fields, project) for _id, fields in entries):
+                task = store.claim(project, agent)
+                if task is not None:
+                    return task
+    except (redis.ConnectionError, redis.TimeoutError) as e:
+        raise BusUnavailable(f"Redis cannot be reached while waiting for a task: {e}") from e

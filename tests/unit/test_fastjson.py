@@ -1,0 +1,48 @@
+"""bus.fastjson agrees with the json module on every document (it is the same C code, minus the imports)."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from bus import fastjson
+
+scalars = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text()
+documents = st.recursive(
+    scalars, lambda inner: st.lists(inner) | st.dictionaries(st.text(), inner), max_leaves=20
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(documents)
+def test_dumps_is_json_dumps(doc: object) -> None:
+    assert fastjson.dumps(doc) == json.dumps(doc, ensure_ascii=False, separators=(",", ":"))
+
+
+@settings(max_examples=300, deadline=None)
+@given(documents)
+def test_loads_inverts_dumps(doc: object) -> None:
+    assert fastjson.loads(json.dumps(doc)) == doc
+    assert fastjson.loads(" \n" + fastjson.dumps(doc) + "\t ") == doc
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["", " ", "{", "[1,]", "1 2", "garbage", '{"a":1}x', "\x00"],
+    ids=["empty", "blank", "open", "trailing-comma", "two-values", "word", "extra", "nul"],
+)
+def test_loads_refuses_what_json_refuses(text: str) -> None:
+    with pytest.raises(ValueError):
+        json.loads(text)
+    with pytest.raises(ValueError):
+        fastjson.loads(text)
+
+
+def test_constants_and_unserializable() -> None:
+    assert math.isinf(fastjson.loads("Infinity")) and math.isnan(fastjson.loads("NaN"))
+    with pytest.raises(TypeError, match="not JSON serializable"):
+        fastjson.dumps({"x": object()})
