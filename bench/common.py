@@ -6,6 +6,7 @@ import os
 import statistics
 import subprocess
 import sys
+import time
 import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -52,3 +53,31 @@ def ib_env(namespace: str, spool: str, **extra: str) -> dict[str, str]:
 
 def run(cmd: Sequence[str], env: dict[str, str], stdin: str = "") -> None:
     subprocess.run(cmd, env=env, input=stdin, capture_output=True, text=True, check=True)
+
+
+def process_times(
+    cmd: Sequence[str], env: dict[str, str], stdin: bytes = b"", runs: int = 40
+) -> tuple[list[float], list[float]]:
+    """Wall seconds and CPU seconds (user + system) of `runs` runs of one command."""
+    walls: list[float] = []
+    cpus: list[float] = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        proc = subprocess.Popen(
+            cmd, env=env, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
+        assert proc.stdin is not None
+        proc.stdin.write(stdin)
+        proc.stdin.close()
+        _pid, _status, usage = os.wait4(proc.pid, 0)
+        walls.append(time.perf_counter() - start)
+        cpus.append(usage.ru_utime + usage.ru_stime)
+    return walls, cpus
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds a live process has used so far (from /proc)."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    ticks = os.sysconf("SC_CLK_TCK")
+    return (int(fields[11]) + int(fields[12])) / ticks

@@ -19,8 +19,6 @@ from types import FrameType
 
 from worker.errors import WorkerError
 from worker.fake_script import (
-    COMPLETION_MARKER,
-    WAITING_MARKER,
     Step,
     denial,
     hook_commands,
@@ -31,6 +29,7 @@ from worker.fake_script import (
     steps_in,
 )
 from worker.fake_terminal import Keyboard, Screen, raw_terminal
+from worker.markers import COMPLETION_MARKER, WAITING_MARKER
 from worker.transcript import summarize_result, tool_argument
 
 VERSION = "2.0.0"

@@ -19,8 +19,6 @@ from typing import Literal
 VERBS = ("write", "read", "commit", "ask", "run", "say", "sleep", "wait", "done", "exit")
 NEEDS_ARGUMENT = ("write", "read", "commit", "ask", "run", "say", "sleep")
 MAX_SLEEP = 3600.0
-COMPLETION_MARKER = "I HAVE COMPLETED THE GOAL"
-WAITING_MARKER = "WAITING"
 HOOK_TIMEOUT = 10.0
 
 _STEP_LINE = re.compile(r"^\s*fake:\s*(.*?)\s*$")

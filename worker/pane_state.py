@@ -9,8 +9,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
-COMPLETION_MARKER = "I HAVE COMPLETED THE GOAL"
-WAITING_MARKER = "WAITING"
+from worker.markers import COMPLETION_MARKER, WAITING_MARKER
 
 RECENT_LINES = 5  # "happening right now": the last non-empty lines of the conversation
 WINDOW_LINES = 15  # how far back a marker or a rate-limit notice still counts

@@ -7,8 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-COMPLETION_MARKER = "I HAVE COMPLETED THE GOAL"
-WAITING_MARKER = "WAITING"
+from worker.markers import COMPLETION_MARKER, WAITING_MARKER
 
 
 @dataclass(frozen=True)

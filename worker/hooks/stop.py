@@ -6,7 +6,6 @@ pane (when the last message says neither) runs tmux. Never fails the agent's ses
 
 from __future__ import annotations
 
-import contextlib
 import os
 import sys
 import time
@@ -60,7 +59,7 @@ def _decide(payload: Mapping[str, object]) -> str:
     from worker.stop_message import stop_decision
 
     last = payload.get("last_assistant_message")
-    decision = stop_decision(last if isinstance(last, str) else None).value
+    decision = stop_decision(last if isinstance(last, str) else None)
     if decision != "unknown":
         return decision
     pane = os.environ.get("TMUX_PANE")
@@ -125,8 +124,10 @@ def _tell_manager(session: str, text: str) -> None:
     from worker.errors import WorkerError
     from worker.tmux import Tmux
 
-    with contextlib.suppress(WorkerError):  # the manager is gone; the event on the bus still says it
+    try:  # noqa: SIM105 - contextlib costs this hook 2.7 ms at import
         Tmux(os.environ.get("IB_TMUX_SOCKET") or None).send_text(session, text)
+    except WorkerError:
+        pass  # the manager is gone; the event on the bus still says it
 
 
 def main(argv: Sequence[str]) -> int:
