@@ -116,7 +116,8 @@ def bench_panes(sizes: list[int]) -> None:
         print(
             f"  {count:4d} agents: ib worker {worker_cpu:5.2f} s/min + tmux {server_cpu:5.2f} s/min "
             f"= {(worker_cpu + server_cpu) / 60 * 100:5.1f}% of a core | naive capture-all "
-            f"{naive_cpu:5.2f} + tmux {naive_server:5.2f} s/min = {(naive_cpu + naive_server) / 60 * 100:5.1f}% of a core"
+            f"{naive_cpu:5.2f} + tmux {naive_server:5.2f} s/min "
+            f"= {(naive_cpu + naive_server) / 60 * 100:5.1f}% of a core"
         )
 
 
@@ -161,7 +162,8 @@ def bench_hooks(runs: int = 60) -> None:
     for label, walls, cpus in results:
         wall, cpu = percentile(walls, 50), percentile(cpus, 50)
         print(
-            f"  {label:30s} wall {wall * 1000:6.1f} ms ({wall / base_wall:4.2f}x)   cpu {cpu * 1000:6.1f} ms ({cpu / base_cpu:4.2f}x)"
+            f"  {label:30s} wall {wall * 1000:6.1f} ms ({wall / base_wall:4.2f}x)"
+            f"   cpu {cpu * 1000:6.1f} ms ({cpu / base_cpu:4.2f}x)"
         )
 
 
