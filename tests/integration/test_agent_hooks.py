@@ -1,0 +1,132 @@
+"""The agents' Stop and SessionStart hooks run as Claude Code runs them: JSON on stdin, never failing."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+from pathlib import Path
+
+import pytest
+import redis
+
+from bus.keys import Keys
+from tests.cli import IbRunner
+from tests.waiting import retry_until
+
+
+def _types(rds: redis.Redis, keys: Keys) -> list[str]:
+    return [json.loads(f["e"])["type"] for _i, f in rds.xrange(keys.events)]
+
+
+def _stop(ib: IbRunner, agent: str, message: str, session: str = "s1", transcript: str = "") -> int:
+    payload = {
+        "session_id": session,
+        "transcript_path": transcript,
+        "cwd": str(ib.cwd),
+        "hook_event_name": "Stop",
+        "stop_hook_active": False,
+        "last_assistant_message": message,
+    }
+    done = ib.run("hook", "stop", stdin=json.dumps(payload), env={"IB_AGENT_ID": agent})
+    assert done.stdout == "" and done.stderr == ""
+    return done.returncode
+
+
+def test_stop_publishes_once_per_turn(ib: IbRunner, rds: redis.Redis, keys: Keys, tmp_path: Path) -> None:
+    rds.hset(keys.agent("a1"), mapping={"id": "a1", "role": "manager", "project": "p"})
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text('{"type":"assistant"}\n')
+    assert _stop(ib, "a1", "Done.\nI HAVE COMPLETED THE GOAL", transcript=str(transcript)) == 0
+    assert (
+        _stop(ib, "a1", "Done.\nI HAVE COMPLETED THE GOAL", transcript=str(transcript)) == 0
+    )  # same turn again
+    assert _types(rds, keys) == ["complete"]
+    transcript.write_text('{"type":"assistant"}\n{"type":"user"}\n{"type":"assistant"}\n')  # a new turn
+    assert _stop(ib, "a1", "Need input.\nWAITING", transcript=str(transcript)) == 0
+    assert _types(rds, keys) == ["complete", "waiting"]
+    event = json.loads(rds.xrange(keys.events)[0][1]["e"])
+    assert (event["from"], event["project"], event["msg"]) == ("a1", "p", "Manager a1 completed its goal")
+    assert rds.hget(keys.agent("a1"), "state") == "waiting"
+
+
+def test_stop_without_marker_and_outside_tmux_publishes_nothing(
+    ib: IbRunner, rds: redis.Redis, keys: Keys
+) -> None:
+    assert _stop(ib, "a1", "I am still thinking about it") == 0
+    assert _types(rds, keys) == []
+
+
+@pytest.mark.parametrize(
+    "stdin",
+    ["", "garbage{", "[]", '{"last_assistant_message": 5}', "\x00\x01"],
+    ids=["empty", "garbage", "list", "bad-field", "binary"],
+)
+def test_stop_with_bad_stdin_never_fails(ib: IbRunner, rds: redis.Redis, keys: Keys, stdin: str) -> None:
+    done = ib.run("hook", "stop", stdin=stdin, env={"IB_AGENT_ID": "a1"})
+    assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+    assert _types(rds, keys) == []
+
+
+def test_stop_with_redis_down_spools_and_exits_zero(ib: IbRunner, tmp_path: Path) -> None:
+    payload = json.dumps({"session_id": "s", "last_assistant_message": "x\nWAITING", "cwd": str(ib.cwd)})
+    done = ib.run(
+        "hook", "stop", stdin=payload, env={"IB_AGENT_ID": "a1", "IB_REDIS_URL": "redis://127.0.0.1:1/0"}
+    )
+    assert done.returncode == 0 and done.stdout == ""
+
+
+def test_session_start_records_transcript_and_reminds(ib: IbRunner, rds: redis.Redis, keys: Keys) -> None:
+    rds.hset(keys.agent("a2"), mapping={"id": "a2"})
+    payload = {
+        "session_id": "abc",
+        "transcript_path": "/tmp/t.jsonl",
+        "cwd": str(ib.cwd),
+        "hook_event_name": "SessionStart",
+    }
+    done = ib.run(
+        "hook",
+        "session-start",
+        stdin=json.dumps(payload),
+        env={"IB_AGENT_ID": "a2", "IB_AGENT_ROLE": "worker"},
+    )
+    assert done.returncode == 0
+    context = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "worker agent a2" in context and "I HAVE COMPLETED THE GOAL" in context
+    assert rds.hget(keys.agent("a2"), "transcript_path") == "/tmp/t.jsonl"
+    assert rds.hget(keys.agent("a2"), "claude_session") == "abc"
+    garbage = ib.run("hook", "session-start", stdin="{{{", env={"IB_AGENT_ID": "a2"})
+    assert (garbage.returncode, garbage.stdout) == (0, "")
+
+
+def test_worker_stops_on_sigterm_and_leaves_agents(agents_ib: IbRunner) -> None:
+    ib = agents_ib
+    assert ib.run("new-agent", "Wait around.\nfake: wait", "--name", "stays").returncode == 0
+    worker = ib.popen("worker")
+    retry_until(
+        lambda: "waiting" in ib.run("list", "--json").stdout, timeout=30, what="the worker to see the agent"
+    )
+    worker.send_signal(signal.SIGTERM)
+    assert worker.wait(timeout=15) == 0
+    sessions = subprocess.run(
+        ["tmux", "-L", ib.env["IB_TMUX_SOCKET"], "list-sessions", "-F", "#{session_name}"],
+        capture_output=True,
+        text=True,
+        check=False,
+    ).stdout
+    assert "stays" in sessions
+    second = ib.run("worker", "--once")
+    assert second.returncode == 0, second.stderr
+    assert json.loads(ib.run("list", "--json").stdout)[0]["state"] == "waiting"
+
+
+def test_second_worker_with_same_id_refuses(agents_ib: IbRunner) -> None:
+    ib = agents_ib
+    first = ib.popen("worker")
+    client = redis.Redis.from_url(ib.env["IB_REDIS_URL"])
+    retry_until(lambda: client.exists(Keys(ib.env["IB_NAMESPACE"]).worker(ib.env["IB_WORKER_ID"])))
+    second = ib.run("worker", "--once")
+    assert second.returncode == 1 and "already running" in second.stderr
+    first.send_signal(signal.SIGTERM)
+    first.wait(timeout=15)
+    client.close()
