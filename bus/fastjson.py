@@ -69,6 +69,12 @@ def loads(text: str) -> Any:
         value, end = _scan(text, start)
     except StopIteration as e:
         raise ValueError(f"not JSON: expecting a value at character {e.value}") from None
+    except SystemError:
+        # _json reports some syntax errors through json.decoder.JSONDecodeError and fails this way when
+        # that module is not loaded yet: load it (only on bad input) and let json say what is wrong.
+        import json
+
+        return json.loads(text)
     if text[end:].strip(_WHITESPACE):
         raise ValueError(f"not JSON: extra data at character {end}")
     return value

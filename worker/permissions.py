@@ -1,17 +1,23 @@
-"""What an agent may do: the mandatory allow and deny lists, their merge with the user's config, Claude
-Code's permission rule syntax, and the path isolation that keeps an agent inside its own worktree.
+"""What an agent may do: the mandatory allow and deny lists and their merge with the user's config, the
+path isolation that keeps an agent inside its own worktree, and the PreToolUse decisions built on both.
 
-Pure and stdlib-only: the PreToolUse hooks import this on every tool call of every agent.
+The PreToolUse hooks import this on every tool call of every agent, so it loads nothing beyond the
+interpreter's own start-up modules: the rule syntax (worker.permission_rules), the shell parser
+(worker.shell_words) and fnmatch are imported inside the functions, only by the calls that need them.
 """
 
 from __future__ import annotations
 
-import fnmatch
 import posixpath
-import re
-import shlex
-from collections.abc import Iterator, Mapping, Sequence
-from typing import Literal, NamedTuple
+
+from bus.record import Record
+
+TYPE_CHECKING = False  # typing costs milliseconds on the hooks' path; the checker still sees the types
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+    from typing import Literal, TypeAlias
+
+    Verdict: TypeAlias = Literal["allow", "deny", "none"]
 
 ROLES = ("manager", "worker")
 STATE_DIR = ".ib"
@@ -46,22 +52,24 @@ SHARED_PLACES = ("~/.claude", "/tmp")
 PARAM_CHARS = 300
 """A logged tool parameter longer than this is cut (a Write's content can be megabytes)."""
 
-Verdict = Literal["allow", "deny", "none"]
 
-
-class Permissions(NamedTuple):
+class Permissions(Record):
     """Claude Code permission rules: what runs without asking, and what never runs."""
 
-    allow: tuple[str, ...]
-    deny: tuple[str, ...]
+    __slots__ = ("allow", "deny")
+
+    def __init__(self, allow: tuple[str, ...], deny: tuple[str, ...]) -> None:
+        self.allow, self.deny = allow, deny
 
 
-class Decision(NamedTuple):
+class Decision(Record):
     """`deny` blocks the tool call with `reason`; `allow` means the path check passed and `none` that
     this module has no opinion. For both, Claude Code's own permission flow still applies."""
 
-    verdict: Verdict
-    reason: str = ""
+    __slots__ = ("reason", "verdict")
+
+    def __init__(self, verdict: Verdict, reason: str = "") -> None:
+        self.verdict, self.reason = verdict, reason
 
 
 NO_DECISION = Decision("none")
@@ -103,6 +111,8 @@ def merge_permissions(
 
 def _configured(cfg: Mapping[str, object] | None, role: str, key: str, where: str) -> list[str] | None:
     """`cfg["permissions"][role][key]` as a list of rules; None when a level is absent."""
+    from collections.abc import Mapping  # here, not at the top: spawning needs it, the hooks do not
+
     value: object = cfg
     for level in ("permissions", role, key):
         if value is None:
@@ -130,207 +140,14 @@ def _unique(rules: Sequence[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(rules))
 
 
-# --- rule syntax -----------------------------------------------------------------------------------
-
-_RULE = re.compile(r"\s*([^()\s]+)\s*(?:\((.*)\))?\s*", re.DOTALL)
-_SUBJECT_KEYS = (*PATH_KEYS, "pattern", "url", "query")
-
-
-def tool_matches(pattern: str, tool_name: str, tool_input: Mapping[str, object]) -> bool:
-    """Does a Claude Code permission rule cover this call? `Read` covers every Read; `Bash(git status:*)`
-    and `Bash(git status *)` cover `git status` and `git status <anything>`; `Bash(npm test)` only that
-    exact command; `*` inside a specifier is a wildcard; `WebFetch(domain:example.com)` covers the host
-    and its subdomains; other specifiers are globs over the tool's path (or pattern, url, query)."""
-    rule = _RULE.fullmatch(pattern)
-    if not rule:
-        return False
-    name, spec = rule.group(1), rule.group(2)
-    if not _name_matches(name, tool_name):
-        return False
-    if spec is None or spec.strip() in ("", "*"):
-        return True
-    return _spec_matches(spec.strip(), tool_name, tool_input)
-
-
-def _spec_matches(spec: str, tool_name: str, tool_input: Mapping[str, object]) -> bool:
-    if tool_name == "Bash":
-        command = tool_input.get("command")
-        return isinstance(command, str) and command_matches(spec, command)
-    subject = next((v for k in _SUBJECT_KEYS if isinstance(v := tool_input.get(k), str) and v), None)
-    if subject is None:
-        return False
-    if tool_name == "WebFetch" and spec.startswith("domain:"):
-        host = _host(subject)
-        domain = spec.removeprefix("domain:").lower()
-        return host == domain or host.endswith("." + domain)
-    return _glob_regex(spec, path=True).fullmatch(subject) is not None
-
-
-def _name_matches(name: str, tool_name: str) -> bool:
-    if name == tool_name:
-        return True
-    if name.startswith("mcp__"):  # `mcp__server` and `mcp__server__*` cover every tool of that server
-        server = name.removesuffix("__*").removesuffix("*")
-        return tool_name.startswith(server.rstrip("_") + "__")
-    return False
-
-
-def command_matches(spec: str, command: str) -> bool:
-    """A Bash specifier against one command line (surrounding blanks ignored)."""
-    command = command.strip()
-    if spec.endswith(":*"):
-        spec = spec[:-2] + " *"
-    if "*" not in spec:
-        return command == spec
-    return _glob_regex(spec, path=False).fullmatch(command) is not None
-
-
-def _glob_regex(spec: str, *, path: bool) -> re.Pattern[str]:
-    """`*` as a wildcard; for commands a trailing ` *` also matches nothing (word boundary), for paths
-    a single `*` stays inside one folder and `**` crosses folders."""
-    if not path and spec.endswith(" *"):
-        return re.compile(_glob_body(spec[:-2], path) + r"(?:\s.*)?", re.DOTALL)
-    return re.compile(_glob_body(spec, path), re.DOTALL)
-
-
-def _glob_body(spec: str, path: bool) -> str:
-    parts = re.split(r"(\*\*|\*)", spec)
-    out = []
-    for part in parts:
-        if part == "**":
-            out.append(".*")
-        elif part == "*":
-            out.append("[^/]*" if path else ".*")
-        else:
-            out.append(re.escape(part))
-    return "".join(out)
-
-
-def _host(url: str) -> str:
-    rest = url.split("://", 1)[-1]
-    host = re.split(r"[/?#]", rest, maxsplit=1)[0].rsplit("@", 1)[-1]
-    return host.split(":", 1)[0].lower()
-
-
-# --- shell commands --------------------------------------------------------------------------------
-
-_SKIP_WORDS = frozenset({"if", "then", "else", "elif", "do", "while", "until", "{", "!", "time", "exec"})
-_PREFIX_COMMANDS = frozenset({"builtin", "command"})
-_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=.*", re.DOTALL)
-_VARIABLE = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
-_NESTING = 3
-
-
-def simple_commands(command: str, depth: int = 0) -> list[list[str]]:
-    """The words of each simple command in a shell line: split at `;`, `&&`, `||`, `|`, parentheses,
-    redirections and new lines, quotes removed; the insides of `$( )`, backticks and `sh -c '...'` are
-    commands too. Unbalanced quotes fall back to splitting at blanks."""
-    text = _backticks_as_substitution(command.replace("\n", " ; "))
-    lexer = shlex.shlex(text, posix=True, punctuation_chars=True)
-    lexer.whitespace_split = True
-    try:
-        tokens = list(lexer)
-    except ValueError:
-        tokens = text.split()
-    commands: list[list[str]] = []
-    current: list[str] = []
-    for token in tokens:
-        if token and all(c in "();<>|&" for c in token):
-            commands.append(current)
-            current = []
-            continue
-        current.append(token)
-        if depth < _NESTING:
-            commands.extend(_nested(token, depth + 1))
-    commands.append(current)
-    words = [_strip_prefix(c) for c in commands]
-    words.extend(_shell_c(words, depth))
-    return [c for c in words if c]
-
-
-def _backticks_as_substitution(text: str) -> str:
-    """`cmd` written as $(cmd), so one rule finds commands in both."""
-    parts = text.split("`")
-    out = [parts[0]]
-    for i, part in enumerate(parts[1:]):
-        out.append(("$(" if i % 2 == 0 else ")") + part)
-    return "".join(out)
-
-
-def _nested(token: str, depth: int) -> Iterator[list[str]]:
-    """Commands inside a quoted word: what follows a `$(` left in it after quote removal."""
-    if "$(" in token:
-        yield from simple_commands(token[token.index("$(") + 2 :], depth)
-
-
-def _shell_c(commands: list[list[str]], depth: int) -> Iterator[list[str]]:
-    if depth >= _NESTING:
-        return
-    for words in commands:
-        if (
-            len(words) >= 3
-            and posixpath.basename(words[0]) in ("sh", "bash", "zsh", "dash")
-            and "-c" in words
-        ):
-            at = words.index("-c")
-            if at + 1 < len(words):
-                yield from simple_commands(words[at + 1], depth + 1)
-
-
-def _strip_prefix(words: list[str]) -> list[str]:
-    """Drop what runs a command without being it: keywords, `VAR=value`, `builtin` / `command`."""
-    i = 0
-    while i < len(words) and (words[i] in _SKIP_WORDS or _ASSIGNMENT.fullmatch(words[i])):
-        i += 1
-    if i < len(words) and words[i] in _PREFIX_COMMANDS:
-        i += 1
-    return words[i:]
-
-
-def cd_targets(command: str, *, cwd: str, home: str, variables: Mapping[str, str]) -> list[str]:
-    """Where the `cd` / `pushd` commands of a shell line go, as normalised absolute paths, following
-    the directory from one to the next. Targets that cannot be known (`cd -`, `$UNKNOWN`) are left out;
-    `$HOME`, `$PWD` and `variables` are expanded."""
-    here = normalize(cwd, base="/", home=home)
-    targets: list[str] = []
-    for words in simple_commands(command):
-        if words[0] not in ("cd", "pushd"):
-            continue
-        target = _cd_argument(words, home)
-        if target is None:
-            continue
-        expanded = _expand(target, {"HOME": home, "PWD": here, **variables})
-        if expanded is None:
-            continue
-        here = normalize(expanded, base=here, home=home)
-        targets.append(here)
-    return targets
-
-
-def _expand(text: str, known: Mapping[str, str]) -> str | None:
-    """`$NAME` and `${NAME}` replaced from `known`; None when something else would be expanded."""
-    expanded = _VARIABLE.sub(lambda m: known.get(m.group(1) or m.group(2), "\0"), text)
-    return None if "\0" in expanded or "$" in expanded else expanded
-
-
-def _cd_argument(words: list[str], home: str) -> str | None:
-    args = words[1:]
-    while args and args[0].startswith("-") and args[0] != "-" and not args[0][1:].isdigit():
-        done = args[0] == "--"
-        args = args[1:]
-        if done:
-            break
-    if not args:
-        return home if words[0] == "cd" else None
-    target = args[0]
-    if target == "-" or (words[0] == "pushd" and re.fullmatch(r"[+-]\d+", target)):
-        return None
-    return target
-
-
 # --- paths -----------------------------------------------------------------------------------------
 
-_GLOB_CHARS = re.compile(r"[*?\[]")
+_GLOB_CHARS = "*?["
+
+
+def _has_glob(text: str) -> bool:
+    """Does `text` hold a shell wildcard (`*`, `?` or `[`)?"""
+    return any(c in text for c in _GLOB_CHARS)
 
 
 def normalize(path: str, *, base: str, home: str) -> str:
@@ -356,17 +173,24 @@ def _under(path: Sequence[str], base: Sequence[str | None], *, globs: bool = Tru
     for have, want in zip(path, base, strict=False):
         if want is None or have == want:
             continue
-        if not (globs and _GLOB_CHARS.search(have) and fnmatch.fnmatchcase(want, have)):
+        if not (globs and _has_glob(have) and _expands_to(want, have)):
             return False
     return True
 
 
-class Places(NamedTuple):
+def _expands_to(name: str, pattern: str) -> bool:
+    from fnmatch import fnmatchcase  # imports re: only for a path that holds a wildcard
+
+    return fnmatchcase(name, pattern)
+
+
+class Places(Record):
     """An agent's world, normalised: its worktree, the main repository, home."""
 
-    worktree: str
-    root: str
-    home: str
+    __slots__ = ("home", "root", "worktree")
+
+    def __init__(self, worktree: str, root: str, home: str) -> None:
+        self.worktree, self.root, self.home = worktree, root, home
 
     @property
     def agents(self) -> list[str]:
@@ -430,18 +254,42 @@ def decide(
 
 
 def _deny_rule(tool_name: str, tool_input: Mapping[str, object], deny: Sequence[str]) -> Decision | None:
-    """A deny rule matching the call; a Bash rule also matches any one command of a compound line."""
+    """A deny rule matching the call; a Bash rule also matches any one command of a compound line. A
+    plain tool name is compared here; only other rules load the rule syntax (and, for Bash, the shell
+    parser)."""
+    inputs: list[Mapping[str, object]] | None = None
+    for rule in deny:
+        if _plain_name(rule):
+            if rule != tool_name:
+                continue
+        else:
+            from worker.permission_rules import tool_matches
+
+            inputs = _rule_inputs(tool_name, tool_input) if inputs is None else inputs
+            if not any(tool_matches(rule, tool_name, one) for one in inputs):
+                continue
+        what = describe(tool_name, tool_input)
+        if tool_name in PLAN_TOOLS:
+            return Decision("deny", f"Permission denied: {what}. Agents work directly; plan mode is off.")
+        return Decision("deny", f"Permission denied: {what}. It matches the deny rule {rule}.")
+    return None
+
+
+def _plain_name(rule: str) -> bool:
+    """A rule that is one tool name and nothing else (no specifier, no blanks, no `mcp__` server
+    prefix), which covers exactly the calls of the tool with that name."""
+    return rule.isidentifier() and not rule.startswith("mcp__")
+
+
+def _rule_inputs(tool_name: str, tool_input: Mapping[str, object]) -> list[Mapping[str, object]]:
+    """What a rule is matched against: the call, and for Bash each simple command of its line too."""
     inputs: list[Mapping[str, object]] = [tool_input]
     command = tool_input.get("command")
     if tool_name == "Bash" and isinstance(command, str):
+        from worker.shell_words import simple_commands
+
         inputs += [{"command": " ".join(words)} for words in simple_commands(command)]
-    for rule in deny:
-        if any(tool_matches(rule, tool_name, one) for one in inputs):
-            what = describe(tool_name, tool_input)
-            if tool_name in PLAN_TOOLS:
-                return Decision("deny", f"Permission denied: {what}. Agents work directly; plan mode is off.")
-            return Decision("deny", f"Permission denied: {what}. It matches the deny rule {rule}.")
-    return None
+    return inputs
 
 
 def _file_decision(tool_name: str, tool_input: Mapping[str, object], places: Places) -> Decision:
@@ -463,6 +311,8 @@ def _bash_decision(tool_input: Mapping[str, object], places: Places) -> Decision
     command = tool_input.get("command")
     if not isinstance(command, str):
         return NO_DECISION
+    from worker.shell_words import cd_targets
+
     variables = {"IB_ROOT": places.root}
     for target in cd_targets(command, cwd=places.worktree, home=places.home, variables=variables):
         place, other = where(target, places)
@@ -481,7 +331,7 @@ def _deny(what: str, places: Places) -> Decision:
 
 def _agent(agent_id: str) -> str:
     """`agent b2's`; a glob in that place (`*`) could be any agent."""
-    return "another agent's" if _GLOB_CHARS.search(agent_id) else f"agent {agent_id}'s"
+    return "another agent's" if _has_glob(agent_id) else f"agent {agent_id}'s"
 
 
 def tool_paths(tool_name: str, tool_input: Mapping[str, object], *, worktree: str, home: str) -> list[str]:
@@ -519,6 +369,8 @@ def decide_primary(
     command = tool_input.get("command")
     if tool_name != "Bash" or not isinstance(command, str):
         return NO_DECISION
+    from worker.shell_words import cd_targets
+
     root = normalize(root, base="/", home=home)
     agents = [*_parts(root), STATE_DIR, AGENTS_DIR]
     for target in cd_targets(

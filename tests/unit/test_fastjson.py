@@ -46,3 +46,13 @@ def test_constants_and_unserializable() -> None:
     assert math.isinf(fastjson.loads("Infinity")) and math.isnan(fastjson.loads("NaN"))
     with pytest.raises(TypeError, match="not JSON serializable"):
         fastjson.dumps({"x": object()})
+
+
+def test_bad_input_in_a_fresh_interpreter_is_a_value_error() -> None:
+    """Without json.decoder loaded, the C scanner cannot build its error: still a ValueError for us."""
+    import subprocess
+    import sys
+
+    code = "from bus import fastjson\ntry:\n    fastjson.loads('{nope')\nexcept ValueError:\n    print('ok')"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert done.stdout.strip() == "ok", done.stderr

@@ -6,20 +6,19 @@ from __future__ import annotations
 import pytest
 
 from worker.errors import PermissionsConfigError, WorkerError
+from worker.permission_rules import tool_matches
 from worker.permissions import (
     MANDATORY_DENY,
     Decision,
     Permissions,
-    cd_targets,
     decide,
     decide_primary,
     describe,
     mandatory_allow,
     merge_permissions,
     normalize,
-    simple_commands,
-    tool_matches,
 )
+from worker.shell_words import cd_targets, simple_commands
 
 ROOT = "/work/proj"
 AGENTS = ROOT + "/.ib/agents"

@@ -7,15 +7,18 @@ Runs on every tool call: stdlib only; bad stdin, a missing settings file, anythi
 from __future__ import annotations
 
 import os
-import re
 import sys
-from collections.abc import Mapping, Sequence
 
 from bus import fastjson
 from worker.permissions import MANDATORY_DENY, Decision, Permissions, decide, mandatory_allow
 
+TYPE_CHECKING = False  # typing costs milliseconds on the hooks' path; the checker still sees the types
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
 HOOK_EVENT = "PreToolUse"
-_AGENT_ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
+_ID_FIRST = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+_ID_REST = _ID_FIRST | frozenset(".-")
 
 
 def denial(reason: str) -> str:
@@ -35,7 +38,7 @@ def read_payload(text: str) -> tuple[str, dict[str, object], str | None] | None:
     """(tool_name, tool_input, cwd) from the hook's stdin, or None when it is not a tool call."""
     try:
         payload = fastjson.loads(text) if text.strip() else None
-    except ValueError:
+    except (ValueError, SystemError):  # SystemError: see read_permissions
         return None
     if not isinstance(payload, dict):
         return None
@@ -45,10 +48,15 @@ def read_payload(text: str) -> tuple[str, dict[str, object], str | None] | None:
     return name, tool_input if isinstance(tool_input, dict) else {}, cwd if isinstance(cwd, str) else None
 
 
+def _agent_id_ok(agent_id: str) -> bool:
+    """An agent id names one folder: ASCII letters, digits, `_`, and `.` / `-` after the first."""
+    return bool(agent_id) and agent_id[0] in _ID_FIRST and all(c in _ID_REST for c in agent_id)
+
+
 def agent_dir(env: Mapping[str, str]) -> str | None:
     """R/.ib/agents/<id> of the agent this process runs as, or None when it is not an agent."""
     agent_id, root = env.get("IB_AGENT_ID", ""), env.get("IB_ROOT", "")
-    if not root or not _AGENT_ID.fullmatch(agent_id):
+    if not root or not _agent_id_ok(agent_id):
         return None
     return os.path.join(root, ".ib", "agents", agent_id)
 
@@ -60,7 +68,9 @@ def read_permissions(settings_path: str) -> Permissions:
         with open(settings_path, encoding="utf-8") as f:
             rules = fastjson.loads(f.read()).get("permissions", {})
         allow, deny = rules.get("allow", []), rules.get("deny", [])
-    except (OSError, ValueError, AttributeError):
+    except (OSError, ValueError, AttributeError, SystemError):
+        # SystemError: CPython's C scanner (bus.fastjson) raises it for some malformed objects (`{nope`)
+        # while json.decoder is not loaded; a broken file must still leave the mandatory rules in force.
         return fallback
     if not (isinstance(allow, list) and isinstance(deny, list)):
         return fallback

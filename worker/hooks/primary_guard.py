@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Mapping, Sequence
 
 from worker.hooks.pre_tool_use import denial, read_payload
 from worker.permissions import decide_primary
+
+TYPE_CHECKING = False  # typing costs milliseconds on the hooks' path; the checker still sees the types
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
 
 
 def check(stdin_text: str, env: Mapping[str, str], cwd: str) -> str | None:

@@ -1,0 +1,97 @@
+"""The hot modules (hooks, `ib notify`, the `ib` entry point) run on every tool call of every agent:
+importing them, and deciding a file tool call, loads none of the slow standard or third-party modules.
+
+Each probe runs in a fresh interpreter and reports what it loaded beyond the modules the interpreter had
+already loaded when the probe started (what `python -c pass` loads: site, encodings, .pth hooks)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+SLOW = frozenset(
+    {"re", "shlex", "fnmatch", "typing", "dataclasses", "json", "pydantic", "redis", "typer", "rich"}
+)
+WORKTREE = "/proj/.ib/agents/a1/repo"
+
+PROBE = """
+import sys
+started = set(sys.modules)
+{body}
+print(" ".join(sorted({{name.partition(".")[0] for name in set(sys.modules) - started}})))
+"""
+
+DECIDE = """
+from worker.hooks.pre_tool_use import read_permissions
+from worker.permissions import decide
+permissions = read_permissions("/nonexistent/settings.json")
+decision = decide({tool!r}, {tool_input!r}, worktree={worktree!r}, root="/proj", permissions=permissions,
+                  home="/home/dev")
+print(decision.verdict)
+"""
+
+
+def _loaded(body: str) -> tuple[list[str], set[str]]:
+    """The probe's own output lines, and the top-level names of the modules it loaded."""
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE.format(body=body)],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=REPO,
+    )
+    *printed, loaded = done.stdout.splitlines()
+    return printed, set(loaded.split())
+
+
+HOT_MODULES = {
+    "pre-tool-use": "worker.hooks.pre_tool_use",
+    "primary-guard": "worker.hooks.primary_guard",
+    "post-tool-use": "worker.hooks.post_tool_use",
+    "stop": "worker.hooks.stop",
+    "session-start": "worker.hooks.session_start",
+    "notify": "worker.notify_cmd",
+    "entry": "worker.entry",
+}
+
+
+@pytest.mark.parametrize("module", HOT_MODULES.values(), ids=HOT_MODULES.keys())
+def test_importing_a_hot_module_loads_nothing_slow(module: str) -> None:
+    _, loaded = _loaded(f"import {module}")
+    assert module.partition(".")[0] in loaded
+    assert loaded & SLOW == set()
+
+
+FILE_CALLS: dict[str, tuple[str, dict[str, object], str]] = {
+    "read-in-worktree": ("Read", {"file_path": WORKTREE + "/src/a.py"}, "allow"),
+    "read-main-repo": ("Read", {"file_path": "/proj/README.md"}, "deny"),
+    "read-outside": ("Read", {"file_path": "/etc/passwd"}, "deny"),
+    "read-other-agent": ("Read", {"file_path": "/proj/.ib/agents/b2/repo/a.py"}, "deny"),
+    "write-tmp": ("Write", {"file_path": "/tmp/x", "content": "x"}, "allow"),
+    "edit-relative": ("Edit", {"file_path": "a.py", "old_string": "a", "new_string": "b"}, "allow"),
+    "grep-worktree": ("Grep", {"pattern": "x[0-9]+", "path": WORKTREE}, "allow"),
+    "ls-claude-home": ("LS", {"path": "~/.claude"}, "allow"),
+    "plan-mode": ("EnterPlanMode", {}, "deny"),
+    "other-tool": ("WebSearch", {"query": "python"}, "none"),
+}
+
+
+@pytest.mark.parametrize(("tool", "tool_input", "verdict"), FILE_CALLS.values(), ids=FILE_CALLS.keys())
+def test_a_file_tool_decision_loads_nothing_slow(
+    tool: str, tool_input: dict[str, object], verdict: str
+) -> None:
+    printed, loaded = _loaded(DECIDE.format(tool=tool, tool_input=tool_input, worktree=WORKTREE))
+    assert printed == [verdict]
+    assert loaded & (SLOW | {"collections"}) == set()
+
+
+def test_the_probe_sees_what_a_bash_decision_loads() -> None:
+    """Bash calls parse the command line: shlex is allowed there, and the probe must notice it."""
+    body = DECIDE.format(tool="Bash", tool_input={"command": "cd /proj && ls"}, worktree=WORKTREE)
+    printed, loaded = _loaded(body)
+    assert printed == ["deny"]
+    assert "shlex" in loaded
