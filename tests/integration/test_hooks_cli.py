@@ -1,0 +1,37 @@
+"""`ib hooks install | status | uninstall` through the real command line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.cli import IbRunner
+
+
+def test_install_status_uninstall(ib: IbRunner, repo: Path) -> None:
+    settings = repo / ".claude" / "settings.local.json"
+    settings.parent.mkdir()
+    settings.write_text(json.dumps({"permissions": {"allow": ["Bash(make:*)"]}}))
+    assert "not installed" in ib.run("hooks", "status").stdout
+    done = ib.run("hooks", "install", "--tmux-indicator")
+    assert done.returncode == 0, done.stderr
+    assert "added PostToolUse" in done.stdout
+    assert ib.run("hooks", "install", "--tmux-indicator").stdout.strip() == "already installed"
+    status = ib.run("hooks", "status").stdout
+    assert ": installed" in status and "tmux indicator: on" in status
+    body = json.loads(settings.read_text())
+    assert body["permissions"] == {"allow": ["Bash(make:*)"]}
+    commands = [h["command"] for groups in body["hooks"].values() for g in groups for h in g["hooks"]]
+    assert any(c.endswith("hook post-tool-use") for c in commands)
+    assert ib.run("hooks", "uninstall").returncode == 0
+    assert json.loads(settings.read_text()) == {"permissions": {"allow": ["Bash(make:*)"]}}
+
+
+def test_malformed_settings_is_one_clear_error(ib: IbRunner, repo: Path) -> None:
+    settings = repo / ".claude" / "settings.local.json"
+    settings.parent.mkdir()
+    settings.write_text("{not json")
+    done = ib.run("hooks", "install")
+    assert done.returncode == 1
+    assert "settings.local.json" in done.stderr and "Traceback" not in done.stderr
+    assert settings.read_text() == "{not json"
