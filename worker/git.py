@@ -25,6 +25,7 @@ from worker.git_parse import (
     identity_env,
     parse_config_list,
     parse_log,
+    parse_names,
     parse_stat_totals,
     parse_status,
     parse_worktrees,
@@ -443,7 +444,7 @@ class Git:
         self, at: Path, is_main: bool, *, target: str, branch: str, message: str, commits: list[Commit]
     ) -> MergeResult:
         self._refuse_busy(at)
-        dirty = changes(self.status(at), untracked=False)
+        dirty = self._in_the_way(at, target, branch)
         if dirty:
             place = (
                 f"the main checkout {at}" if is_main else f"the worktree {at}, where {target} is checked out,"
@@ -457,6 +458,14 @@ class Git:
         if conflicts:
             return MergeResult(ok=False, sha=None, commits=commits, conflicts=conflicts, merged_in=at)
         return MergeResult(ok=True, sha=self.head(at), commits=commits, merged_in=at)
+
+    def _in_the_way(self, at: Path, target: str, branch: str) -> list[StatusEntry]:
+        """Uncommitted changes a merge of `branch` could touch: anything staged (git would record it in
+        the merge commit), and unstaged changes to files the branch changed. Edits elsewhere — the status
+        block ittybus keeps in CLAUDE.md, the person's work in progress — stay as they are."""
+        dirty = changes(self.status(at), untracked=True)
+        touched = set(parse_names(self.output("diff", "--name-only", "-z", f"{target}...{branch}", cwd=at)))
+        return [e for e in dirty if e.code[0] not in " ?" or e.path in touched or e.orig_path in touched]
 
     def _merge_detached(
         self, target: str, branch: str, message: str, old: str, commits: list[Commit]

@@ -48,9 +48,9 @@ def test_spawn_ask_answer_complete_merge(
     assert worktree.is_dir()
     assert git(repo, "branch", "--list", "agent/painter").strip()
 
-    question = _until(ib, "question")
-    assert [e["type"] for e in question] == ["question"]
-    assert question[0]["from"] == "painter" and "What colour" in str(question[0]["msg"])
+    seen = _until(ib, "question")
+    asked = next(e for e in seen if e["type"] == "question")
+    assert asked["from"] == "painter" and "What colour" in str(asked["msg"])
     pending = json.loads(ib.run("questions", "--json").stdout)
     assert [q["agent"] for q in pending] == ["painter"]
 
@@ -62,9 +62,9 @@ def test_spawn_ask_answer_complete_merge(
     assert received.read_text() == answer + "\n"
     assert ib.run("acknowledge", str(pending[0]["id"])).returncode == 0
 
-    done = _until(ib, "complete")
-    assert [e["type"] for e in done] == ["waiting", "complete"]  # the turn that asked ended WAITING
-    assert done[-1]["from"] == "painter" and "completed its goal" in str(done[-1]["msg"])
+    seen += _until(ib, "complete")
+    assert [e["type"] for e in seen] == ["question", "waiting", "complete"]  # the asking turn ended WAITING
+    assert seen[-1]["from"] == "painter" and "completed its goal" in str(seen[-1]["msg"])
 
     merged = ib.run("merge", "painter")
     assert merged.returncode == 0, merged.stderr

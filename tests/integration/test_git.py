@@ -416,13 +416,28 @@ def test_merge_refuses_a_dirty_worktree_holding_the_target(repo: Path, g: Git, a
     manager = agent_path(repo, "m1")
     g.add_worktree(manager, "agent/m1", "main")
     commit(agent, "a.txt", "agent\n", "Worker work")
-    (manager / "README.md").write_text("manager's unfinished edit\n")
+    (manager / "a.txt").write_text("manager's unfinished edit of the same file\n")
     before = snapshot(manager)
 
     with pytest.raises(GitError, match=r"worktree .* where agent/m1 is checked out, has uncommitted changes"):
         g.merge_into("agent/m1", AGENT, "Merge")
 
     assert snapshot(manager) == before
+
+
+def test_merge_keeps_unstaged_edits_of_files_the_branch_does_not_touch(
+    repo: Path, g: Git, agent: Path
+) -> None:
+    """The status block ittybus keeps in CLAUDE.md, or the person's work in progress, must not block a merge."""
+    commit(agent, "a.txt", "agent\n", "Agent work")
+    (repo / "README.md").write_text("the person's edit, not committed\n")
+
+    result = g.merge_into("main", AGENT, "Merge agent a1")
+
+    assert result.ok and result.merged_in == repo.resolve()
+    assert (repo / "a.txt").read_text() == "agent\n"
+    assert (repo / "README.md").read_text() == "the person's edit, not committed\n"
+    assert git(repo, "status", "--porcelain") == " M README.md\n"
 
 
 def test_merge_refuses_a_target_that_is_being_rebased(repo: Path, g: Git, agent: Path) -> None:
