@@ -428,7 +428,7 @@ def test_merge_refuses_a_dirty_worktree_holding_the_target(repo: Path, g: Git, a
 def test_merge_keeps_unstaged_edits_of_files_the_branch_does_not_touch(
     repo: Path, g: Git, agent: Path
 ) -> None:
-    """The status block ittybus keeps in CLAUDE.md, or the person's work in progress, must not block a merge."""
+    """The status block ittybus keeps in CLAUDE.md, or the person's own edits, must not block a merge."""
     commit(agent, "a.txt", "agent\n", "Agent work")
     (repo / "README.md").write_text("the person's edit, not committed\n")
 
