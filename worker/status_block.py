@@ -33,6 +33,18 @@ _PREFIXES: tuple[tuple[str, MessageKind], ...] = (
     ("DONE:", "complete"),
 )
 
+# The seed's schema knows four states; the finer ones of the pane parser fold into them.
+_SCHEMA_STATES = {
+    "running": "running",
+    "creating": "running",
+    "compacting": "running",
+    "unknown": "running",
+    "waiting": "waiting",
+    "rate_limited": "waiting",
+    "complete": "complete",
+    "stopped": "stopped",
+}
+
 
 @dataclass(frozen=True)
 class AgentRecord:
@@ -83,6 +95,12 @@ def classify_message(text: str) -> tuple[MessageKind, str]:
         if text.startswith(prefix):
             return kind, text[len(prefix) :].lstrip()
     return "status", text
+
+
+def schema_state(state: str) -> str:
+    """One of the schema's `running`, `waiting`, `complete`, `stopped` for an agent state; an unknown state
+    (from a newer worker) counts as running."""
+    return _SCHEMA_STATES.get(state, "running")
 
 
 def format_age(seconds: float) -> str:
@@ -190,7 +208,7 @@ def _root_entry(
     lines = root.prompt.strip().splitlines()
     entry: RootAgentEntry = {
         "id": root.id,
-        "state": root.state,
+        "state": schema_state(root.state),
         "age": format_age(now - root.created_at),
         "prompt": lines[0][:PROMPT_CHARS] if lines else "",
     }

@@ -22,6 +22,7 @@ from worker.status_block import (
     format_age,
     read_block,
     render_block,
+    schema_state,
     settle,
     splice,
 )
@@ -116,6 +117,26 @@ def test_long_message_is_truncated_in_the_block() -> None:
 )
 def test_format_age(seconds: float, age: str) -> None:
     assert format_age(seconds) == age
+
+
+@pytest.mark.parametrize(
+    ("state", "shown"),
+    [
+        pytest.param("running", "running", id="running"),
+        pytest.param("creating", "running", id="creating"),
+        pytest.param("compacting", "running", id="compacting"),
+        pytest.param("unknown", "running", id="unknown"),
+        pytest.param("waiting", "waiting", id="waiting"),
+        pytest.param("rate_limited", "waiting", id="rate-limited"),
+        pytest.param("complete", "complete", id="complete"),
+        pytest.param("stopped", "stopped", id="stopped"),
+        pytest.param("hibernating", "running", id="state-of-a-newer-worker"),
+    ],
+)
+def test_schema_state(state: str, shown: str) -> None:
+    assert schema_state(state) == shown
+    status = build_status([AgentRecord("a", state, NOW, "goal")], [], NOW)
+    assert status["root_agents"][0]["state"] == shown
 
 
 @pytest.mark.parametrize(

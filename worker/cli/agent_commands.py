@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.table import Table
 
 from bus.locate import agent_from_path
-from worker import lifecycle, teardown, views
+from worker import lifecycle, teardown, user_messages, views
 from worker import merge as merging
 from worker.cli.context import Context
 from worker.spawn import SpawnRequest, new_agent
@@ -34,6 +34,11 @@ def new_agent_cmd(
     model: str = typer.Option(None, help="model passed to the agent program"),
     prompt_file: str = typer.Option(None, help="read the goal from this file"),
     project: str = typer.Option(None, help="project the agent belongs to (default: the repository's name)"),
+    task: str = typer.Option(
+        None,
+        "--task",
+        help="give it this task: claimed for it if ready; its title and body are the default goal",
+    ),
 ) -> None:
     """Spawn an agent in its own worktree and tmux session; prints its id.
 
@@ -41,9 +46,14 @@ def new_agent_cmd(
     """
     ctx = Context()
     req = SpawnRequest(
-        goal, name, manager, worker, no_worktree, model, prompt_file, project, caller=_caller(ctx)
+        goal, name, manager, worker, no_worktree, model, prompt_file, project, task, caller=_caller(ctx)
     )
-    agent = new_agent(ctx.runtime, req)
+    if task:
+        from worker.task_assign import new_agent_for_task
+
+        agent = new_agent_for_task(ctx.runtime, req)
+    else:
+        agent = new_agent(ctx.runtime, req)
     print(agent.id)
 
 
@@ -118,12 +128,18 @@ def send(
     text: list[str] = typer.Argument(..., help="the message; words are joined with spaces; `-` reads stdin"),
     sender: str = typer.Option(None, "--from", help="the sending agent (default: the agent running this)"),
 ) -> None:
-    """Type a message into an agent's session (verbatim, then Enter).
+    """Type a message into an agent's session (verbatim, then Enter); `user` queues it for the person.
 
+    To `user` (the person's primary session, shown in CLAUDE.md): "? ..." asks, "! ..." alerts,
+    "COMPLETE: ..." / "DONE: ..." reports a finished job, anything else is a status update.
     Example: ib send agent-1 "run the tests again"
     """
     ctx = Context()
     message = sys.stdin.read() if text == ["-"] else " ".join(text)
+    if agent_id in user_messages.USER_TARGETS:  # the person's primary session: see `ib messages`
+        queued = user_messages.send_to_user(ctx.runtime, message, sender or _caller(ctx))
+        console.print(f"queued {queued.kind} message {queued.id} for the user")
+        return
     send_text(ctx.runtime, agent_id, message, sender or _caller(ctx))
     console.print(f"sent to {agent_id}")
 

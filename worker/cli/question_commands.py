@@ -10,6 +10,7 @@ import typer
 from rich.console import Console
 
 from bus.locate import agent_from_path
+from worker import user_messages
 from worker.cli.context import Context
 from worker.pane_state import pane_state
 from worker.talk import ask as ask_question
@@ -52,23 +53,29 @@ def questions(as_json: bool = typer.Option(False, "--json", help="print JSON")) 
 
 
 def acknowledge(
-    item_id: str = typer.Argument(None, help="question id (q-...) or message id"),
-    all_: bool = typer.Option(False, "--all", help="every pending question"),
+    item_id: str = typer.Argument(None, help="question id (q-...) or message id (m-...)"),
+    all_: bool = typer.Option(False, "--all", help="every pending question and message"),
 ) -> None:
-    """Mark a question as handled (after answering it with `ib send`).
+    """Mark a question (after answering it with `ib send`) or a message for you (m-...) as handled.
 
     Example: ib acknowledge q-1a2b3c4d
     """
-    rt = Context().runtime
+    ctx = Context()
+    rt = ctx.runtime
+    by = agent_from_path(ctx.cwd) or ctx.settings.agent_id
     if all_:
         pending = rt.questions.pending()
         for q in pending:
             rt.questions.acknowledge(q.id)
-        console.print(f"acknowledged {len(pending)} question(s)")
+        gone = user_messages.acknowledge_all(rt, by)
+        console.print(f"acknowledged {len(pending)} question(s) and {len(gone)} message(s)")
         return
     if not item_id:
-        raise typer.BadParameter("give a question id, or --all", param_hint="ID")
-    rt.questions.acknowledge(item_id)
+        raise typer.BadParameter("give a question id (q-...), a message id (m-...) or --all", param_hint="ID")
+    if user_messages.is_message_id(item_id):
+        user_messages.acknowledge(rt, item_id, by)
+    else:
+        rt.questions.acknowledge(item_id)
     console.print(f"acknowledged {item_id}")
 
 

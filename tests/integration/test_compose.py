@@ -1,0 +1,108 @@
+"""compose.yaml is a valid Compose file and runs what the product needs: checked against the Compose
+Specification's JSON schema, vendored in tests/fixtures/compose-spec/ (no engine and no `docker compose`
+here, and nothing is fetched), then service by service: Redis with AOF on a volume, the worker with the
+repository mounted, the bot, settings through environment variables."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+import yaml
+
+from bus.settings import Settings
+
+TOP = Path(__file__).resolve().parents[2]
+SCHEMA = TOP / "tests" / "fixtures" / "compose-spec" / "compose-spec.json"
+
+
+@pytest.fixture(scope="module")
+def compose() -> dict[str, Any]:
+    loaded: dict[str, Any] = yaml.safe_load((TOP / "compose.yaml").read_text(encoding="utf-8"))
+    return loaded
+
+
+def test_valid_against_the_compose_specification(compose: dict[str, Any]) -> None:
+    schema = json.loads(SCHEMA.read_text(encoding="utf-8"))
+    validator = jsonschema.Draft202012Validator(schema)
+    problems = [f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in validator.iter_errors(compose)]
+    assert problems == []
+
+
+@pytest.mark.parametrize(
+    ("broken", "where"),
+    [
+        pytest.param({"services": {"redis": {"image": 7}}}, "services/redis/image", id="image-not-a-string"),
+        pytest.param(
+            {"services": {"redis": {"restart": ["always"]}}}, "services/redis/restart", id="restart"
+        ),
+        pytest.param(
+            {"services": {"w": {"volumes": [{"source": "a"}]}}},
+            "services/w/volumes/0",
+            id="mount-without-type",
+        ),
+        pytest.param({"services": {"w": {"bulid": "."}}}, "services/w", id="typo-in-a-key"),
+        pytest.param({"volumes": {"data": {"driver": 1}}}, "volumes/data/driver", id="volume-driver"),
+    ],
+)
+def test_the_schema_catches_mistakes(broken: dict[str, Any], where: str) -> None:
+    """The vendored schema is the real one: it refuses what `docker compose config` refuses."""
+    validator = jsonschema.Draft202012Validator(json.loads(SCHEMA.read_text(encoding="utf-8")))
+    assert where in ["/".join(map(str, e.absolute_path)) for e in validator.iter_errors(broken)]
+
+
+def test_redis_keeps_an_append_only_file_on_a_volume(compose: dict[str, Any]) -> None:
+    redis = compose["services"]["redis"]
+    assert redis["image"].startswith("redis:")
+    command = redis["command"]
+    assert command[command.index("--appendonly") + 1] == "yes"
+    volume, _, target = redis["volumes"][0].partition(":")
+    assert target == "/data" and volume in compose["volumes"]
+    assert redis["healthcheck"]["test"] == ["CMD", "redis-cli", "ping"]
+
+
+def test_worker_mounts_the_repository_where_it_is_on_the_host(compose: dict[str, Any]) -> None:
+    worker = compose["services"]["worker"]
+    assert worker["command"][:2] == ["ib", "worker"]
+    [mount] = [v for v in worker["volumes"] if isinstance(v, dict) and v["type"] == "bind"]
+    assert mount["source"] == mount["target"] == worker["working_dir"] == worker["environment"]["IB_ROOT"]
+    assert mount["source"].startswith("${IB_REPO:?")
+    assert worker["depends_on"]["redis"]["condition"] == "service_healthy"
+
+
+@pytest.mark.parametrize("service", ["worker", "bot"])
+def test_services_reach_the_bus_and_read_the_env_file(compose: dict[str, Any], service: str) -> None:
+    spec = compose["services"][service]
+    assert spec["environment"]["IB_REDIS_URL"] == "redis://redis:6379/0"
+    assert spec["env_file"] == [{"path": ".env", "required": False}]
+    assert spec["build"] == "." and spec["init"] is True
+
+
+def test_bot_runs_ib_bot_when_its_profile_is_on(compose: dict[str, Any]) -> None:
+    bot = compose["services"]["bot"]
+    assert bot["command"] == ["ib", "bot"]
+    assert bot["profiles"] == ["bot"]
+
+
+def test_every_ib_variable_is_a_setting(compose: dict[str, Any]) -> None:
+    """A typo in an IB_* name would be ignored silently by the settings: catch it here."""
+    text = (TOP / "compose.yaml").read_text(encoding="utf-8")
+    named = {m for spec in compose["services"].values() for m in spec.get("environment", {})}
+    named |= set(re.findall(r"\$\{(IB_\w+?)(?::?[-?][^}]*)?\}", text))
+    own = {"IB_REPO", "IB_REDIS_PORT"}  # compose's own knobs, not settings
+    settings = {f"IB_{name.upper()}" for name in Settings.model_fields}
+    assert {n for n in named if n.startswith("IB_")} - own <= settings
+
+
+def test_image_has_tmux_git_and_ittybus() -> None:
+    dockerfile = (TOP / "Dockerfile").read_text(encoding="utf-8")
+    assert dockerfile.splitlines()[1] == "FROM python:3.11-slim"
+    install = re.search(r"apt-get install -y --no-install-recommends ([^\\\n]+)", dockerfile)
+    assert install is not None and {"tmux", "git"} <= set(install.group(1).split())
+    assert "pip install --no-cache-dir ." in dockerfile
+    ignored = (TOP / ".dockerignore").read_text(encoding="utf-8").split()
+    assert {".git", ".venv", ".env", ".ib"} <= set(ignored)
