@@ -1,0 +1,277 @@
+"""`ib up`, `ib down`, `ib ps` and `ib watch`: the whole product on one machine, and its dashboard."""
+
+from __future__ import annotations
+
+import json
+import logging
+import signal
+import socket
+import sys
+import threading
+import time
+from dataclasses import asdict
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+import redis
+import typer
+from rich.console import Console
+
+from bus.connect import client_for, resolve_url
+from bus.errors import BusError
+from worker.cli.context import Context
+from worker.dashboard import Dashboard, keys_fd
+from worker.runtime import NotARepository, Runtime
+from worker.stack import (
+    StackError,
+    StackFiles,
+    Supervisor,
+    detach,
+    new_record,
+    probe,
+    process_alive,
+    service_specs,
+    stale,
+    stop_stack,
+    wait_until_up,
+)
+from worker.stack_state import PS_HEADER, Probe, StackRecord, bus_label, health, ps_rows, span, table_lines
+
+console = Console(highlight=False)
+BOT_HELP = "bot: off — set IB_TELEGRAM_TOKEN and IB_TELEGRAM_CHAT_ID (in .env) to add the Telegram bot"
+
+
+def _files(ctx: Context) -> StackFiles:
+    root = ctx.settings.repository(ctx.cwd)
+    if root is None:
+        raise NotARepository(f"{ctx.cwd} is not inside a git repository; run ib from your project")
+    return StackFiles(Path(root))
+
+
+def _bus_label(ctx: Context, url: str) -> str:
+    return bus_label(url, embedded=not ctx.settings.redis_url)
+
+
+def up(
+    detached: bool = typer.Option(False, "--detach", "-d", help="run in the background; `ib down` stops it"),
+    watch: bool = typer.Option(True, "--watch/--no-watch", help="show the dashboard in this terminal"),
+    background: bool = typer.Option(False, "--background", hidden=True, help="started by --detach"),
+) -> None:
+    """Run ittybus here: the bus, the worker, the bot and the dashboard.
+
+    The bus is the repository's embedded Redis unless IB_REDIS_URL is set; the bot runs when
+    IB_TELEGRAM_TOKEN is set. Ctrl-C (or q) stops the services; the agents keep running in tmux and
+    `ib up` again re-adopts them. A service that crashes is restarted with backoff.
+
+    Example: ib up
+    """
+    ctx = Context()
+    files = _files(ctx)
+    if detached:
+        _detach(ctx, files)
+        return
+    url = ctx.url  # starts the embedded bus when there is no IB_REDIS_URL
+    settings, rt = ctx.settings, ctx.runtime
+    with_bot = settings.telegram_token is not None
+    record = new_record(_bus_label(ctx, url), settings.namespace, settings.worker_id, detached=background)
+    supervisor = Supervisor(files, service_specs(rt.ib_command, with_bot), record)
+    dashboard = Dashboard(rt, ctx.blocking_redis(), record.bus, files) if watch and not background else None
+    stop = threading.Event()
+    _on_signals(stop, dashboard)  # before the first child starts: a SIGTERM must never orphan one
+    _log_to(files, dashboard is not None)
+    supervisor.claim()
+    try:
+        _no_other_worker(rt)
+    except StackError:
+        supervisor.stop()
+        raise
+    supervisor.start()
+    console.print(f"bus: {record.bus} (namespace {settings.namespace})")
+    for s in supervisor.current().services:
+        if s.state != "off":
+            console.print(f"{s.name}: pid {s.pid}, log {s.log}")
+    if not with_bot:
+        console.print(BOT_HELP)
+    try:
+        if dashboard is not None:
+            _show(dashboard)
+        else:
+            stop.wait()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not cut the stopping short
+        stopped = supervisor.stop()
+        console.print(_farewell(rt, stopped))
+
+
+def _no_other_worker(rt: Runtime) -> None:
+    """Refuse to start a worker whose name a live worker holds (it would only crash and restart)."""
+    holder = str(rt.client.get(rt.keys.worker(rt.worker_id)) or "")
+    if not holder:
+        return
+    host, _, pid = holder.partition(":")
+    if host == socket.gethostname() and pid.isdigit() and not process_alive(int(pid)):
+        return  # a worker that died here: ours takes its name over
+    raise StackError(
+        f"a worker named {rt.worker_id!r} is already running ({holder}): stop it, "
+        "or set IB_WORKER_ID to run another"
+    )
+
+
+def _detach(ctx: Context, files: StackFiles) -> None:
+    files.take_lock().close()  # refuse at once when a stack already runs here
+    pid = detach(files, [str(Path(sys.executable).with_name("ib")), "up", "--background"])
+    record = wait_until_up(files, pid)
+    console.print(f"ittybus runs in the background (pid {pid}), bus {record.bus}")
+    for s in record.services:
+        console.print(
+            f"  {s.name}: off ({s.note})" if s.state == "off" else f"  {s.name}: pid {s.pid}, log {s.log}"
+        )
+    console.print("`ib ps` shows it, `ib watch` watches it, `ib down` stops it")
+
+
+def _log_to(files: StackFiles, watch: bool) -> None:
+    """The supervisor's own lines: into .ib/logs/stack.log under the dashboard, else on stderr."""
+    logger = logging.getLogger("worker.stack")
+    logger.setLevel(logging.INFO)
+    files.logs.mkdir(parents=True, exist_ok=True)
+    handler = logging.FileHandler(files.log_of("stack")) if watch else logging.StreamHandler()
+    handler.setFormatter(logging.Formatter("%(asctime)s %(message)s"))
+    logger.addHandler(handler)
+
+
+def _on_signals(stop: threading.Event, dashboard: Dashboard | None) -> None:
+    """`ib down` (SIGTERM) and a closed terminal (SIGHUP) stop the stack as Ctrl-C does."""
+
+    def handle(_signum: int, _frame: FrameType | None) -> None:
+        stop.set()
+        if dashboard is not None:
+            dashboard.stop()
+
+    signal.signal(signal.SIGTERM, handle)
+    signal.signal(signal.SIGHUP, handle)
+
+
+def _show(dashboard: Dashboard) -> None:
+    dashboard.start()
+    if sys.stdout.isatty():
+        dashboard.run_live(Console(), keys_fd(sys.stdin))
+    else:
+        dashboard.run_plain(sys.stdout)
+
+
+def _farewell(rt: Runtime, stopped: list[str]) -> str:
+    try:
+        sessions = set(rt.tmux.sessions())
+        kept = [a for a in rt.agents.all() if a.worker == rt.worker_id and a.session in sessions]
+    except (BusError, redis.RedisError):
+        kept = []
+    services = ", ".join(stopped) or "nothing"
+    agents = "1 agent keeps running in tmux (`ib up` re-adopts it)"
+    if len(kept) != 1:
+        agents = f"{len(kept)} agents keep running in tmux" + (" (`ib up` re-adopts them)" if kept else "")
+    return f"stopped {services}; {agents}; the bus keeps running"
+
+
+def down() -> None:
+    """Stop the services `ib up` runs here (detached or not). The agents and the bus keep running.
+
+    Example: ib down
+    """
+    files = _files(Context())
+    record = stop_stack(files)
+    if record is None:
+        console.print("ittybus is not running here (`ib up` starts it)")
+        return
+    names = ", ".join(
+        s.name for s in reversed(record.services) if s.state != "off"
+    )  # the order they stopped in
+    console.print(f"stopped {names} (supervisor pid {record.supervisor}); the agents keep running in tmux")
+
+
+def ps(as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
+    """Show the services `ib up` runs here: pid, state, health, restarts. Exit 3 when none runs.
+
+    Example: ib ps
+    """
+    ctx = Context()
+    record = _files(ctx).read()
+    client = _client(ctx)
+    running = record is not None and process_alive(record.supervisor)
+    if record is not None and not running:
+        record = stale(record)
+    probes = probe(record, client) if record else {}
+    if as_json:
+        print(json.dumps(ps_json(record, probes, running, client is not None), indent=2))
+    else:
+        rows = ps_rows(record, probes, time.time()) if record else []
+        _print_ps(ctx, record, rows, client is not None)
+    if not running:
+        raise typer.Exit(3)
+
+
+def ps_json(record: StackRecord | None, probes: dict[str, Probe], running: bool, bus: bool) -> dict[str, Any]:
+    services = []
+    for s in record.services if record else ():
+        services.append({**asdict(s), "health": health(s, probes[s.name], time.time())})
+    return {
+        "running": running,
+        "bus": bus,
+        "supervisor": record.supervisor if record else None,
+        "services": services,
+    }
+
+
+def _client(ctx: Context) -> redis.Redis | None:
+    """The bus if it answers; `ib ps` never starts the embedded one."""
+    try:
+        client = client_for(resolve_url(ctx.settings, ctx.cwd, start=False), connect_timeout=1.0)
+        client.ping()
+    except (BusError, redis.RedisError):
+        return None
+    return client
+
+
+def _print_ps(ctx: Context, record: StackRecord | None, rows: list[tuple[str, ...]], bus: bool) -> None:
+    where = "embedded" if not ctx.settings.redis_url else "IB_REDIS_URL"
+    print(f"bus: {where}, {'answers' if bus else 'not running'}")
+    if record is None or not process_alive(record.supervisor):
+        print("ittybus is not running here (`ib up` starts it)" + ("; as it was last:" if rows else ""))
+        for s in record.services if record else ():
+            if s.pid:
+                print(
+                    f"{s.name} (pid {s.pid}) was left running by a supervisor that died: `ib down` stops it"
+                )
+    else:
+        kind = "in the background" if record.detached else "in a terminal"
+        print(f"supervisor: pid {record.supervisor} {kind}, up {span(time.time() - record.started_at)}")
+    if rows:
+        print("\n".join(table_lines(PS_HEADER, rows)))
+    for s in record.services if record else ():
+        if s.state == "off" and s.note:
+            print(f"{s.name}: {s.note}")
+
+
+def watch(
+    plain: bool = typer.Option(False, "--plain", help="print a plain snapshot on each change, no screen"),
+) -> None:
+    """The live dashboard: agents, tasks, merges, questions and events.
+
+    Keys: a answer a question, s send to the selected agent, l look at it, ↑↓ select, q quit.
+    When stdout is not a terminal it prints a plain snapshot whenever something changes.
+
+    Example: ib watch
+    """
+    ctx = Context()
+    dashboard = Dashboard(ctx.runtime, ctx.blocking_redis(), _bus_label(ctx, ctx.url), _files(ctx))
+    _on_signals(threading.Event(), dashboard)
+    try:
+        if plain:
+            dashboard.start()
+            dashboard.run_plain(sys.stdout)
+        else:
+            _show(dashboard)
+    except KeyboardInterrupt:
+        return
