@@ -39,3 +39,11 @@ def slugify(text: str, limit: int = SLUG_LENGTH) -> str:
     slug = _NOT_SLUG.sub("-", ascii_text.lower()).strip("-")
     slug = slug[:limit].rstrip("-")
     return slug or FALLBACK_SLUG
+
+
+def folder_project(folder_name: str) -> str:
+    """The default project id of a repository: its folder's name when that is a good id, else a slug of
+    it ("MyApp" -> "myapp"), so every repository has one."""
+    if _ID.fullmatch(folder_name) and len(folder_name) <= MAX_ID_LENGTH:
+        return folder_name
+    return slugify(folder_name, MAX_ID_LENGTH)

@@ -86,6 +86,11 @@ class Keys:
     def merge_seq(self) -> str:
         return self._k("merge-seq")
 
+    @property
+    def merge_projects(self) -> str:
+        """Projects whose merge queue has (or had) requests, so a restarted worker finds every queue."""
+        return self._k("merge-projects")
+
     # questions and messages for the person
     def question(self, question_id: str) -> str:
         return self._k("question", question_id)

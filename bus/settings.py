@@ -78,6 +78,9 @@ class Settings(BaseSettings):
     send_delay: float = Field(
         0.1, ge=0, le=5, description="seconds between typing into a pane and pressing Enter"
     )
+    task_test_timeout: float = Field(
+        600.0, gt=0, description="seconds `ib task done` lets a task's test command run before failing it"
+    )
 
     # the CLAUDE.md status block (`ib status-node`)
     status_max_messages: int = Field(
@@ -97,6 +100,9 @@ class Settings(BaseSettings):
         default_factory=list, description="comma-separated user ids allowed to command the bot"
     )
     telegram_api_url: str = Field("https://api.telegram.org/bot", description="Bot API base URL")
+    telegram_time_scale: float = Field(
+        1.0, gt=0, description="how much faster the bot's flood limits run: 1 for Telegram (tests: the fake's)"
+    )
 
     @field_validator("namespace")
     @classmethod

@@ -51,7 +51,12 @@ def fixed_args(keys: Keys, events_maxlen: int) -> list[str | int]:
 
 def task_keys(keys: Keys, task_id: str) -> list[str]:
     """KEYS[5..8] of the scripts that act on one task: its hash, deps, dependents and notes."""
-    return [keys.task(task_id), keys.task_deps(task_id), keys.task_dependents(task_id), keys.task_notes(task_id)]
+    return [
+        keys.task(task_id),
+        keys.task_deps(task_id),
+        keys.task_dependents(task_id),
+        keys.task_notes(task_id),
+    ]
 
 
 def done_call(

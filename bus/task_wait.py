@@ -7,6 +7,7 @@ two waiters never get the same task; the one that loses simply waits on.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import time
 from collections.abc import Callable, Mapping
@@ -34,6 +35,11 @@ def wakes(fields: Mapping[str, str], project: str) -> bool:
     return event.get("type") == "task_ready" and event.get("project") == project
 
 
+def waiter_name(project: str, agent: str) -> str:
+    """The Redis client name of a waiting claimer: `CLIENT LIST` shows who waits for which project."""
+    return f"ib-claim-wait:{project}:{agent}"
+
+
 def stream_end(reader: redis.Redis, keys: Keys) -> str:
     """The id of the events stream's last entry ("0-0" when it is empty): where waiting starts."""
     last = reader.xrevrange(keys.events, count=1)
@@ -54,7 +60,8 @@ def claim_wait(
 
     `reader` must be a client without a socket timeout (`bus.connect.client_for(url, blocking=True)`).
     The stream position is taken before the first try, so a task made ready between that try and the
-    first blocking read still wakes the waiter. `on_wait` is called once, when the waiting begins.
+    first blocking read still wakes the waiter. `on_wait` is called once, when the waiting begins; the
+    reader's connection is named `waiter_name(project, agent)` while it waits.
     """
     validate_id("project", project)
     validate_id("agent", agent)
@@ -62,8 +69,10 @@ def claim_wait(
     try:
         position = stream_end(reader, keys)
         task = store.claim(project, agent)
-        if task is not None:
+        if task is not None or (timeout is not None and timeout <= 0):
             return task
+        with contextlib.suppress(redis.ResponseError):  # a name is for people; an ACL may refuse it
+            reader.client_setname(waiter_name(project, agent))
         if on_wait is not None:
             on_wait()
         while True:

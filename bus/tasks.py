@@ -17,7 +17,6 @@ from redis.commands.core import Script
 from bus.errors import BusError, BusUnavailable, Conflict, InvalidInput, NotFound
 from bus.ids import slugify, validate_id
 from bus.keys import Keys
-from bus.task_lua import SCRIPTS, done_call, fixed_args, fixed_keys, script_text, task_keys
 from bus.task import (
     DEFAULT_MAX_ATTEMPTS,
     DEFAULT_MAX_BODY_BYTES,
@@ -34,6 +33,7 @@ from bus.task import (
     check_text,
     check_title,
 )
+from bus.task_lua import SCRIPTS, done_call, fixed_args, fixed_keys, script_text, task_keys
 
 __all__ = ["Note", "Task", "TaskStore"]
 
@@ -264,11 +264,11 @@ class TaskStore:
         return sorted(tasks, key=lambda t: -t.priority)
 
     def dependents(self, task_id: str) -> TaskList:
-        """The tasks that wait for `task_id`, oldest first."""
+        """The tasks that wait for `task_id`, oldest first (then by id)."""
         validate_id("task", task_id)
         with _redis_errors():
             ids = [str(i) for i in self._r.smembers(self._keys.task_dependents(task_id))]
-        return sorted(self._get_many(ids), key=lambda t: t.created_at)
+        return sorted(self._get_many(ids), key=lambda t: (t.created_at, t.id))
 
     def ready_ids(self, project: str) -> IdList:
         """The ids of the project's ready queue, in the order claims take them."""

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from bus.agents import Agent
 from bus.errors import Conflict, InvalidInput
-from bus.ids import validate_id
+from bus.ids import folder_project, validate_id
 from bus.locate import agent_from_path
 from worker import agent_log
 from worker.agent_settings import build_agent_settings
@@ -153,7 +153,8 @@ def _record(
     branch: str,
     base: str,
 ) -> Agent:
-    project = req.project or (rt.agents.get(manager).project if manager else "") or rt.root.name
+    inherited = rt.agents.get(manager).project if manager else ""
+    project = req.project or inherited or folder_project(rt.root.name)
     if req.project:
         validate_id("project", req.project)
     now = time.time()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from bus.errors import InvalidInput
-from bus.ids import MAX_ID_LENGTH, slugify, validate_id
+from bus.ids import MAX_ID_LENGTH, folder_project, slugify, validate_id
 
 
 @pytest.mark.parametrize(
@@ -79,3 +79,12 @@ def test_non_text_is_refused() -> None:
 def test_slugify(title: str, slug: str) -> None:
     assert slugify(title) == slug
     assert validate_id("task", slugify(title)) == slug
+
+
+@pytest.mark.parametrize(
+    ("folder", "project"),
+    [("backend", "backend"), ("MyApp", "myapp"), ("my app!", "my-app"), ("x" * 70, "x" * MAX_ID_LENGTH)],
+    ids=["good-id", "upper-case", "spaces", "too-long"],
+)
+def test_folder_project(folder: str, project: str) -> None:
+    assert folder_project(folder) == project

@@ -1,0 +1,29 @@
+"""Which events wake a waiting claimer: task_ready of its own project, nothing else."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from bus.envelope import make_event
+from bus.task_wait import wakes
+
+
+def entry(type_: str, project: str | None) -> dict[str, str]:
+    return {"e": json.dumps(make_event(type_, "x", project=project, task="t"))}
+
+
+CASES = {
+    "ready-here": (entry("task_ready", "backend"), True),
+    "ready-elsewhere": (entry("task_ready", "frontend"), False),
+    "done-here": (entry("task_done", "backend"), False),
+    "no-project": (entry("task_ready", None), False),
+    "garbage": ({"e": '{"task_ready" broken'}, False),
+    "no-field": ({}, False),
+}
+
+
+@pytest.mark.parametrize(("fields", "expected"), CASES.values(), ids=CASES.keys())
+def test_wakes(fields: dict[str, str], expected: bool) -> None:
+    assert wakes(fields, "backend") is expected
