@@ -11,6 +11,8 @@ from typing import Any
 
 from bus.errors import InvalidInput
 from worker import lifecycle, merge, teardown, views
+from worker.auto import AutoLoops
+from worker.merge_queue import MergeQueue
 from worker.runtime import Runtime
 from worker.spawn import SpawnRequest, new_agent
 from worker.talk import answer, look, press, send
@@ -49,6 +51,33 @@ def _merged(rt: Runtime, args: dict[str, Any]) -> Any:
     return {"agent": done.agent, "target": done.target, "sha": done.sha, "commits": done.commits}
 
 
+def _auto_start(rt: Runtime, args: dict[str, Any]) -> Any:
+    max_tasks = args.get("max_tasks")
+    state = AutoLoops(rt).start(
+        _text(args, "project"),
+        worktrees=bool(args.get("worktrees")),
+        max_tasks=max_tasks if isinstance(max_tasks, int) else 0,
+        agent=_optional(args, "agent"),
+    )
+    return state.as_dict()
+
+
+def _auto_stop(rt: Runtime, args: dict[str, Any]) -> Any:
+    return AutoLoops(rt).stop(_text(args, "project"), _optional(args, "reason") or "").as_dict()
+
+
+def _auto_pause(rt: Runtime, args: dict[str, Any]) -> Any:
+    loops = AutoLoops(rt)
+    return loops.pause(
+        _text(args, "project"), _optional(args, "reason") or "", bool(args.get("interrupt"))
+    ).as_dict()
+
+
+def _queue_merge(rt: Runtime, args: dict[str, Any]) -> Any:
+    req = MergeQueue(rt).request(_text(args, "agent"), _optional(args, "task"), _optional(args, "into"))
+    return {"merge": req.id, "project": req.project, "branch": req.branch, "target": req.target}
+
+
 OPERATIONS: dict[str, Operation] = {
     "new-agent": _new_agent,
     "send": lambda rt, a: send(rt, _text(a, "agent"), _text(a, "text"), _optional(a, "sender")).id,
@@ -65,6 +94,10 @@ OPERATIONS: dict[str, Operation] = {
     "nuke": lambda rt, a: teardown.nuke(rt, _optional(a, "agent")),
     "diff": lambda rt, a: views.diff_text(rt, _text(a, "agent"), bool(a.get("stat"))),
     "status": lambda rt, a: views.status_text(rt, _text(a, "agent")),
+    "auto-start": _auto_start,
+    "auto-stop": _auto_stop,
+    "auto-pause": _auto_pause,
+    "queue-merge": _queue_merge,
 }
 
 

@@ -1,9 +1,10 @@
 """`ib worker`: the one process per machine that owns its agents' tmux sessions and worktrees.
 
-One loop: a blocking read of this worker's command stream (woken at least every pane interval), then
-the pane watcher and the transcript tailer. On start it re-adopts the agents still running in tmux and
-marks the rest stopped; on SIGTERM it stops and leaves the agents running. `--once` (burst) handles what
-is pending and returns, for tests.
+One loop: one blocking read of this worker's command stream and of the events stream (worker/inbox.py;
+woken at least every pane interval), then the pane watcher and the transcript tailer. Events drive the
+merge queue (worker/merge_queue.py) and the /auto loops (worker/auto.py), in this one thread. On start
+it re-adopts the agents still running in tmux and marks the rest stopped; on SIGTERM it stops and leaves
+the agents running. `--once` (burst) handles what is pending and returns, for tests.
 """
 
 from __future__ import annotations
@@ -20,16 +21,21 @@ from types import FrameType
 import redis
 
 from bus.commands import decode_command, reply
+from bus.envelope import EVENT_FIELD, MERGE_TYPES
 from bus.errors import BusError
-from bus.streams import Group, consumer_name
+from bus.events import Event
+from bus.streams import Entry, consumer_name
+from worker.auto import AutoLoops
 from worker.errors import WorkerError
+from worker.inbox import Batch, Inbox
+from worker.merge_queue import MergeQueue
 from worker.operations import run_operation
 from worker.pane_watch import PaneWatcher
 from worker.runtime import Runtime
+from worker.status_node import StatusNodeStarter
 from worker.transcript_tail import TranscriptTailer
 
 log = logging.getLogger(__name__)
-GROUP = "worker"
 
 
 class WorkerBusy(WorkerError):
@@ -45,8 +51,11 @@ class WorkerService:
     def __post_init__(self) -> None:
         self.watcher = PaneWatcher(self.rt)
         self.tailer = TranscriptTailer(self.rt)
+        self.status_node = StatusNodeStarter(self.rt)  # CLAUDE.md status block: worker/status_node.py
         self.token = f"{socket.gethostname()}:{os.getpid()}"
-        self.commands = Group(self.reader, self.rt.keys.commands(self.rt.worker_id), GROUP, consumer_name())
+        self.inbox = Inbox(self.reader, self.rt.keys, self.rt.worker_id, consumer_name())
+        self.merges = MergeQueue(self.rt)
+        self.autos = AutoLoops(self.rt, self.merges)
 
     @property
     def ttl(self) -> int:
@@ -55,9 +64,11 @@ class WorkerService:
     def run(self, once: bool = False) -> None:
         self._claim_heartbeat()
         try:
-            self.commands.ensure("0")
+            self.inbox.ensure()
             self.adopt()
-            self._handle(self.commands.take_over(min_idle_ms=0))
+            backlog = self.inbox.take_over()
+            self._go_on()
+            self._handle(backlog)
             if once:
                 self._drain()
                 self.tick()
@@ -72,18 +83,18 @@ class WorkerService:
         next_tick = 0.0
         while not self.stopping.is_set():
             wait = max(0.0, next_tick - time.monotonic())
-            self._handle(self.commands.read(block_ms=max(1, int(wait * 1000))))
+            self._handle(self.inbox.read(block_ms=max(1, int(wait * 1000))))
             if time.monotonic() >= next_tick:
                 self.tick()
                 next_tick = time.monotonic() + interval
 
     def _drain(self) -> None:
-        while entries := self.commands.read(block_ms=1):
-            self._handle(entries)
+        while batch := self.inbox.read(block_ms=1):
+            self._handle(batch)
 
     def tick(self) -> None:
         self.rt.client.set(self.rt.keys.worker(self.rt.worker_id), self.token, ex=self.ttl)
-        for step in (self.watcher.tick, self.tailer.tick):
+        for step in (self.watcher.tick, self.tailer.tick, self.status_node.tick):
             try:
                 step()
             except (BusError, WorkerError, OSError) as e:
@@ -100,14 +111,35 @@ class WorkerService:
             elif agent.state != "stopped":
                 self.watcher._record(agent, "stopped")
 
-    def _handle(self, entries: list[tuple[str, dict[str, str]]]) -> None:
-        for entry_id, fields in entries:
+    def _handle(self, batch: Batch) -> None:
+        for entry_id, fields in batch.commands:
             command = decode_command(fields)
             if command is not None and self.rt.client.set(
                 self.rt.keys.seen("cmd", command["id"]), "1", nx=True, ex=86400
             ):
                 self._run(command)
-            self.commands.ack([entry_id])
+            self.inbox.commands.ack([entry_id])
+        for entry in batch.events:
+            self._on_event(entry)
+            self.inbox.events.ack([entry[0]])
+
+    def _on_event(self, entry: Entry) -> None:
+        """The merge queue moves on at every merge event of a project; the /auto loops see every event."""
+        event = Event.from_entry(entry[0], entry[1].get(EVENT_FIELD))
+        try:
+            if event.type in MERGE_TYPES and event.project:
+                self.merges.process(event.project)
+            self.autos.on_event(event)
+        except Exception:  # one event must not take the worker down; the loop pauses itself on errors
+            log.exception("worker %s: handling event %s %s failed", self.rt.worker_id, event.id, event.type)
+
+    def _go_on(self) -> None:
+        """After a restart: merges and /auto steps a killed worker left half done."""
+        try:
+            self.merges.process_all()
+            self.autos.resume_all()
+        except Exception:
+            log.exception("worker %s: resuming merges and auto loops failed", self.rt.worker_id)
 
     def _run(self, command: dict[str, object]) -> None:
         op, command_id = str(command["op"]), str(command["id"])

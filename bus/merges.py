@@ -1,0 +1,201 @@
+"""The merge queue on Redis: one FIFO list of merge requests per project, one hash per request.
+
+A request enters the queue and its `merge_ready` event is appended in one transaction; its result
+(`merge_merged` / `merge_conflict` / `merge_failed`) is recorded, leaves the queue and is appended alike.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, replace
+from typing import Any, cast
+
+import redis
+
+from bus.envelope import EVENT_FIELD, encode, make_event
+from bus.errors import NotFound
+from bus.hashes import members, read_hash, write_hash
+from bus.keys import Keys
+
+OPEN = ("queued", "merging")
+RESULTS = {"merged": "merge_merged", "conflict": "merge_conflict", "failed": "merge_failed"}
+HISTORY_TTL = 7 * 24 * 3600
+"""How long a finished request's hash is kept (for `ib auto status` and the bot's merge topics)."""
+
+
+@dataclass(frozen=True)
+class MergeRequest:
+    """Merge `branch` (the agent's) into `target`. `worker` owns the agent and runs the merge."""
+
+    id: str
+    project: str
+    agent: str
+    branch: str
+    target: str
+    worker: str
+    task: str = ""
+    title: str = ""
+    status: str = "queued"  # queued | merging | merged | conflict | failed
+    sha: str = ""
+    commits: int = 0
+    files: tuple[str, ...] = ()
+    error: str = ""
+    requested_at: float = 0.0
+    finished_at: float = 0.0
+
+    @classmethod
+    def from_hash(cls, data: dict[str, str]) -> MergeRequest:
+        return cls(
+            id=data["id"],
+            project=data.get("project", ""),
+            agent=data.get("agent", ""),
+            branch=data.get("branch", ""),
+            target=data.get("target", ""),
+            worker=data.get("worker", ""),
+            task=data.get("task", ""),
+            title=data.get("title", ""),
+            status=data.get("status", "queued"),
+            sha=data.get("sha", ""),
+            commits=int(data.get("commits") or 0),
+            files=tuple(json.loads(data.get("files") or "[]")),
+            error=data.get("error", ""),
+            requested_at=float(data.get("requested_at") or 0),
+            finished_at=float(data.get("finished_at") or 0),
+        )
+
+    def to_hash(self) -> dict[str, str]:
+        return {
+            "id": self.id,
+            "project": self.project,
+            "agent": self.agent,
+            "branch": self.branch,
+            "target": self.target,
+            "worker": self.worker,
+            "task": self.task,
+            "title": self.title,
+            "status": self.status,
+            "sha": self.sha,
+            "commits": str(self.commits),
+            "files": json.dumps(list(self.files), ensure_ascii=False),
+            "error": self.error,
+            "requested_at": str(self.requested_at),
+            "finished_at": str(self.finished_at),
+        }
+
+    @property
+    def is_open(self) -> bool:
+        return self.status in OPEN
+
+
+def result_event(req: MergeRequest) -> dict[str, Any]:
+    """The event that reports a finished request, with project, task and agent on the envelope. Pure."""
+    where = f"{req.branch} → {req.target}"
+    data: dict[str, Any] = {"merge": req.id, "branch": req.branch, "target": req.target}
+    if req.status == "merged":
+        msg = f"Merged {where} ({req.sha[:7]})"
+        data.update(sha=req.sha, commits=req.commits)
+    elif req.status == "conflict":
+        listing = "".join(f"\n  - {name}" for name in req.files)
+        msg = f"Merge conflict on {where}; conflicted files:{listing}"
+        data.update(files=list(req.files))
+    else:
+        msg = f"Merge of {where} failed: {req.error}"
+        data.update(error=req.error)
+    return _event(RESULTS[req.status], msg, req, data)
+
+
+def _event(type_: str, msg: str, req: MergeRequest, data: dict[str, Any]) -> dict[str, Any]:
+    return make_event(type_, msg, project=req.project, agent=req.agent, task=req.task or None, data=data)
+
+
+class MergeStore:
+    """The merge queues of one namespace. `client` must decode responses."""
+
+    def __init__(self, client: redis.Redis, keys: Keys, events_maxlen: int) -> None:
+        self.client = client
+        self.keys = keys
+        self.maxlen = events_maxlen
+
+    def enqueue(
+        self,
+        *,
+        project: str,
+        agent: str,
+        branch: str,
+        target: str,
+        worker: str,
+        task: str = "",
+        title: str = "",
+    ) -> MergeRequest:
+        """Append a request to the project's queue and publish `merge_ready`, in one transaction."""
+        merge_id = str(self.client.incr(self.keys.merge_seq))
+        req = MergeRequest(
+            merge_id, project, agent, branch, target, worker, task, title, requested_at=time.time()
+        )
+        position = int(self.client.llen(self.keys.merge_queue(project))) + 1
+        event = _event(
+            "merge_ready",
+            f"Merging {branch} → {target}" + (f" (queue position {position})" if position > 1 else ""),
+            req,
+            {"merge": merge_id, "branch": branch, "target": target},
+        )
+        pipe = self.client.pipeline(transaction=True)
+        write_hash(pipe, self.keys.merge(merge_id), req.to_hash())
+        pipe.rpush(self.keys.merge_queue(project), merge_id)
+        pipe.sadd(self.keys.merge_projects, project)
+        self._append(pipe, event)
+        pipe.execute()
+        return req
+
+    def get(self, merge_id: str) -> MergeRequest:
+        data = read_hash(self.client, self.keys.merge(merge_id))
+        if not data:
+            raise NotFound(f"no merge request {merge_id!r}")
+        return MergeRequest.from_hash(data)
+
+    def queue(self, project: str) -> list[MergeRequest]:
+        """The project's requests still in the queue, first to be merged first."""
+        ids = cast(list[str], self.client.lrange(self.keys.merge_queue(project), 0, -1))
+        found = []
+        for merge_id in ids:
+            data = read_hash(self.client, self.keys.merge(merge_id))
+            if data:
+                found.append(MergeRequest.from_hash(data))
+        return found
+
+    def head(self, project: str) -> MergeRequest | None:
+        """The request to merge next; a dangling id (its hash gone) is dropped from the queue."""
+        while True:
+            merge_id = cast(str | None, self.client.lindex(self.keys.merge_queue(project), 0))
+            if merge_id is None:
+                return None
+            data = read_hash(self.client, self.keys.merge(merge_id))
+            if data:
+                return MergeRequest.from_hash(data)
+            self.client.lrem(self.keys.merge_queue(project), 1, merge_id)
+
+    def open_for(self, project: str, agent: str) -> MergeRequest | None:
+        """The agent's request still in the queue, if any (a second request for it would be a repeat)."""
+        return next((r for r in self.queue(project) if r.agent == agent and r.is_open), None)
+
+    def projects(self) -> list[str]:
+        return sorted(members(self.client, self.keys.merge_projects))
+
+    def mark(self, req: MergeRequest, **changes: Any) -> MergeRequest:
+        """Record progress (`merging`, or the result before the agent goes) without leaving the queue."""
+        updated = replace(req, **changes)
+        write_hash(self.client, self.keys.merge(req.id), updated.to_hash())
+        return updated
+
+    def finish(self, req: MergeRequest) -> None:
+        """Record the result, take the request out of the queue and publish its event, in one transaction."""
+        pipe = self.client.pipeline(transaction=True)
+        write_hash(pipe, self.keys.merge(req.id), replace(req, finished_at=time.time()).to_hash())
+        pipe.expire(self.keys.merge(req.id), HISTORY_TTL)
+        pipe.lrem(self.keys.merge_queue(req.project), 1, req.id)
+        self._append(pipe, result_event(req))
+        pipe.execute()
+
+    def _append(self, pipe: redis.client.Pipeline, event: dict[str, Any]) -> None:
+        pipe.xadd(self.keys.events, {EVENT_FIELD: encode(event)}, maxlen=self.maxlen, approximate=True)

@@ -1,0 +1,155 @@
+"""`ib auto`: start a project's /auto loop on a worker and follow its events until it ends;
+`ib auto stop | pause | status` read and change the loop's state (through its worker when it runs).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, cast
+
+import typer
+
+from bus.auto import AutoState
+from bus.autos import AutoStore
+from bus.commands import request, worker_alive
+from bus.envelope import Envelope, to_jsonl
+from bus.errors import Conflict, InvalidInput, NotFound
+from bus.follow import EventFilter, follow
+from worker.auto import AutoLoops
+from worker.cli.context import Context
+
+ENDINGS = ("auto_finished", "auto_stopped", "auto_paused")
+START_TIMEOUT = 120.0  # the worker answers once the first task's agent is started
+
+auto_app = typer.Typer(
+    help="Run a project's tasks one after another with agents: claim, work, merge, next.",
+    invoke_without_command=True,
+)
+
+
+@auto_app.callback(invoke_without_command=True)
+def auto(
+    typer_ctx: typer.Context,
+    project: str = typer.Option(None, "--project", "-p", help="the project whose tasks to run"),
+    worktrees: bool = typer.Option(False, "--worktrees", help="an agent and a worktree per task, merged"),
+    max_tasks: int = typer.Option(0, "--max-tasks", min=0, help="stop after N tasks (0: all)"),
+    agent: str = typer.Option(None, "--agent", help="without --worktrees: the agent to give the tasks to"),
+    worker: str = typer.Option(None, "--worker", help="the worker to run the loop (default: this one)"),
+    detach: bool = typer.Option(False, "--detach", "-d", help="start it and return"),
+    as_json: bool = typer.Option(False, "--json", help="print the events as JSONL"),
+) -> None:
+    """Start (or resume) the /auto loop of a project and show its events until it ends.
+
+    Example: ib auto --project backend --worktrees
+    """
+    if typer_ctx.invoked_subcommand is not None:
+        return
+    if not project:
+        raise InvalidInput("which project? ib auto --project NAME [--worktrees] (see `ib task list`)")
+    ctx = Context()
+    client = ctx.blocking_redis()
+    last = cast(list[tuple[str, Any]], client.xrevrange(ctx.keys.events, count=1))
+    since = str(last[0][0]) if last else "0"
+    args = {"project": project, "worktrees": worktrees, "max_tasks": max_tasks, "agent": agent or ""}
+    on = worker or ctx.settings.worker_id
+    state = AutoState.from_hash(
+        {k: _flat(v) for k, v in request(client, ctx.keys, on, "auto-start", args, START_TIMEOUT).items()}
+    )
+    if detach:
+        print(f"auto mode {state.status} for {project} on worker {on} ({state.summary})")
+        return
+    ended: list[Envelope] = []
+
+    def show(event: Envelope) -> None:
+        print(to_jsonl(event) if as_json else _line(event), flush=True)
+        if event.get("type") in ENDINGS:
+            ended.append(event)
+
+    follow(
+        client,
+        ctx.keys,
+        since=since,
+        wanted=EventFilter(projects=[project]),
+        emit=show,
+        keep_going=lambda: not ended,
+    )
+    if ended[0].get("type") == "auto_paused":
+        reason = (ended[0].get("data") or {}).get("reason", "")
+        raise Conflict(f"auto mode paused for {project}: {reason}; `ib auto --project {project}` resumes it")
+
+
+@auto_app.command("stop")
+def stop(
+    project: str = typer.Option(..., "--project", "-p", help="the project"),
+    reason: str = typer.Option("", "--reason", help="why, for the record"),
+) -> None:
+    """End a project's /auto loop; the task in hand stays claimed and its agent keeps running."""
+    state = _control(project, "auto-stop", {"reason": reason})
+    print(f"auto mode stopped for {project}" + (f"; {state.task} stays claimed" if state.task else ""))
+
+
+@auto_app.command("pause")
+def pause(
+    project: str = typer.Option(..., "--project", "-p", help="the project"),
+    interrupt: bool = typer.Option(False, "--interrupt", help="also press Escape in the loop's agent"),
+) -> None:
+    """Hold a project's /auto loop; `ib auto --project P` resumes it."""
+    _control(project, "auto-pause", {"interrupt": interrupt})
+    print(f"auto mode paused for {project}; resume with: ib auto --project {project}")
+
+
+@auto_app.command("status")
+def status(
+    project: str = typer.Option(None, "--project", "-p", help="one project (default: every loop)"),
+    as_json: bool = typer.Option(False, "--json", help="print JSON"),
+) -> None:
+    """Show the /auto loops: status, the task in hand, how many tasks are done."""
+    ctx = Context()
+    store = AutoStore(ctx.client, ctx.keys)
+    states = [s for s in ([store.get(project)] if project else store.all()) if s is not None]
+    if as_json:
+        print(json.dumps([s.as_dict() for s in states], indent=2, ensure_ascii=False))
+        return
+    if not states:
+        print(f"no auto loop for {project}" if project else "no auto loops")
+    for s in states:
+        print(status_line(s))
+
+
+def status_line(s: AutoState) -> str:
+    mode = "worktrees" if s.worktrees else f"agent {s.agent}"
+    line = f"{s.project}: {s.status}, {s.phase} ({mode}, worker {s.worker}) — {s.summary}"
+    if s.task:
+        line += f"; task {s.task} with {s.merge_agent or s.task_agent}"
+    return line + (f"; {s.reason}" if s.reason else "")
+
+
+def _control(project: str, op: str, args: dict[str, object]) -> AutoState:
+    """Through the loop's worker when it runs (so nothing races with it), else on Redis directly."""
+    ctx = Context()
+    state = AutoStore(ctx.client, ctx.keys).get(project)
+    if state is None:
+        raise NotFound(f"no auto loop for project {project} (see `ib auto status`)")
+    if worker_alive(ctx.client, ctx.keys, state.worker):
+        answer = request(ctx.blocking_redis(), ctx.keys, state.worker, op, {"project": project, **args})
+        return AutoState.from_hash({k: _flat(v) for k, v in answer.items()})
+    loops = AutoLoops(ctx.runtime)
+    if op == "auto-stop":
+        return loops.stop(project, str(args.get("reason") or ""))
+    return loops.pause(project, "paused by the person")
+
+
+def _flat(value: object) -> str:
+    """A value of `AutoState.as_dict()` back in its hash form."""
+    if isinstance(value, list):
+        return json.dumps(value)
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    return str(value)
+
+
+def _line(event: Envelope) -> str:
+    ts = str(event.get("ts") or "")[11:19]
+    first, *more = str(event.get("msg") or "").splitlines() or [""]
+    pad = " " * (len(ts) + 17)
+    return f"{ts}  {event.get('type', ''):<15} {first}" + "".join(f"\n{pad}{line}" for line in more)
