@@ -209,13 +209,13 @@ def where(path: str, places: Places) -> tuple[str, str]:
     """Which place an absolute normalised path lies in: ("worktree", ""), ("agent", <id>),
     ("main", ""), ("shared", "") or ("outside", "")."""
     parts = _parts(path)
-    if _under(parts, _parts(places.worktree), globs=False):
-        return "worktree", ""
     agents = places.agents
-    if _under(parts, [*agents, None]):
+    if _under(parts, [*agents, None]):  # first: an agent without a worktree works in the root, not in these
         other = parts[len(agents)]
         if other != places.own_id:
             return "agent", other
+    if _under(parts, _parts(places.worktree), globs=False):
+        return "worktree", ""
     if _under(parts, _parts(places.root)):
         return "main", ""
     for shared in SHARED_PLACES:

@@ -212,6 +212,7 @@ def start_script(rt: Runtime, agent: Agent, paths: AgentPaths) -> str:
         "IB_AGENT_ID": agent.id,
         "IB_AGENT_ROLE": agent.role,
         "IB_ROOT": agent.root,
+        "IB_AGENT_WORKTREE": agent.worktree or agent.root,  # where its tools may write (hook pre-tool-use)
         "IB_NAMESPACE": rt.settings.namespace,
         "IB_SPOOL_DIR": str(rt.settings.spool_dir),
         "PATH": f"{Path(rt.ib_command).parent}{os.pathsep}{os.environ.get('PATH', '/usr/bin:/bin')}",

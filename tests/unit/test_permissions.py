@@ -506,3 +506,22 @@ def test_decide_primary(tool: str, tool_input: dict[str, object], cwd: str, deni
         assert got.verdict == "deny"
         assert got.reason.startswith("Path violation: Bash tried to cd into ")
         assert f"worktree: {denied}. The main session stays" in got.reason
+
+
+NO_WORKTREE = {
+    "write-in-root": ("Write", {"file_path": "/repo/src/app.py"}, "allow"),
+    "read-agents-folder": ("Read", {"file_path": "/repo/.ib/agents/solo/agent.log"}, "deny"),
+    "read-other-agent": ("Read", {"file_path": "/repo/.ib/agents/other/repo/x.py"}, "deny"),
+    "cd-other-agent": ("Bash", {"command": "cd /repo/.ib/agents/other/repo"}, "deny"),
+    "outside": ("Read", {"file_path": "/etc/passwd"}, "deny"),
+}
+
+
+@pytest.mark.parametrize(("tool", "tool_input", "verdict"), NO_WORKTREE.values(), ids=NO_WORKTREE.keys())
+def test_agent_without_worktree_works_in_the_root_but_not_in_other_agents(
+    tool: str, tool_input: dict[str, object], verdict: str
+) -> None:
+    """`--no-worktree` agents get the repository root as their worktree (IB_AGENT_WORKTREE)."""
+    permissions = Permissions(mandatory_allow(), MANDATORY_DENY)
+    decision = decide(tool, tool_input, worktree="/repo", root="/repo", permissions=permissions, home="/home/u")
+    assert (decision.verdict if decision.verdict == "deny" else "allow") == verdict, decision.reason

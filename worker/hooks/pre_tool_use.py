@@ -99,7 +99,7 @@ def check(stdin_text: str, env: Mapping[str, str]) -> str | None:
     decision: Decision = decide(
         tool_name,
         tool_input,
-        worktree=os.path.join(folder, "repo"),
+        worktree=env.get("IB_AGENT_WORKTREE") or os.path.join(folder, "repo"),
         root=root,
         permissions=read_permissions(os.path.join(folder, "settings.json")),
         home=env.get("HOME") or os.path.expanduser("~"),
