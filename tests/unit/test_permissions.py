@@ -523,5 +523,5 @@ def test_agent_without_worktree_works_in_the_root_but_not_in_other_agents(
 ) -> None:
     """`--no-worktree` agents get the repository root as their worktree (IB_AGENT_WORKTREE)."""
     permissions = Permissions(mandatory_allow(), MANDATORY_DENY)
-    decision = decide(tool, tool_input, worktree="/repo", root="/repo", permissions=permissions, home="/home/u")
+    decision = decide(tool, tool_input, worktree="/repo", root="/repo", permissions=permissions, home="/h")
     assert (decision.verdict if decision.verdict == "deny" else "allow") == verdict, decision.reason
