@@ -33,7 +33,18 @@ def test_loads_inverts_dumps(doc: object) -> None:
 @pytest.mark.parametrize(
     "text",
     ["", " ", "{", "{nope", '{"a" 1}', "[1,]", "1 2", "garbage", '{"a":1}x', "\x00"],
-    ids=["empty", "blank", "open", "bare-key", "no-colon", "trailing-comma", "two-values", "word", "extra", "nul"],
+    ids=[
+        "empty",
+        "blank",
+        "open",
+        "bare-key",
+        "no-colon",
+        "trailing-comma",
+        "two-values",
+        "word",
+        "extra",
+        "nul",
+    ],
 )
 def test_loads_refuses_what_json_refuses(text: str) -> None:
     with pytest.raises(ValueError):
