@@ -248,6 +248,8 @@ def _merge_failed(event: Event) -> _View:
 
 
 def _auto_started(event: Event) -> _View:
+    if event.msg.strip():  # the loop words it itself (a resumed loop says so)
+        return _View(event.msg.strip())
     ready, blocked = _int(event.data, "ready") or 0, _int(event.data, "blocked") or 0
     mode = " (a worktree per task)" if _flag(event.data, "worktrees") else ""
     return _View(
@@ -256,18 +258,30 @@ def _auto_started(event: Event) -> _View:
     )
 
 
+def _count(data: dict[str, Any], key: str) -> int:
+    """A number, or how many ids a list holds (the worker sends the lists of tasks)."""
+    value = data.get(key)
+    return len(value) if isinstance(value, list) else _int(data, key) or 0
+
+
 def _auto_finished(event: Event) -> _View:
-    done, total = _int(event.data, "done") or 0, _int(event.data, "total") or 0
-    failed = _int(event.data, "failed") or 0
+    if event.msg.strip():
+        return _View(f"→ {event.msg.strip()}")
+    done, failed = _count(event.data, "done"), _count(event.data, "failed")
+    total = _count(event.data, "total") or _count(event.data, "taken")
     tail = f" {failed} failed." if failed else ""
     return _View(f"→ Queue empty. Auto mode finished. {done}/{total} tasks done.{tail}")
 
 
 def _auto_paused(event: Event) -> _View:
+    if event.msg.strip():
+        return _View(f"⏸ {event.msg.strip()}")
     return _View(f"⏸ Auto mode paused: {_text(event.data, 'reason').strip() or 'no reason given'}")
 
 
 def _auto_stopped(event: Event) -> _View:
+    if event.msg.strip():
+        return _View(f"⏹ {event.msg.strip()}")
     return _View("⏹ Auto mode stopped. The current task stays claimed.")
 
 
@@ -308,7 +322,10 @@ def _waiting(event: Event) -> _View:
 
 
 def _question(event: Event) -> _View:
-    return _View(_with_msg(f"❓ {_agent(event)} asks", event), _question_buttons(event))
+    asked = _text(event.data, "question").strip()  # the bare question; msg repeats "Agent X asks:"
+    head = f"❓ {_agent(event)} asks"
+    view = f"{head}: {asked}" if asked else _with_msg(head, event)
+    return _View(view, _question_buttons(event))
 
 
 def _spawned(event: Event) -> _View:

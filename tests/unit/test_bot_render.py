@@ -162,6 +162,21 @@ FULL = [
     ),
     ("auto_stopped", event("auto_stopped"), "⏹ Auto mode stopped. The current task stays claimed."),
     (
+        "auto_finished-lists",
+        event("auto_finished", data={"done": ["a", "b"], "failed": ["c"], "taken": ["a", "b", "c"]}),
+        "→ Queue empty. Auto mode finished. 2/3 tasks done. 1 failed.",
+    ),
+    (
+        "auto_finished-worded-by-the-loop",
+        event("auto_finished", "Queue empty. Auto mode finished. 3/3 tasks done.", data={"done": ["a"]}),
+        "→ Queue empty. Auto mode finished. 3/3 tasks done.",
+    ),
+    (
+        "auto_stopped-worded-by-the-loop",
+        event("auto_stopped", "Auto mode stopped for project backend; x stays claimed by y"),
+        "⏹ Auto mode stopped for project backend; x stays claimed by y",
+    ),
+    (
         "spawned",
         event(
             "spawned",
@@ -204,6 +219,11 @@ def test_question_with_options_gets_answer_buttons() -> None:
         "❓ agent-x asks: Which database?",
         ((Button("Postgres", "a:q-17:0"),), (Button("SQLite", "a:q-17:1"),)),
     )
+
+
+def test_question_shows_the_bare_question_when_the_worker_gives_it() -> None:
+    q = event("question", "Agent agent-x asks: Which DB?", agent="agent-x", data={"question": "Which DB?"})
+    assert render(q, Style.FULL) == Rendered("❓ agent-x asks: Which DB?")
 
 
 @pytest.mark.parametrize(

@@ -8,7 +8,10 @@ import typer
 
 from bus.errors import BusError
 from worker.cli import agent_commands as agents
-from worker.cli import bus_commands, question_commands, worker_commands
+from worker.cli import auto_commands as auto_cli
+from worker.cli import bus_commands, question_commands, status_commands, task_commands, worker_commands
+from worker.cli import stack_commands as stack
+from worker.cli.bot_commands import bot as bot_command
 from worker.errors import WorkerError
 
 app = typer.Typer(
@@ -37,9 +40,16 @@ app.command()(question_commands.ask)
 app.command()(question_commands.questions)
 app.command()(question_commands.acknowledge)
 app.command("parse-state")(question_commands.parse_state)
+app.command("status-node")(status_commands.status_node)
+app.command()(status_commands.messages)
 app.command()(worker_commands.worker)
+app.command("bot")(bot_command)
+for command in (stack.up, stack.down, stack.ps, stack.watch):
+    app.command()(command)
 app.add_typer(worker_commands.hooks_app, name="hooks")
 app.add_typer(hook_app, name="hook")
+app.add_typer(auto_cli.auto_app, name="auto")
+app.add_typer(task_commands.task_app, name="task")
 
 
 HOOK_HELP = {

@@ -1,0 +1,190 @@
+"""Benchmark of the Telegram bot (`python -m bot` as a process) against the fake Bot API.
+
+    .venv/bin/python -m bench.bot_bench            # both
+    .venv/bin/python -m bench.bot_bench burst      # one of: burst, latency
+
+1. Burst: 1,000 events over 20 topics, published at once, while the fake enforces Telegram's limits
+   (20 messages a minute in the group, one a second per chat with a burst of 3). The fake's clock runs
+   SCALE times faster and the bot's limits are scaled the same (IB_TELEGRAM_TIME_SCALE); figures are
+   given in real seconds and in Telegram time (real × SCALE). Printed: events lost, shown twice,
+   messages sent, 429 answers, and the time until the last event is visible beside the least the limits
+   allow (at least one message per topic).
+2. Idle latency: one event at a time on an idle bot, from the XADD on the bus to the sendMessage call
+   arriving at the fake.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+
+import redis
+
+from bench.common import REDIS_URL, percentile, scratch_namespace, summary_ms
+from bus.envelope import EVENT_FIELD, encode, make_event
+from bus.keys import Keys
+from bus.streams import publish
+from tests.fake_telegram import FakeTelegram, Limits
+from tests.fake_telegram.api import Params
+
+SCALE = float(os.environ.get("IB_BENCH_SCALE", "10"))
+EVENTS = int(os.environ.get("IB_BENCH_EVENTS", "1000"))
+TOPICS = 20
+LATENCY_SAMPLES = int(os.environ.get("IB_BENCH_LATENCY_SAMPLES", "200"))
+TELEGRAM = Limits(per_second=1.0, burst=3, per_minute=20)
+BOT_GAP = 1.0  # the bot's own pacing: one message a second per chat, no burst
+IDLE_GAP = 3.6  # Telegram seconds between two latency samples: under 20 a minute, so no limit applies
+
+
+class TimedFake(FakeTelegram):
+    """The fake Bot API, noting when each sendMessage arrives, and when each send or edit was accepted."""
+
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.arrived: list[tuple[float, str]] = []
+        self.accepted: list[tuple[float, str]] = []
+        self.lock = threading.Lock()
+
+    def call(self, method: str, params: Params) -> object:
+        arrived = time.monotonic()
+        result = super().call(method, params)
+        name = method.lower()
+        if name in ("sendmessage", "editmessagetext"):
+            text = params.text("text") or ""
+            with self.lock:
+                if name == "sendmessage":
+                    self.arrived.append((arrived, text))
+                self.accepted.append((time.monotonic(), text))
+        return result
+
+
+def start_bot(fake: FakeTelegram, namespace: str, folder: str) -> subprocess.Popen[bytes]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("IB_")}
+    env.update(
+        IB_REDIS_URL=REDIS_URL,
+        IB_NAMESPACE=namespace,
+        IB_SPOOL_DIR=folder,
+        IB_TELEGRAM_TOKEN=fake.token,
+        IB_TELEGRAM_CHAT_ID=str(fake.chat_id),
+        IB_TELEGRAM_ALLOWED_USERS="4242",
+        IB_TELEGRAM_API_URL=fake.base_url,
+        IB_TELEGRAM_TIME_SCALE=str(SCALE),
+    )
+    log = Path(folder) / "bot.log"
+    with log.open("ab") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "bot"], env=env, cwd=folder, stdout=out, stderr=subprocess.STDOUT
+        )
+    deadline = time.monotonic() + 30
+    while fake.calls("getUpdates") == 0:
+        if proc.poll() is not None or time.monotonic() > deadline:
+            raise SystemExit(f"the bot did not start:\n{log.read_text()}")
+        time.sleep(0.01)
+    return proc
+
+
+def stop_bot(proc: subprocess.Popen[bytes]) -> None:
+    proc.terminate()
+    proc.wait(30)
+
+
+def burst() -> None:
+    fake = TimedFake(time_scale=SCALE, rates=TELEGRAM)
+    with scratch_namespace() as ns, tempfile.TemporaryDirectory() as folder, fake:
+        client = redis.Redis.from_url(REDIS_URL, decode_responses=True)
+        keys = Keys(ns)
+        for i in range(TOPICS):  # the agents' topics exist and are bound, as after their `spawned`
+            client.hset(keys.topics("agent"), f"agent-{i}", str(fake.create_topic(f"agent-{i}")))
+        proc = start_bot(fake, ns, folder)
+        try:
+            expected = [f"agent-{n % TOPICS}: s{n} → s{n + 1}" for n in range(EVENTS)]
+            pipe = client.pipeline(transaction=False)
+            start = time.monotonic()
+            for n in range(EVENTS):
+                data = {"from_state": f"s{n}", "to_state": f"s{n + 1}"}
+                event = make_event("state", agent=f"agent-{n % TOPICS}", sender="bench", data=data)
+                pipe.xadd(keys.events, {EVENT_FIELD: encode(event)})
+            pipe.execute()
+            published = time.monotonic() - start
+            wanted = set(expected)
+            deadline = time.monotonic() + 600
+            while time.monotonic() < deadline:
+                with fake.lock:
+                    seen = {line for _t, text in fake.accepted for line in text.split("\n")}
+                if wanted <= seen and client.xpending(keys.events, "telegram")["pending"] == 0:
+                    break
+                time.sleep(0.05)
+        finally:
+            stop_bot(proc)
+        with fake.lock:
+            accepted = list(fake.accepted)
+        final = [m.text for topic in fake.topics() for m in fake.messages(topic.thread_id)]
+        counts = Counter(line for text in final for line in text.split("\n"))
+        lost = sum(1 for line in expected if counts[line] == 0)
+        twice = sum(1 for line in expected if counts[line] > 1)
+        first_seen: dict[str, float] = {}
+        for t, text in accepted:
+            for line in text.split("\n"):
+                first_seen.setdefault(line, t)
+        last = max((first_seen[line] for line in expected if line in first_seen), default=start) - start
+        floor_fake = (TOPICS - TELEGRAM.burst) / TELEGRAM.per_second
+        floor_bot = (TOPICS - 1) * BOT_GAP
+        print(
+            f"burst: {EVENTS} events over {TOPICS} topics; fake clock ×{SCALE:g} "
+            "(20 messages/minute per group, 1/s per chat with a burst of 3)"
+        )
+        print(f"  published in {published * 1000:.0f} ms (one pipeline)")
+        print(f"  events lost: {lost}   shown twice: {twice}")
+        edits = fake.calls("editMessageText")
+        print(f"  messages sent: {fake.sent}   edits (catching up): {edits}   429s: {fake.rejected_429}")
+        print(
+            f"  last event visible after {last:.2f} s real = {last * SCALE:.1f} s Telegram time; "
+            f"least the limits allow for {TOPICS} messages: "
+            f"{floor_fake / SCALE:.2f} s real = {floor_fake:.1f} s "
+            f"(with the bot's own 1/s pacing, no burst: {floor_bot / SCALE:.2f} s real = {floor_bot:.1f} s)"
+        )
+
+
+def latency() -> None:
+    fake = TimedFake(time_scale=SCALE, rates=TELEGRAM)
+    with scratch_namespace() as ns, tempfile.TemporaryDirectory() as folder, fake:
+        client = redis.Redis.from_url(REDIS_URL, decode_responses=True)
+        keys = Keys(ns)
+        client.hset(keys.topics("project"), "bench", str(fake.create_topic("bench")))
+        proc = start_bot(fake, ns, folder)
+        samples: list[float] = []
+        try:
+            for n in range(LATENCY_SAMPLES + 5):
+                marker = f"+ lat-{n} added"
+                before = time.monotonic()
+                publish(client, keys, make_event("task_added", task=f"lat-{n}", project="bench"), 10_000)
+                arrived = None
+                while arrived is None:
+                    with fake.lock:
+                        arrived = next((t for t, text in reversed(fake.arrived) if marker in text), None)
+                    if arrived is None:
+                        time.sleep(0.0005)
+                if n >= 5:  # the first few warm connections up
+                    samples.append(arrived - before)
+                time.sleep(IDLE_GAP / SCALE)  # idle again: within both the second's and the minute's budget
+        finally:
+            stop_bot(proc)
+        print(f"idle latency, event XADD → sendMessage at the fake: {summary_ms(samples)}")
+        p50, p99 = percentile(samples, 50) * 1000, percentile(samples, 99) * 1000
+        print(f"  p50={p50:.1f} ms  p99={p99:.1f} ms (goal: p99 ≤ 50 ms)")
+
+
+def main() -> None:
+    which = sys.argv[1:] or ["burst", "latency"]
+    for name in which:
+        {"burst": burst, "latency": latency}[name]()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,84 @@
+"""What people do to an agent from Telegram, by command or by button: look, diff, merge, kill, Escape,
+status. Each asks the agent's worker over the bus and answers in the topic; errors are the caller's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from bot.callbacks import Action
+from bot.commands import LOOK_LINES
+from bot.render import escape
+from bot.runtime import BotRuntime
+from bus.agents import Agent
+
+DIFF_INLINE_LIMIT = 3000
+MERGE_TIMEOUT = 120.0
+
+
+@dataclass(frozen=True)
+class Ask:
+    """Who asks, where the answer goes, and which message it answers."""
+
+    rt: BotRuntime
+    thread: int | None
+    reply_to: int | None
+    sender: str
+
+
+def _pre(text: str, language: str = "") -> str:
+    opener = f'<pre><code class="language-{language}">' if language else "<pre>"
+    closer = "</code></pre>" if language else "</pre>"
+    return f"{opener}{escape(text)}{closer}"
+
+
+async def look(ask: Ask, agent: Agent, lines: int = LOOK_LINES) -> None:
+    screen = str(await ask.rt.command(agent.worker, "look", {"agent": agent.id, "lines": lines}, ask.sender))
+    body = screen.rstrip() or "(the screen is empty)"
+    ask.rt.say(ask.thread, f"<b>{escape(agent.id)}</b>\n{_pre(body)}", ask.reply_to)
+
+
+async def diff(ask: Ask, agent: Agent) -> None:
+    text = str(await ask.rt.command(agent.worker, "diff", {"agent": agent.id}, ask.sender))
+    if not text.strip():
+        ask.rt.say(ask.thread, f"{escape(agent.id)} has no changes.", ask.reply_to)
+    elif len(text) > DIFF_INLINE_LIMIT:
+        ask.rt.send_file(ask.thread, f"{agent.id}.diff", text.encode(), f"Diff of {escape(agent.id)}")
+    else:
+        ask.rt.say(ask.thread, _pre(text.rstrip(), "diff"), ask.reply_to)
+
+
+async def merge(ask: Ask, agent: Agent) -> None:
+    done: Any = await ask.rt.command(
+        agent.worker, "merge", {"agent": agent.id}, ask.sender, timeout=MERGE_TIMEOUT
+    )
+    info = done if isinstance(done, dict) else {}
+    target, sha = str(info.get("target") or "?"), str(info.get("sha") or "")[:7]
+    ask.rt.say(
+        ask.thread, escape(f"✓ Merged {agent.id} → {target}" + (f" ({sha})" if sha else "")), ask.reply_to
+    )
+
+
+async def kill(ask: Ask, agent: Agent) -> None:
+    await ask.rt.command(agent.worker, "kill", {"agent": agent.id}, ask.sender)
+    ask.rt.say(ask.thread, escape(f"✗ Killed {agent.id}"), ask.reply_to)
+
+
+async def press_escape(ask: Ask, agent: Agent) -> None:
+    await ask.rt.command(agent.worker, "keys", {"agent": agent.id, "keys": ["Escape"]}, ask.sender)
+    ask.rt.say(ask.thread, escape(f"Escape sent to {agent.id}"), ask.reply_to)
+
+
+async def status(ask: Ask, agent: Agent) -> None:
+    text = str(await ask.rt.command(agent.worker, "status", {"agent": agent.id}, ask.sender))
+    ask.rt.say(ask.thread, _pre(text.rstrip() or agent.state), ask.reply_to)
+
+
+BUTTONS: dict[Action, Callable[[Ask, Agent], Awaitable[None]]] = {
+    Action.DIFF: diff,
+    Action.MERGE: merge,
+    Action.KILL: kill,
+    Action.LOOK: look,
+}

@@ -1,0 +1,207 @@
+"""`ib bot` / `python -m bot`: the Telegram bot, one asyncio loop running python-telegram-bot's
+Application beside the bus consumer, the output feed and the sender.
+
+`main` checks the settings and builds the pieces; `serve` runs them inside `async with application`
+until SIGTERM or Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import logging
+import signal
+import sys
+from collections.abc import Coroutine
+from typing import Any
+
+import redis.asyncio as aredis
+from redis.exceptions import RedisError
+from telegram import Update
+from telegram.error import InvalidToken, TelegramError
+from telegram.ext import (
+    Application,
+    CallbackQueryHandler,
+    ContextTypes,
+    MessageHandler,
+    TypeHandler,
+    filters,
+)
+
+from bot.commands import COMMANDS, command_of
+from bot.config import BotConfig, bot_config
+from bot.consumer import EventConsumer
+from bot.errors import BotError
+from bot.forum import Forum
+from bot.gate import gate
+from bot.handlers import COMMAND_HANDLERS
+from bot.outbound import Batch, Outbox
+from bot.output_feed import OutputFeed
+from bot.relay import on_button, on_text
+from bot.runtime import RUNTIME_KEY, BotRuntime
+from bot.sender import Sender
+from bot.topics import TopicRegistry
+from bus.connect import client_for, resolve_url
+from bus.errors import BusError
+from bus.keys import Keys
+from bus.settings import Settings, load_settings
+from bus.streams import consumer_name
+
+log = logging.getLogger(__name__)
+
+POLL_TIMEOUT = 10
+
+
+async def on_error(update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """Log what a handler raised; the bot goes on."""
+    log.error("handling update %r failed", update, exc_info=context.error)
+
+
+async def on_message(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """A text message: one of our commands, else text for the topic's agent (its own slash commands too).
+
+    Commands are read from the text, not from entities, so `/cmd@thisbot` works and `/cmd@otherbot`
+    is left alone.
+    """
+    message = update.effective_message
+    if message is None or message.text is None:
+        return
+    name = command_of(message.text, context.bot.username)
+    handler = COMMAND_HANDLERS.get(name) if name is not None else None
+    if handler is not None:
+        await handler(update, context)
+    elif name is None and message.text.startswith("/") and "@" in message.text.split()[0]:
+        return  # a command for another bot
+    else:
+        await on_text(update, context)
+
+
+def build_application(config: BotConfig) -> Application[Any, Any, Any, Any, Any, Any]:
+    """The PTB application with the gate first, then the commands, typed text and button taps."""
+    application = (
+        Application.builder()
+        .token(config.token)
+        .base_url(config.api_url)
+        .base_file_url(config.file_url)
+        .build()
+    )
+    application.add_handler(TypeHandler(Update, gate), group=-1)
+    application.add_handler(MessageHandler(filters.TEXT, on_message))
+    application.add_handler(CallbackQueryHandler(on_button))
+    application.add_error_handler(on_error)
+    return application
+
+
+def _async_redis(url: str, single: bool = False) -> aredis.Redis:
+    """No socket timeout: the stream reads block in Redis; keepalive notices a dead server."""
+    return aredis.Redis.from_url(
+        url,
+        decode_responses=True,
+        socket_timeout=None,
+        socket_connect_timeout=5,
+        socket_keepalive=True,
+        health_check_interval=30,
+        single_connection_client=single,
+    )
+
+
+async def serve(config: BotConfig, url: str, settings: Settings, stop: asyncio.Event) -> None:
+    """Run the bot until `stop` is set (or one of its tasks fails)."""
+    keys = Keys(settings.namespace)
+    client, reader, sync = _async_redis(url), _async_redis(url, single=True), client_for(url, blocking=True)
+    application = build_application(config)
+    registry = TopicRegistry(client, keys)
+    await registry.load()
+    forum = Forum(application.bot, config.chat_id)
+
+    async def accepted(batch: Batch, message_id: int | None) -> None:
+        await consumer.confirm(batch, message_id)
+        await feed.confirm(batch, message_id)
+
+    sender = Sender(forum, Outbox(config.limits), registry, accepted)
+    consumer = EventConsumer(client, keys, registry, forum, sender, f"bot-{consumer_name()}")
+    feed = OutputFeed(client, reader, keys, registry, sender)
+    application.bot_data[RUNTIME_KEY] = BotRuntime(
+        config, keys, client, sync, registry, sender, forum, settings.events_maxlen
+    )
+    try:
+        async with application:
+            await forum.register_commands(COMMANDS)
+            await consumer.prepare()
+            tasks = [
+                _task(sender.run(), "sender"),
+                _task(consumer.run(), "events"),
+                _task(feed.run(), "output"),
+            ]
+            await application.start()
+            assert application.updater is not None
+            await application.updater.start_polling(
+                timeout=POLL_TIMEOUT, allowed_updates=["message", "callback_query"]
+            )
+            log.info("bot serving chat %s for %d allowed users", config.chat_id, len(config.allowed_users))
+            stopping = _task(stop.wait(), "stop")
+            done, _ = await asyncio.wait([stopping, *tasks], return_when=asyncio.FIRST_COMPLETED)
+            await application.updater.stop()
+            await application.stop()
+            for task in [stopping, *tasks]:
+                task.cancel()
+            await asyncio.gather(stopping, *tasks, return_exceptions=True)
+            for task in done:
+                if task is not stopping and not task.cancelled() and task.exception() is not None:
+                    raise BotError(f"the bot's {task.get_name()} task failed: {task.exception()}")
+    finally:
+        await client.aclose()
+        await reader.aclose()
+        sync.close()
+
+
+def _task(coroutine: Coroutine[Any, Any, Any], name: str) -> asyncio.Task[Any]:
+    return asyncio.get_running_loop().create_task(coroutine, name=name)
+
+
+async def _serve_until_signalled(config: BotConfig, url: str, settings: Settings) -> None:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stop.set)
+    await serve(config, url, settings, stop)
+
+
+def run(verbose: bool = False, cwd: str | None = None) -> int:
+    """Check the settings, then serve until stopped; a bad setting is one line on stderr and exit 1."""
+    logging.basicConfig(
+        level=logging.INFO if verbose else logging.WARNING, format="%(asctime)s %(name)s %(message)s"
+    )
+    logging.getLogger("httpx").setLevel(logging.WARNING)
+    try:
+        settings = load_settings(cwd)
+        config = bot_config(settings)
+        url = resolve_url(settings, cwd)
+    except (BotError, BusError) as e:
+        print(f"ib bot: error: {e}", file=sys.stderr)
+        return 1
+    print(f"bot serving chat {config.chat_id} (Ctrl-C stops it)", flush=True)
+    with contextlib.suppress(KeyboardInterrupt):
+        try:
+            asyncio.run(_serve_until_signalled(config, url, settings))
+        except BotError as e:
+            print(f"ib bot: error: {e}", file=sys.stderr)
+            return 1
+        except InvalidToken:  # its message quotes the token: not printed
+            print("ib bot: error: Telegram refused IB_TELEGRAM_TOKEN; check the token", file=sys.stderr)
+            return 1
+        except TelegramError as e:
+            print(f"ib bot: error: Telegram at {config.api_url} cannot be used: {e}", file=sys.stderr)
+            return 1
+        except RedisError as e:
+            print(f"ib bot: error: Redis cannot be reached: {e}", file=sys.stderr)
+            return 1
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m bot [-v]`."""
+    parser = argparse.ArgumentParser(prog="python -m bot", description="The ittybus Telegram bot.")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log every event shown and command")
+    return run(parser.parse_args(argv).verbose)

@@ -1,0 +1,286 @@
+"""The bot's reader of the events stream: route each event, create the topics it asks for, queue what
+shows it, and acknowledge it only once Telegram accepted every message that shows it.
+
+Consumer group `telegram` (XREADGROUP BLOCK). Each (event, topic role) shown is recorded in Redis after
+Telegram accepted it, before the XACK; after a crash the unacknowledged events are read again and
+whatever was recorded as shown is not shown twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+import redis.asyncio as aredis
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import RedisError, ResponseError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+from telegram.error import BadRequest, Forbidden, RetryAfter, TelegramError
+
+from bot.forum import Forum, retry_seconds
+from bot.outbound import Batch, Outgoing
+from bot.render import Style, escape, render
+from bot.routing import Bindings, Delivery, TopicKind, route
+from bot.sender import Sender
+from bot.split import split_message
+from bot.topics import TopicInfo, TopicRegistry
+from bus.envelope import EVENT_FIELD
+from bus.events import Event
+from bus.keys import Keys
+from bus.streams import Entry, entries_of
+
+log = logging.getLogger(__name__)
+
+GROUP = "telegram"
+SEEN_SCOPE = "telegram"
+SEEN_TTL = 7 * 24 * 3600
+QUESTIONS = "question"  # topic:question — message id of a question shown → question id
+BLOCK_MS = 5000
+READ_COUNT = 500
+TOKEN_PREFIX = "e"
+MAX_CREATE_TRIES = 5
+
+
+@dataclass(frozen=True)
+class _Show:
+    """One event in one topic: `role` names the topic for the record of what was shown."""
+
+    entry_id: str
+    event: Event
+    role: str
+    thread: int | None
+    style: Style
+
+    @property
+    def token(self) -> str:
+        return f"{TOKEN_PREFIX}|{self.entry_id}|{self.role}"
+
+
+class EventConsumer:
+    def __init__(
+        self,
+        client: aredis.Redis,
+        keys: Keys,
+        registry: TopicRegistry,
+        forum: Forum,
+        sender: Sender,
+        consumer: str,
+    ) -> None:
+        self.client = client
+        self.keys = keys
+        self.registry = registry
+        self.forum = forum
+        self.sender = sender
+        self.consumer = consumer
+        self.pending: dict[str, set[str]] = {}  # entry id → topic roles not yet accepted by Telegram
+
+    async def prepare(self) -> None:
+        """The group exists from here on: events published after this are shown (a new group starts now)."""
+        try:
+            await self.client.xgroup_create(self.keys.events, GROUP, id="$", mkstream=True)
+        except ResponseError as e:
+            if "BUSYGROUP" not in str(e):
+                raise
+
+    async def run(self) -> None:
+        await self.prepare()
+        failures, recover, more = 0, True, False
+        while True:
+            try:
+                if recover:
+                    await self._recover()
+                    recover = False
+                reply = await self.client.xreadgroup(
+                    GROUP,
+                    self.consumer,
+                    {self.keys.events: ">"},
+                    count=READ_COUNT,
+                    block=None if more else BLOCK_MS,
+                )
+                entries = entries_of(reply)
+                more = len(entries) >= READ_COUNT  # a backlog: read on at once, and let it pile up
+                self.sender.loading(more)
+                await self._handle(entries)
+                failures = 0
+            except (RedisConnectionError, RedisTimeoutError) as e:
+                failures += 1
+                log.warning("events: Redis unreachable (%s); trying again in %ds", e, min(failures, 10))
+                self.sender.loading(False)
+                await asyncio.sleep(min(failures, 10))
+                recover = True  # what was read and not yet queued is pending in the group
+            except ResponseError as e:
+                if "NOGROUP" not in str(e):
+                    raise
+                log.warning("events: the consumer group was gone (stream deleted?); making it again")
+                await self.prepare()
+
+    async def _recover(self) -> None:
+        self.sender.loading(True)
+        try:
+            await self._handle(await self._unacknowledged())
+        finally:
+            self.sender.loading(False)
+
+    async def _unacknowledged(self) -> list[Entry]:
+        """What the group read before and never acknowledged, whichever bot process read it."""
+        taken: list[Entry] = []
+        cursor = "0-0"
+        while True:
+            reply: Any = await self.client.xautoclaim(
+                self.keys.events, GROUP, self.consumer, min_idle_time=0, start_id=cursor, count=READ_COUNT
+            )
+            cursor, entries = str(reply[0]), reply[1]
+            taken.extend((str(i), f) for i, f in entries if f is not None)
+            if cursor == "0-0" or not entries:
+                break
+        if taken:
+            log.info("events: %d unacknowledged from before, shown unless shown already", len(taken))
+        return taken
+
+    # --- one batch of events ----------------------------------------------------------------------------
+
+    async def _handle(self, entries: list[Entry]) -> None:
+        entries = [(i, f) for i, f in entries if i not in self.pending]  # in flight already
+        if not entries:
+            return
+        shows: list[_Show] = []
+        for entry_id, fields in entries:
+            event = Event.from_entry(entry_id, fields.get(EVENT_FIELD))
+            shows.extend(await self._plan(entry_id, event))
+        shown = await self._already_shown(shows)
+        waiting: dict[str, set[str]] = {entry_id: set() for entry_id, _fields in entries}
+        for show, done in zip(shows, shown, strict=True):
+            if not done:
+                waiting[show.entry_id].add(show.role)
+                self._queue(show)
+        finished = [entry_id for entry_id, roles in waiting.items() if not roles]
+        self.pending.update({entry_id: roles for entry_id, roles in waiting.items() if roles})
+        await self._record([], finished)
+
+    async def _plan(self, entry_id: str, event: Event) -> list[_Show]:
+        """Where `event` shows, topics created as needed; one entry per topic."""
+        bindings = self.registry.bindings()
+        plan: list[_Show] = []
+        for delivery in route(event, bindings):
+            role = _role(event, delivery, bindings)
+            thread = delivery.thread_id
+            if delivery.create is not None:
+                thread = await self._create(event, delivery)
+            if any(p.thread == thread for p in plan):
+                continue  # a topic that could not be created fell back to one already showing it
+            plan.append(_Show(entry_id, event, role, thread, delivery.style))
+            if role == "data" and thread is not None:
+                await self._adopt_agent(event, thread)
+        return plan
+
+    async def _create(self, event: Event, delivery: Delivery) -> int | None:
+        """The topic routing asked for, created and bound; the project topic (or General) if that fails."""
+        request = delivery.create
+        assert request is not None
+        for attempt in range(1, MAX_CREATE_TRIES + 1):
+            try:
+                thread = await self.forum.create_topic(request.name)
+            except RetryAfter as e:
+                await asyncio.sleep(retry_seconds(e))
+                continue
+            except TelegramError as e:
+                log.warning("could not create topic %r (%s, try %d)", request.name, e, attempt)
+                if attempt < MAX_CREATE_TRIES and not isinstance(e, BadRequest | Forbidden):
+                    await asyncio.sleep(attempt)
+                    continue
+                break
+            info = TopicInfo(request.name, event.project or "")
+            await self.registry.bind(request.kind.value, request.key, thread, info)
+            log.info("created topic %s %r for %s %s", thread, request.name, request.kind.value, request.key)
+            return thread
+        return self.registry.thread_of("project", event.project) if event.project else None
+
+    async def _adopt_agent(self, event: Event, thread: int) -> None:
+        """An agent working in a task's topic gets that topic too (its output and what people type)."""
+        if not event.agent or not event.task or self.registry.thread_of("agent", event.agent) is not None:
+            return
+        if ("task", event.task) in self.registry.bound_to(thread):
+            await self.registry.bind("agent", event.agent, thread)
+
+    async def _already_shown(self, shows: list[_Show]) -> list[bool]:
+        if not shows:
+            return []
+        pipe = self.client.pipeline(transaction=False)
+        for show in shows:
+            pipe.exists(self.keys.seen(SEEN_SCOPE, f"{show.entry_id}:{show.role}"))
+        return [bool(n) for n in await pipe.execute()]
+
+    def _queue(self, show: _Show) -> None:
+        rendered = render(show.event, show.style)
+        parts = split_message(rendered.text) or [escape(show.event.type)]
+        question = show.event.data.get("question_id") if show.event.type == "question" else None
+        anchor = str(question) if question and show.style is Style.FULL else None
+        for i, part in enumerate(parts):
+            last = i == len(parts) - 1
+            self.sender.put(
+                Outgoing(
+                    self.forum.chat_id,
+                    show.thread,
+                    part,
+                    buttons=rendered.buttons if last else (),
+                    tokens=(show.token,) if last else (),
+                    anchor=anchor if last else None,
+                )
+            )
+
+    # --- Telegram accepted ---------------------------------------------------------------------------------
+
+    async def confirm(self, batch: Batch, message_id: int | None) -> None:
+        """Record what `batch` showed, then acknowledge the events now shown everywhere they go."""
+        shown: list[str] = []
+        finished: list[str] = []
+        for token in batch.tokens:
+            prefix, _, rest = token.partition("|")
+            if prefix != TOKEN_PREFIX:
+                continue
+            entry_id, _, role = rest.partition("|")
+            shown.append(f"{entry_id}:{role}")
+            roles = self.pending.get(entry_id)
+            if roles is not None:
+                roles.discard(role)
+                if not roles:
+                    del self.pending[entry_id]
+                    finished.append(entry_id)
+        if batch.anchor and message_id is not None:
+            try:
+                await self.client.hset(self.keys.topics(QUESTIONS), str(message_id), batch.anchor)
+            except RedisError as e:
+                log.warning("question %s shown, but replies to it will not be found: %s", batch.anchor, e)
+        await self._record(shown, finished)
+
+    async def _record(self, shown: list[str], finished: list[str]) -> None:
+        if not shown and not finished:
+            return
+        pipe = self.client.pipeline(transaction=False)
+        for ident in shown:
+            pipe.set(self.keys.seen(SEEN_SCOPE, ident), "1", nx=True, ex=SEEN_TTL)
+        if finished:
+            pipe.xack(self.keys.events, GROUP, *finished)
+        try:
+            await pipe.execute()
+        except RedisError as e:  # shown but not acknowledged: read again after a restart, not shown again
+            log.warning("events %s shown but not acknowledged: %s", finished or shown, e)
+            return
+        if finished:
+            log.info("events shown and acknowledged: %s", " ".join(finished))
+
+
+def _role(event: Event, delivery: Delivery, bindings: Bindings) -> str:
+    """Which of the event's topics this is: project, data (task or agent), merge, or general."""
+    if delivery.create is not None:
+        return "merge" if delivery.create.kind is TopicKind.MERGE else "data"
+    thread = delivery.thread_id
+    if thread is None:
+        return "general"
+    if event.project and thread == bindings.projects.get(event.project):
+        return "project"
+    if thread == bindings.merges.get(event.task or event.agent or ""):
+        return "merge"
+    return "data"

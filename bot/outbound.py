@@ -1,0 +1,381 @@
+"""The outbound queue: what waits to be shown in each topic, merged into few messages, paced per chat.
+
+Pure: times are passed in (seconds on one monotonic clock). `bot.sender` sends what `take` hands out
+and reports back with `sent`, `put_back` or `hold`; nothing here talks to Telegram.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import deque
+from dataclasses import dataclass, field, replace
+from typing import NamedTuple
+
+from bot.render import Button
+from bot.split import MESSAGE_LIMIT, OutputBuffer, split_message, telegram_length
+
+TopicKey = tuple[int, int | None]  # (chat, message_thread_id); None is the General topic
+JOINER = "\n"
+CATCH_UP_GAPS = 2  # append to the last message when a new one would wait longer than this many gaps
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Telegram's flood limits: about one message a second in a chat, 20 a minute in a group."""
+
+    per_second: float = 1.0
+    per_minute: int = 20
+    window: float = 60.0
+
+    def scaled(self, factor: float) -> Limits:
+        """The same limits on a clock running `factor` times faster (tests against a fast fake)."""
+        if factor <= 0:
+            raise ValueError(f"a time scale must be positive, got {factor}")
+        return Limits(self.per_second * factor, self.per_minute, self.window / factor)
+
+
+class Pacer:
+    """One chat's budget: a gap of 1/per_second between messages, per_minute in any window, and holds.
+
+    Edits of a streaming message keep the gap but do not count towards the per-minute budget.
+    """
+
+    def __init__(self, limits: Limits) -> None:
+        self.limits = limits
+        self._next = 0.0
+        self._held_until = 0.0
+        self._recent: deque[float] = deque()
+
+    def wait(self, now: float, counted: bool = True) -> float:
+        """Seconds before this chat may send (0: now)."""
+        wait = max(self._held_until - now, self._next - now)
+        recent = self._window(now)
+        if counted and len(recent) >= self.limits.per_minute:
+            wait = max(wait, recent[0] + self.limits.window - now)
+        return max(0.0, wait)
+
+    def record(self, now: float, counted: bool = True) -> None:
+        self._next = now + 1.0 / self.limits.per_second
+        if counted:
+            self._window(now).append(now)
+
+    def hold(self, until: float) -> None:
+        """Nothing goes out before `until` (Telegram's retry_after, or a back-off after an error)."""
+        self._held_until = max(self._held_until, until)
+
+    def _window(self, now: float) -> deque[float]:
+        while self._recent and self._recent[0] <= now - self.limits.window:
+            self._recent.popleft()
+        return self._recent
+
+
+@dataclass(frozen=True)
+class Document:
+    filename: str
+    content: bytes
+
+
+@dataclass(frozen=True)
+class Outgoing:
+    """One thing to show in a topic. `tokens` are confirmed once Telegram accepted it.
+
+    `anchor` marks a message people may reply to (a question id); a message with buttons or an anchor
+    ends a merged message, so its buttons sit under it and replies find it. Only `mergeable` items
+    (event renderings) are merged; replies to people and documents always go alone.
+    """
+
+    chat: int
+    thread: int | None
+    text: str
+    buttons: tuple[tuple[Button, ...], ...] = ()
+    tokens: tuple[str, ...] = ()
+    anchor: str | None = None
+    reply_to: int | None = None
+    document: Document | None = None
+    urgent: bool = False
+    mergeable: bool = True
+
+
+@dataclass(frozen=True)
+class _Part:
+    """A piece of an agent's streaming output, at most one message long."""
+
+    seq: int
+    text: str
+    tokens: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Batch:
+    """What to do now: send a new message, or (for streaming output) edit message `edit` to `text`."""
+
+    chat: int
+    thread: int | None
+    text: str
+    buttons: tuple[tuple[Button, ...], ...] = ()
+    tokens: tuple[str, ...] = ()
+    anchor: str | None = None
+    reply_to: int | None = None
+    document: Document | None = None
+    edit: int | None = None
+    entries: tuple[tuple[int, Outgoing], ...] = ()  # the messages merged into it, to put back on failure
+    parts: tuple[_Part, ...] = ()  # the streaming output it shows, to put back on failure
+    buffer: OutputBuffer | None = None  # the streaming message after this batch
+
+    @property
+    def key(self) -> TopicKey:
+        return (self.chat, self.thread)
+
+    @property
+    def streaming(self) -> bool:
+        return self.buffer is not None
+
+    @property
+    def empty(self) -> bool:
+        """Streaming items with nothing to show (only tokens to confirm): no call to Telegram."""
+        return self.streaming and not any(part.text for part in self.parts)
+
+    @property
+    def counted(self) -> bool:
+        """New messages count towards the per-minute budget; edits do not."""
+        return self.edit is None
+
+
+class _Head(NamedTuple):
+    """The first thing waiting in one queue: messages, an append to the last one, or streaming output."""
+
+    urgent: bool
+    seq: int
+    key: TopicKey
+    kind: str  # messages | append | stream
+    counted: bool
+
+
+@dataclass(frozen=True)
+class _Shown:
+    """The last plain message of events shown in a topic: where more events go when catching up."""
+
+    message_id: int
+    text: str
+
+
+@dataclass
+class _Stream:
+    """The streaming-output message of one topic: what it shows, its id, and what waits to be added."""
+
+    buffer: OutputBuffer = field(default_factory=OutputBuffer)
+    message_id: int | None = None
+    pending: deque[_Part] = field(default_factory=deque)
+
+
+class Outbox:
+    """Per-topic queues of messages and streaming output, handed out oldest first within the limits."""
+
+    def __init__(self, limits: Limits, message_limit: int = MESSAGE_LIMIT) -> None:
+        self.limits = limits
+        self.message_limit = message_limit
+        self._queues: dict[TopicKey, deque[tuple[int, Outgoing]]] = {}
+        self._streams: dict[TopicKey, _Stream] = {}
+        self._pacers: dict[int, Pacer] = {}
+        self._shown: dict[TopicKey, _Shown] = {}  # the last message of events in each topic
+        self._seq = itertools.count()
+
+    # --- putting in ----------------------------------------------------------------------------------
+
+    def put(self, item: Outgoing) -> None:
+        self._queues.setdefault((item.chat, item.thread), deque()).append((next(self._seq), item))
+
+    def put_output(self, chat: int, thread: int | None, text: str, tokens: tuple[str, ...] = ()) -> None:
+        """A streaming item (Telegram HTML), appended to the topic's streaming message when it fits."""
+        stream = self._streams.setdefault((chat, thread), _Stream())
+        limit = stream.buffer.soft_limit
+        pieces = split_message(text, limit) if text.strip() else []
+        if not pieces:
+            if tokens:  # nothing to show, but its tokens still want confirming
+                stream.pending.append(_Part(next(self._seq), "", tokens))
+            return
+        for i, piece in enumerate(pieces):
+            last = i == len(pieces) - 1
+            stream.pending.append(_Part(next(self._seq), piece, tokens if last else ()))
+
+    def __len__(self) -> int:
+        """Messages and streaming items waiting."""
+        return sum(len(q) for q in self._queues.values()) + sum(
+            len(s.pending) for s in self._streams.values()
+        )
+
+    # --- handing out -------------------------------------------------------------------------------------
+
+    def pacer(self, chat: int) -> Pacer:
+        pacer = self._pacers.get(chat)
+        if pacer is None:
+            pacer = self._pacers[chat] = Pacer(self.limits)
+        return pacer
+
+    def _heads(self, now: float) -> list[_Head]:
+        """The first waiting thing of every queue, and whether sending it counts towards the minute."""
+        heads = []
+        for key, queue in self._queues.items():
+            if queue:
+                seq, item = queue[0]
+                kind = "append" if self._appendable(key, item, now) else "messages"
+                heads.append(_Head(item.urgent, seq, key, kind, kind == "messages"))
+        for key, stream in self._streams.items():
+            if stream.pending:
+                counted = stream.message_id is None or not _fits(stream.buffer, stream.pending[0].text)
+                heads.append(_Head(False, stream.pending[0].seq, key, "stream", counted))
+        return heads
+
+    def _appendable(self, key: TopicKey, item: Outgoing, now: float) -> bool:
+        """Catching up: the minute's budget is spent, so events are added to the topic's last message.
+
+        Only while a new message would wait for the window (not the usual one-second gap), and only
+        to a plain message of events (no buttons, no reply, not streaming output) with room left.
+        """
+        shown = self._shown.get(key)
+        if shown is None or not item.mergeable or item.buttons or item.anchor is not None or item.urgent:
+            return False
+        if telegram_length(shown.text + JOINER + item.text) > self.message_limit:
+            return False
+        return self.pacer(key[0]).wait(now) > CATCH_UP_GAPS / self.limits.per_second
+
+    def wait(self, now: float) -> float | None:
+        """Seconds until `take` has something (0: now), None when nothing waits."""
+        heads = self._heads(now)
+        if not heads:
+            return None
+        return min(self.pacer(h.key[0]).wait(now, h.counted) for h in heads)
+
+    def take(self, now: float) -> Batch | None:
+        """The next batch the limits allow now (urgent first, then oldest), taken off the queues."""
+        ready = [h for h in self._heads(now) if self.pacer(h.key[0]).wait(now, h.counted) <= 0]
+        if not ready:
+            return None
+        head = min(ready, key=lambda h: (not h.urgent, h.seq))
+        if head.kind == "stream":
+            return self._take_stream(head.key)
+        shown = self._shown.get(head.key) if head.kind == "append" else None
+        return self._take_messages(head.key, shown)
+
+    def _take_messages(self, key: TopicKey, onto: _Shown | None = None) -> Batch:
+        """Merge what waits for a topic into one message (or onto message `onto`, already shown)."""
+        queue = self._queues[key]
+        entries = [queue.popleft()]
+        first = entries[0][1]
+        text = first.text if onto is None else onto.text + JOINER + first.text
+        closed = bool(first.buttons) or first.anchor is not None or not first.mergeable
+        while queue and not closed:
+            nxt = queue[0][1]
+            joined = text + JOINER + nxt.text
+            if (
+                not nxt.mergeable
+                or nxt.urgent != first.urgent
+                or telegram_length(joined) > self.message_limit
+                or (onto is not None and (nxt.buttons or nxt.anchor is not None))
+            ):
+                break
+            entries.append(queue.popleft())
+            text = joined
+            closed = bool(nxt.buttons) or nxt.anchor is not None
+        if not queue:
+            del self._queues[key]
+        last = entries[-1][1]
+        return Batch(
+            chat=key[0],
+            thread=key[1],
+            text=text,
+            buttons=last.buttons,
+            tokens=tuple(t for _seq, item in entries for t in item.tokens),
+            anchor=last.anchor,
+            reply_to=first.reply_to,
+            document=first.document,
+            edit=onto.message_id if onto is not None else None,
+            entries=tuple(entries),
+        )
+
+    def _take_stream(self, key: TopicKey) -> Batch:
+        """The output one send or one edit shows: a new message, or items appended to the current one."""
+        stream = self._streams[key]
+        buffer = stream.buffer
+        new_message: bool | None = None  # undecided until the first item with text
+        taken: list[_Part] = []
+        while stream.pending:
+            part = stream.pending[0]
+            after, steps = buffer.add(part.text)
+            if steps:
+                starts_new = not steps[0].edit or stream.message_id is None
+                if new_message is None:
+                    new_message = starts_new
+                elif starts_new:
+                    break
+            stream.pending.popleft()
+            taken.append(part)
+            buffer = after
+        return Batch(
+            chat=key[0],
+            thread=key[1],
+            text=buffer.text,
+            tokens=tuple(t for part in taken for t in part.tokens),
+            edit=stream.message_id if new_message is False else None,
+            parts=tuple(taken),
+            buffer=buffer,
+        )
+
+    # --- hearing back ----------------------------------------------------------------------------------
+
+    def sent(self, batch: Batch, now: float, message_id: int | None) -> None:
+        """Telegram accepted `batch` (an empty streaming batch was never sent, and costs nothing)."""
+        if not batch.empty:
+            self.pacer(batch.chat).record(now, batch.counted)
+        if batch.buffer is not None:
+            stream = self._streams.setdefault(batch.key, _Stream())
+            stream.buffer = batch.buffer
+            if batch.edit is None and message_id is not None:
+                stream.message_id = message_id
+        plain = not (batch.streaming or batch.buttons or batch.anchor or batch.reply_to or batch.document)
+        plain = plain and all(item.mergeable for _seq, item in batch.entries)
+        target = batch.edit if batch.edit is not None else message_id
+        if plain and target is not None and not batch.empty:
+            self._shown[batch.key] = _Shown(target, batch.text)
+        elif not batch.empty:
+            self._shown.pop(batch.key, None)
+
+    def put_back(self, batch: Batch) -> None:
+        """A batch that was not shown goes back to the front of its topic's queue, in its order."""
+        if batch.streaming:
+            stream = self._streams.setdefault(batch.key, _Stream())
+            stream.pending.extendleft(reversed(batch.parts))
+            return
+        queue = self._queues.setdefault(batch.key, deque())
+        queue.extendleft(reversed(batch.entries))
+
+    def restart_stream(self, chat: int, thread: int | None) -> None:
+        """The streaming message is gone (deleted, or never known): the next output starts a new one."""
+        self._shown.pop((chat, thread), None)
+        stream = self._streams.get((chat, thread))
+        if stream is not None:
+            stream.buffer = OutputBuffer(soft_limit=stream.buffer.soft_limit)
+            stream.message_id = None
+
+    def hold(self, chat: int, until: float) -> None:
+        self.pacer(chat).hold(until)
+
+    def move(self, chat: int, old: int | None, new: int | None) -> None:
+        """Everything waiting for topic `old` goes to topic `new` (a topic re-created, or given up)."""
+        if old == new:
+            return
+        queue = self._queues.pop((chat, old), None)
+        if queue:
+            moved = [(seq, replace(item, thread=new)) for seq, item in queue]
+            merged = sorted([*self._queues.get((chat, new), ()), *moved], key=lambda entry: entry[0])
+            self._queues[(chat, new)] = deque(merged)
+        stream = self._streams.pop((chat, old), None)
+        if stream is not None and stream.pending:
+            target = self._streams.setdefault((chat, new), _Stream())
+            target.pending = deque(sorted([*target.pending, *stream.pending], key=lambda part: part.seq))
+
+
+def _fits(buffer: OutputBuffer, text: str) -> bool:
+    """Whether `text` is appended to the streaming message (an edit) rather than starting a new one."""
+    _after, steps = buffer.add(text)
+    return not steps or steps[0].edit

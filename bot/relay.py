@@ -1,0 +1,172 @@
+"""What people type and tap reaching agents: text in an agent's topic goes to that agent (`send`), a
+reply to a question or a tap on one of its options answers it (`answer`), and the buttons of a finished
+agent run diff, merge, kill and look. Every outcome is told: a 👍 when delivered, else why not.
+
+When the agent's worker is down the text is queued on its command stream and the person is told so.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from telegram import Message, Update
+from telegram.error import TelegramError
+from telegram.ext import ContextTypes
+
+from bot import actions
+from bot.actions import Ask
+from bot.callbacks import Action, parse_callback
+from bot.consumer import QUESTIONS
+from bot.errors import BotError
+from bot.handlers import answering, sender_of, thread_of
+from bot.render import escape
+from bot.runtime import BotRuntime, runtime
+from bus.agents import Agent
+from bus.errors import BusError, BusUnavailable
+
+log = logging.getLogger(__name__)
+
+DELIVERED = "👍"
+
+
+async def _confirm(ask: Ask, message_id: int | None, note: str) -> None:
+    """A reaction on the person's message; a short reply when reactions are refused."""
+    if message_id is not None:
+        try:
+            await ask.rt.forum.react(message_id, DELIVERED)
+            return
+        except TelegramError as e:
+            log.info("reaction refused (%s): replying instead", e)
+    ask.rt.say(ask.thread, escape(note), message_id)
+
+
+async def _to_worker(ask: Ask, agent: Agent, op: str, args: dict[str, Any], message_id: int | None) -> None:
+    """Run `op` on the agent's worker; if the worker is down, queue it and say so. Nothing is lost."""
+    if not agent.worker:
+        raise BotError(f"{agent.id} has no worker on record, so nothing could be sent")
+    if await ask.rt.worker_alive(agent.worker):
+        try:
+            await ask.rt.command(agent.worker, op, args, ask.sender)
+        except BusUnavailable as e:
+            if "did not answer" not in str(e):  # not yet submitted: it died just now
+                raise
+            ask.rt.say(ask.thread, escape(f"⚠ {e}. It stays queued for the worker."), message_id)
+            return
+        await _confirm(ask, message_id, f"✓ sent to {agent.id}")
+        return
+    await ask.rt.queue_command(agent.worker, op, args, ask.sender)
+    log.info("worker %s down: %s for %s queued", agent.worker, op, agent.id)
+    ask.rt.say(
+        ask.thread,
+        escape(
+            f"⚠ Worker {agent.worker} is not running, so {agent.id} has not got this yet. It is queued "
+            "and will be delivered when the worker is back (start it with `ib worker`)."
+        ),
+        message_id,
+    )
+
+
+async def answer_question(ask: Ask, question_id: str, text: str, message_id: int | None) -> None:
+    """Send the answer to the agent that asked; the worker acknowledges the question."""
+    question = await ask.rt.find_question(question_id)
+    if question is None:
+        raise BotError("that question was answered already")
+    agent = await ask.rt.find_agent(question.agent)
+    if agent is None:
+        raise BotError(f"{question.agent}, who asked, is gone; the answer was not sent")
+    await _to_worker(ask, agent, "answer", {"question": question.id, "text": text}, message_id)
+
+
+async def _question_replied(rt: BotRuntime, message: Message) -> tuple[str, int] | None:
+    """(question id, question message id) when `message` replies to a question the bot showed."""
+    replied = message.reply_to_message
+    if replied is None:
+        return None
+    found = await rt.client.hget(rt.keys.topics(QUESTIONS), str(replied.message_id))
+    return (str(found), replied.message_id) if found else None
+
+
+async def _forget_question(rt: BotRuntime, question_message: int) -> None:
+    await rt.client.hdel(rt.keys.topics(QUESTIONS), str(question_message))
+    try:
+        await rt.forum.drop_buttons(question_message)
+    except TelegramError as e:  # it had none, or it is gone: nothing to tidy
+        log.debug("question message %s keeps its markup: %s", question_message, e)
+
+
+@answering
+async def on_text(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """Typed text: the answer to a question it replies to, else a message for the topic's agent."""
+    message = update.effective_message
+    if message is None or not message.text:
+        return
+    rt = runtime(context)
+    ask = Ask(rt, thread_of(message), message.message_id, sender_of(update))
+    replied = await _question_replied(rt, message)
+    if replied is not None:
+        question_id, question_message = replied
+        await answer_question(ask, question_id, message.text, message.message_id)
+        await _forget_question(rt, question_message)
+        return
+    if ask.thread is None:
+        return  # General is for people; nothing typed there goes to an agent
+    agent = await rt.agent_of_topic(ask.thread) or await _auto_agent(rt, ask.thread)
+    if agent is None:
+        if rt.registry.bound_to(ask.thread):
+            raise BotError(
+                "no agent works in this topic: type in an agent's topic, or start one with /new GOAL"
+            )
+        return
+    await _to_worker(
+        ask, agent, "send", {"agent": agent.id, "text": message.text, "sender": ""}, message.message_id
+    )
+
+
+async def _auto_agent(rt: BotRuntime, thread: int) -> Agent | None:
+    """In a project topic while /auto runs: the agent at work, so what people type guides it."""
+    project = next((key for kind, key in rt.registry.bound_to(thread) if kind == "project"), None)
+    loop = await rt.auto_state(project) if project else None
+    if loop is None or loop.status != "running":
+        return None
+    busy = loop.merge_agent or loop.task_agent or loop.agent
+    return await rt.find_agent(busy) if busy else None
+
+
+async def on_button(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """A tap on a button: an option of a question, or diff, merge, kill, look on a finished agent."""
+    query = update.callback_query
+    if query is None:
+        return
+    rt = runtime(context)
+    tapped = parse_callback(query.data or "")
+    source = query.message if isinstance(query.message, Message) else None
+    thread = thread_of(source) if source is not None else None
+    ask = Ask(rt, thread, source.message_id if source else None, sender_of(update))
+    if tapped is None:
+        log.warning("ignored button with data %r from user %s", query.data, query.from_user.id)
+        await query.answer()
+        return
+    try:
+        if tapped.action is Action.ANSWER:
+            await _tap_option(ask, tapped.target, tapped.option or 0, query.answer)
+        else:
+            agent = await rt.find_agent(tapped.target)
+            if agent is None:
+                await query.answer(f"{tapped.target} is gone")
+                return
+            await query.answer()
+            await actions.BUTTONS[tapped.action](ask, agent)
+    except (BotError, BusError) as e:
+        rt.say(thread, escape(f"⚠ {e}"), ask.reply_to)
+
+
+async def _tap_option(ask: Ask, question_id: str, option: int, answer: Any) -> None:
+    question = await ask.rt.find_question(question_id)
+    if question is None or option >= len(question.options):
+        await answer("This question is answered already")
+        return
+    await answer(f"Answer: {question.options[option]}"[:200])
+    await answer_question(ask, question.id, question.options[option], ask.reply_to)
+    if ask.reply_to is not None:
+        await _forget_question(ask.rt, ask.reply_to)

@@ -1,0 +1,214 @@
+"""The one task that talks to Telegram for everything the bot shows: it drains the outbox within the
+limits and recovers from what Telegram refuses.
+
+429: hold that chat for retry_after and send the same batch again. A deleted topic is re-created (or
+given up for the project topic, then General) and its bindings moved; a closed one is reopened; HTML
+Telegram refuses goes again as plain text. A batch counts as shown only when Telegram accepted it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Awaitable, Callable
+
+from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter, TelegramError
+
+from bot.failures import Failure, classify
+from bot.forum import Forum, retry_seconds
+from bot.outbound import Batch, Outbox, Outgoing, TopicKey
+from bot.routing import topic_name
+from bot.topics import TopicInfo, TopicRegistry
+
+log = logging.getLogger(__name__)
+
+Accepted = Callable[[Batch, int | None], Awaitable[None]]
+MAX_REFUSALS = 3  # the same batch refused this often for no known reason is given up (and logged)
+MAX_BACKOFF = 30.0
+MAX_LOADING = 2.0  # never hold messages longer than this while a backlog is read
+
+
+class Sender:
+    def __init__(
+        self,
+        forum: Forum,
+        outbox: Outbox,
+        registry: TopicRegistry,
+        accepted: Accepted,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.forum = forum
+        self.outbox = outbox
+        self.registry = registry
+        self.accepted = accepted
+        self.clock = clock
+        self._wake = asyncio.Event()
+        self._refusals: dict[TopicKey, int] = {}
+        self._errors = 0
+        self._loaded = asyncio.Event()
+        self._loaded.set()
+
+    def put(self, item: Outgoing) -> None:
+        self.outbox.put(item)
+        self._wake.set()
+
+    def put_output(self, thread: int | None, text: str, tokens: tuple[str, ...]) -> None:
+        self.outbox.put_output(self.forum.chat_id, thread, text, tokens)
+        self._wake.set()
+
+    def loading(self, busy: bool) -> None:
+        """A backlog is being read: hold new messages until it is all queued, so it merges."""
+        if busy:
+            self._loaded.clear()
+        else:
+            self._loaded.set()
+
+    async def run(self) -> None:
+        while True:
+            if not self._loaded.is_set():
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._loaded.wait(), MAX_LOADING)
+            self._wake.clear()
+            now = self.clock()
+            batch = self.outbox.take(now)
+            if batch is None:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._wake.wait(), self.outbox.wait(now))
+                continue
+            await self._deliver(batch)
+
+    async def _deliver(self, batch: Batch) -> None:
+        if batch.empty:
+            await self._done(batch, None)
+            return
+        try:
+            message_id = await self.forum.show(batch)
+        except RetryAfter as e:
+            seconds = retry_seconds(e)
+            log.warning("telegram: flood limit in chat %s: waiting %.1fs", batch.chat, seconds)
+            self.outbox.hold(batch.chat, self.clock() + seconds)
+            self.outbox.put_back(batch)
+            return
+        except BadRequest as e:
+            await self._refused(batch, e)
+            return
+        except (NetworkError, Forbidden, TelegramError) as e:
+            self._back_off(batch, e)
+            return
+        await self._done(batch, message_id)
+
+    async def _done(self, batch: Batch, message_id: int | None) -> None:
+        self._refusals.pop(batch.key, None)
+        self._errors = 0
+        self.outbox.sent(batch, self.clock(), message_id)
+        await self.accepted(batch, message_id)
+
+    def _back_off(self, batch: Batch, error: TelegramError) -> None:
+        """Telegram unreachable, or the bot not allowed in the chat: keep the batch and try again later."""
+        self._errors += 1
+        delay = min(MAX_BACKOFF, 0.5 * 2 ** min(self._errors, 8))
+        log.warning("telegram: %s; trying again in %.1fs", error, delay)
+        self.outbox.hold(batch.chat, self.clock() + delay)
+        self.outbox.put_back(batch)
+
+    async def _refused(self, batch: Batch, error: BadRequest) -> None:
+        failure = classify(error.message)
+        if failure is Failure.NOT_MODIFIED:
+            await self._done(batch, batch.edit)
+        elif failure is Failure.BAD_MARKUP:
+            await self._send_plain(batch, error)
+        elif failure is Failure.MESSAGE_GONE and batch.edit is not None:
+            self.outbox.restart_stream(batch.chat, batch.thread)
+            self.outbox.put_back(batch)
+        elif failure is Failure.TOPIC_CLOSED and batch.thread is not None:
+            await self._reopen(batch)
+        elif failure is Failure.TOPIC_GONE and batch.thread is not None:
+            await self._replace_topic(batch, batch.thread)
+        else:
+            self._give_up_later(batch, error)
+
+    async def _send_plain(self, batch: Batch, error: BadRequest) -> None:
+        log.warning(
+            "telegram refused the markup of a message in topic %s (%s): sending plain text",
+            batch.thread,
+            error,
+        )
+        try:
+            message_id = await self.forum.show(batch, plain=True)
+        except TelegramError as e:
+            self._give_up_later(batch, e)
+            return
+        await self._done(batch, message_id)
+
+    def _give_up_later(self, batch: Batch, error: TelegramError) -> None:
+        refusals = self._refusals[batch.key] = self._refusals.get(batch.key, 0) + 1
+        if refusals < MAX_REFUSALS:
+            log.warning("telegram refused a message for topic %s: %s (try %d)", batch.thread, error, refusals)
+            self.outbox.hold(batch.chat, self.clock() + refusals)
+            self.outbox.put_back(batch)
+            return
+        self._refusals.pop(batch.key, None)
+        log.error(
+            "telegram refused a message for topic %s %d times (%s); giving it up: %s stay unacknowledged",
+            batch.thread,
+            refusals,
+            error,
+            list(batch.tokens),
+        )
+
+    async def _reopen(self, batch: Batch) -> None:
+        assert batch.thread is not None
+        try:
+            await self.forum.reopen_topic(batch.thread)
+        except BadRequest as e:
+            if "topic_not_modified" in e.message.lower():  # open again already
+                self.outbox.put_back(batch)
+                return
+            log.warning("topic %s is closed and cannot be reopened (%s)", batch.thread, e)
+            await self._replace_topic(batch, batch.thread)
+            return
+        except TelegramError as e:
+            self._back_off(batch, e)
+            return
+        log.info("reopened closed topic %s", batch.thread)
+        self.outbox.put_back(batch)
+
+    async def _replace_topic(self, batch: Batch, old: int) -> None:
+        """Topic `old` is gone: re-create it under its name, else use the project topic, else General."""
+        self.outbox.put_back(batch)
+        bound = self.registry.bound_to(old)
+        info = await self.registry.info(old)
+        new: int | None = None
+        if bound:
+            name = info.name if info is not None and info.name else _default_name(bound, info)
+            try:
+                new = await self.forum.create_topic(name)
+            except RetryAfter as e:
+                self.outbox.hold(batch.chat, self.clock() + retry_seconds(e))
+                return
+            except TelegramError as e:
+                log.warning("topic %s is gone and cannot be re-created (%s)", old, e)
+                new = self._fallback(bound, info, old)
+            if new is not None:
+                await self.registry.move(old, new)
+                log.info("topic %s (%s) was gone: now topic %s", old, name, new)
+            else:
+                await self.registry.unbind(old)
+        self.outbox.move(batch.chat, old, new)
+        self.outbox.restart_stream(batch.chat, new)
+
+    def _fallback(self, bound: list[tuple[str, str]], info: TopicInfo | None, old: int) -> int | None:
+        project = info.project if info is not None else ""
+        project = project or next((key for kind, key in bound if kind == "project"), "")
+        thread = self.registry.thread_of("project", project) if project else None
+        return thread if thread != old else None
+
+
+def _default_name(bound: list[tuple[str, str]], info: TopicInfo | None) -> str:
+    kind, key = bound[0]
+    if kind == "project":
+        return key
+    project = info.project if info is not None else None
+    return topic_name(f"merge-{key}" if kind == "merge" else key, project or None)

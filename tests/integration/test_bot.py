@@ -1,0 +1,608 @@
+"""The Telegram bot end to end: `ib bot` as a process, the fake Bot API, a real Redis, and (where agents
+are involved) `ib worker` with fake agents in the test's own tmux server.
+
+The fake's clock runs SCALE times faster and the bot's limits are scaled to match, so a minute of
+Telegram's limits passes in a few seconds.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, cast
+
+import httpx
+import pytest
+import redis
+
+from bot.consumer import GROUP
+from bus.agents import Agent, AgentStore
+from bus.auto import AutoState
+from bus.envelope import make_event
+from bus.keys import Keys
+from bus.streams import publish
+from tests.cli import IB, IbRunner
+from tests.fake_telegram import FakeMessage, FakeTelegram, Limits
+from tests.waiting import retry_until
+
+USER, STRANGER = 4242, 6666
+SCALE = 20.0
+MAXLEN = 10_000
+
+
+@dataclass
+class BotProcess:
+    """`ib bot` against the fake, with the test's bus; its log goes to a file (printed when a test fails)."""
+
+    ib: IbRunner
+    fake: FakeTelegram
+    log: Path
+    env: dict[str, str] = field(default_factory=dict)
+    proc: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        polls = self.fake.calls("getUpdates")
+        with self.log.open("ab") as out:
+            self.proc = subprocess.Popen(
+                [IB, "bot", "-v"],
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                env=self.ib.environ(self.env),
+                cwd=self.ib.cwd,
+            )
+        proc = self.proc
+        retry_until(
+            lambda: self.fake.calls("getUpdates") > polls or proc.poll() is not None, 30, 0.02, "polling"
+        )
+        assert proc.poll() is None, self.log.read_text()
+
+    def stop(self, sig: int = signal.SIGTERM) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            self.proc.wait(30)
+        self.proc = None
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeTelegram]:
+    with FakeTelegram(time_scale=SCALE) as server:
+        yield server
+
+
+def bot_env(fake: FakeTelegram, scale: float = SCALE) -> dict[str, str]:
+    return {
+        "IB_TELEGRAM_TOKEN": fake.token,
+        "IB_TELEGRAM_CHAT_ID": str(fake.chat_id),
+        "IB_TELEGRAM_ALLOWED_USERS": f"{USER},1234",
+        "IB_TELEGRAM_API_URL": fake.base_url,
+        "IB_TELEGRAM_TIME_SCALE": str(scale),
+    }
+
+
+@pytest.fixture
+def bot(ib: IbRunner, fake: FakeTelegram, tmp_path: Path) -> Iterator[BotProcess]:
+    run = BotProcess(ib, fake, tmp_path / "bot.log", bot_env(fake))
+    yield run
+    run.stop()
+    print(run.log.read_text() if run.log.exists() else "(no bot log)")
+
+
+def emit(rds: redis.Redis, keys: Keys, type_: str, msg: str = "", **fields: Any) -> str:
+    return publish(rds, keys, make_event(type_, msg, **fields), MAXLEN)
+
+
+def bot_messages(fake: FakeTelegram, thread: int | None) -> list[FakeMessage]:
+    return [m for m in fake.messages(thread) if m.sender_id == fake.bot_id]
+
+
+def shown(fake: FakeTelegram, thread: int | None) -> str:
+    return "\n".join(m.text for m in bot_messages(fake, thread))
+
+
+def everywhere(fake: FakeTelegram) -> str:
+    threads: list[int | None] = [None, *(t.thread_id for t in fake.topics())]
+    return "\n".join(shown(fake, t) for t in threads)
+
+
+def wait_shown(fake: FakeTelegram, thread: int | None, *lines: str, timeout: float = 20) -> None:
+    retry_until(lambda: all(line in shown(fake, thread) for line in lines), timeout, 0.05, f"{lines} shown")
+
+
+def wait_topic(fake: FakeTelegram, name: str, timeout: float = 20) -> int:
+    topic = retry_until(lambda: fake.find_topic(name), timeout, 0.05, f"topic {name!r}")
+    assert topic is not None
+    return topic.thread_id
+
+
+def wait_agent_topic(fake: FakeTelegram, agent: str, timeout: float = 20) -> int:
+    """The topic of an agent spawned with `ib new-agent` (named after it, with its project if it has one)."""
+
+    def find() -> int | None:
+        return next((t.thread_id for t in fake.topics() if t.name.split(" [")[0] == agent), None)
+
+    thread = retry_until(find, timeout, 0.05, f"the topic of {agent}")
+    assert thread is not None
+    return thread
+
+
+def bind_project(fake: FakeTelegram, project: str) -> int:
+    thread = fake.create_topic(project)
+    fake.inject_message(USER, f"/project {project}", thread_id=thread)
+    wait_shown(fake, thread, f"This is project {project}'s topic now")
+    return thread
+
+
+def settled(rds: redis.Redis, keys: Keys) -> None:
+    """Every event read by the bot's group is acknowledged."""
+    retry_until(lambda: rds.xpending(keys.events, GROUP)["pending"] == 0, 20, 0.05, "events acknowledged")
+
+
+def sync_with_bot(fake: FakeTelegram, thread: int) -> None:
+    """The bot handles updates in order: once /help is answered, everything sent before was handled."""
+    before = shown(fake, thread).count("/help — Show the commands")
+    fake.inject_message(USER, "/help", thread_id=thread)
+    retry_until(lambda: shown(fake, thread).count("/help — Show the commands") > before, 20, 0.05, "/help")
+
+
+CONFIG_REFUSALS = [
+    ("no-allowed-users", {"IB_TELEGRAM_ALLOWED_USERS": ""}, "IB_TELEGRAM_ALLOWED_USERS is empty"),
+    ("no-chat", {"IB_TELEGRAM_CHAT_ID": ""}, "IB_TELEGRAM_CHAT_ID is not set"),
+    ("wrong-token", {"IB_TELEGRAM_TOKEN": "1:wrong"}, "Telegram refused IB_TELEGRAM_TOKEN"),
+]
+
+
+@pytest.mark.parametrize(
+    ("changes", "said"), [c[1:] for c in CONFIG_REFUSALS], ids=[c[0] for c in CONFIG_REFUSALS]
+)
+def test_refuses_to_start_and_says_which_setting(
+    ib: IbRunner, fake: FakeTelegram, changes: dict[str, str], said: str
+) -> None:
+    env = {k: v for k, v in {**bot_env(fake), **changes}.items() if v}
+    done = ib.run("bot", env=env, timeout=30)
+    assert done.returncode == 1
+    assert said in done.stderr and "Traceback" not in done.stderr
+    assert "1:wrong" not in done.stderr  # a token is never printed
+
+
+# --- events in topics -----------------------------------------------------------------------------------
+
+
+def test_events_show_in_their_topics(
+    bot: BotProcess, fake: FakeTelegram, rds: redis.Redis, keys: Keys
+) -> None:
+    bot.start()
+    project = bind_project(fake, "backend")
+    assert fake.commands()[0] == {"command": "help", "description": "Show the commands"}
+    common: dict[str, Any] = {"project": "backend", "task": "design-auth", "agent": "agent-1"}
+    emit(
+        rds,
+        keys,
+        "task_added",
+        task="design-auth",
+        project="backend",
+        data={"title": "Design auth", "priority": 8},
+    )
+    emit(rds, keys, "task_claimed", sender="agent-1", **common)
+    task = wait_topic(fake, "design-auth [backend]")
+    emit(rds, keys, "spawned", "agent-1 started", **common, data={"goal": "Design the auth API"})
+    emit(rds, keys, "question", "Agent agent-1 asks: JWT or sessions?", **common, data={"question_id": "q-1"})
+    emit(rds, keys, "complete", "agent-1 completed its goal", **common)
+    emit(rds, keys, "task_done", **common, data={"summary": "Implemented JWT auth"})
+    emit(
+        rds,
+        keys,
+        "merge_conflict",
+        **common,
+        data={"branch": "agent/agent-1", "target": "main", "files": ["a.py"]},
+    )
+    merge = wait_topic(fake, "merge-design-auth [backend]")
+    emit(rds, keys, "task_ready", task="other", project="elsewhere")  # a project with no topic: nowhere
+    emit(rds, keys, "merge_merged", **common, data={"target": "main", "sha": "a1b2c3d4"})
+
+    wait_shown(fake, merge, "⚠ Merge conflict on agent/agent-1", "✓ Merged → main (a1b2c3d)")
+    wait_shown(fake, task, '✓ design-auth completed: "Implemented JWT auth"')
+    settled(rds, keys)
+    in_project = shown(fake, project)
+    for line in (
+        "+ design-auth added (priority 8)",
+        "→ design-auth claimed by agent-1",
+        "→ agent-1 spawned: Design the auth API",
+        "❓ agent-1 asks: Agent agent-1 asks: JWT or sessions?",
+        "✓ agent-1 completed: agent-1 completed its goal",
+        '✓ design-auth completed: "Implemented JWT auth"',
+        "⚠ Merge conflict on agent/agent-1",
+        "✓ Merged → main (a1b2c3d)",
+    ):
+        assert in_project.count(line) == 1, (line, in_project)
+    in_task = shown(fake, task)
+    assert "Merge conflict" not in in_task and "added" not in in_task
+    assert in_task.index("claimed by agent-1") < in_task.index("asks") < in_task.index("completed: agent-1")
+    done = next(m for m in bot_messages(fake, task) if "agent-1 completed" in m.text)
+    assert [label for label, _data in done.buttons[0]] == ["Diff", "Merge", "Kill", "Look"]
+    assert shown(fake, merge).count("Merge conflict") == 1
+    assert "other" not in everywhere(fake) and bot_messages(fake, None) == []
+    assert rds.hget(keys.topics("agent"), "agent-1") == str(task)  # the agent works in its task's topic
+
+
+def test_agent_output_streams_into_one_message(
+    bot: BotProcess, fake: FakeTelegram, rds: redis.Redis, keys: Keys
+) -> None:
+    bot.start()
+    emit(rds, keys, "spawned", "agent-7 started", agent="agent-7", sender="system")
+    topic = wait_topic(fake, "agent-7")
+    stream = keys.output("agent-7")
+    rds.xadd(stream, {"kind": "tool_use", "text": "**Read**(src/app.py)", "tool": "Read", "ts": ""})
+    wait_shown(fake, topic, "Read(src/app.py)")
+    rds.xadd(stream, {"kind": "tool_result", "text": "Read 45 lines", "tool": "Read", "ts": ""})
+    rds.xadd(stream, {"kind": "text", "text": "Found it: `x < y` fails", "tool": "", "ts": ""})
+    wait_shown(fake, topic, "Read 45 lines", "Found it: `x < y` fails")
+    output = [m for m in bot_messages(fake, topic) if "Read(src/app.py)" in m.text]
+    assert len(output) == 1 and output[0].edits  # one message, edited in place
+    assert output[0].text == "Read(src/app.py)\n  → Read 45 lines\nFound it: `x < y` fails"
+    last = cast(list[tuple[str, dict[str, str]]], rds.xrevrange(stream, count=1))[0][0]
+    retry_until(lambda: rds.hget(keys.topics("output"), "agent-7") == last, 10, 0.05, "the output offset")
+
+
+# --- bindings survive -----------------------------------------------------------------------------------
+
+
+def test_project_binding_survives_a_restart(
+    bot: BotProcess, fake: FakeTelegram, rds: redis.Redis, keys: Keys
+) -> None:
+    bot.start()
+    thread = bind_project(fake, "backend")
+    bot.stop()
+    assert rds.hget(keys.topics("project"), "backend") == str(thread)
+    bot.start()
+    emit(rds, keys, "task_added", task="after-restart", project="backend", data={"priority": 3})
+    wait_shown(fake, thread, "+ after-restart added (priority 3)")
+    fake.inject_message(USER, "/unbind", thread_id=thread)
+    wait_shown(fake, thread, "Detached from project backend.")
+    assert rds.hget(keys.topics("project"), "backend") is None
+
+
+# --- only allowed people --------------------------------------------------------------------------------
+
+
+def test_strangers_reach_no_agent_and_no_worker(
+    bot: BotProcess, fake: FakeTelegram, rds: redis.Redis, keys: Keys
+) -> None:
+    worker = f"w-{uuid.uuid4().hex[:6]}"  # never started: anything that reaches it waits in its stream
+    AgentStore(rds, keys).save(Agent("agent-1", goal="x", project="backend", worker=worker, session="s"))
+    bot.start()
+    emit(rds, keys, "spawned", agent="agent-1", project="backend")
+    topic = wait_topic(fake, "agent-1 [backend]")
+    emit(rds, keys, "complete", "done", agent="agent-1", project="backend")
+    wait_shown(fake, topic, "✓ agent-1 completed: done")
+    done = next(m for m in bot_messages(fake, topic) if "completed" in m.text)
+    kill = next(data for label, data in done.buttons[0] if label == "Kill")
+
+    fake.inject_message(STRANGER, "rm -rf everything", thread_id=topic)
+    fake.inject_message(STRANGER, "/kill agent-1", thread_id=topic)
+    fake.inject_message(STRANGER, "/project stolen", thread_id=topic)
+    stranger_tap = fake.inject_callback(STRANGER, done.message_id, kill)
+    fake.inject_callback(USER, done.message_id, "k:no-such-agent")  # forged: refers to nothing
+    fake.inject_callback(USER, done.message_id, "x:" + "A" * 70)  # forged: malformed
+    sync_with_bot(fake, topic)
+
+    assert rds.xlen(keys.commands(worker)) == 0
+    assert stranger_tap not in [a.query_id for a in fake.callback_answers]
+    assert rds.hget(keys.topics("project"), "stolen") is None
+    assert "rm -rf" not in everywhere(fake).replace("rm -rf everything", "")  # nothing echoed
+    log = bot.log.read_text()
+    assert "ignored message from user 6666" in log and "ignored button tap from user 6666" in log
+
+    # The same text from an allowed person does reach the worker's command stream.
+    fake.inject_message(USER, "please go on", thread_id=topic)
+    wait_shown(fake, topic, f"Worker {worker} is not running")
+    ((_id, fields),) = cast(list[tuple[str, dict[str, str]]], rds.xrange(keys.commands(worker)))
+    command = json.loads(fields["c"])
+    assert (command["op"], command["args"]["agent"], command["args"]["text"]) == (
+        "send",
+        "agent-1",
+        "please go on",
+    )
+
+
+def test_in_the_project_topic_text_goes_to_the_agent_auto_mode_works_with(
+    bot: BotProcess, fake: FakeTelegram, rds: redis.Redis, keys: Keys
+) -> None:
+    worker = f"w-{uuid.uuid4().hex[:6]}"  # not running: the text waits in its command stream
+    AgentStore(rds, keys).save(Agent("auto-backend", project="backend", worker=worker, session="s"))
+    loop = AutoState("backend", worker=worker, agent="auto-backend", task="t1", task_agent="auto-backend")
+    rds.hset(keys.auto("backend"), mapping=cast(Any, loop.to_hash()))
+    bot.start()
+    project = bind_project(fake, "backend")
+    fake.inject_message(USER, "focus on the login form first", thread_id=project)
+    wait_shown(fake, project, f"Worker {worker} is not running, so auto-backend has not got this yet")
+    ((_id, fields),) = cast(list[tuple[str, dict[str, str]]], rds.xrange(keys.commands(worker)))
+    command = json.loads(fields["c"])
+    assert (command["op"], command["args"]["agent"]) == ("send", "auto-backend")
+    assert command["args"]["text"] == "focus on the login form first"
+
+
+# --- faults ---------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def no_ack_user(rds: redis.Redis, redis_url: str) -> Iterator[str]:
+    """A Redis URL whose user may do everything but XACK: the bot shows, records, and cannot acknowledge."""
+    name, password = f"ibtest-{uuid.uuid4().hex[:8]}", uuid.uuid4().hex
+    rds.acl_setuser(
+        name,
+        enabled=True,
+        passwords=[f"+{password}"],
+        keys=["*"],
+        channels=["*"],
+        categories=["+@all"],
+        commands=["-xack"],
+    )
+    host = redis_url.split("://", 1)[1]
+    yield f"redis://{name}:{password}@{host}"
+    rds.acl_deluser(name)
+
+
+def test_killed_after_telegram_accepted_before_the_ack_shows_once(
+    bot: BotProcess, fake: FakeTelegram, rds: redis.Redis, keys: Keys, no_ack_user: str
+) -> None:
+    bot.start()
+    thread = bind_project(fake, "backend")
+    bot.stop()
+    bot.env["IB_REDIS_URL"] = no_ack_user
+    bot.start()
+    emit(rds, keys, "task_added", task="exactly-once", project="backend")
+    wait_shown(fake, thread, "+ exactly-once added")
+    retry_until(lambda: "shown but not acknowledged" in bot.log.read_text(), 20, 0.05, "the refused ack")
+    bot.stop(signal.SIGKILL)
+    assert rds.xpending(keys.events, GROUP)["pending"] == 1
+
+    del bot.env["IB_REDIS_URL"]
+    bot.start()
+    settled(rds, keys)
+    emit(rds, keys, "task_added", task="afterwards", project="backend")
+    wait_shown(fake, thread, "+ afterwards added")
+    assert shown(fake, thread).count("+ exactly-once added") == 1
+
+
+def test_a_429_storm_loses_nothing_and_shows_nothing_twice(
+    ib: IbRunner, rds: redis.Redis, keys: Keys, tmp_path: Path
+) -> None:
+    strict = Limits(per_second=1, burst=1, per_minute=20)
+    with FakeTelegram(time_scale=SCALE, rates=strict) as fake:
+        # The bot believes Telegram is a hundred times more lenient: the fake answers 429 again and again.
+        run = BotProcess(ib, fake, tmp_path / "bot.log", bot_env(fake, scale=SCALE * 100))
+        try:
+            run.start()
+            threads = [bind_project(fake, f"p{i}") for i in range(6)]
+            for wave in range(5):
+                for i in range(6):
+                    emit(rds, keys, "task_added", task=f"t{wave}-{i}", project=f"p{i}")
+            for i, thread in enumerate(threads):
+                wait_shown(fake, thread, *(f"+ t{wave}-{i} added" for wave in range(5)), timeout=60)
+            settled(rds, keys)
+        finally:
+            run.stop()
+            print(run.log.read_text())
+        assert fake.rejected_429 > 0
+        assert fake.rejected_429 <= fake.sent  # retry_after honoured: each refusal is followed by a success
+        for i, thread in enumerate(threads):
+            for wave in range(5):
+                assert shown(fake, thread).count(f"+ t{wave}-{i} added") == 1
+        assert "flood limit" in run.log.read_text()
+
+
+def _topic_call(fake: FakeTelegram, method: str, thread: int) -> None:
+    """A person closes or deletes a topic (the Bot API call the Telegram app makes for them)."""
+    answer = httpx.post(
+        f"{fake.base_url}{fake.token}/{method}", json={"chat_id": fake.chat_id, "message_thread_id": thread}
+    )
+    assert answer.json()["ok"], answer.text
+
+
+def test_a_deleted_or_closed_topic_never_loses_an_event(
+    bot: BotProcess, fake: FakeTelegram, rds: redis.Redis, keys: Keys
+) -> None:
+    bot.start()
+    emit(rds, keys, "spawned", agent="agent-3", project="backend")
+    first = wait_topic(fake, "agent-3 [backend]")
+    wait_shown(fake, first, "→ agent-3 spawned")
+    _topic_call(fake, "deleteForumTopic", first)
+    emit(rds, keys, "waiting", "agent-3 waits for you", agent="agent-3", project="backend")
+    second = retry_until(
+        lambda: next((t.thread_id for t in fake.topics() if t.name == "agent-3 [backend]"), None), 20, 0.05
+    )
+    assert second is not None and second != first
+    wait_shown(fake, second, "⏳ agent-3 is waiting: agent-3 waits for you")
+    assert rds.hget(keys.topics("agent"), "agent-3") == str(second)
+
+    _topic_call(fake, "closeForumTopic", second)
+    emit(rds, keys, "rate_limited", "agent-3 hit a rate limit", agent="agent-3", project="backend")
+    wait_shown(fake, second, "agent-3 is rate limited")
+    topic = fake.topic(second)
+    assert topic is not None and not topic.closed
+    settled(rds, keys)
+
+
+# --- relay through a running worker ---------------------------------------------------------------------
+
+
+@dataclass
+class Worker:
+    proc: subprocess.Popen[bytes]
+    log: Path
+
+
+@pytest.fixture
+def running_worker(agents_ib: IbRunner, tmp_path: Path, rds: redis.Redis, keys: Keys) -> Iterator[Worker]:
+    log = tmp_path / "worker.log"
+    with log.open("ab") as out:
+        proc = subprocess.Popen(
+            [IB, "worker", "-v"],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env=agents_ib.environ(),
+            cwd=agents_ib.cwd,
+        )
+    worker_id = agents_ib.env["IB_WORKER_ID"]
+    retry_until(lambda: rds.exists(keys.worker(worker_id)) or proc.poll() is not None, 30, 0.05, "the worker")
+    assert proc.poll() is None, log.read_text()
+    yield Worker(proc, log)
+    proc.send_signal(signal.SIGTERM)
+    proc.wait(30)
+    print(log.read_text())
+
+
+def spawn(ib: IbRunner, name: str, *steps: str) -> None:
+    done = ib.run("new-agent", "\n".join(["Help the person.", *steps]), "--name", name)
+    assert done.returncode == 0, done.stderr
+
+
+def received(tmp_path: Path) -> str:
+    path = tmp_path / "received.txt"
+    return path.read_text() if path.exists() else ""
+
+
+def test_typed_text_reaches_the_agent_verbatim(
+    agents_ib: IbRunner, bot: BotProcess, fake: FakeTelegram, running_worker: Worker, tmp_path: Path
+) -> None:
+    bot.env["IB_WORKER_ID"] = agents_ib.env["IB_WORKER_ID"]
+    bot.start()
+    spawn(agents_ib, "painter", "fake: wait")
+    topic = wait_agent_topic(fake, "painter")
+    wait_shown(fake, topic, "⏳ painter is waiting", timeout=40)  # its turn is over: it reads what comes
+    text = 'Blue; with "white" trim & $(no subst) <b>not bold</b> — ünïcode'
+    typed = fake.inject_message(USER, text, thread_id=topic)
+    retry_until(lambda: text in received(tmp_path), 30, 0.1, "the text in the agent")
+    assert received(tmp_path) == text + "\n"
+    retry_until(lambda: (fake.message(typed) or pytest.fail("gone")).reactions == ["👍"], 20, 0.05, "👍")
+
+
+def test_a_question_is_answered_by_reply_and_by_button(
+    agents_ib: IbRunner, bot: BotProcess, fake: FakeTelegram, running_worker: Worker, tmp_path: Path
+) -> None:
+    bot.start()
+    spawn(agents_ib, "asker", "fake: ask What colour should the shed be?", "fake: wait")
+    topic = wait_agent_topic(fake, "asker")
+    wait_shown(fake, topic, "❓ asker asks: What colour should the shed be?", timeout=40)
+    question = next(m for m in bot_messages(fake, topic) if "❓" in m.text)
+    answer = fake.inject_message(USER, "Green, please", thread_id=topic, reply_to=question.message_id)
+    retry_until(lambda: "Green, please" in received(tmp_path), 30, 0.1, "the answer in the agent")
+    retry_until(lambda: (fake.message(answer) or pytest.fail("gone")).reactions == ["👍"], 20, 0.05, "👍")
+    assert json.loads(agents_ib.run("questions", "--json").stdout) == []
+
+    asked = agents_ib.run(
+        "ask", "Postgres or SQLite?", "--option", "Postgres", "--option", "SQLite", "--from", "asker"
+    )
+    assert asked.returncode == 0, asked.stderr
+    wait_shown(fake, topic, "asks: Postgres or SQLite?")
+    options = next(m for m in bot_messages(fake, topic) if "asks: Postgres or SQLite?" in m.text)
+    assert [row[0][0] for row in options.buttons] == ["Postgres", "SQLite"]
+    fake.inject_callback(USER, options.message_id, options.buttons[1][0][1])
+    retry_until(lambda: "SQLite" in received(tmp_path), 30, 0.1, "the option in the agent")
+    retry_until(
+        lambda: json.loads(agents_ib.run("questions", "--json").stdout) == [], 10, 0.1, "acknowledged"
+    )
+    retry_until(lambda: (fake.message(options.message_id) or pytest.fail("gone")).buttons == [], 10, 0.05)
+
+
+def test_a_reply_while_the_worker_is_down_is_kept_and_said(
+    agents_ib: IbRunner, bot: BotProcess, fake: FakeTelegram, rds: redis.Redis, keys: Keys, tmp_path: Path
+) -> None:
+    bot.start()
+    spawn(agents_ib, "lonely", "fake: ask Shall I go on?", "fake: wait")  # no worker runs
+    topic = wait_agent_topic(fake, "lonely")
+    wait_shown(fake, topic, "❓ lonely asks: Shall I go on?", timeout=40)
+    question = next(m for m in bot_messages(fake, topic) if "❓" in m.text)
+    fake.inject_message(USER, "Yes, go on", thread_id=topic, reply_to=question.message_id)
+    worker = agents_ib.env["IB_WORKER_ID"]
+    wait_shown(fake, topic, f"⚠ Worker {worker} is not running, so lonely has not got this yet. It is queued")
+    assert rds.xlen(keys.commands(worker)) == 1
+    assert "Yes, go on" not in received(tmp_path)
+
+    done = agents_ib.run("worker", "--once")  # the worker is back: what waited is delivered
+    assert done.returncode == 0, done.stderr
+    retry_until(lambda: "Yes, go on" in received(tmp_path), 30, 0.1, "the queued answer in the agent")
+    assert json.loads(agents_ib.run("questions", "--json").stdout) == []
+
+
+def test_new_agent_from_the_project_topic(
+    agents_ib: IbRunner, bot: BotProcess, fake: FakeTelegram, running_worker: Worker
+) -> None:
+    bot.start()
+    thread = bind_project(fake, "backend")
+    fake.inject_message(USER, "/new Tidy the README\nfake: wait", thread_id=thread)
+    wait_shown(fake, thread, "started on " + agents_ib.env["IB_WORKER_ID"], timeout=60)
+    agent = next(line.split()[1] for line in shown(fake, thread).splitlines() if "started on" in line)
+    topic = wait_topic(fake, f"{agent} [backend]")
+    wait_shown(fake, topic, f"→ {agent} spawned: Tidy the README")
+    fake.inject_message(USER, "/look", thread_id=topic)
+    wait_shown(fake, topic, agent + "\n", timeout=30)
+
+
+# --- the /auto cycle from Telegram ------------------------------------------------------------------------
+
+
+def add_task(ib: IbRunner, task_id: str, priority: int, *lines: str, after: str = "") -> None:
+    extra = ("--after", after) if after else ()
+    done = ib.run(
+        "task", "add", task_id, "--id", task_id, "--project", "backend", "--priority", str(priority),
+        "--body", "\n".join(lines), *extra,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.timeout(300)
+def test_auto_with_worktrees_from_the_project_topic(
+    agents_ib: IbRunner, bot: BotProcess, fake: FakeTelegram, running_worker: Worker, repo: Path
+) -> None:
+    add_task(
+        agents_ib,
+        "design-auth",
+        8,
+        "Design the auth module.",
+        "fake: write auth.txt jwt",
+        "fake: commit design auth",
+        'fake: run ib task done design-auth --summary "Implemented JWT auth"',
+        "fake: done",
+    )
+    add_task(
+        agents_ib,
+        "write-tests",
+        5,
+        "Write the tests.",
+        "fake: write tests.txt 47 tests",
+        "fake: commit add tests",
+        'fake: run ib task done write-tests --summary "Added 47 tests"',
+        "fake: done",
+        after="design-auth",
+    )
+    bot.start()
+    project = bind_project(fake, "backend")
+    fake.inject_message(USER, "/tasks", thread_id=project)
+    wait_shown(fake, project, "→ design-auth (p8) design-auth", "… write-tests (p5) write-tests")
+    fake.inject_message(USER, "/auto --worktrees", thread_id=project)
+    wait_shown(fake, project, "→ Queue empty. Auto mode finished. 2/2 tasks done.", timeout=240)
+    in_project = shown(fake, project)
+    for line in (
+        "Auto mode started for project backend (a worktree per task)",
+        "→ design-auth claimed by",
+        '✓ design-auth completed: "Implemented JWT auth"',
+        "→ write-tests ready",
+        "✓ Merged → main",
+        '✓ write-tests completed: "Added 47 tests"',
+    ):
+        assert in_project.count(line) >= 1, (line, in_project)
+    assert in_project.index("design-auth claimed") < in_project.index("write-tests claimed")
+    for task, summary in (("design-auth", "Implemented JWT auth"), ("write-tests", "Added 47 tests")):
+        topic = wait_topic(fake, f"{task} [backend]")
+        in_task = shown(fake, topic)
+        assert f"→ {task} claimed by" in in_task and f'✓ {task} completed: "{summary}"' in in_task
+        assert "Merged" not in in_task and "Auto mode" not in in_task  # the data plane only
+    assert (repo / "auth.txt").read_text() == "jwt\n" and (repo / "tests.txt").read_text() == "47 tests\n"
+    fake.inject_message(USER, "/status", thread_id=project)
+    wait_shown(fake, project, "Auto mode: finished")

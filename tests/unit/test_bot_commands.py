@@ -1,0 +1,137 @@
+"""Reading the bot's commands: which command a message is, and the arguments after it."""
+
+from __future__ import annotations
+
+import pytest
+
+from bot.commands import (
+    COMMANDS,
+    LOOK_LINES,
+    NewTask,
+    Target,
+    command_of,
+    help_text,
+    parse_add,
+    parse_auto,
+    parse_goal,
+    parse_project,
+    parse_target,
+    rest_of,
+)
+from bot.errors import CommandUsage
+
+BOT = "ittybus_bot"
+
+COMMAND_OF = [
+    ("plain", "/look", "look"),
+    ("with-args", "/look agent-1 20", "look"),
+    ("to-us", "/look@ittybus_bot 20", "look"),
+    ("to-us-any-case", "/LOOK@IttyBus_Bot", "look"),
+    ("to-another-bot", "/look@other_bot", None),
+    ("not-a-command", "look at this", None),
+    ("slash-inside", "see /look", None),
+    ("path-is-no-command", "/usr/bin/env", None),
+    ("newline-after", "/new\nwrite the tests", "new"),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), [c[1:] for c in COMMAND_OF], ids=[c[0] for c in COMMAND_OF])
+def test_command_of(text: str, expected: str | None) -> None:
+    assert command_of(text, BOT) == expected
+
+
+REST = [
+    ("nothing", "/new", ""),
+    ("words", "/new fix the login", "fix the login"),
+    ("addressed", "/new@ittybus_bot fix it", "fix it"),
+    ("lines-kept", "/new first line\nsecond line", "first line\nsecond line"),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), [r[1:] for r in REST], ids=[r[0] for r in REST])
+def test_rest_of(text: str, expected: str) -> None:
+    assert rest_of(text) == expected
+
+
+ADD = [
+    ("title-only", "/add Write the tests", NewTask("Write the tests", 5)),
+    ("priority-after", "/add Write the tests -p 8", NewTask("Write the tests", 8)),
+    ("priority-before", "/add --priority 2 Write the tests", NewTask("Write the tests", 2)),
+    ("priority-equals", "/add Write the tests --priority=10", NewTask("Write the tests", 10)),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), [a[1:] for a in ADD], ids=[a[0] for a in ADD])
+def test_parse_add(text: str, expected: NewTask) -> None:
+    assert parse_add(text) == expected
+
+
+BAD_ADD = [
+    ("no-title", "/add", "usage: /add"),
+    ("only-flag", "/add -p 3", "usage: /add"),
+    ("flag-without-value", "/add tests -p", "usage: /add"),
+    ("priority-out-of-range", "/add tests -p 11", "bad priority"),
+    ("priority-not-a-number", "/add tests -p high", "bad priority"),
+]
+
+
+@pytest.mark.parametrize(("text", "message"), [b[1:] for b in BAD_ADD], ids=[b[0] for b in BAD_ADD])
+def test_parse_add_refuses(text: str, message: str) -> None:
+    with pytest.raises(CommandUsage, match=message):
+        parse_add(text)
+
+
+def test_parse_project() -> None:
+    assert parse_project(["backend"]) == "backend"
+    for args in ([], ["a", "b"], ["Bad Name!"]):
+        with pytest.raises(CommandUsage, match="/project NAME"):
+            parse_project(args)
+
+
+def test_parse_goal() -> None:
+    assert parse_goal("/new Add rate limiting") == "Add rate limiting"
+    with pytest.raises(CommandUsage, match="/new GOAL"):
+        parse_goal("/new   ")
+
+
+AUTO = [("plain", [], False), ("worktrees", ["--worktrees"], True), ("short", ["-w"], True)]
+
+
+@pytest.mark.parametrize(("args", "expected"), [a[1:] for a in AUTO], ids=[a[0] for a in AUTO])
+def test_parse_auto(args: list[str], expected: bool) -> None:
+    assert parse_auto(args) is expected
+
+
+def test_parse_auto_refuses_unknown_options() -> None:
+    with pytest.raises(CommandUsage, match="--worktree"):
+        parse_auto(["--worktree"])
+
+
+TARGETS = [
+    ("topic-agent", "kill", [], False, Target(None)),
+    ("named", "kill", ["agent-1"], False, Target("agent-1")),
+    ("look-default-lines", "look", [], True, Target(None, LOOK_LINES)),
+    ("look-lines", "look", ["20"], True, Target(None, 20)),
+    ("look-agent-and-lines", "look", ["agent-1", "500"], True, Target("agent-1", 200)),
+]
+
+
+@pytest.mark.parametrize(
+    ("command", "args", "with_lines", "expected"), [t[1:] for t in TARGETS], ids=[t[0] for t in TARGETS]
+)
+def test_parse_target(command: str, args: list[str], with_lines: bool, expected: Target) -> None:
+    assert parse_target(command, args, with_lines) == expected
+
+
+def test_parse_target_refuses() -> None:
+    with pytest.raises(CommandUsage, match="usage: /kill"):
+        parse_target("kill", ["a", "b"])
+    with pytest.raises(CommandUsage, match="bad agent id"):
+        parse_target("kill", ["Not An Id"])
+
+
+def test_every_command_is_in_the_help_and_valid_for_telegram() -> None:
+    text = help_text()
+    for name, description in COMMANDS:
+        assert f"/{name} — {description}" in text
+        assert name.islower() and len(name) <= 32 and 1 <= len(description) <= 256

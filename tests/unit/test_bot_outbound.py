@@ -1,0 +1,262 @@
+"""The outbound queue on a fake clock: Telegram's limits, merging what piles up, 429 holds, streaming."""
+
+from __future__ import annotations
+
+import pytest
+
+from bot.outbound import Batch, Limits, Outbox, Outgoing, Pacer
+from bot.render import Button
+
+CHAT, OTHER_CHAT = -100, -200
+BUTTONS = ((Button("Look", "l:agent-1"),),)
+
+
+def item(text: str, thread: int | None = 1, **fields: object) -> Outgoing:
+    return Outgoing(CHAT, thread, text, **fields)  # type: ignore[arg-type]
+
+
+def drain(outbox: Outbox, start: float = 0.0, until: float = 1000.0) -> list[tuple[float, Batch]]:
+    """Take everything as the sender would, on a fake clock that jumps to the next allowed moment."""
+    now, out = start, list[tuple[float, Batch]]()
+    while now <= until:
+        batch = outbox.take(now)
+        if batch is not None:
+            outbox.sent(batch, now, 1000 + len(out))
+            out.append((now, batch))
+            continue
+        wait = outbox.wait(now)
+        if wait is None:
+            break
+        now += wait
+    return out
+
+
+# --- the pacer ----------------------------------------------------------------------------------------
+
+PACING = [
+    # (sends at these times, counted?, ask at, expected wait)
+    ("idle-sends-now", [], True, 0.0, 0.0),
+    ("one-a-second", [0.0], True, 0.4, 0.6),
+    ("gap-passed", [0.0], True, 1.0, 0.0),
+    ("twenty-a-minute", [float(i) for i in range(20)], True, 20.0, 40.0),
+    ("window-slides", [float(i) for i in range(20)], True, 60.0, 0.0),
+    ("edits-only-keep-the-gap", [float(i) for i in range(20)], False, 20.0, 0.0),
+]
+
+
+@pytest.mark.parametrize(
+    ("sends", "counted", "at", "expected"), [p[1:] for p in PACING], ids=[p[0] for p in PACING]
+)
+def test_pacer(sends: list[float], counted: bool, at: float, expected: float) -> None:
+    pacer = Pacer(Limits())
+    for t in sends:
+        pacer.record(t)
+    assert pacer.wait(at, counted) == pytest.approx(expected)
+
+
+def test_pacer_edits_do_not_count_towards_the_minute() -> None:
+    pacer = Pacer(Limits())
+    for i in range(30):
+        pacer.record(float(i), counted=False)
+    assert pacer.wait(30.0) == 0.0
+
+
+def test_a_hold_delays_only_its_chat() -> None:
+    outbox = Outbox(Limits())
+    outbox.put(item("a"))
+    outbox.put(Outgoing(OTHER_CHAT, 1, "b"))
+    outbox.hold(CHAT, 5.0)
+    first = outbox.take(0.0)
+    assert first is not None and first.chat == OTHER_CHAT
+    outbox.sent(first, 0.0, 1)
+    assert outbox.take(1.0) is None
+    assert outbox.wait(1.0) == pytest.approx(4.0)
+    later = outbox.take(5.0)
+    assert later is not None and later.text == "a"
+
+
+def test_scaled_limits_run_faster() -> None:
+    limits = Limits().scaled(10)
+    assert (limits.per_second, limits.per_minute, limits.window) == (10.0, 20, 6.0)
+    with pytest.raises(ValueError, match="positive"):
+        Limits().scaled(0)
+
+
+def test_twenty_topics_at_twenty_a_minute_then_the_window() -> None:
+    outbox = Outbox(Limits())
+    for thread in range(25):
+        outbox.put(item(f"event for {thread}", thread))
+    sent = drain(outbox)
+    times = [t for t, _ in sent]
+    assert times[:20] == [float(i) for i in range(20)]
+    assert times[20] == pytest.approx(60.0)
+    assert len(sent) == 25
+
+
+# --- merging -------------------------------------------------------------------------------------------
+
+
+def texts(sent: list[tuple[float, Batch]]) -> list[str]:
+    return [batch.text for _t, batch in sent]
+
+
+MERGES = [
+    ("piled-up-become-one", [item("a"), item("b"), item("c")], ["a\nb\nc"]),
+    ("buttons-end-a-message", [item("a"), item("b", buttons=BUTTONS), item("c")], ["a\nb", "c"]),
+    ("anchor-ends-a-message", [item("a"), item("q?", anchor="q-1"), item("c")], ["a\nq?", "c"]),
+    ("replies-go-alone", [item("a"), item("r", mergeable=False), item("c")], ["a", "r", "c"]),
+    (
+        "over-the-limit-splits",
+        [item("x" * 30), item("y" * 30), item("z" * 30)],
+        ["x" * 30 + "\n" + "y" * 30, "z" * 30],
+    ),
+    ("topics-stay-apart", [item("a", 1), item("b", 2), item("c", 1)], ["a\nc", "b"]),
+]
+
+
+@pytest.mark.parametrize(("items", "expected"), [m[1:] for m in MERGES], ids=[m[0] for m in MERGES])
+def test_merging(items: list[Outgoing], expected: list[str]) -> None:
+    outbox = Outbox(Limits(), message_limit=64)
+    for i in items:
+        outbox.put(i)
+    assert texts(drain(outbox)) == expected
+
+
+def test_merged_message_carries_every_token_and_the_last_buttons() -> None:
+    outbox = Outbox(Limits())
+    outbox.put(item("a", tokens=("t1",)))
+    outbox.put(item("b", tokens=("t2",), buttons=BUTTONS, anchor="q-1"))
+    batch = outbox.take(0.0)
+    assert batch is not None
+    assert (batch.tokens, batch.buttons, batch.anchor) == (("t1", "t2"), BUTTONS, "q-1")
+
+
+def test_urgent_replies_go_before_the_backlog() -> None:
+    outbox = Outbox(Limits())
+    outbox.put(item("old event", 1))
+    outbox.put(item("answer to a person", 2, urgent=True, mergeable=False))
+    assert texts(drain(outbox)) == ["answer to a person", "old event"]
+
+
+def test_oldest_topic_first() -> None:
+    outbox = Outbox(Limits())
+    outbox.put(item("first", 3))
+    outbox.put(item("second", 1))
+    outbox.put(item("third", 2))
+    assert texts(drain(outbox)) == ["first", "second", "third"]
+
+
+def test_put_back_keeps_the_order() -> None:
+    outbox = Outbox(Limits(), message_limit=8)
+    for text in ("aaa", "bbb", "ccc"):
+        outbox.put(item(text))
+    batch = outbox.take(0.0)
+    assert batch is not None and batch.text == "aaa\nbbb"
+    outbox.put_back(batch)
+    assert texts(drain(outbox, start=1.0)) == ["aaa\nbbb", "ccc"]
+
+
+def test_move_to_another_topic_keeps_the_order() -> None:
+    outbox = Outbox(Limits(), message_limit=8)
+    outbox.put(item("aaa", 1))
+    outbox.put(item("bbb", 2))
+    outbox.put(item("ccc", 1))
+    outbox.move(CHAT, 1, 2)
+    sent = drain(outbox)
+    assert [(b.thread, b.text) for _t, b in sent] == [(2, "aaa\nbbb"), (2, "ccc")]
+
+
+def test_when_the_minute_is_spent_events_are_added_to_the_topics_last_message() -> None:
+    outbox = Outbox(Limits())
+    for thread in range(20):
+        outbox.put(item(f"first {thread}", thread))
+    sent = drain(outbox)
+    assert len(sent) == 20  # the minute's budget is spent at t=19
+    outbox.put(item("more for 0", 0, tokens=("t",)))
+    ((t, last),) = drain(outbox, start=20.0)
+    assert t == 20.0  # no wait for the window: an edit, which the minute's budget does not count
+    assert (last.thread, last.edit, last.text, last.tokens) == (0, 1000, "first 0\nmore for 0", ("t",))
+
+
+def test_nothing_is_added_to_a_message_with_buttons_or_within_the_usual_gap() -> None:
+    outbox = Outbox(Limits())
+    outbox.put(item("question?", 0, buttons=BUTTONS))
+    for thread in range(1, 20):
+        outbox.put(item(f"first {thread}", thread))
+    drain(outbox)
+    outbox.put(item("more for 0", 0))
+    ((t, batch),) = drain(outbox, start=20.0)
+    assert (t, batch.edit) == (60.0, None)
+    quick = Outbox(Limits())
+    quick.put(item("a"))
+    first = quick.take(0.0) or pytest.fail("nothing to send")
+    quick.sent(first, 0.0, 5)
+    quick.put(item("b"))
+    assert (quick.take(1.0) or pytest.fail("nothing to send")).edit is None
+
+
+# --- streaming output ------------------------------------------------------------------------------------
+
+
+def test_output_is_one_message_edited_in_place() -> None:
+    outbox = Outbox(Limits())
+    outbox.put_output(CHAT, 5, "<b>Read</b>(a.py)", ("o1",))
+    first = outbox.take(0.0)
+    assert first is not None and first.edit is None and first.text == "<b>Read</b>(a.py)"
+    outbox.sent(first, 0.0, 77)
+    outbox.put_output(CHAT, 5, "  → Read 45 lines", ("o2",))
+    outbox.put_output(CHAT, 5, "All done.", ("o3",))
+    second = outbox.take(1.0)
+    assert second is not None
+    assert (second.edit, second.tokens) == (77, ("o2", "o3"))
+    assert second.text == "<b>Read</b>(a.py)\n  → Read 45 lines\nAll done."
+
+
+def test_output_past_the_soft_limit_starts_a_new_message() -> None:
+    outbox = Outbox(Limits())
+    outbox.put_output(CHAT, 5, "a" * 3000)
+    outbox.sent(outbox.take(0.0) or pytest.fail("nothing to send"), 0.0, 10)
+    outbox.put_output(CHAT, 5, "b" * 1000)
+    outbox.put_output(CHAT, 5, "c" * 10)
+    batch = outbox.take(1.0)
+    assert batch is not None and batch.edit is None
+    assert batch.text == "b" * 1000 + "\n" + "c" * 10
+
+
+def test_edits_are_not_held_back_by_the_minute_budget() -> None:
+    outbox = Outbox(Limits())
+    for thread in range(20):
+        outbox.put(item("x", thread))
+    drain(outbox)  # twenty messages: the minute's budget is spent at t=19
+    outbox.put_output(CHAT, 1, "first")
+    outbox.sent(outbox.take(60.0) or pytest.fail("nothing to send"), 60.0, 50)
+    for t in range(21):
+        outbox.put(item("y", 100 + t))  # spend the next minute's budget again
+    drain(outbox, start=61.0, until=90.0)
+    outbox.put_output(CHAT, 1, "second")
+    assert outbox.wait(90.0) == 0.0
+    batch = outbox.take(90.0)
+    assert batch is not None and batch.edit == 50
+
+
+def test_a_deleted_streaming_message_restarts() -> None:
+    outbox = Outbox(Limits())
+    outbox.put_output(CHAT, 5, "one")
+    outbox.sent(outbox.take(0.0) or pytest.fail("nothing to send"), 0.0, 10)
+    outbox.put_output(CHAT, 5, "two")
+    edit = outbox.take(1.0)
+    assert edit is not None and edit.edit == 10
+    outbox.restart_stream(CHAT, 5)
+    outbox.put_back(edit)
+    again = outbox.take(2.0)
+    assert again is not None and again.edit is None and again.text == "two"
+
+
+def test_blank_output_only_confirms() -> None:
+    outbox = Outbox(Limits())
+    outbox.put_output(CHAT, 5, "   ", ("o9",))
+    batch = outbox.take(0.0)
+    assert batch is not None and batch.empty and batch.tokens == ("o9",)
+    outbox.sent(batch, 0.0, None)
+    assert outbox.wait(0.0) is None
+    assert len(outbox) == 0
