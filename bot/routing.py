@@ -109,6 +109,8 @@ def route(event: Event, bindings: Bindings) -> list[Delivery]:
     topic get no project delivery; an event a person must see (complete, waiting, question, message)
     with no task or agent topic goes in full to the project topic, else to General.
     """
+    if event.type == "message" and event.data.get("acknowledged"):
+        return []  # bookkeeping: someone cleared messages, nothing for a person to read
     rule = RULES.get(event.type, _UNKNOWN)
     project_topic = bindings.projects.get(event.project) if event.project else None
     out: list[Delivery] = []

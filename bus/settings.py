@@ -101,7 +101,7 @@ class Settings(BaseSettings):
     )
     telegram_api_url: str = Field("https://api.telegram.org/bot", description="Bot API base URL")
     telegram_time_scale: float = Field(
-        1.0, gt=0, description="how much faster the bot's flood limits run: 1 for Telegram (tests: the fake's)"
+        1.0, gt=0, description="how much faster the bot's flood limits run: 1 for Telegram (tests: >1)"
     )
 
     @field_validator("namespace")

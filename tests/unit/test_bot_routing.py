@@ -239,3 +239,10 @@ def test_topic_names_never_split_a_character(char: str) -> None:
     assert telegram_length(name) <= TOPIC_NAME_LIMIT
     assert name.endswith("… [backend]")
     name.encode("utf-8")  # no lone surrogate
+
+
+def test_acknowledged_messages_are_bookkeeping_not_shown() -> None:
+    event = Event.from_envelope(
+        {"type": "message", "from": "user", "project": "backend", "data": {"acknowledged": ["m-1"]}}
+    )
+    assert route(event, Bindings(projects={"backend": 7})) == []
