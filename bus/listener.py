@@ -7,55 +7,19 @@ Liveness is a heartbeat key with a TTL; a second listener of the same name refus
 
 from __future__ import annotations
 
-import os
-import socket
 import time
-import uuid
 from collections.abc import Callable, Collection
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import redis
 
 from bus.envelope import Envelope
 from bus.errors import BusError
+from bus.heartbeat import Heartbeat
 from bus.keys import Keys
 from bus.streams import Group, consumer_name, envelopes
 
 TIMEOUT_MESSAGE = "No messages received. Background listener has stopped. Please restart with: ib listen"
-
-_RENEW = """
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('EXPIRE', KEYS[1], ARGV[2]) end
-return 0
-"""
-_RELEASE = """
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-return 0
-"""
-
-
-_STEAL = """
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('SET', KEYS[1], ARGV[2], 'EX', ARGV[3]) end
-return false
-"""
-
-
-def holder_is_dead(holder: str) -> bool:
-    """True when the heartbeat's holder was a process on this machine that no longer exists.
-
-    A listener killed with SIGKILL cannot delete its heartbeat; on the same machine we need not wait
-    for the TTL. Holders on other machines are trusted until their key expires.
-    """
-    host, _, rest = holder.partition(":")
-    pid = rest.partition(":")[0]
-    if host != socket.gethostname() or not pid.isdigit():
-        return False
-    try:
-        os.kill(int(pid), 0)
-    except ProcessLookupError:
-        return True
-    except PermissionError:
-        return False
-    return False
 
 
 class ListenerBusy(BusError):
@@ -70,7 +34,6 @@ class Listener:
     types: Collection[str]
     heartbeat_ttl: int = 15
     backlog_s: int = 3600
-    token: str = field(default_factory=lambda: f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}")
 
     @property
     def group(self) -> Group:
@@ -78,21 +41,18 @@ class Listener:
 
     def run(self, timeout: float, emit: Callable[[list[Envelope]], None]) -> bool:
         """Wait up to `timeout` seconds; True when events were emitted (and acknowledged)."""
-        heartbeat = self.keys.listener(self.name)
-        if not self.client.set(heartbeat, self.token, nx=True, ex=self.heartbeat_ttl):
-            holder = str(self.client.get(heartbeat) or "")
-            if not holder_is_dead(holder) or not self.client.eval(
-                _STEAL, 1, heartbeat, holder, self.token, self.heartbeat_ttl
-            ):
-                raise ListenerBusy(
-                    f"a listener named {self.name!r} is already running ({holder}); not starting another"
-                )
+        heartbeat = Heartbeat(self.client, self.keys.listener(self.name), self.heartbeat_ttl)
+        holder = heartbeat.acquire()
+        if holder is not None:
+            raise ListenerBusy(
+                f"a listener named {self.name!r} is already running ({holder}); not starting another"
+            )
         try:
             return self._listen(timeout, emit, heartbeat)
         finally:
-            self.client.eval(_RELEASE, 1, heartbeat, self.token)
+            heartbeat.release()
 
-    def _listen(self, timeout: float, emit: Callable[[list[Envelope]], None], heartbeat: str) -> bool:
+    def _listen(self, timeout: float, emit: Callable[[list[Envelope]], None], heartbeat: Heartbeat) -> bool:
         group = self.group
         group.ensure(self._start_id())
         if self._deliver(group, group.take_over(min_idle_ms=0), emit):
@@ -101,7 +61,7 @@ class Listener:
         renew_every = max(1.0, self.heartbeat_ttl / 3)
         while (left := deadline - time.monotonic()) > 0:
             entries = group.read(block_ms=max(1, int(min(left, renew_every) * 1000)))
-            self.client.eval(_RENEW, 1, heartbeat, self.token, self.heartbeat_ttl)
+            heartbeat.renew()
             if self._deliver(group, entries, emit):
                 return True
         return False

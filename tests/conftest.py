@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 import redis
@@ -13,7 +12,6 @@ import redis
 from bus.keys import Keys
 
 REDIS_URL = os.environ.get("IB_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
-SHARED = Path(__file__).resolve().parent.parent.parent / "shared"
 
 
 @pytest.fixture(scope="session")

@@ -24,6 +24,7 @@ from bus.commands import decode_command, reply
 from bus.envelope import EVENT_FIELD, MERGE_TYPES
 from bus.errors import BusError
 from bus.events import Event
+from bus.heartbeat import Heartbeat
 from bus.streams import Entry, consumer_name
 from worker.auto import AutoLoops
 from worker.errors import WorkerError
@@ -52,7 +53,13 @@ class WorkerService:
         self.watcher = PaneWatcher(self.rt)
         self.tailer = TranscriptTailer(self.rt)
         self.status_node = StatusNodeStarter(self.rt)  # CLAUDE.md status block: worker/status_node.py
-        self.token = f"{socket.gethostname()}:{os.getpid()}"
+        # the token is `host:pid`: `ib ps` checks that the heartbeat names the worker it started
+        self.heartbeat = Heartbeat(
+            self.rt.client,
+            self.rt.keys.worker(self.rt.worker_id),
+            self.ttl,
+            f"{socket.gethostname()}:{os.getpid()}",
+        )
         self.inbox = Inbox(self.reader, self.rt.keys, self.rt.worker_id, consumer_name())
         self.merges = MergeQueue(self.rt)
         self.autos = AutoLoops(self.rt, self.merges)
@@ -75,7 +82,7 @@ class WorkerService:
                 return
             self._loop()
         finally:
-            self.rt.client.delete(self.rt.keys.worker(self.rt.worker_id))
+            self.heartbeat.release()
             self.rt.client.srem(self.rt.keys.workers, self.rt.worker_id)
 
     def _loop(self) -> None:
@@ -93,7 +100,7 @@ class WorkerService:
             self._handle(batch)
 
     def tick(self) -> None:
-        self.rt.client.set(self.rt.keys.worker(self.rt.worker_id), self.token, ex=self.ttl)
+        self.heartbeat.renew()
         for step in (self.watcher.tick, self.tailer.tick, self.status_node.tick):
             try:
                 step()
@@ -158,15 +165,12 @@ class WorkerService:
         reply(self.rt.client, self.rt.keys, command_id, True, result)
 
     def _claim_heartbeat(self) -> None:
-        key = self.rt.keys.worker(self.rt.worker_id)
-        if not self.rt.client.set(key, self.token, nx=True, ex=self.ttl):
-            holder = str(self.rt.client.get(key))
-            if not _dead_here(holder):
-                raise WorkerBusy(
-                    f"a worker named {self.rt.worker_id!r} is already running ({holder}); "
-                    "set IB_WORKER_ID to run another"
-                )
-            self.rt.client.set(key, self.token, ex=self.ttl)
+        holder = self.heartbeat.acquire()
+        if holder is not None:
+            raise WorkerBusy(
+                f"a worker named {self.rt.worker_id!r} is already running ({holder}); "
+                "set IB_WORKER_ID to run another"
+            )
         self.rt.client.sadd(self.rt.keys.workers, self.rt.worker_id)
 
     def stop_on_signals(self) -> None:
@@ -175,16 +179,3 @@ class WorkerService:
 
         signal.signal(signal.SIGTERM, stop)
         signal.signal(signal.SIGINT, stop)
-
-
-def _dead_here(holder: str) -> bool:
-    host, _, pid = holder.partition(":")
-    if host != socket.gethostname() or not pid.isdigit():
-        return False
-    try:
-        os.kill(int(pid), 0)
-    except ProcessLookupError:
-        return True
-    except PermissionError:
-        return False
-    return False

@@ -12,7 +12,6 @@ import socket
 import subprocess
 import threading
 import time
-import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
@@ -21,8 +20,8 @@ import redis
 
 from bus.agents import Agent, AgentStore
 from bus.envelope import AGENT_TYPES
+from bus.heartbeat import Heartbeat
 from bus.keys import Keys
-from bus.listener import holder_is_dead
 from bus.messages import Message, MessageStore
 from bus.streams import Entry, Group, consumer_name, envelopes
 from worker.errors import StatusFileError, WorkerError
@@ -48,19 +47,6 @@ MAX_WAIT = 1.0  # seconds one read blocks at most, so that a stop request is see
 RESTART_AFTER = 30.0  # seconds the worker waits before starting a node again after one failed
 
 _KINDS: dict[str, MessageKind] = {k: k for k in ("question", "status", "alert", "complete")}
-
-_RENEW = """
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('EXPIRE', KEYS[1], ARGV[2]) end
-return 0
-"""
-_RELEASE = """
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-return 0
-"""
-_STEAL = """
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('SET', KEYS[1], ARGV[2], 'EX', ARGV[3]) end
-return false
-"""
 
 
 class StatusNodeBusy(WorkerError):
@@ -105,8 +91,7 @@ class StatusNode:
 
     def __post_init__(self) -> None:
         self.id = file_id(self.path)
-        self.heartbeat = self.keys.status_node(self.id)
-        self.token = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        self.heartbeat = Heartbeat(self.client, self.keys.status_node(self.id), self.heartbeat_ttl)
         self.group = Group(self.reader, self.keys.events, f"status-node:{self.id}", consumer_name())
         self.agents = AgentStore(self.client, self.keys)
         self.messages = MessageStore(self.client, self.keys)
@@ -146,7 +131,7 @@ class StatusNode:
             self._write(strict=not self.auto)
             self._follow()
         finally:
-            self.client.eval(_RELEASE, 1, self.heartbeat, self.token)
+            self.heartbeat.release()
         return True
 
     def stop_on_signals(self) -> None:
@@ -175,7 +160,7 @@ class StatusNode:
                 dirty = True
             now = time.monotonic()
             if now >= next_renew:
-                self.client.eval(_RENEW, 1, self.heartbeat, self.token, self.heartbeat_ttl)
+                self.heartbeat.renew()
                 next_renew = now + renew_every
                 # agents removed without an event (a flushed namespace) must not keep a node alive
                 dirty = dirty or (self.auto and not self.client.scard(self.keys.agents))
@@ -220,18 +205,7 @@ class StatusNode:
 
     def _claim(self) -> str | None:
         """None when this node now holds the file's heartbeat, else who holds it."""
-        for _ in range(3):
-            if self.client.set(self.heartbeat, self.token, nx=True, ex=self.heartbeat_ttl):
-                return None
-            holder = self.client.get(self.heartbeat)
-            if holder is None:
-                continue  # expired in between: try again
-            if holder_is_dead(str(holder)) and self.client.eval(
-                _STEAL, 1, self.heartbeat, str(holder), self.token, self.heartbeat_ttl
-            ):
-                return None
-            return str(holder)
-        return "unknown"
+        return self.heartbeat.acquire()
 
 
 @dataclass
