@@ -30,6 +30,7 @@ from bus.commands import request
 from bus.envelope import Envelope
 from bus.errors import BusError
 from bus.hashes import members
+from bus.merges import MergeStore
 from bus.streams import Entry, entries_of, envelopes
 from bus.task import Task
 from worker.dashboard_keys import Action, Ui, decode_keys, footer, step
@@ -154,7 +155,7 @@ class Dashboard:
         head, tail = pattern.split("*")
         self.projects = {
             k[len(head) : -len(tail)] for k in self.rt.client.scan_iter(match=pattern, count=1000)
-        }
+        } | set(MergeStore(self.rt.client, self.rt.keys, self.rt.settings.events_maxlen).projects())
 
     def stop(self) -> None:
         self.stopping.set()
@@ -248,27 +249,9 @@ class Dashboard:
         return [Task.from_hash(fields) for fields in (pipe.execute() if ids else []) if fields]
 
     def _merges(self, project: str) -> list[MergeRow]:
-        """The project's merge queue, when there is one: a list, zset or set of merge ids."""
-        client, key = self.rt.client, self.rt.keys.merge_queue(project)
-        kind = client.type(key)
-        ids: list[str]
-        if kind == "list":
-            ids = [str(i) for i in client.lrange(key, 0, MERGES_SHOWN - 1)]
-        elif kind == "zset":
-            ids = [str(i) for i in client.zrange(key, 0, MERGES_SHOWN - 1)]
-        elif kind == "set":
-            ids = sorted(members(client, key))[:MERGES_SHOWN]
-        else:
-            return []
-        rows = []
-        for merge_id in ids:
-            data: dict[str, str] = client.hgetall(self.rt.keys.merge(merge_id)) or {}  # type: ignore[assignment]
-            rows.append(
-                MergeRow(
-                    project, merge_id, data.get("agent", ""), data.get("state") or data.get("status", "")
-                )
-            )
-        return rows
+        """The project's merge queue, oldest first."""
+        queue = MergeStore(self.rt.client, self.rt.keys, self.rt.settings.events_maxlen).queue(project)
+        return [MergeRow(project, m.id, m.agent, m.status) for m in queue[:MERGES_SHOWN]]
 
     def _look(self, agent_id: str) -> str:
         try:

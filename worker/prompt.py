@@ -63,7 +63,9 @@ def _manager(f: PromptFacts) -> str:
 def _instructions(f: PromptFacts) -> str:
     common = (
         "Useful commands: `ib status <id>` and `ib diff <id>` (your own work too), "
-        '`ib log "note"` (your log), `ib ask "question"` (ask the person and wait).'
+        '`ib log "note"` (your log), `ib ask "question"` (ask the person and wait), '
+        '`ib send user "..."` (a message for the person: start it with `?` for a question, `!` for an '
+        "alert, `DONE:` when you finished something)."
     )
     if f.role == "worker":
         return (

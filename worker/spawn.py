@@ -31,6 +31,7 @@ from worker.prompt import PromptFacts, build_prompt
 from worker.runtime import Runtime
 
 USER_HOOK_TIMEOUT = 30
+RESERVED_NAMES = frozenset({"user", "user-claude"})  # `ib send user ...` is a message for the person
 
 
 class SpawnRefused(WorkerError):
@@ -56,6 +57,10 @@ def new_agent(rt: Runtime, req: SpawnRequest) -> Agent:
     goal = _goal(req)
     manager = _manager(rt, req)
     agent_id = validate_id("agent", req.name) if req.name is not None else f"agent-{secrets.token_hex(3)}"
+    if agent_id in RESERVED_NAMES:
+        raise SpawnRefused(
+            f"{agent_id!r} is reserved (`ib send {agent_id}` reaches the person); pick another --name"
+        )
     root = rt.root
     paths = AgentPaths(root, agent_id)
     if rt.agents.find(agent_id) is not None or paths.folder.exists():

@@ -154,6 +154,11 @@ def test_worker_publishes_output_items(agents_ib: IbRunner, rds: redis.Redis, ke
     assert got
 
 
+def test_reserved_names_are_refused(agents_ib: IbRunner) -> None:
+    done = agents_ib.run("new-agent", "goal", "--name", "user")
+    assert done.returncode == 1 and "reserved" in done.stderr
+
+
 @pytest.mark.parametrize(
     "name",
     ["../up", "a/b", "has space", "a:b", "a.b", "UPPER", "-dash", ""],

@@ -1,0 +1,35 @@
+"""The dashboard reads the merge queue from the merge store the worker keeps."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import redis
+
+from bus.connect import client_for
+from bus.keys import Keys
+from bus.merges import MergeStore
+from bus.settings import Settings
+from tests.cli import init_repo
+from worker.dashboard import Dashboard
+from worker.runtime import Runtime
+
+
+def test_merge_queue_shows_on_the_dashboard(
+    redis_url: str, namespace: str, rds: redis.Redis, keys: Keys, tmp_path: Path
+) -> None:
+    store = MergeStore(rds, keys, 1000)
+    store.enqueue(project="shed", agent="painter", branch="agent/painter", target="main", worker="w1")
+    store.enqueue(project="shed", agent="sweeper", branch="agent/sweeper", target="main", worker="w1")
+    repo = init_repo(tmp_path / "repo")
+    rt = Runtime(Settings(redis_url=redis_url, namespace=namespace), client_for(redis_url), repo)
+    board = Dashboard(rt, client_for(redis_url, blocking=True))
+    board.start()
+    try:
+        merges = board.snapshot().merges
+    finally:
+        board.stop()
+    assert [(m.project, m.agent, m.state) for m in merges] == [
+        ("shed", "painter", "queued"),
+        ("shed", "sweeper", "queued"),
+    ]
