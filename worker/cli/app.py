@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 
+import redis
 import typer
 
 from bus.errors import BusError
@@ -83,8 +84,14 @@ def run() -> None:
     try:
         app(prog_name="ib")
     except (BusError, WorkerError) as e:
-        command = sys.argv[1] if len(sys.argv) > 1 else ""
-        print(f"ib {command}: error: {e}".replace("ib : ", "ib: "), file=sys.stderr)
-        sys.exit(1)
+        _fail(str(e))
+    except redis.ConnectionError as e:  # Redis went away in the middle of a command
+        _fail(f"lost the connection to Redis ({e}); is it running? (ib bus status)")
     except KeyboardInterrupt:
         sys.exit(130)
+
+
+def _fail(message: str) -> None:
+    command = sys.argv[1] if len(sys.argv) > 1 else ""
+    print(f"ib {command}: error: {message}".replace("ib : ", "ib: "), file=sys.stderr)
+    sys.exit(1)

@@ -15,6 +15,7 @@ from rich.table import Table
 from bus import spool
 from bus.embedded import Embedded
 from bus.envelope import NOTIFY_TYPES, Envelope
+from bus.errors import BusUnavailable
 from bus.follow import EventFilter, follow, follow_group
 from bus.listener import TIMEOUT_MESSAGE, Listener, ListenerBusy
 from bus.resp import Address, Connection
@@ -147,7 +148,7 @@ def bus_status() -> None:
     if settings.redis_url:
         console.print(f"bus: {settings.redis_url} (IB_REDIS_URL)")
     elif root is None:
-        raise typer.BadParameter("not inside a git repository and IB_REDIS_URL is not set", param_hint="bus")
+        raise BusUnavailable("no IB_REDIS_URL is set and this is not inside a git repository")
     else:
         url = Embedded(str(root)).alive()
         console.print(f"bus: embedded, {url or 'not running'} (data in {Embedded(str(root)).folder})")
