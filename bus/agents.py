@@ -63,6 +63,10 @@ class Agent:
     def to_json(self) -> str:
         return json.dumps(asdict(self), ensure_ascii=False)
 
+    def event_fields(self) -> dict[str, str | None]:
+        """The envelope fields of an event about this agent: agent, project, task."""
+        return {"agent": self.id, "project": self.project or None, "task": self.task or None}
+
     @property
     def age(self) -> float:
         return max(0.0, time.time() - self.created_at)

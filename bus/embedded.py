@@ -76,7 +76,7 @@ class Embedded(Record):
         import subprocess
 
         binary = server_binary()
-        port = _free_port()
+        port = free_port()
         conf = os.path.join(self.folder, "redis.conf")
         with open(conf, "w", encoding="utf-8") as f:
             f.write(_config(self.folder, port))
@@ -137,7 +137,8 @@ def server_binary() -> str:
     )
 
 
-def _free_port() -> int:
+def free_port() -> int:
+    """A TCP port on loopback nobody listens on right now."""
     import socket
 
     with socket.socket() as s:

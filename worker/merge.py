@@ -56,9 +56,7 @@ def merge(rt: Runtime, agent_id: str, into: str | None = None) -> Merged:
     rt.publish(
         "merged",
         f"{agent.id} merged into {target} ({sha[:7]})",
-        agent=agent.id,
-        project=agent.project or None,
-        task=agent.task or None,
+        **agent.event_fields(),
         data={"branch": agent.branch, "target": target, "sha": sha, "commits": len(result.commits)},
     )
     return Merged(agent.id, target, sha, len(result.commits), str(archive))
@@ -69,9 +67,7 @@ def _conflict(rt: Runtime, agent: Agent, target: str, files: list[str], paths: A
     rt.publish(
         "merge_conflict",
         f"merging {agent.branch} into {target} conflicts in {len(files)} file(s)",
-        agent=agent.id,
-        project=agent.project or None,
-        task=agent.task or None,
+        **agent.event_fields(),
         data={"branch": agent.branch, "target": target, "files": files},
     )
     listing = "\n".join(f"  - {name}" for name in files)

@@ -36,7 +36,7 @@ class PaneWatcher:
 
     def _look(self, agent: Agent, pane: PaneInfo | None) -> None:
         if pane is None or pane.dead:
-            self._record(agent, PaneState.STOPPED.value)
+            self.record(agent, PaneState.STOPPED.value)
             return
         quiet = pane.activity is not None and not needs_capture(pane.activity, self.captured_at.get(agent.id))
         if quiet and agent.state not in ("creating", "unknown"):
@@ -45,26 +45,22 @@ class PaneWatcher:
             now = time.time()
             text = self.rt.tmux.capture(agent.session)
         except SessionGone:
-            self._record(agent, PaneState.STOPPED.value)
+            self.record(agent, PaneState.STOPPED.value)
             return
         self.captured_at[agent.id] = now
         state = pane_state(text).value
         if state == "creating" and TRUST_PROMPT in text and agent.id not in self.trusted:
             self.trusted.add(agent.id)  # Claude Code asks once per new worktree; ours is trusted
             self.rt.tmux.send_keys(agent.session, "Enter")
-        self._record(agent, state)
+        self.record(agent, state)
 
-    def _record(self, agent: Agent, state: str) -> None:
+    def record(self, agent: Agent, state: str) -> None:
+        """Store a state the watcher saw; publish `state` (and `rate_limited` / `stopped`) when it changed."""
         previous = self.rt.agents.set_state(agent.id, state)
         if previous is None:
             return
         log.info("agent %s: %s -> %s", agent.id, previous, state)
-        common = {
-            "sender": agent.id,
-            "agent": agent.id,
-            "project": agent.project or None,
-            "task": agent.task or None,
-        }
+        common = {"sender": agent.id, **agent.event_fields()}
         self.rt.publish(
             "state",
             f"{agent.id}: {previous} → {state}",

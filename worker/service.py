@@ -11,12 +11,10 @@ from __future__ import annotations
 
 import logging
 import os
-import signal
 import socket
 import threading
 import time
 from dataclasses import dataclass, field
-from types import FrameType
 
 import redis
 
@@ -33,6 +31,7 @@ from worker.merge_queue import MergeQueue
 from worker.operations import run_operation
 from worker.pane_watch import PaneWatcher
 from worker.runtime import Runtime
+from worker.signals import stop_on_signals
 from worker.status_node import StatusNodeStarter
 from worker.transcript_tail import TranscriptTailer
 
@@ -116,7 +115,7 @@ class WorkerService:
             if agent.session in sessions:
                 log.info("worker %s: re-adopted agent %s", self.rt.worker_id, agent.id)
             elif agent.state != "stopped":
-                self.watcher._record(agent, "stopped")
+                self.watcher.record(agent, "stopped")
 
     def _handle(self, batch: Batch) -> None:
         for entry_id, fields in batch.commands:
@@ -174,8 +173,4 @@ class WorkerService:
         self.rt.client.sadd(self.rt.keys.workers, self.rt.worker_id)
 
     def stop_on_signals(self) -> None:
-        def stop(_signum: int, _frame: FrameType | None) -> None:
-            self.stopping.set()
-
-        signal.signal(signal.SIGTERM, stop)
-        signal.signal(signal.SIGINT, stop)
+        stop_on_signals(self.stopping)

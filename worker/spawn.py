@@ -95,9 +95,7 @@ def new_agent(rt: Runtime, req: SpawnRequest) -> Agent:
         "spawned",
         f"{agent_id} started: {goal.splitlines()[0][:200]}",
         sender=manager or "system",
-        agent=agent_id,
-        project=agent.project or None,
-        task=agent.task or None,
+        **agent.event_fields(),
         data={
             "goal": goal[:2000],
             "manager": manager,

@@ -7,14 +7,12 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
-import signal
 import socket
 import subprocess
 import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import FrameType
 
 import redis
 
@@ -27,6 +25,7 @@ from bus.streams import Entry, Group, consumer_name, envelopes
 from worker.errors import StatusFileError, WorkerError
 from worker.layout import state_root
 from worker.runtime import NotARepository, Runtime
+from worker.signals import stop_on_signals
 from worker.status_block import (
     AgentRecord,
     MessageKind,
@@ -135,11 +134,7 @@ class StatusNode:
         return True
 
     def stop_on_signals(self) -> None:
-        def stop(_signum: int, _frame: FrameType | None) -> None:
-            self.stopping.set()
-
-        signal.signal(signal.SIGTERM, stop)
-        signal.signal(signal.SIGINT, stop)
+        stop_on_signals(self.stopping)
 
     def _follow(self) -> None:
         """Events mark the block dirty; a dirty block is written at once when the last write is older than

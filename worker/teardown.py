@@ -33,9 +33,7 @@ def kill(rt: Runtime, agent_id: str, force: bool = False) -> Agent:
         _refuse_unmerged(agent)
     agent_log.append(_paths(agent).log, "Agent killed")
     teardown(rt, agent, graceful=not force)
-    rt.publish(
-        "killed", f"{agent.id} killed", agent=agent.id, project=agent.project or None, task=agent.task or None
-    )
+    rt.publish("killed", f"{agent.id} killed", **agent.event_fields())
     return agent
 
 
@@ -139,9 +137,7 @@ def nuke(rt: Runtime, agent_id: str | None) -> list[str]:
     for agent in doomed:
         agent_log.append(_paths(agent).log, "Agent nuked")
         teardown(rt, agent, graceful=False)
-        rt.publish(
-            "killed", f"{agent.id} nuked", agent=agent.id, project=agent.project or None, data={"nuke": True}
-        )
+        rt.publish("killed", f"{agent.id} nuked", data={"nuke": True}, **agent.event_fields())
     return [a.id for a in doomed]
 
 

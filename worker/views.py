@@ -8,17 +8,9 @@ from bus.agents import Agent
 from bus.errors import Conflict
 from worker.git import Git
 from worker.runtime import Runtime
+from worker.status_block import format_age
 
-
-def format_age(seconds: float) -> str:
-    s = int(max(0, seconds))
-    if s < 60:
-        return f"{s}s"
-    if s < 3600:
-        return f"{s // 60}m"
-    if s < 86400:
-        return f"{s // 3600}h"
-    return f"{s // 86400}d"
+__all__ = ["format_age"]  # the CLI shows ages the way the status block does
 
 
 def first_line(text: str, width: int) -> str:

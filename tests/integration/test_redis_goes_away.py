@@ -2,26 +2,18 @@
 
 from __future__ import annotations
 
-import socket
 import subprocess
 from pathlib import Path
 
 import redis
 
-from bus.embedded import server_binary
+from bus.embedded import free_port, server_binary
 from tests.cli import IbRunner
 from tests.waiting import retry_until
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
 def test_events_follower_reports_a_lost_redis(ib: IbRunner, tmp_path: Path) -> None:
-    port = _free_port()
+    port = free_port()
     server = subprocess.Popen(
         [server_binary(), "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--dir", str(tmp_path)],
         stdout=subprocess.DEVNULL,
