@@ -18,10 +18,13 @@ class IbRunner:
 
     cwd: Path
     env: dict[str, str] = field(default_factory=dict)
+    unset_prefixes: tuple[str, ...] = ("IB_",)  # variables of this process that `ib` must not see
 
     def environ(self, extra: Mapping[str, str] | None = None) -> dict[str, str]:
         base = {
-            k: v for k, v in os.environ.items() if not k.startswith("IB_") and k not in ("TMUX", "TMUX_PANE")
+            k: v
+            for k, v in os.environ.items()
+            if not k.startswith(self.unset_prefixes) and k not in ("TMUX", "TMUX_PANE")
         }
         return {**base, **self.env, **(extra or {})}
 

@@ -19,6 +19,15 @@ fi
 echo "== installing ittybus with its dev extras"
 .venv/bin/pip install -q -e '.[dev]' --config-settings editable_mode=compat 2>&1 | grep -vE 'is ignored|^$' || true
 
+# The real Claude Code CLI the `claude` tests run: the binary bundled in the pinned claude-agent-sdk wheel.
+find_claude='from tests.fake_anthropic.client import claude_binary; print(claude_binary())'
+if ! claude_bin=$(.venv/bin/python -c "$find_claude" 2>/dev/null); then
+    echo "== installing the pinned Claude Code CLI (claude-agent-sdk)"
+    .venv/bin/pip install -q --force-reinstall --no-deps 'claude-agent-sdk==0.2.189'
+    claude_bin=$(.venv/bin/python -c "$find_claude")
+fi
+echo "== Claude Code $("$claude_bin" --version 2>/dev/null || echo '(version unknown)') at $claude_bin"
+
 export IB_TEST_REDIS_URL="${IB_TEST_REDIS_URL:-redis://127.0.0.1:6379/0}"
 started_redis=""
 if ! .venv/bin/python -c "import redis, sys; redis.Redis.from_url(sys.argv[1], socket_connect_timeout=1).ping()" \
