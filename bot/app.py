@@ -42,7 +42,7 @@ from bot.relay import on_button, on_text
 from bot.runtime import RUNTIME_KEY, BotRuntime
 from bot.sender import Sender
 from bot.topics import TopicRegistry
-from bus.connect import client_for, resolve_url
+from bus.connect import client_for, client_options, resolve_url
 from bus.errors import BusError
 from bus.keys import Keys
 from bus.settings import Settings, load_settings
@@ -97,12 +97,10 @@ def _async_redis(url: str, single: bool = False) -> aredis.Redis:
     """No socket timeout: the stream reads block in Redis; keepalive notices a dead server."""
     return aredis.Redis.from_url(
         url,
-        decode_responses=True,
         socket_timeout=None,
         socket_connect_timeout=5,
-        socket_keepalive=True,
-        health_check_interval=30,
         single_connection_client=single,
+        **client_options(url),
     )
 
 

@@ -6,6 +6,8 @@ would otherwise cut a read that blocks longer than the timeout. TCP keepalive no
 
 from __future__ import annotations
 
+from typing import Any
+
 import redis
 
 from bus.endpoint import bus_url
@@ -36,13 +38,27 @@ def resolve_url(settings: Settings, cwd: str | None = None, start: bool = True) 
     return bus_url(settings.redis_url, str(root) if root else None, start)
 
 
+def client_options(url: str) -> dict[str, Any]:
+    """What every redis-py client of ours (sync or async) is made with.
+
+    Replies are str; bytes that are not UTF-8 come through as lone surrogates (`surrogateescape`) instead
+    of failing the whole read, so one bad stream entry is one bad entry (`bus.entries`), never a stuck
+    consumer. TCP keepalive notices a dead server (a unix socket has no keepalive)."""
+    options: dict[str, Any] = {
+        "decode_responses": True,
+        "encoding_errors": "surrogateescape",
+        "health_check_interval": 30,
+    }
+    if not url.startswith("unix:"):
+        options["socket_keepalive"] = True
+    return options
+
+
 def client_for(url: str, *, blocking: bool = False, connect_timeout: float = 2.0) -> redis.Redis:
     """A client with str replies. `blocking=True` for connections that wait in BLOCK reads."""
     return redis.Redis.from_url(
         url,
-        decode_responses=True,
         socket_timeout=None if blocking else COMMAND_TIMEOUT,
         socket_connect_timeout=connect_timeout,
-        socket_keepalive=True,
-        health_check_interval=30,
+        **client_options(url),
     )

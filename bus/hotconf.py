@@ -13,6 +13,7 @@ from bus import defaults
 from bus.errors import ConfigError
 from bus.locate import repo_root
 from bus.record import Record
+from bus.resp import Address
 
 TYPE_CHECKING = False  # typing costs milliseconds on the hooks' path; the checker still sees the types
 if TYPE_CHECKING:
@@ -87,8 +88,14 @@ def read_hotconf(environ: Mapping[str, str] | None = None, cwd: str | None = Non
     problem = defaults.namespace_problem(namespace)
     if problem:
         raise ConfigError(f"bad configuration: IB_NAMESPACE: {problem} (got {namespace!r})")
+    redis_url = merged.get("IB_REDIS_URL") or None
+    if redis_url:
+        try:
+            Address.from_url(redis_url)
+        except ConfigError as e:
+            raise ConfigError(f"bad configuration: {e}") from e
     return HotConf(
-        redis_url=merged.get("IB_REDIS_URL") or None,
+        redis_url=redis_url,
         namespace=namespace,
         events_maxlen=_int(merged, "IB_EVENTS_MAXLEN", defaults.EVENTS_MAXLEN, 100),
         connect_timeout=_float(merged, "IB_CONNECT_TIMEOUT", defaults.CONNECT_TIMEOUT, 0.001),

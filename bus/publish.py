@@ -53,13 +53,20 @@ def xadd(conn: Connection, conf: HotConf, event: Envelope) -> str:
 
 
 def publish(conf: HotConf, event: Envelope, conn: Connection | None = None) -> Published:
-    """Append `event` to the events stream, or spool it (with a warning on stderr) when Redis is away."""
+    """Append `event` to the events stream, or spool it (with a warning on stderr) when Redis is away.
+
+    Raises SpoolUnavailable only when Redis is away and no spool folder can be written."""
     try:
         if conn is not None:
             return Published(xadd(conn, conf, event))
         with open_bus(conf) as own:
             return Published(xadd(own, conf, event))
     except BusError as e:
-        path = spool.append(conf.spool_dir, target_of(conf), conf.namespace, event)
-        print(f"ib: warning: {e}; event kept in {path} and sent when Redis answers", file=sys.stderr)
-        return Published(None, path)
+        return keep(conf, event, e)
+
+
+def keep(conf: HotConf, event: Envelope, why: BusError) -> Published:
+    """Spool `event` because of `why`, saying so on stderr."""
+    path = spool.append(conf.spool_dir, target_of(conf), conf.namespace, event)
+    print(f"ib: warning: {why}; event kept in {path} and sent when Redis answers", file=sys.stderr)
+    return Published(None, path)

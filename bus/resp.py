@@ -73,10 +73,15 @@ def _parse_array(buf: bytes, count: int, pos: int) -> tuple[Reply, int] | None:
     return items, pos
 
 
-class Address(Record):
-    """Where a Redis listens, from a `redis://` or `unix://` URL."""
+TLS_OPTIONS = ("ssl_cert_reqs", "ssl_ca_certs", "ssl_certfile", "ssl_keyfile")
+CERT_REQS = ("none", "optional", "required")
+SCHEMES = ("redis", "rediss", "unix")
 
-    __slots__ = ("db", "host", "password", "path", "port", "username")
+
+class Address(Record):
+    """Where a Redis listens and how to talk to it, from a `redis://`, `rediss://` or `unix://` URL."""
+
+    __slots__ = ("db", "host", "password", "path", "port", "tls", "username")
 
     def __init__(
         self,
@@ -86,46 +91,90 @@ class Address(Record):
         username: str | None = None,
         password: str | None = None,
         db: int = 0,
+        tls: dict[str, str] | None = None,
     ) -> None:
         self.host, self.port, self.path = host, port, path
         self.username, self.password, self.db = username, password, db
+        self.tls = tls  # None: plain TCP; else the URL's ssl_* options (empty: verify with the system CAs)
 
     @classmethod
     def from_url(cls, url: str) -> Address:
-        """`redis://[[user]:password@]host[:port][/db]` or `unix://[[user]:password@]/path[?db=N]`."""
+        """`redis[s]://[[user]:password@]host[:port][/db][?ssl_...]` or `unix://[[user]:password@]/path[?db=N]`.
+
+        Raises ConfigError naming IB_REDIS_URL and what is wrong (the password is never shown)."""
         scheme, sep, rest = url.partition("://")
-        if not sep or scheme not in ("redis", "unix"):
-            raise ConfigError(f"IB_REDIS_URL: scheme {scheme!r} is not supported; use redis:// or unix://")
+        if not sep or scheme not in SCHEMES:
+            shown = _without_password(url)
+            what = f"scheme {scheme!r} is not supported" if sep else f"{shown!r} is not a URL"
+            raise ConfigError(
+                f"IB_REDIS_URL: {what}; use redis://host:port, rediss://host:port (TLS) "
+                "or unix:///path/to/redis.sock"
+            )
         credentials, at, location = rest.rpartition("@")
         user = password = None
         if at:
             name, colon, secret = credentials.partition(":")
             user, password = (_unquote(name) or None), (_unquote(secret) if colon else None)
         location, _, query = location.partition("?")
+        shown = _without_password(url)
+        options = _query(query, shown)
+        db = _number(options.pop("db", ""), "db", shown, 0)
+        tls = _tls_options(options, scheme, shown)
         if scheme == "unix":
-            return cls(path=location, username=user, password=password, db=_query_db(query, url))
+            if not location.startswith("/"):
+                raise ConfigError(f"IB_REDIS_URL: {shown!r} needs an absolute socket path: unix:///path")
+            return cls(path=location, username=user, password=password, db=db)
         hostport, _, db_text = location.partition("/")
         if hostport.startswith("["):  # [::1]:6379
             host, _, after = hostport[1:].partition("]")
             port_text = after.removeprefix(":")
         else:
             host, _, port_text = hostport.partition(":")
-        try:
-            port = int(port_text) if port_text else 6379
-            db = int(db_text) if db_text else 0
-        except ValueError as e:
-            raise ConfigError(f"IB_REDIS_URL: cannot read {url!r}: port and database must be numbers") from e
-        return cls(host=host or "127.0.0.1", port=port, username=user, password=password, db=db)
+        if not host.isascii() or any(c in host for c in " /\\"):
+            raise ConfigError(f"IB_REDIS_URL: cannot read {shown!r}: bad host name {host!r}")
+        port = _number(port_text, "port", shown, 6379)
+        if not 0 < port < 65536:
+            raise ConfigError(f"IB_REDIS_URL: cannot read {shown!r}: port must be 1 to 65535")
+        db = _number(db_text, "database", shown, db)
+        return cls(host=host or "127.0.0.1", port=port, username=user, password=password, db=db, tls=tls)
 
 
-def _query_db(query: str, url: str) -> int:
-    for pair in query.split("&"):
+def _without_password(url: str) -> str:
+    scheme, sep, rest = url.partition("://")
+    credentials, at, location = rest.rpartition("@")
+    if not at or ":" not in credentials:
+        return url
+    return f"{scheme}{sep}{credentials.partition(':')[0]}:****@{location}"
+
+
+def _query(query: str, shown: str) -> dict[str, str]:
+    options: dict[str, str] = {}
+    for pair in query.split("&") if query else ():
         name, _, value = pair.partition("=")
-        if name == "db":
-            if not value.isdigit():
-                raise ConfigError(f"IB_REDIS_URL: cannot read {url!r}: db must be a number")
-            return int(value)
-    return 0
+        if name != "db" and name not in TLS_OPTIONS:
+            known = ", ".join(("db", *TLS_OPTIONS))
+            raise ConfigError(f"IB_REDIS_URL: {shown!r}: unknown option {name!r} (known: {known})")
+        options[name] = _unquote(value)
+    return options
+
+
+def _number(text: str, what: str, shown: str, default: int) -> int:
+    if not text:
+        return default
+    if not text.isdigit() or not text.isascii():
+        raise ConfigError(f"IB_REDIS_URL: cannot read {shown!r}: {what} must be a number (got {text!r})")
+    return int(text)
+
+
+def _tls_options(options: dict[str, str], scheme: str, shown: str) -> dict[str, str] | None:
+    if scheme != "rediss":
+        if options:
+            raise ConfigError(f"IB_REDIS_URL: {shown!r}: ssl_* options need a rediss:// URL")
+        return None
+    reqs = options.get("ssl_cert_reqs", "required")
+    if reqs not in CERT_REQS:
+        raise ConfigError(f"IB_REDIS_URL: {shown!r}: ssl_cert_reqs must be one of {', '.join(CERT_REQS)}")
+    return options
 
 
 def _unquote(text: str) -> str:
@@ -144,7 +193,7 @@ def _unquote(text: str) -> str:
     return out.decode("utf-8", "replace")
 
 
-def _connect(address: Address, timeout: float) -> _socket.socket:
+def _connect(address: Address, timeout: float) -> Any:
     candidates: list[tuple[int, tuple[Any, ...] | str]]
     if address.path:
         candidates = [(_socket.AF_UNIX, address.path)]
@@ -161,8 +210,30 @@ def _connect(address: Address, timeout: float) -> _socket.socket:
             sock.close()
             error = e
             continue
-        return sock
+        return _with_tls(sock, address, timeout) if address.tls is not None else sock
     raise error
+
+
+def _with_tls(sock: _socket.socket, address: Address, timeout: float) -> Any:
+    """The TLS session over `sock`; `ssl` (~10 ms) is imported only for rediss:// URLs."""
+    import socket
+    import ssl
+
+    options = address.tls or {}
+    context = ssl.create_default_context(cafile=options.get("ssl_ca_certs") or None)
+    reqs = options.get("ssl_cert_reqs", "required")
+    if reqs != "required":
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE if reqs == "none" else ssl.CERT_OPTIONAL
+    if options.get("ssl_certfile"):
+        context.load_cert_chain(options["ssl_certfile"], options.get("ssl_keyfile") or None)
+    plain = socket.socket(sock.family, _socket.SOCK_STREAM, fileno=sock.detach())
+    plain.settimeout(timeout)
+    try:
+        return context.wrap_socket(plain, server_hostname=address.host)
+    except OSError:
+        plain.close()
+        raise
 
 
 class Connection:

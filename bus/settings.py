@@ -17,6 +17,7 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 from bus import defaults
 from bus.errors import ConfigError
 from bus.locate import repo_root
+from bus.resp import Address
 
 
 class Settings(BaseSettings):
@@ -112,6 +113,16 @@ class Settings(BaseSettings):
             raise ValueError(problem)
         return value
 
+    @field_validator("redis_url")
+    @classmethod
+    def _redis_url_usable(cls, value: str | None) -> str | None:
+        if value:
+            try:
+                Address.from_url(value)
+            except ConfigError as e:
+                raise ValueError(str(e).removeprefix("IB_REDIS_URL: ")) from e
+        return value or None
+
     @field_validator("telegram_allowed_users", mode="before")
     @classmethod
     def _comma_separated(cls, value: Any) -> Any:
@@ -155,8 +166,10 @@ def _describe(error: ValidationError) -> str:
     for item in error.errors():
         name = defaults.ENV_PREFIX + str(item["loc"][0]).upper() if item["loc"] else "settings"
         got = item.get("input")
-        shown = f" (got {got!r})" if isinstance(got, str | int | float) else ""
-        lines.append(f"{name}: {item['msg']}{shown}")
+        # a URL can hold a password: its validator shows it masked
+        quoted = isinstance(got, str | int | float) and name != "IB_REDIS_URL"
+        shown = f" (got {got!r})" if quoted else ""
+        lines.append(f"{name}: {str(item['msg']).removeprefix('Value error, ')}{shown}")
     return "bad configuration: " + "; ".join(lines)
 
 

@@ -130,7 +130,11 @@ def main(argv: Sequence[str]) -> int:
     event = make_event(args.type_, message, sender=sender, project=args.project, agent=agent, task=args.task)
     from bus.publish import publish
 
-    published = publish(conf, event)
+    try:
+        published = publish(conf, event)
+    except BusError as e:  # Redis away and nowhere to keep the event: say so, fail the command
+        print(f"ib notify: error: {e}", file=sys.stderr)
+        return 1
     if published.event_id:
         print(published.event_id)
     return 0

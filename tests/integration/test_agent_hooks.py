@@ -12,6 +12,7 @@ import redis
 
 from bus.keys import Keys
 from tests.cli import IbRunner
+from tests.redis_server import RedisServer
 from tests.waiting import retry_until
 
 
@@ -68,12 +69,61 @@ def test_stop_with_bad_stdin_never_fails(ib: IbRunner, rds: redis.Redis, keys: K
     assert _types(rds, keys) == []
 
 
-def test_stop_with_redis_down_spools_and_exits_zero(ib: IbRunner, tmp_path: Path) -> None:
-    payload = json.dumps({"session_id": "s", "last_assistant_message": "x\nWAITING", "cwd": str(ib.cwd)})
-    done = ib.run(
-        "hook", "stop", stdin=payload, env={"IB_AGENT_ID": "a1", "IB_REDIS_URL": "redis://127.0.0.1:1/0"}
+def test_stop_with_redis_down_spools_then_delivers_once_in_order(ib: IbRunner, tmp_path: Path) -> None:
+    """Three turns end while Redis is down: the spool holds the three events (with the agent's facts from
+    its meta.json); Redis back, the next `ib` call sends them, in order, once."""
+    server = RedisServer(tmp_path / "redis", ["--appendonly", "yes"]).start()
+    meta = ib.cwd / ".ib" / "agents" / "a1"
+    meta.mkdir(parents=True)
+    (meta / "meta.json").write_text(
+        json.dumps({"id": "a1", "project": "shop", "task": "t1", "role": "worker"})
     )
-    assert done.returncode == 0 and done.stdout == ""
+    env = {"IB_AGENT_ID": "a1", "IB_REDIS_URL": server.url, "IB_ROOT": str(ib.cwd)}
+    try:
+        server.stop()
+        for turn, last in enumerate(["one\nWAITING", "two\nI HAVE COMPLETED THE GOAL", "three\nWAITING"]):
+            payload = {"session_id": "s", "last_assistant_message": last, "cwd": str(ib.cwd), "turn": turn}
+            done = ib.run("hook", "stop", stdin=json.dumps(payload), env=env)
+            assert (done.returncode, done.stdout) == (0, "")
+            assert "kept in" in done.stderr and len(done.stderr.splitlines()) == 1
+        (spool_file,) = (tmp_path / "spool").glob("*.jsonl")
+        kept = [json.loads(json.loads(line)["event"]) for line in spool_file.read_text().splitlines()]
+        assert [(e["type"], e["from"], e["project"], e["task"]) for e in kept] == [
+            ("waiting", "a1", "shop", "t1"),
+            ("complete", "a1", "shop", "t1"),
+            ("waiting", "a1", "shop", "t1"),
+        ]
+        assert [e["data"]["last_message"] for e in kept] == [
+            "one\nWAITING",
+            "two\nI HAVE COMPLETED THE GOAL",
+            "three\nWAITING",
+        ]
+        server.start()
+        assert ib.run("notify", "after", env=env).returncode == 0
+        assert ib.run("notify", "after again", env=env).returncode == 0  # flushes nothing twice
+        events = [json.loads(f["e"]) for _i, f in server.client().xrange(ib.env["IB_NAMESPACE"] + "events")]
+        assert [(e["type"], e["data"].get("last_message", e["msg"])) for e in events] == [
+            ("waiting", "one\nWAITING"),
+            ("complete", "two\nI HAVE COMPLETED THE GOAL"),
+            ("waiting", "three\nWAITING"),
+            ("complete", "after"),
+            ("complete", "after again"),
+        ]
+        assert spool_file.read_text() == ""
+    finally:
+        server.stop()
+
+
+def test_stop_with_a_bad_setting_says_it_and_logs_it(ib: IbRunner) -> None:
+    folder = ib.cwd / ".ib" / "agents" / "a1"
+    folder.mkdir(parents=True)
+    payload = json.dumps({"session_id": "s", "last_assistant_message": "x\nWAITING", "cwd": str(ib.cwd)})
+    env = {"IB_AGENT_ID": "a1", "IB_ROOT": str(ib.cwd), "IB_REDIS_URL": "redis://h:port"}
+    done = ib.run("hook", "stop", stdin=payload, env=env)
+    assert (done.returncode, done.stdout) == (0, "")
+    assert done.stderr.startswith("ib hook stop: error: bad configuration: IB_REDIS_URL")
+    assert len(done.stderr.splitlines()) == 1
+    assert "[hook stop] bad configuration: IB_REDIS_URL" in (folder / "agent.log").read_text()
 
 
 def test_session_start_records_transcript_and_reminds(ib: IbRunner, rds: redis.Redis, keys: Keys) -> None:

@@ -105,3 +105,69 @@ def test_missing_unix_socket_spools(ib: IbRunner) -> None:
     done = ib.run("notify", "x", env={"IB_REDIS_URL": "unix:///nonexistent/redis.sock"}, timeout=10)
     assert done.returncode == 0
     assert "kept in" in done.stderr
+
+
+def test_unusable_spool_folder_falls_back_to_a_private_temp_folder(ib: IbRunner, tmp_path: Path) -> None:
+    blocked = tmp_path / "spool"
+    blocked.write_text("a file where the spool folder should be\n")
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    down = {"IB_REDIS_URL": _closed_port(), "TMPDIR": str(temp)}
+    for i in range(3):
+        done = ib.run("notify", f"kept {i}", env=down, timeout=10)
+        assert done.returncode == 0, done.stderr
+        assert f"kept in {temp}/ittybus-spool-" in done.stderr
+    (folder,) = temp.iterdir()
+    assert folder.stat().st_mode & 0o777 == 0o700
+    (kept,) = folder.glob("*.jsonl")
+    assert [json.loads(json.loads(x)["event"])["msg"] for x in kept.read_text().splitlines()] == [
+        "kept 0",
+        "kept 1",
+        "kept 2",
+    ]
+    assert "3 event(s)" in ib.run("spool", env=down).stdout
+
+
+def test_fallback_folder_flushes_with_the_rest(ib: IbRunner, tmp_path: Path) -> None:
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    url, ns = ib.env["IB_REDIS_URL"], ib.env["IB_NAMESPACE"]
+    (tmp_path / "spool").write_text("in the way\n")
+    fallback_env = {"TMPDIR": str(temp)}
+    done = ib.run("notify", "x", env={**fallback_env, "IB_REDIS_URL": "unix:///nonexistent.sock"})
+    assert done.returncode == 0
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("TMPDIR", str(temp))
+        spool.append(str(tmp_path / "spool"), url, ns, make_event("waiting", "from the fallback"))
+    (tmp_path / "spool").unlink()
+    assert ib.run("notify", "now", env=fallback_env).returncode == 0
+    got = lines(ib.run("listen", "--timeout", "5").stdout)
+    assert [e["msg"] for e in got] == ["from the fallback", "now"]
+
+
+def test_nothing_writable_notify_fails_in_one_line(ib: IbRunner, tmp_path: Path) -> None:
+    (tmp_path / "spool").write_text("in the way\n")
+    (tmp_path / "tmp").write_text("the temp dir is a file too\n")
+    done = ib.run("notify", "lost?", env={"IB_REDIS_URL": _closed_port(), "TMPDIR": str(tmp_path / "tmp")})
+    assert done.returncode == 1
+    assert done.stderr.startswith("ib notify: error: cannot spool the event (")
+    assert len(done.stderr.splitlines()) == 1
+
+
+def test_nothing_writable_stop_hook_says_it_and_logs_it(ib: IbRunner, tmp_path: Path) -> None:
+    (tmp_path / "spool").write_text("in the way\n")
+    (tmp_path / "tmp").write_text("the temp dir is a file too\n")
+    folder = ib.cwd / ".ib" / "agents" / "a1"
+    folder.mkdir(parents=True)
+    env = {
+        "IB_REDIS_URL": _closed_port(),
+        "TMPDIR": str(tmp_path / "tmp"),
+        "IB_AGENT_ID": "a1",
+        "IB_ROOT": str(ib.cwd),
+    }
+    payload = json.dumps({"session_id": "s", "last_assistant_message": "x\nWAITING", "cwd": str(ib.cwd)})
+    done = ib.run("hook", "stop", stdin=payload, env=env)
+    assert (done.returncode, done.stdout) == (0, "")
+    last = done.stderr.splitlines()[-1]
+    assert last.startswith("ib hook stop: error: cannot spool the event (")
+    assert "[hook stop] cannot spool the event" in (folder / "agent.log").read_text()

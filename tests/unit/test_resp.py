@@ -49,16 +49,60 @@ def test_partial_input_waits_for_more(cut: int) -> None:
         ("redis://:p%40ss@host", Address("host", 6379, password="p@ss")),
         ("redis://user:pw@host:1/0", Address("host", 1, username="user", password="pw")),
         ("unix:///tmp/r.sock?db=3", Address(path="/tmp/r.sock", db=3)),
+        ("unix://:pw@/tmp/r.sock", Address(path="/tmp/r.sock", password="pw")),
+        ("rediss://h:6380", Address("h", 6380, tls={})),
+        (
+            "rediss://u:p@h/1?ssl_cert_reqs=none&ssl_ca_certs=/ca.pem",
+            Address(
+                "h",
+                6379,
+                username="u",
+                password="p",
+                db=1,
+                tls={"ssl_cert_reqs": "none", "ssl_ca_certs": "/ca.pem"},
+            ),
+        ),
+        ("redis://[::1]:7000", Address("::1", 7000)),
     ],
-    ids=["host-port-db", "password", "acl-user", "unix"],
+    ids=["host-port-db", "password", "acl-user", "unix", "unix-password", "tls", "tls-options", "ipv6"],
 )
 def test_address_from_url(url: str, address: Address) -> None:
     assert Address.from_url(url) == address
 
 
 @pytest.mark.parametrize(
-    "url", ["http://x", "redis://h:notaport", "redis://h/db"], ids=["scheme", "port", "db"]
+    ("url", "says"),
+    [
+        ("http://x", "scheme 'http' is not supported"),
+        ("garbage", "'garbage' is not a URL"),
+        ("redis://h:notaport", "port must be a number"),
+        ("redis://h:70000", "port must be 1 to 65535"),
+        ("redis://h:-1", "port must be a number"),
+        ("redis://h/db", "database must be a number"),
+        ("unix://relative.sock", "absolute socket path"),
+        ("redis://h?ssl_cert_reqs=none", "need a rediss:// URL"),
+        ("rediss://h?ssl_cert_reqs=maybe", "ssl_cert_reqs must be one of"),
+        ("redis://h?timeout=3", "unknown option 'timeout'"),
+        ("redis://hé:1", "bad host name"),
+        ("redis://u:hunter2@h:x", "'redis://u:****@h:x'"),
+    ],
+    ids=[
+        "scheme",
+        "not-a-url",
+        "port",
+        "port-range",
+        "negative-port",
+        "db",
+        "unix-relative",
+        "tls-option",
+        "cert-reqs",
+        "unknown-option",
+        "host",
+        "password-masked",
+    ],
 )
-def test_bad_url_names_the_setting(url: str) -> None:
-    with pytest.raises(ConfigError, match="IB_REDIS_URL"):
+def test_bad_url_names_the_setting(url: str, says: str) -> None:
+    with pytest.raises(ConfigError, match="IB_REDIS_URL") as caught:
         Address.from_url(url)
+    assert says in str(caught.value)
+    assert "hunter2" not in str(caught.value)

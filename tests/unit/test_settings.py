@@ -9,7 +9,7 @@ import pytest
 from bus.errors import ConfigError
 from bus.hotconf import parse_dotenv, read_hotconf
 from bus.locate import agent_from_path, repo_root
-from bus.settings import Settings
+from bus.settings import Settings, load_settings
 
 ENVS = [
     {},
@@ -51,12 +51,26 @@ def test_hotconf_matches_settings(
         ({"IB_NAMESPACE": "a b"}, "IB_NAMESPACE"),
         ({"IB_EVENTS_MAXLEN": "x"}, "IB_EVENTS_MAXLEN"),
         ({"IB_CONNECT_TIMEOUT": "0"}, "IB_CONNECT_TIMEOUT"),
+        ({"IB_REDIS_URL": "garbage"}, "IB_REDIS_URL: 'garbage' is not a URL"),
+        ({"IB_REDIS_URL": "redis://h:x"}, "IB_REDIS_URL: cannot read 'redis://h:x': port must be a number"),
     ],
-    ids=["namespace", "maxlen", "timeout"],
+    ids=["namespace", "maxlen", "timeout", "url", "url-port"],
 )
-def test_hotconf_bad_values_name_the_setting(env: dict[str, str], says: str) -> None:
+def test_hotconf_bad_values_name_the_setting(
+    env: dict[str, str], says: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     with pytest.raises(ConfigError, match=says):
         read_hotconf(environ=env, cwd="/")
+    for name, value in env.items():  # the full settings refuse the same values, naming the same setting
+        monkeypatch.setenv(name, value)
+    with pytest.raises(ConfigError, match=says.split(":", maxsplit=1)[0]):
+        load_settings(cwd="/")
+
+
+def test_full_settings_never_show_a_password() -> None:
+    with pytest.raises(ConfigError) as caught:
+        load_settings(cwd="/", redis_url="redis://u:hunter2@h:port")
+    assert "hunter2" not in str(caught.value) and "port must be a number" in str(caught.value)
 
 
 def test_parse_dotenv() -> None:

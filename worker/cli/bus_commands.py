@@ -133,7 +133,7 @@ def _flush_file(item: spool.SpoolFile, maxlen: int) -> int:
         else item.target
     )
     with Connection(Address.from_url(url), 2.0) as conn:
-        return spool.flush(conn, os.path.dirname(item.path), item.target, item.namespace, maxlen)
+        return spool.flush_file(conn, os.path.dirname(item.path), item.target, item.namespace, maxlen)
 
 
 @bus_app.command("status")

@@ -60,6 +60,11 @@ def main(argv: Sequence[str]) -> int:
         out = reminder(payload, count if isinstance(count, int) else 0, alive == 1)
         if out:
             print(out)
-    except Exception:
-        return 0
+    except Exception as e:  # never fail the session; Redis away is silent, a wrong setting is said
+        from bus.errors import ConfigError
+
+        if isinstance(e, ConfigError):
+            from worker.hooks.trouble import report
+
+            report("post-tool-use", str(e))
     return 0

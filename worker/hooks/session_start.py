@@ -47,6 +47,11 @@ def main(argv: Sequence[str]) -> int:
             }
         }
         print(fastjson.dumps(out))
-    except Exception:  # never break the agent's session start
-        return 0
+    except Exception as e:  # never break the agent's session start; a setting that is wrong is said
+        from bus.errors import ConfigError
+
+        if isinstance(e, ConfigError):
+            from worker.hooks.trouble import report
+
+            report("session-start", str(e), os.environ.get("IB_AGENT_ID"), os.environ.get("IB_ROOT"))
     return 0

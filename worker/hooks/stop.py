@@ -17,6 +17,7 @@ TYPE_CHECKING = False  # typing costs milliseconds on the hooks' path; the check
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
+    from bus.envelope import Envelope
     from bus.hotconf import HotConf
     from bus.resp import Connection
 
@@ -84,14 +85,31 @@ def handle(payload: Mapping[str, object], agent_id: str, cwd: str) -> None:
     decision = _decide(payload)
     if decision == "unknown":
         return
-    from bus.envelope import make_event
+    from bus.errors import BusError
     from bus.hotconf import read_hotconf
-    from bus.publish import open_bus, publish
+    from bus.publish import keep, open_bus
 
     conf = read_hotconf(cwd=cwd)
+    try:
+        conn = open_bus(conf)
+    except BusError as e:  # Redis away: the event waits in the spool, with what the agent's folder knows
+        keep(conf, _event(decision, agent_id, _local_record(conf.root, agent_id), payload), e)
+        return
+    with conn:
+        _publish_turn(conn, conf, decision, agent_id, payload)
+
+
+def _publish_turn(
+    conn: Connection, conf: HotConf, decision: str, agent_id: str, payload: Mapping[str, object]
+) -> None:
+    from bus.errors import BusError
+    from bus.publish import keep, publish
+
     ns = conf.namespace
-    with open_bus(conf) as conn:
-        record, previous = conn.pipeline(
+    record: dict[str, str] = {}
+    event = None
+    try:
+        found, previous = conn.pipeline(
             [
                 ("HMGET", f"{ns}agent:{agent_id}", *FIELDS),
                 ("SET", f"{ns}agent:{agent_id}:turn", turn_id(payload), "GET", "EX", 86400),
@@ -99,31 +117,57 @@ def handle(payload: Mapping[str, object], agent_id: str, cwd: str) -> None:
         )
         if previous == turn_id(payload).encode():
             return  # this turn was already published
-        values = [
-            v.decode() if isinstance(v, bytes) else "" for v in (record if isinstance(record, list) else [])
-        ]
-        manager, project, task, role, _session = (values + [""] * len(FIELDS))[: len(FIELDS)]
+        found = found if isinstance(found, list) else []
+        values = [v.decode() if isinstance(v, bytes) else "" for v in found]
+        record = dict(zip(FIELDS, values, strict=False))
+        event = _event(decision, agent_id, record, payload)
         fields = {"state": decision, "state_at": f"{time.time():.3f}"}
         if isinstance(payload.get("transcript_path"), str):
             fields["transcript_path"] = str(payload["transcript_path"])
         conn.call("HSET", f"{ns}agent:{agent_id}", *[x for kv in fields.items() for x in kv])
         last = payload.get("last_assistant_message")
-        if decision == "complete" and task:
-            _finish_task(conn, conf, agent_id, task, last if isinstance(last, str) else "")
-        event = make_event(
-            decision,
-            event_message(decision, agent_id, manager, role),
-            sender=agent_id,
-            agent=agent_id,
-            project=project or None,
-            task=task or None,
-            data={"last_message": last[-2000:] if isinstance(last, str) else ""},
-        )
-        publish(conf, event, conn)
-        if manager:
-            reply = conn.call("HGET", f"{ns}agent:{manager}", "session")
-            if isinstance(reply, bytes) and reply:
-                _tell_manager(reply.decode(), manager_note(decision, agent_id))
+        if decision == "complete" and record.get("task"):
+            _finish_task(conn, conf, agent_id, record["task"], last if isinstance(last, str) else "")
+    except BusError as e:  # Redis went away half way: the event still goes out, through the spool
+        keep(conf, event or _event(decision, agent_id, _local_record(conf.root, agent_id), payload), e)
+        return
+    publish(conf, event, conn)
+    manager = record.get("manager")
+    if manager:
+        reply = conn.call("HGET", f"{ns}agent:{manager}", "session")
+        if isinstance(reply, bytes) and reply:
+            _tell_manager(reply.decode(), manager_note(decision, agent_id))
+
+
+def _event(
+    decision: str, agent_id: str, record: Mapping[str, str], payload: Mapping[str, object]
+) -> Envelope:
+    from bus.envelope import make_event
+
+    last = payload.get("last_assistant_message")
+    return make_event(
+        decision,
+        event_message(decision, agent_id, record.get("manager", ""), record.get("role", "")),
+        sender=agent_id,
+        agent=agent_id,
+        project=record.get("project") or None,
+        task=record.get("task") or None,
+        data={"last_message": last[-2000:] if isinstance(last, str) else ""},
+    )
+
+
+def _local_record(root: str | None, agent_id: str) -> dict[str, str]:
+    """The agent's facts from its `meta.json` (written at spawn), for when Redis cannot be asked."""
+    if not root:
+        return {}
+    try:
+        with open(os.path.join(root, ".ib", "agents", agent_id, "meta.json"), encoding="utf-8") as f:
+            meta = fastjson.loads(f.read())
+    except (OSError, ValueError, SystemError):  # SystemError: see worker.hooks.pre_tool_use
+        return {}
+    if not isinstance(meta, dict):
+        return {}
+    return {name: str(meta[name]) for name in FIELDS if isinstance(meta.get(name), str)}
 
 
 def task_summary(last_message: str) -> str:
@@ -169,18 +213,28 @@ def _tell_manager(session: str, text: str) -> None:
         pass  # the manager is gone; the event on the bus still says it
 
 
-def main(argv: Sequence[str]) -> int:
+def _payload(raw: str) -> dict[str, object] | None:
     try:
-        raw = sys.stdin.read()
         payload = fastjson.loads(raw) if raw.strip() else {}
-        if not isinstance(payload, dict):
-            return 0
+    except (ValueError, SystemError):  # SystemError: see worker.hooks.pre_tool_use
+        return None
+    return payload if isinstance(payload, dict) else None
+
+
+def main(argv: Sequence[str]) -> int:
+    agent_id = None
+    try:
+        payload = _payload(sys.stdin.read())
+        if payload is None:
+            return 0  # not a hook payload: nothing to say about it
         cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else os.getcwd()
         from bus.locate import agent_from_path
 
         agent_id = os.environ.get("IB_AGENT_ID") or agent_from_path(str(cwd))
         if agent_id:
             handle(payload, agent_id, str(cwd))
-    except Exception:  # the agent's turn must end normally whatever happens here
-        return 0
+    except Exception as e:  # the agent's turn must end normally whatever happens here; but say it
+        from worker.hooks.trouble import report
+
+        report("stop", str(e) or type(e).__name__, agent_id, os.environ.get("IB_ROOT"))
     return 0
