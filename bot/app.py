@@ -40,6 +40,7 @@ from bot.outbound import Batch, Outbox
 from bot.output_feed import OutputFeed
 from bot.relay import on_button, on_text
 from bot.runtime import RUNTIME_KEY, BotRuntime
+from bot.schedule_handlers import SCHEDULE_HANDLERS
 from bot.sender import Sender
 from bot.topics import TopicRegistry
 from bus.connect import client_for, client_options, resolve_url
@@ -51,6 +52,7 @@ from bus.streams import consumer_name
 log = logging.getLogger(__name__)
 
 POLL_TIMEOUT = 10
+HANDLERS = {**COMMAND_HANDLERS, **SCHEDULE_HANDLERS}
 
 
 async def on_error(update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -68,7 +70,7 @@ async def on_message(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None
     if message is None or message.text is None:
         return
     name = command_of(message.text, context.bot.username)
-    handler = COMMAND_HANDLERS.get(name) if name is not None else None
+    handler = HANDLERS.get(name) if name is not None else None
     if handler is not None:
         await handler(update, context)
     elif name is None and message.text.startswith("/") and "@" in message.text.split()[0]:
@@ -121,7 +123,15 @@ async def serve(config: BotConfig, url: str, settings: Settings, stop: asyncio.E
     consumer = EventConsumer(client, keys, registry, forum, sender, f"bot-{consumer_name()}")
     feed = OutputFeed(client, reader, keys, registry, sender)
     application.bot_data[RUNTIME_KEY] = BotRuntime(
-        config, keys, client, sync, registry, sender, forum, settings.events_maxlen
+        config,
+        keys,
+        client,
+        sync,
+        registry,
+        sender,
+        forum,
+        settings.events_maxlen,
+        settings.schedule_min_interval,
     )
     try:
         async with application:

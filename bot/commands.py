@@ -30,11 +30,15 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("merge", "Merge the agent's branch: /merge [AGENT]"),
     ("kill", "Kill the agent: /kill [AGENT]"),
     ("status", "Status of this topic's agent, or of the project"),
+    ("schedules", "List the scheduled tasks (of this topic's project)"),
+    ("schedule", "Add a scheduled task: /schedule CRON TITLE [-p N], e.g. /schedule 0 9 * * mon-fri Audit"),
+    ("unschedule", "Delete a schedule: /unschedule ID"),
 )
 
 _COMMAND = re.compile(r"^/([A-Za-z0-9_]{1,32})(?:@([A-Za-z0-9_]+))?(?:\s|$)")
 _COMMAND_PREFIX = re.compile(r"^/[A-Za-z0-9_]+(@[A-Za-z0-9_]+)?\s?")
 _PRIORITY_FLAG = re.compile(r"^(?:-p|--priority)(?:=?(-?\d+))?$")
+_CRON_WORD = re.compile(r"[\d,-]*[*/][\d*/,-]*")  # `*`, `*/5`, `1-5/2`: a field, not a title's word
 LOOK_LINES = 40
 MAX_LOOK_LINES = 200
 
@@ -143,3 +147,26 @@ def parse_target(command: str, args: list[str], with_lines: bool = False) -> Tar
         else:
             raise CommandUsage(usage)
     return Target(agent, lines if lines is not None else (LOOK_LINES if with_lines else None))
+
+
+@dataclass(frozen=True)
+class NewSchedule:
+    cron: str
+    task: NewTask
+
+
+def parse_schedule(text: str) -> NewSchedule:
+    """`/schedule 0 9 * * mon-fri Audit the logs -p 3` or `/schedule @daily Audit`: five cron fields (or one
+    `@` shorthand), then the task as for /add. The cron text itself is checked by the store."""
+    usage = "usage: /schedule CRON TITLE [-p N] — e.g. /schedule 0 9 * * mon-fri Audit the logs"
+    words = rest_of(text).split()
+    size = 1 if words and words[0].startswith("@") else 5
+    if size == 5 and len(words) > 6 and _CRON_WORD.fullmatch(words[5]):
+        size = 6  # a seconds field: the store refuses it with its own line
+    if len(words) <= size:
+        raise CommandUsage(usage)
+    try:
+        task = parse_add("/add " + " ".join(words[size:]))
+    except CommandUsage as e:
+        raise CommandUsage(f"{e}".replace("/add TITLE", "/schedule CRON TITLE")) from e
+    return NewSchedule(" ".join(words[:size]), task)

@@ -171,7 +171,9 @@ def _priority(event: Event) -> str:
 
 
 def _task_added(event: Event) -> _View:
-    return _View(_lines(f"+ {_task(event)} added{_priority(event)}", _text(event.data, "title")))
+    schedule = _text(event.data, "schedule")
+    by = f" by schedule {schedule}" if schedule else ""
+    return _View(_lines(f"+ {_task(event)} added{_priority(event)}{by}", _text(event.data, "title")))
 
 
 def _task_ready(event: Event) -> _View:

@@ -29,6 +29,7 @@ from bus.auto import AutoState
 from bus.commands import request, submit
 from bus.keys import Keys
 from bus.questions import Question
+from bus.schedules import ScheduleStore
 from bus.tasks import TaskStore
 
 T = TypeVar("T")
@@ -58,6 +59,11 @@ class BotRuntime:
     sender: Sender
     forum: Forum
     events_maxlen: int
+    schedule_min_interval: float = 60.0
+
+    @cached_property
+    def schedules(self) -> ScheduleStore:
+        return ScheduleStore(self.sync, self.keys, self.tasks, self.schedule_min_interval)
 
     @cached_property
     def agents(self) -> AgentStore:

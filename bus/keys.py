@@ -75,6 +75,23 @@ class Keys:
         """Claimed task ids scored by claim time (ms), so stale claims are found without a scan."""
         return self._k("task-claims")
 
+    # schedules
+    def schedule(self, schedule_id: str) -> str:
+        return self._k("schedule", schedule_id)
+
+    @property
+    def schedules(self) -> str:
+        """Schedule ids scored by their next due time (Unix seconds), so a tick reads only the due ones."""
+        return self._k("schedules")
+
+    @property
+    def schedule_seq(self) -> str:
+        return self._k("schedule-seq")
+
+    def schedule_fire(self, schedule_id: str, due: int) -> str:
+        """The lock one worker takes to add the task of one firing (schedule id + due time)."""
+        return self._k("schedule-fire", schedule_id, str(due))
+
     # merges
     def merge_queue(self, project: str) -> str:
         return self._k("merges", project)

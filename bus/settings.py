@@ -82,6 +82,9 @@ class Settings(BaseSettings):
     task_test_timeout: float = Field(
         600.0, gt=0, description="seconds `ib task done` lets a task's test command run before failing it"
     )
+    schedule_min_interval: float = Field(
+        60.0, ge=60, description="seconds a schedule must leave between two firings at least (cron: >= 60)"
+    )
 
     # the CLAUDE.md status block (`ib status-node`)
     status_max_messages: int = Field(

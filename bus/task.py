@@ -57,6 +57,7 @@ class Task:
     done_at: int | None = None
     test_cmd: str | None = None
     summary: str | None = None
+    schedule: str | None = None  # the schedule that added it
     after: tuple[str, ...] = ()
     notes: tuple[Note, ...] = ()
 
@@ -80,6 +81,7 @@ class Task:
             done_at=_optional_int(fields.get("done_at")),
             test_cmd=fields.get("test_cmd") or None,
             summary=fields.get("summary") or None,
+            schedule=fields.get("schedule") or None,
             after=tuple(sorted(after)),
             notes=tuple(Note.from_json(raw) for raw in notes),
         )

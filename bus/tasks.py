@@ -102,10 +102,12 @@ class TaskStore:
         max_attempts: int = DEFAULT_MAX_ATTEMPTS,
         test_cmd: str | None = None,
         draft: bool = False,
+        schedule: str | None = None,
     ) -> Task:
         """A new task: ready when it waits for nothing unfinished, pending otherwise, draft when asked.
 
         Without `task_id` the id is a slug of the title, made unique with a `-2`, `-3`... suffix.
+        `schedule` names the schedule that added it (kept on the task and in its `task_added` event).
         """
         title = check_title(title)
         validate_id("project", project)
@@ -122,6 +124,7 @@ class TaskStore:
             check_max_attempts(max_attempts),
             check_test_cmd(test_cmd) or "",
             "1" if draft else "0",
+            schedule or "",
             *deps,
         ]
         keys = [self._keys.project_tasks(project), self._keys.ready(project)]

@@ -17,6 +17,7 @@ from bus.agents import AgentStore
 from bus.envelope import make_event
 from bus.keys import Keys
 from bus.questions import QuestionStore
+from bus.schedules import ScheduleStore
 from bus.settings import Settings
 from bus.streams import publish
 from bus.tasks import TaskStore
@@ -49,6 +50,10 @@ class Runtime:
     @cached_property
     def tasks(self) -> TaskStore:
         return TaskStore(self.client, self.keys, self.settings.events_maxlen)
+
+    @cached_property
+    def schedules(self) -> ScheduleStore:
+        return ScheduleStore(self.client, self.keys, self.tasks, self.settings.schedule_min_interval)
 
     @cached_property
     def tmux(self) -> Tmux:

@@ -100,11 +100,15 @@ class WorkerService:
 
     def tick(self) -> None:
         self.heartbeat.renew()
-        for step in (self.watcher.tick, self.tailer.tick, self.status_node.tick):
+        for step in (self.watcher.tick, self.tailer.tick, self.status_node.tick, self.fire_schedules):
             try:
                 step()
             except (BusError, WorkerError, OSError) as e:
                 log.warning("worker %s: %s failed: %s", self.rt.worker_id, step.__qualname__, e)
+
+    def fire_schedules(self) -> None:
+        """Scheduled tasks that are due: every worker tries, one lock per firing lets one add it."""
+        self.rt.schedules.fire_due(self.rt.worker_id)
 
     def adopt(self) -> None:
         """Agents of this worker still in tmux are watched again; the others are marked stopped."""

@@ -1,11 +1,13 @@
 -- Add a task. KEYS[5] the project's task index, KEYS[6] the project's ready queue.
 -- arg: 1 explicit id or "", 2 slug to start from, 3 project, 4 title, 5 body, 6 priority,
---      7 max_attempts, 8 test_cmd or "", 9 "1" for a draft, 10.. dependency ids.
+--      7 max_attempts, 8 test_cmd or "", 9 "1" for a draft, 10 the schedule that added it or "",
+--      11.. dependency ids.
 -- Returns the new task's id.
 local explicit, slug, project, title = arg(1), arg(2), arg(3), arg(4)
 local body, priority, max_attempts, test_cmd, draft = arg(5), arg(6), arg(7), arg(8), arg(9) == "1"
+local schedule = arg(10)
 local deps = {}
-for i = 10, #ARGV - 7 do deps[#deps + 1] = arg(i) end
+for i = 11, #ARGV - 7 do deps[#deps + 1] = arg(i) end
 
 for _, dep in ipairs(deps) do
   local status = field(dep, "status")
@@ -37,6 +39,7 @@ redis.call("HSET", hash, "id", id, "project", project, "title", title, "body", b
   "priority", priority, "status", draft and "draft" or "pending", "attempt", 0,
   "max_attempts", max_attempts, "created_at", NOW_MS, "seq", seq)
 if test_cmd ~= "" then redis.call("HSET", hash, "test_cmd", test_cmd) end
+if schedule ~= "" then redis.call("HSET", hash, "schedule", schedule) end
 for _, dep in ipairs(deps) do
   redis.call("SADD", key("deps", id), dep)
   redis.call("SADD", key("dependents", dep), id)
@@ -47,7 +50,12 @@ redis.call("ZADD", KEYS[5], seq, id)
 local ready = not draft and all_deps_done(id)
 local status = draft and "draft" or (ready and "ready" or "pending")
 local label = draft and " added as a draft" or " added"
-emit("task_added", "system", project, nil, id, id .. label,
-  jobj({"title", J(title), "priority", J(tonumber(priority)), "status", J(status), "after", jarr(deps)}))
+local data = {"title", J(title), "priority", J(tonumber(priority)), "status", J(status), "after", jarr(deps)}
+if schedule ~= "" then
+  label = label .. " by schedule " .. schedule
+  data[#data + 1] = "schedule"
+  data[#data + 1] = J(schedule)
+end
+emit("task_added", "system", project, nil, id, id .. label, jobj(data))
 if ready then make_ready(id, "added") end
 return id

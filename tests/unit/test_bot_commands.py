@@ -15,6 +15,7 @@ from bot.commands import (
     parse_auto,
     parse_goal,
     parse_project,
+    parse_schedule,
     parse_target,
     rest_of,
 )
@@ -135,3 +136,25 @@ def test_every_command_is_in_the_help_and_valid_for_telegram() -> None:
     for name, description in COMMANDS:
         assert f"/{name} — {description}" in text
         assert name.islower() and len(name) <= 32 and 1 <= len(description) <= 256
+
+
+@pytest.mark.parametrize(
+    ("text", "cron", "title", "priority"),
+    [
+        ("/schedule 0 9 * * mon-fri Audit the logs -p 3", "0 9 * * mon-fri", "Audit the logs", 3),
+        ("/schedule @daily Audit", "@daily", "Audit", 5),
+        ("/schedule * * * * * * Every second", "* * * * * *", "Every second", 5),
+        ("/schedule */5 * * * * 2 tests", "*/5 * * * *", "2 tests", 5),
+    ],
+)
+def test_parse_schedule(text: str, cron: str, title: str, priority: int) -> None:
+    found = parse_schedule(text)
+    assert (found.cron, found.task.title, found.task.priority) == (cron, title, priority)
+
+
+@pytest.mark.parametrize(
+    "text", ["/schedule", "/schedule @daily", "/schedule 0 9 * * *", "/schedule 0 9 * *"]
+)
+def test_parse_schedule_needs_a_cron_and_a_title(text: str) -> None:
+    with pytest.raises(CommandUsage, match="usage: /schedule CRON TITLE"):
+        parse_schedule(text)

@@ -59,6 +59,11 @@ FULL = [
         "+ design-auth added (priority 8)\nDesign auth",
     ),
     (
+        "task_added by a schedule",
+        event("task_added", task="audit-1", data={"title": "Audit", "priority": 5, "schedule": "sched-1"}),
+        "+ audit-1 added (priority 5) by schedule sched-1\nAudit",
+    ),
+    (
         "task_ready",
         event("task_ready", task="impl-endpoints", data={"priority": 7}),
         "→ impl-endpoints ready (priority 7)",

@@ -13,6 +13,7 @@ from worker.cli import auto_commands as auto_cli
 from worker.cli import bus_commands, question_commands, status_commands, task_commands, worker_commands
 from worker.cli import stack_commands as stack
 from worker.cli.bot_commands import bot as bot_command
+from worker.cli.schedule_commands import schedule_app
 from worker.errors import WorkerError
 
 app = typer.Typer(
@@ -50,6 +51,7 @@ for command in (stack.up, stack.down, stack.ps, stack.watch):
 app.add_typer(worker_commands.hooks_app, name="hooks")
 app.add_typer(hook_app, name="hook")
 app.add_typer(auto_cli.auto_app, name="auto")
+task_commands.task_app.add_typer(schedule_app, name="schedule")
 app.add_typer(task_commands.task_app, name="task")
 
 
