@@ -29,6 +29,7 @@ from telegram.ext import (
     filters,
 )
 
+from bot.budget import SharedBudget
 from bot.commands import COMMANDS, command_of
 from bot.config import BotConfig, bot_config
 from bot.consumer import EventConsumer
@@ -119,7 +120,8 @@ async def serve(config: BotConfig, url: str, settings: Settings, stop: asyncio.E
         await consumer.confirm(batch, message_id)
         await feed.confirm(batch, message_id)
 
-    sender = Sender(forum, Outbox(config.limits), registry, accepted)
+    budget = SharedBudget(client, keys, config.chat_id, config.limits)
+    sender = Sender(forum, Outbox(config.limits), registry, accepted, budget)
     consumer = EventConsumer(client, keys, registry, forum, sender, f"bot-{consumer_name()}")
     feed = OutputFeed(client, reader, keys, registry, sender)
     application.bot_data[RUNTIME_KEY] = BotRuntime(

@@ -100,7 +100,9 @@ class EventConsumer:
                     block=None if more else BLOCK_MS,
                 )
                 entries = entries_of(reply)
-                more = len(entries) >= READ_COUNT  # a backlog: read on at once, and let it pile up
+                # Read on at once until a read finds nothing: what arrives together is queued together
+                # and merges, rather than a first message going out alone and its followers waiting.
+                more = bool(entries)
                 self.sender.loading(more)
                 await self._handle(entries)
                 failures = 0
@@ -183,7 +185,7 @@ class EventConsumer:
             try:
                 thread = await self.forum.create_topic(request.name)
             except RetryAfter as e:
-                await asyncio.sleep(retry_seconds(e))
+                await asyncio.sleep(self.sender.outbox.limits.local_seconds(retry_seconds(e)))
                 continue
             except TelegramError as e:
                 log.warning("could not create topic %r (%s, try %d)", request.name, e, attempt)

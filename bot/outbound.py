@@ -1,7 +1,9 @@
 """The outbound queue: what waits to be shown in each topic, merged into few messages, paced per chat.
 
 Pure: times are passed in (seconds on one monotonic clock). `bot.sender` sends what `take` hands out
-and reports back with `sent`, `put_back` or `hold`; nothing here talks to Telegram.
+and reports back with `sent`, `put_back` or `hold`; nothing here talks to Telegram. Every message and
+every edit spends one unit of the group's minute budget, which several bot processes share through
+Redis (`bot.budget`): `heard` tells a chat's pacer what the others spent.
 """
 
 from __future__ import annotations
@@ -16,29 +18,32 @@ from bot.split import MESSAGE_LIMIT, OutputBuffer, split_message, telegram_lengt
 
 TopicKey = tuple[int, int | None]  # (chat, message_thread_id); None is the General topic
 JOINER = "\n"
-CATCH_UP_GAPS = 2  # append to the last message when a new one would wait longer than this many gaps
 
 
 @dataclass(frozen=True)
 class Limits:
-    """Telegram's flood limits: about one message a second in a chat, 20 a minute in a group."""
+    """Telegram's flood limits: about one message a second in a chat, 20 a minute in a group, edits
+    included. `time_scale` > 1 runs them on a faster clock (tests against a fast fake Bot API)."""
 
     per_second: float = 1.0
     per_minute: int = 20
     window: float = 60.0
+    time_scale: float = 1.0
 
     def scaled(self, factor: float) -> Limits:
         """The same limits on a clock running `factor` times faster (tests against a fast fake)."""
         if factor <= 0:
             raise ValueError(f"a time scale must be positive, got {factor}")
-        return Limits(self.per_second * factor, self.per_minute, self.window / factor)
+        return Limits(self.per_second * factor, self.per_minute, self.window / factor, factor)
+
+    def local_seconds(self, telegram_seconds: float) -> float:
+        """A duration Telegram states (retry_after) on this clock."""
+        return telegram_seconds / self.time_scale
 
 
 class Pacer:
-    """One chat's budget: a gap of 1/per_second between messages, per_minute in any window, and holds.
-
-    Edits of a streaming message keep the gap but do not count towards the per-minute budget.
-    """
+    """One chat's budget: a gap of 1/per_second between messages, per_minute in any window (messages
+    and edits alike, this process's and, as last heard, other processes'), and holds."""
 
     def __init__(self, limits: Limits) -> None:
         self.limits = limits
@@ -46,18 +51,28 @@ class Pacer:
         self._held_until = 0.0
         self._recent: deque[float] = deque()
 
-    def wait(self, now: float, counted: bool = True) -> float:
-        """Seconds before this chat may send (0: now)."""
+    def wait(self, now: float, reserve: int = 0) -> float:
+        """Seconds before this chat may send (0: now), leaving `reserve` of the minute's budget unspent."""
         wait = max(self._held_until - now, self._next - now)
         recent = self._window(now)
-        if counted and len(recent) >= self.limits.per_minute:
-            wait = max(wait, recent[0] + self.limits.window - now)
+        allowed = self.limits.per_minute - reserve
+        if allowed <= 0:
+            return self.limits.window
+        if len(recent) >= allowed:
+            wait = max(wait, recent[len(recent) - allowed] + self.limits.window - now)
         return max(0.0, wait)
 
-    def record(self, now: float, counted: bool = True) -> None:
+    def spent(self, now: float) -> int:
+        """Messages and edits in the window ending now."""
+        return len(self._window(now))
+
+    def record(self, now: float) -> None:
         self._next = now + 1.0 / self.limits.per_second
-        if counted:
-            self._window(now).append(now)
+        self._window(now).append(now)
+
+    def heard(self, spends: list[float]) -> None:
+        """The window as the shared budget holds it (times on this clock), replacing what was known."""
+        self._recent = deque(sorted(spends))
 
     def hold(self, until: float) -> None:
         """Nothing goes out before `until` (Telegram's retry_after, or a back-off after an error)."""
@@ -103,6 +118,7 @@ class _Part:
     seq: int
     text: str
     tokens: tuple[str, ...]
+    turn: bool = False  # a new turn of the agent starts here: its output goes in a new message
 
 
 @dataclass(frozen=True)
@@ -121,6 +137,7 @@ class Batch:
     entries: tuple[tuple[int, Outgoing], ...] = ()  # the messages merged into it, to put back on failure
     parts: tuple[_Part, ...] = ()  # the streaming output it shows, to put back on failure
     buffer: OutputBuffer | None = None  # the streaming message after this batch
+    continues: int | None = None  # the streaming message this batch goes on from (None: a new one)
 
     @property
     def key(self) -> TopicKey:
@@ -135,28 +152,14 @@ class Batch:
         """Streaming items with nothing to show (only tokens to confirm): no call to Telegram."""
         return self.streaming and not any(part.text for part in self.parts)
 
-    @property
-    def counted(self) -> bool:
-        """New messages count towards the per-minute budget; edits do not."""
-        return self.edit is None
-
 
 class _Head(NamedTuple):
-    """The first thing waiting in one queue: messages, an append to the last one, or streaming output."""
+    """The first thing waiting in one queue: messages, or streaming output."""
 
     urgent: bool
     seq: int
     key: TopicKey
-    kind: str  # messages | append | stream
-    counted: bool
-
-
-@dataclass(frozen=True)
-class _Shown:
-    """The last plain message of events shown in a topic: where more events go when catching up."""
-
-    message_id: int
-    text: str
+    kind: str  # messages | stream
 
 
 @dataclass
@@ -177,7 +180,6 @@ class Outbox:
         self._queues: dict[TopicKey, deque[tuple[int, Outgoing]]] = {}
         self._streams: dict[TopicKey, _Stream] = {}
         self._pacers: dict[int, Pacer] = {}
-        self._shown: dict[TopicKey, _Shown] = {}  # the last message of events in each topic
         self._seq = itertools.count()
 
     # --- putting in ----------------------------------------------------------------------------------
@@ -198,6 +200,11 @@ class Outbox:
             last = i == len(pieces) - 1
             stream.pending.append(_Part(next(self._seq), piece, tokens if last else ()))
 
+    def new_turn(self, chat: int, thread: int | None, tokens: tuple[str, ...] = ()) -> None:
+        """The agent started a new turn: output queued from here on starts a new message."""
+        stream = self._streams.setdefault((chat, thread), _Stream())
+        stream.pending.append(_Part(next(self._seq), "", tokens, turn=True))
+
     def __len__(self) -> int:
         """Messages and streaming items waiting."""
         return sum(len(q) for q in self._queues.values()) + sum(
@@ -212,67 +219,53 @@ class Outbox:
             pacer = self._pacers[chat] = Pacer(self.limits)
         return pacer
 
-    def _heads(self, now: float) -> list[_Head]:
-        """The first waiting thing of every queue, and whether sending it counts towards the minute."""
+    def _heads(self) -> list[_Head]:
+        """The first waiting thing of every queue."""
         heads = []
         for key, queue in self._queues.items():
             if queue:
                 seq, item = queue[0]
-                kind = "append" if self._appendable(key, item, now) else "messages"
-                heads.append(_Head(item.urgent, seq, key, kind, kind == "messages"))
+                heads.append(_Head(item.urgent, seq, key, "messages"))
         for key, stream in self._streams.items():
             if stream.pending:
-                counted = stream.message_id is None or not _fits(stream.buffer, stream.pending[0].text)
-                heads.append(_Head(False, stream.pending[0].seq, key, "stream", counted))
+                heads.append(_Head(False, stream.pending[0].seq, key, "stream"))
         return heads
 
-    def _appendable(self, key: TopicKey, item: Outgoing, now: float) -> bool:
-        """Catching up: the minute's budget is spent, so events are added to the topic's last message.
-
-        Only while a new message would wait for the window (not the usual one-second gap), and only
-        to a plain message of events (no buttons, no reply, not streaming output) with room left.
-        """
-        shown = self._shown.get(key)
-        if shown is None or not item.mergeable or item.buttons or item.anchor is not None or item.urgent:
-            return False
-        if telegram_length(shown.text + JOINER + item.text) > self.message_limit:
-            return False
-        return self.pacer(key[0]).wait(now) > CATCH_UP_GAPS / self.limits.per_second
+    def _wait(self, head: _Head, now: float) -> float:
+        """Seconds before `head` may go: streaming items with nothing to show go at once."""
+        if head.kind == "stream" and not any(p.text for p in self._streams[head.key].pending):
+            return 0.0
+        return self.pacer(head.key[0]).wait(now)
 
     def wait(self, now: float) -> float | None:
         """Seconds until `take` has something (0: now), None when nothing waits."""
-        heads = self._heads(now)
+        heads = self._heads()
         if not heads:
             return None
-        return min(self.pacer(h.key[0]).wait(now, h.counted) for h in heads)
+        return min(self._wait(h, now) for h in heads)
 
     def take(self, now: float) -> Batch | None:
         """The next batch the limits allow now (urgent first, then oldest), taken off the queues."""
-        ready = [h for h in self._heads(now) if self.pacer(h.key[0]).wait(now, h.counted) <= 0]
+        ready = [h for h in self._heads() if self._wait(h, now) <= 0]
         if not ready:
             return None
         head = min(ready, key=lambda h: (not h.urgent, h.seq))
         if head.kind == "stream":
             return self._take_stream(head.key)
-        shown = self._shown.get(head.key) if head.kind == "append" else None
-        return self._take_messages(head.key, shown)
+        return self._take_messages(head.key)
 
-    def _take_messages(self, key: TopicKey, onto: _Shown | None = None) -> Batch:
-        """Merge what waits for a topic into one message (or onto message `onto`, already shown)."""
+    def _take_messages(self, key: TopicKey) -> Batch:
+        """Merge what waits for a topic into one message."""
         queue = self._queues[key]
         entries = [queue.popleft()]
         first = entries[0][1]
-        text = first.text if onto is None else onto.text + JOINER + first.text
+        text = first.text
         closed = bool(first.buttons) or first.anchor is not None or not first.mergeable
         while queue and not closed:
             nxt = queue[0][1]
             joined = text + JOINER + nxt.text
-            if (
-                not nxt.mergeable
-                or nxt.urgent != first.urgent
-                or telegram_length(joined) > self.message_limit
-                or (onto is not None and (nxt.buttons or nxt.anchor is not None))
-            ):
+            too_long = telegram_length(joined) > self.message_limit
+            if not nxt.mergeable or nxt.urgent != first.urgent or too_long:
                 break
             entries.append(queue.popleft())
             text = joined
@@ -289,56 +282,65 @@ class Outbox:
             anchor=last.anchor,
             reply_to=first.reply_to,
             document=first.document,
-            edit=onto.message_id if onto is not None else None,
             entries=tuple(entries),
         )
 
     def _take_stream(self, key: TopicKey) -> Batch:
-        """The output one send or one edit shows: a new message, or items appended to the current one."""
+        """The output one send or one edit shows: a new message, or items appended to the current one.
+
+        A new turn starts a new message; a batch never holds the output of two turns.
+        """
         stream = self._streams[key]
-        buffer = stream.buffer
+        buffer, message_id = stream.buffer, stream.message_id
         new_message: bool | None = None  # undecided until the first item with text
         taken: list[_Part] = []
         while stream.pending:
             part = stream.pending[0]
-            after, steps = buffer.add(part.text)
-            if steps:
-                starts_new = not steps[0].edit or stream.message_id is None
-                if new_message is None:
-                    new_message = starts_new
-                elif starts_new:
+            if part.turn:
+                if new_message is not None:
                     break
+                buffer, message_id = OutputBuffer(soft_limit=buffer.soft_limit), None
+            else:
+                after, steps = buffer.add(part.text)
+                if steps:
+                    starts_new = not steps[0].edit or message_id is None
+                    if new_message is None:
+                        new_message = starts_new
+                    elif starts_new:
+                        break
+                buffer = after
             stream.pending.popleft()
             taken.append(part)
-            buffer = after
         return Batch(
             chat=key[0],
             thread=key[1],
             text=buffer.text,
             tokens=tuple(t for part in taken for t in part.tokens),
-            edit=stream.message_id if new_message is False else None,
+            edit=message_id if new_message is False else None,
             parts=tuple(taken),
             buffer=buffer,
+            continues=message_id,
         )
 
     # --- hearing back ----------------------------------------------------------------------------------
 
     def sent(self, batch: Batch, now: float, message_id: int | None) -> None:
-        """Telegram accepted `batch` (an empty streaming batch was never sent, and costs nothing)."""
+        """Telegram accepted `batch` (an empty streaming batch was never sent, and costs nothing).
+
+        A new message below a topic's streaming message ends it: output after it starts a new one at
+        the bottom, so edits only ever touch the newest output message.
+        """
         if not batch.empty:
-            self.pacer(batch.chat).record(now, batch.counted)
+            self.pacer(batch.chat).record(now)
         if batch.buffer is not None:
             stream = self._streams.setdefault(batch.key, _Stream())
             stream.buffer = batch.buffer
-            if batch.edit is None and message_id is not None:
+            if batch.empty:
+                stream.message_id = batch.continues
+            elif batch.edit is None:
                 stream.message_id = message_id
-        plain = not (batch.streaming or batch.buttons or batch.anchor or batch.reply_to or batch.document)
-        plain = plain and all(item.mergeable for _seq, item in batch.entries)
-        target = batch.edit if batch.edit is not None else message_id
-        if plain and target is not None and not batch.empty:
-            self._shown[batch.key] = _Shown(target, batch.text)
-        elif not batch.empty:
-            self._shown.pop(batch.key, None)
+        elif batch.edit is None:
+            self.restart_stream(batch.chat, batch.thread)
 
     def put_back(self, batch: Batch) -> None:
         """A batch that was not shown goes back to the front of its topic's queue, in its order."""
@@ -350,8 +352,8 @@ class Outbox:
         queue.extendleft(reversed(batch.entries))
 
     def restart_stream(self, chat: int, thread: int | None) -> None:
-        """The streaming message is gone (deleted, or never known): the next output starts a new one."""
-        self._shown.pop((chat, thread), None)
+        """The streaming message is gone (deleted, never known, or no longer the topic's newest
+        message): the next output starts a new one."""
         stream = self._streams.get((chat, thread))
         if stream is not None:
             stream.buffer = OutputBuffer(soft_limit=stream.buffer.soft_limit)
@@ -373,9 +375,3 @@ class Outbox:
         if stream is not None and stream.pending:
             target = self._streams.setdefault((chat, new), _Stream())
             target.pending = deque(sorted([*target.pending, *stream.pending], key=lambda part: part.seq))
-
-
-def _fits(buffer: OutputBuffer, text: str) -> bool:
-    """Whether `text` is appended to the streaming message (an edit) rather than starting a new one."""
-    _after, steps = buffer.add(text)
-    return not steps or steps[0].edit

@@ -1,5 +1,6 @@
 """Agents' output in their topics: reads the `out:<agent>` streams of every agent that has a topic and
-queues each item for the topic's streaming message (edited in place, then a new one).
+queues each item for the topic's streaming message (edited in place, then a new one). A `prompt` item
+(the agent was given a new turn) starts a new message at the bottom of the topic.
 
 One blocking XREAD over all those streams on a connection of its own; when a topic is bound, the read
 is cut short (CLIENT UNBLOCK) so the new agent's stream joins at once. The last item Telegram accepted
@@ -113,8 +114,13 @@ class OutputFeed:
             thread = self.registry.thread_of("agent", agent)
             if thread is None:
                 continue
-            text = output_item(fields.get("kind", ""), fields.get("text", ""), fields.get("tool", ""))
-            self.sender.put_output(thread, text, (f"{TOKEN_PREFIX}|{agent}|{item_id}",))
+            token = (f"{TOKEN_PREFIX}|{agent}|{item_id}",)
+            kind = fields.get("kind", "")
+            if kind == "prompt":
+                self.sender.new_turn(thread, token)
+                continue
+            text = output_item(kind, fields.get("text", ""), fields.get("tool", ""))
+            self.sender.put_output(thread, text, token)
 
     async def confirm(self, batch: Batch, _message_id: int | None) -> None:
         """Telegram shows these items now: remember the last one per agent."""

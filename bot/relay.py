@@ -89,10 +89,7 @@ async def _question_replied(rt: BotRuntime, message: Message) -> tuple[str, int]
 
 async def _forget_question(rt: BotRuntime, question_message: int) -> None:
     await rt.client.hdel(rt.keys.topics(QUESTIONS), str(question_message))
-    try:
-        await rt.forum.drop_buttons(question_message)
-    except TelegramError as e:  # it had none, or it is gone: nothing to tidy
-        log.debug("question message %s keeps its markup: %s", question_message, e)
+    await rt.sender.drop_buttons(question_message)
 
 
 @answering

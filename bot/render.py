@@ -316,7 +316,9 @@ def _question_buttons(event: Event) -> tuple[tuple[Button, ...], ...]:
 
 
 def _complete(event: Event) -> _View:
-    return _View(_with_msg(f"✓ {_agent(event)} completed", event), _agent_buttons(_agent(event)))
+    """Buttons only for an agent: a plain `ib notify` (sender `unknown`, no agent) has none to act on."""
+    buttons = _agent_buttons(event.agent) if event.agent else ()
+    return _View(_with_msg(f"✓ {_agent(event)} completed", event), buttons)
 
 
 def _waiting(event: Event) -> _View:

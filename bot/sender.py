@@ -1,9 +1,12 @@
 """The one task that talks to Telegram for everything the bot shows: it drains the outbox within the
 limits and recovers from what Telegram refuses.
 
-429: hold that chat for retry_after and send the same batch again. A deleted topic is re-created (or
-given up for the project topic, then General) and its bindings moved; a closed one is reopened; HTML
-Telegram refuses goes again as plain text. A batch counts as shown only when Telegram accepted it.
+Before each call to Telegram (a message or an edit) it spends a unit of the group's minute budget,
+shared with every other bot process through Redis (`bot.budget`); refused, the batch waits for the
+window. 429: hold that chat for retry_after (Telegram's seconds, on the bot's possibly scaled clock)
+and send the same batch again. A deleted topic is re-created (or given up for the project topic, then
+General) and its bindings moved; a closed one is reopened; HTML Telegram refuses goes again as plain
+text. A batch counts as shown only when Telegram accepted it.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from collections.abc import Awaitable, Callable
 
 from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter, TelegramError
 
+from bot.budget import SharedBudget
 from bot.failures import Failure, classify
 from bot.forum import Forum, retry_seconds
 from bot.outbound import Batch, Outbox, Outgoing, TopicKey
@@ -28,6 +32,7 @@ Accepted = Callable[[Batch, int | None], Awaitable[None]]
 MAX_REFUSALS = 3  # the same batch refused this often for no known reason is given up (and logged)
 MAX_BACKOFF = 30.0
 MAX_LOADING = 2.0  # never hold messages longer than this while a backlog is read
+TIDY_RESERVE = 5  # tidying (buttons off an answered question) never takes the minute's last units
 
 
 class Sender:
@@ -37,18 +42,21 @@ class Sender:
         outbox: Outbox,
         registry: TopicRegistry,
         accepted: Accepted,
+        budget: SharedBudget | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.forum = forum
         self.outbox = outbox
         self.registry = registry
         self.accepted = accepted
+        self.budget = budget  # None: this process alone paces the chat
         self.clock = clock
         self._wake = asyncio.Event()
         self._refusals: dict[TopicKey, int] = {}
         self._errors = 0
         self._loaded = asyncio.Event()
         self._loaded.set()
+        self._started = 0.0  # when the call to Telegram under way began
 
     def put(self, item: Outgoing) -> None:
         self.outbox.put(item)
@@ -58,6 +66,31 @@ class Sender:
         self.outbox.put_output(self.forum.chat_id, thread, text, tokens)
         self._wake.set()
 
+    def new_turn(self, thread: int | None, tokens: tuple[str, ...]) -> None:
+        """The agent of topic `thread` started a new turn: its output goes in a new message."""
+        self.outbox.new_turn(self.forum.chat_id, thread, tokens)
+        self._wake.set()
+
+    async def drop_buttons(self, message_id: int) -> None:
+        """Tidy a message's buttons away, if the minute's budget has room to spare (else leave them)."""
+        pacer = self.outbox.pacer(self.forum.chat_id)
+        if pacer.wait(self.clock(), TIDY_RESERVE) > 0 or not await self._spend(TIDY_RESERVE):
+            log.info("message %s keeps its buttons: the minute's budget is short", message_id)
+            return
+        try:
+            await self.forum.drop_buttons(message_id)
+        except TelegramError as e:  # it had none, or it is gone: nothing to tidy
+            log.debug("message %s keeps its markup: %s", message_id, e)
+        pacer.record(self.clock())
+
+    async def _spend(self, reserve: int = 0) -> bool:
+        """A unit of the shared minute budget for one call to Telegram; the pacer hears the window."""
+        if self.budget is None:
+            return True
+        spent = await self.budget.spend(self.outbox.limits.per_minute - reserve)
+        self.outbox.pacer(self.forum.chat_id).heard(spent.others)
+        return spent.granted
+
     def loading(self, busy: bool) -> None:
         """A backlog is being read: hold new messages until it is all queued, so it merges."""
         if busy:
@@ -66,6 +99,8 @@ class Sender:
             self._loaded.set()
 
     async def run(self) -> None:
+        if self.budget is not None:  # what an earlier (or another) bot spent in the last minute
+            self.outbox.pacer(self.forum.chat_id).heard(await self.budget.look())
         while True:
             if not self._loaded.is_set():
                 with contextlib.suppress(TimeoutError):
@@ -77,17 +112,21 @@ class Sender:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._wake.wait(), self.outbox.wait(now))
                 continue
+            if not batch.empty and not await self._spend():
+                self.outbox.put_back(batch)  # spent by another bot meanwhile: wait for the window
+                continue
             await self._deliver(batch)
 
     async def _deliver(self, batch: Batch) -> None:
         if batch.empty:
             await self._done(batch, None)
             return
+        self._started = self.clock()  # Telegram paces requests by when they arrive, not when answered
         try:
             message_id = await self.forum.show(batch)
         except RetryAfter as e:
-            seconds = retry_seconds(e)
-            log.warning("telegram: flood limit in chat %s: waiting %.1fs", batch.chat, seconds)
+            seconds = self.outbox.limits.local_seconds(retry_seconds(e))
+            log.warning("telegram: flood limit in chat %s: waiting %.2fs", batch.chat, seconds)
             self.outbox.hold(batch.chat, self.clock() + seconds)
             self.outbox.put_back(batch)
             return
@@ -102,7 +141,7 @@ class Sender:
     async def _done(self, batch: Batch, message_id: int | None) -> None:
         self._refusals.pop(batch.key, None)
         self._errors = 0
-        self.outbox.sent(batch, self.clock(), message_id)
+        self.outbox.sent(batch, self._started, message_id)
         await self.accepted(batch, message_id)
 
     def _back_off(self, batch: Batch, error: TelegramError) -> None:
@@ -186,7 +225,8 @@ class Sender:
             try:
                 new = await self.forum.create_topic(name)
             except RetryAfter as e:
-                self.outbox.hold(batch.chat, self.clock() + retry_seconds(e))
+                seconds = self.outbox.limits.local_seconds(retry_seconds(e))
+                self.outbox.hold(batch.chat, self.clock() + seconds)
                 return
             except TelegramError as e:
                 log.warning("topic %s is gone and cannot be re-created (%s)", old, e)

@@ -147,9 +147,13 @@ class Keys:
         """Marks a spooled event as published, so a flush that is retried never publishes it twice."""
         return self._k("spooled", spool_id)
 
-    # telegram bindings and the auto loop
+    # telegram bindings, the group's flood budget, and the auto loop
     def topics(self, kind: str) -> str:
         return self._k("topic", kind)
+
+    def telegram_budget(self, chat: int) -> str:
+        """What every bot process sent to one chat in the last minute (messages and edits), by time."""
+        return self._k("telegram", "budget", str(chat))
 
     def auto(self, project: str) -> str:
         return self._k("auto", project)

@@ -1,5 +1,6 @@
 """Reading Claude Code transcripts (the session JSONL under ~/.claude/projects): complete lines in,
-short output items out (assistant text, `**Read**(path)` tool uses, `Read 45 lines` results).
+short output items out (assistant text, `**Read**(path)` tool uses, `Read 45 lines` results, and an
+empty `prompt` item where a new turn starts: the agent was given a prompt).
 Pure: the caller reads the file and keeps the offset; this module only parses bytes."""
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-OutputKind = Literal["text", "tool_use", "tool_result"]
+OutputKind = Literal["text", "tool_use", "tool_result", "prompt"]
 
 ARGUMENT_WIDTH = 80
 # The input key that names what a tool works on; tools not listed show their first string input.
@@ -33,6 +34,7 @@ MAX_PENDING = 512
 
 _REMINDER = re.compile(r"<system-reminder>.*?</system-reminder>", re.DOTALL)
 _FOUND_HEADER = re.compile(r"^(Found \d+|No (files|matches) found)")
+INTERRUPTED = "[Request interrupted"  # Claude Code notes an interruption as a user text: not a prompt
 
 
 @dataclass(frozen=True)
@@ -161,8 +163,10 @@ class TranscriptParser:
         cwd = str(entry.get("cwd", ""))
         if entry["type"] == "assistant" and isinstance(content, str):
             content = [{"type": "text", "text": content}]
+        if entry["type"] == "user" and _is_prompt(content) and entry.get("isMeta") is not True:
+            return [OutputItem("prompt", "", ts=ts)]  # a new turn starts; what was typed is not output
         if not isinstance(content, list):
-            return []  # a prompt the person typed: not agent output
+            return []
         items = []
         for block in content:
             if not isinstance(block, Mapping):
@@ -199,6 +203,17 @@ class TranscriptParser:
         self._pending[tool_id] = (name, tool_input)
         while len(self._pending) > MAX_PENDING:
             del self._pending[next(iter(self._pending))]
+
+
+def _is_prompt(content: object) -> bool:
+    """A user entry that gives the agent a turn: typed text (a string, or text blocks), not tool results."""
+    if isinstance(content, str):
+        return bool(content.strip()) and not content.startswith(INTERRUPTED)
+    if not isinstance(content, list):
+        return False
+    texts = [b for b in content if isinstance(b, Mapping) and b.get("type") == "text"]
+    results = [b for b in content if isinstance(b, Mapping) and b.get("type") == "tool_result"]
+    return bool(texts) and not results and not str(texts[0].get("text", "")).startswith(INTERRUPTED)
 
 
 def parse_chunk(data: bytes) -> tuple[list[OutputItem], int]:

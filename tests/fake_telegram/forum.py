@@ -98,6 +98,7 @@ class Forum:
         self.chat_actions: list[tuple[int | None, str]] = []
         self.calls: Counter[str] = Counter()
         self.sent = 0
+        self.edited = 0
         self.rejected_429 = 0
         self.poll_generation = 0
         self.closed = False

@@ -1,8 +1,9 @@
 """Telegram's flood limits for one chat, on a clock that tests can speed up or move forward.
 
 Per chat about one message a second with a small burst allowed (a token bucket), and at most
-`per_minute` messages in any 60 seconds in a group. Times are on the fake's clock: with
-`time_scale=60` one real second is a minute of Telegram time.
+`per_minute` messages in any 60 seconds in a group; an edit costs what a message costs. Times are on
+the fake's clock: with `time_scale=60` one real second is a minute of Telegram time, and every
+duration the fake states (retry_after) is in Telegram seconds.
 """
 
 from __future__ import annotations
@@ -40,9 +41,10 @@ class Clock:
         """Jump forward: limits that would pass in `seconds` of Telegram time pass now."""
         self._base += seconds
 
-    def real_seconds(self, seconds: float) -> int:
-        """A wait in Telegram time as the whole real seconds a client must sleep (at least 1)."""
-        return max(1, math.ceil(seconds / self._scale))
+    @staticmethod
+    def retry_after(seconds: float) -> int:
+        """A wait as Telegram states it: whole seconds of its own clock, rounded up, at least 1."""
+        return max(1, math.ceil(seconds))
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,10 @@ from tests.fake_telegram.forum import BOT_ID, CallbackAnswer, FakeDocument, Fake
 from tests.fake_telegram.limits import Clock, Limits, RateLimiter
 
 DEFAULT_TOKEN = "123456:fake-telegram-test-token"
-LIMITED_METHODS = frozenset({"sendmessage", "senddocument"})
+# Everything that puts or changes a message in the group counts towards its flood limits.
+MESSAGE_METHODS = frozenset({"sendmessage", "senddocument", "sendphoto"})
+EDIT_METHODS = frozenset({"editmessagetext", "editmessagereplymarkup", "editmessagecaption"})
+LIMITED_METHODS = MESSAGE_METHODS | EDIT_METHODS
 
 _API_PATH = re.compile(r"/bot(?P<token>[^/]+)/(?P<method>[A-Za-z]+)/?")
 _FILE_PATH = re.compile(r"/file/bot(?P<token>[^/]+)/(?P<path>.+)")
@@ -34,12 +37,13 @@ _FILE_PATH = re.compile(r"/file/bot(?P<token>[^/]+)/(?P<path>.+)")
 class FakeTelegram:
     """A forum supergroup behind a fake Bot API.
 
-    Limits: sendMessage and sendDocument are flood-limited per chat (about 1 a second with a burst of 3,
-    and 20 a minute); over that the answer is 429 with `retry_after`. `time_scale` speeds the fake's
-    clock up (60: a minute of limits passes in a real second); retry_after is given in real seconds
-    (the Telegram-time wait divided by the scale, rounded up, at least 1), so a client that sleeps it
-    waits just long enough. `advance(seconds)` moves the clock forward at once; `limits_enabled =
-    False` switches the limits off.
+    Limits: messages and edits alike (sendMessage, sendDocument, editMessageText,
+    editMessageReplyMarkup) are flood-limited per chat (about 1 a second with a burst of 3, and 20 a
+    minute in the group); over that the answer is 429 with `retry_after`. `time_scale` speeds the
+    fake's clock up (60: a minute of limits passes in a real second); retry_after is in the fake's own
+    (Telegram) seconds, as Telegram states it, so a client whose limits run scaled must scale it too.
+    `advance(seconds)` moves the clock forward at once; `limits_enabled = False` switches the limits
+    off.
     """
 
     def __init__(
@@ -131,13 +135,15 @@ class FakeTelegram:
             self.forum.calls[name] += 1
             if limited and (wait := self._limiter.wait(chat)) > 0:
                 self.forum.rejected_429 += 1
-                retry_after = self._clock.real_seconds(wait)
+                retry_after = self._clock.retry_after(wait)
                 raise ApiError(429, f"Too Many Requests: retry after {retry_after}", retry_after)
             result = handler(params)
             if limited:
                 self._limiter.record(chat)
-            if name in self.limited_methods:
+            if name in MESSAGE_METHODS:
                 self.forum.sent += 1
+            elif name in EDIT_METHODS:
+                self.forum.edited += 1
             return result
 
     def file_content(self, file_path: str) -> bytes | None:
@@ -166,6 +172,12 @@ class FakeTelegram:
         """Messages accepted (sendMessage and sendDocument)."""
         with self.forum.cond:
             return self.forum.sent
+
+    @property
+    def edited(self) -> int:
+        """Edits accepted (editMessageText, editMessageReplyMarkup)."""
+        with self.forum.cond:
+            return self.forum.edited
 
     @property
     def rejected_429(self) -> int:

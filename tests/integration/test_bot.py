@@ -372,10 +372,11 @@ def test_killed_after_telegram_accepted_before_the_ack_shows_once(
 def test_a_429_storm_loses_nothing_and_shows_nothing_twice(
     ib: IbRunner, rds: redis.Redis, keys: Keys, tmp_path: Path
 ) -> None:
-    strict = Limits(per_second=1, burst=1, per_minute=20)
+    strict = Limits(per_second=1, burst=1, per_minute=5)
     with FakeTelegram(time_scale=SCALE, rates=strict) as fake:
-        # The bot believes Telegram is a hundred times more lenient: the fake answers 429 again and again.
-        run = BotProcess(ib, fake, tmp_path / "bot.log", bot_env(fake, scale=SCALE * 100))
+        # Telegram is four times stricter than the bot believes: the fake answers 429 again and again,
+        # with retry_after in its own seconds, which the bot must honour on its scaled clock.
+        run = BotProcess(ib, fake, tmp_path / "bot.log", bot_env(fake))
         try:
             run.start()
             threads = [bind_project(fake, f"p{i}") for i in range(6)]
@@ -389,11 +390,85 @@ def test_a_429_storm_loses_nothing_and_shows_nothing_twice(
             run.stop()
             print(run.log.read_text())
         assert fake.rejected_429 > 0
-        assert fake.rejected_429 <= fake.sent  # retry_after honoured: each refusal is followed by a success
+        # retry_after honoured, neither too short nor in real seconds: each refusal is followed by a
+        # success, and the whole storm takes a few real seconds, not retry_after × SCALE.
+        assert fake.rejected_429 <= fake.sent + fake.edited
         for i, thread in enumerate(threads):
             for wave in range(5):
                 assert shown(fake, thread).count(f"+ t{wave}-{i} added") == 1
         assert "flood limit" in run.log.read_text()
+
+
+def test_a_restarted_bot_respects_the_minute_its_predecessor_spent(
+    ib: IbRunner, rds: redis.Redis, keys: Keys, tmp_path: Path
+) -> None:
+    scale = 5.0  # a minute of Telegram time is 12 real seconds: longer than a restart
+    with FakeTelegram(time_scale=scale) as fake:
+        run = BotProcess(ib, fake, tmp_path / "bot.log", bot_env(fake, scale=scale))
+        threads = [fake.create_topic(f"p{i}") for i in range(21)]
+        for i, thread in enumerate(threads):
+            rds.hset(keys.topics("project"), f"p{i}", str(thread))
+        try:
+            run.start()
+            for i in range(20):
+                emit(rds, keys, "task_added", task=f"t{i}", project=f"p{i}")
+            for i in range(20):
+                wait_shown(fake, threads[i], f"+ t{i} added", timeout=60)
+            run.stop(signal.SIGKILL)  # the minute's budget is spent; the next bot must know it
+            assert rds.zcard(keys.telegram_budget(fake.chat_id)) == 20
+            run.start()
+            emit(rds, keys, "task_added", task="t20", project="p20")
+            wait_shown(fake, threads[20], "+ t20 added", timeout=60)
+            settled(rds, keys)
+        finally:
+            run.stop()
+            print(run.log.read_text())
+        assert fake.rejected_429 == 0
+        assert "flood limit" not in run.log.read_text()
+
+
+def test_output_of_a_new_turn_starts_a_new_message_at_the_bottom(
+    bot: BotProcess, fake: FakeTelegram, rds: redis.Redis, keys: Keys
+) -> None:
+    bot.start()
+    emit(rds, keys, "spawned", "agent-8 started", agent="agent-8", sender="system")
+    topic = wait_topic(fake, "agent-8")
+    stream = keys.output("agent-8")
+
+    def out(kind: str, text: str = "") -> None:
+        rds.xadd(stream, {"kind": kind, "text": text, "tool": "", "ts": ""})
+
+    out("prompt")
+    out("tool_use", "**Read**(a.py)")
+    out("text", "First turn done.")
+    wait_shown(fake, topic, "Read(a.py)\nFirst turn done.")
+    out("prompt")  # no event between the turns: the new turn alone starts a new message
+    out("text", "Second turn.")
+    wait_shown(fake, topic, "Second turn.")
+    emit(rds, keys, "waiting", "agent-8 waits", agent="agent-8")
+    wait_shown(fake, topic, "⏳ agent-8 is waiting")
+    out("text", "Late words of the second turn.")  # after a message below it: a new message too
+    wait_shown(fake, topic, "Late words of the second turn.")
+    texts = [m.text for m in bot_messages(fake, topic)]
+    assert texts[-4:] == [
+        "Read(a.py)\nFirst turn done.",
+        "Second turn.",
+        "⏳ agent-8 is waiting: agent-8 waits",
+        "Late words of the second turn.",
+    ]
+
+
+def test_a_plain_notify_gets_no_agent_buttons(
+    bot: BotProcess, fake: FakeTelegram, ib: IbRunner, rds: redis.Redis, keys: Keys
+) -> None:
+    bot.start()
+    thread = bind_project(fake, "backend")
+    done = ib.run("notify", "--type", "complete", "--project", "backend", "the nightly build finished")
+    assert done.returncode == 0, done.stderr
+    wait_shown(fake, thread, "✓ unknown completed: the nightly build finished")
+    settled(rds, keys)
+    shown_complete = next(m for m in bot_messages(fake, thread) if "nightly build" in m.text)
+    assert shown_complete.buttons == []
 
 
 def _topic_call(fake: FakeTelegram, method: str, thread: int) -> None:

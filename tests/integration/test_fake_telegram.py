@@ -327,7 +327,8 @@ def test_twenty_messages_a_minute_per_group(monkeypatch: pytest.MonkeyPatch) -> 
 
 def test_a_scaled_clock_lets_a_minute_of_limits_pass_in_seconds(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PTB_TIMEDELTA", "1")
-    # At 30x a minute of Telegram time lasts 2 real seconds, and retry_after is given in real seconds.
+    # At 30x a minute of Telegram time lasts 2 real seconds; retry_after is in Telegram seconds, as
+    # Telegram states it, so a client on the same scaled clock sleeps retry_after / 30.
     with FakeTelegram(time_scale=30, rates=Limits(per_second=1000, burst=1000, per_minute=3)) as fake:
 
         async def script(bot: Bot) -> None:
@@ -337,12 +338,34 @@ def test_a_scaled_clock_lets_a_minute_of_limits_pass_in_seconds(monkeypatch: pyt
                 await bot.send_message(fake.chat_id, "m3")
             retry_after = caught.value.retry_after
             assert isinstance(retry_after, dt.timedelta)
-            assert dt.timedelta(seconds=1) <= retry_after <= dt.timedelta(seconds=2)
-            await asyncio.sleep(retry_after.total_seconds())  # honour it, as the bot will
+            assert dt.timedelta(seconds=30) < retry_after <= dt.timedelta(seconds=60)
+            await asyncio.sleep(retry_after.total_seconds() / 30)  # honour it on the scaled clock
             await bot.send_message(fake.chat_id, "m3")
 
         run_bot(fake, script)
         assert (fake.sent, fake.rejected_429) == (4, 1)
+
+
+def test_edits_count_towards_the_limits_like_messages(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PTB_TIMEDELTA", "1")
+    with FakeTelegram(time_scale=0.001, rates=Limits(per_second=1000, burst=1000, per_minute=4)) as fake:
+        buttons = InlineKeyboardMarkup([[InlineKeyboardButton("Look", callback_data="l:a")]])
+
+        async def script(bot: Bot) -> None:
+            first = await bot.send_message(fake.chat_id, "one", reply_markup=buttons)
+            await bot.edit_message_text("two", fake.chat_id, first.message_id, reply_markup=buttons)
+            await bot.edit_message_reply_markup(fake.chat_id, first.message_id, reply_markup=None)
+            await bot.send_message(fake.chat_id, "three")
+            with pytest.raises(RetryAfter):
+                await bot.edit_message_text("four", fake.chat_id, first.message_id)
+            with pytest.raises(RetryAfter):
+                await bot.send_message(fake.chat_id, "four")
+            fake.advance(60)
+            await bot.edit_message_text("four", fake.chat_id, first.message_id)
+
+        run_bot(fake, script)
+        assert fake.topic_texts(None) == ["four", "three"]
+        assert (fake.sent, fake.edited, fake.rejected_429) == (2, 3, 2)
 
 
 def test_limits_switched_off() -> None:

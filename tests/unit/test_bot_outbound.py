@@ -34,31 +34,35 @@ def drain(outbox: Outbox, start: float = 0.0, until: float = 1000.0) -> list[tup
 # --- the pacer ----------------------------------------------------------------------------------------
 
 PACING = [
-    # (sends at these times, counted?, ask at, expected wait)
-    ("idle-sends-now", [], True, 0.0, 0.0),
-    ("one-a-second", [0.0], True, 0.4, 0.6),
-    ("gap-passed", [0.0], True, 1.0, 0.0),
-    ("twenty-a-minute", [float(i) for i in range(20)], True, 20.0, 40.0),
-    ("window-slides", [float(i) for i in range(20)], True, 60.0, 0.0),
-    ("edits-only-keep-the-gap", [float(i) for i in range(20)], False, 20.0, 0.0),
+    # (sends at these times, reserve, ask at, expected wait)
+    ("idle-sends-now", [], 0, 0.0, 0.0),
+    ("one-a-second", [0.0], 0, 0.4, 0.6),
+    ("gap-passed", [0.0], 0, 1.0, 0.0),
+    ("twenty-a-minute", [float(i) for i in range(20)], 0, 20.0, 40.0),
+    ("window-slides", [float(i) for i in range(20)], 0, 60.0, 0.0),
+    ("reserve-left-unspent", [float(i) for i in range(15)], 5, 20.0, 40.0),
+    ("reserve-frees-with-the-oldest", [float(i) for i in range(16)], 5, 20.0, 41.0),
+    ("room-beside-the-reserve", [float(i) for i in range(14)], 5, 20.0, 0.0),
+    ("all-reserved", [], 20, 0.0, 60.0),
 ]
 
 
 @pytest.mark.parametrize(
-    ("sends", "counted", "at", "expected"), [p[1:] for p in PACING], ids=[p[0] for p in PACING]
+    ("sends", "reserve", "at", "expected"), [p[1:] for p in PACING], ids=[p[0] for p in PACING]
 )
-def test_pacer(sends: list[float], counted: bool, at: float, expected: float) -> None:
+def test_pacer(sends: list[float], reserve: int, at: float, expected: float) -> None:
     pacer = Pacer(Limits())
     for t in sends:
         pacer.record(t)
-    assert pacer.wait(at, counted) == pytest.approx(expected)
+    assert pacer.wait(at, reserve) == pytest.approx(expected)
 
 
-def test_pacer_edits_do_not_count_towards_the_minute() -> None:
+def test_what_other_processes_spent_counts_too() -> None:
     pacer = Pacer(Limits())
-    for i in range(30):
-        pacer.record(float(i), counted=False)
-    assert pacer.wait(30.0) == 0.0
+    pacer.heard([float(i) for i in range(20)])  # a bot before this one spent the minute
+    assert pacer.wait(20.0) == pytest.approx(40.0)
+    pacer.heard([])
+    assert pacer.wait(20.0) == 0.0
 
 
 def test_a_hold_delays_only_its_chat() -> None:
@@ -78,6 +82,7 @@ def test_a_hold_delays_only_its_chat() -> None:
 def test_scaled_limits_run_faster() -> None:
     limits = Limits().scaled(10)
     assert (limits.per_second, limits.per_minute, limits.window) == (10.0, 20, 6.0)
+    assert limits.local_seconds(30) == 3.0  # Telegram's retry_after, on the scaled clock
     with pytest.raises(ValueError, match="positive"):
         Limits().scaled(0)
 
@@ -166,33 +171,17 @@ def test_move_to_another_topic_keeps_the_order() -> None:
     assert [(b.thread, b.text) for _t, b in sent] == [(2, "aaa\nbbb"), (2, "ccc")]
 
 
-def test_when_the_minute_is_spent_events_are_added_to_the_topics_last_message() -> None:
+def test_when_the_minute_is_spent_what_piles_up_waits_for_the_window_as_one_message() -> None:
     outbox = Outbox(Limits())
     for thread in range(20):
         outbox.put(item(f"first {thread}", thread))
     sent = drain(outbox)
     assert len(sent) == 20  # the minute's budget is spent at t=19
-    outbox.put(item("more for 0", 0, tokens=("t",)))
+    outbox.put(item("more for 0", 0, tokens=("t1",)))
+    outbox.put(item("and more", 0, tokens=("t2",)))
     ((t, last),) = drain(outbox, start=20.0)
-    assert t == 20.0  # no wait for the window: an edit, which the minute's budget does not count
-    assert (last.thread, last.edit, last.text, last.tokens) == (0, 1000, "first 0\nmore for 0", ("t",))
-
-
-def test_nothing_is_added_to_a_message_with_buttons_or_within_the_usual_gap() -> None:
-    outbox = Outbox(Limits())
-    outbox.put(item("question?", 0, buttons=BUTTONS))
-    for thread in range(1, 20):
-        outbox.put(item(f"first {thread}", thread))
-    drain(outbox)
-    outbox.put(item("more for 0", 0))
-    ((t, batch),) = drain(outbox, start=20.0)
-    assert (t, batch.edit) == (60.0, None)
-    quick = Outbox(Limits())
-    quick.put(item("a"))
-    first = quick.take(0.0) or pytest.fail("nothing to send")
-    quick.sent(first, 0.0, 5)
-    quick.put(item("b"))
-    assert (quick.take(1.0) or pytest.fail("nothing to send")).edit is None
+    assert t == 60.0  # an edit would cost as much as a message: nothing goes before the window
+    assert (last.thread, last.edit, last.text, last.tokens) == (0, None, "more for 0\nand more", ("t1", "t2"))
 
 
 # --- streaming output ------------------------------------------------------------------------------------
@@ -223,20 +212,60 @@ def test_output_past_the_soft_limit_starts_a_new_message() -> None:
     assert batch.text == "b" * 1000 + "\n" + "c" * 10
 
 
-def test_edits_are_not_held_back_by_the_minute_budget() -> None:
+def test_edits_count_towards_the_minute() -> None:
     outbox = Outbox(Limits())
-    for thread in range(20):
-        outbox.put(item("x", thread))
-    drain(outbox)  # twenty messages: the minute's budget is spent at t=19
     outbox.put_output(CHAT, 1, "first")
-    outbox.sent(outbox.take(60.0) or pytest.fail("nothing to send"), 60.0, 50)
-    for t in range(21):
-        outbox.put(item("y", 100 + t))  # spend the next minute's budget again
-    drain(outbox, start=61.0, until=90.0)
-    outbox.put_output(CHAT, 1, "second")
-    assert outbox.wait(90.0) == 0.0
-    batch = outbox.take(90.0)
-    assert batch is not None and batch.edit == 50
+    outbox.sent(outbox.take(0.0) or pytest.fail("nothing to send"), 0.0, 50)
+    for t in range(1, 20):
+        outbox.put_output(CHAT, 1, f"line {t}")
+        edit = outbox.take(float(t)) or pytest.fail("nothing to send")
+        assert edit.edit == 50
+        outbox.sent(edit, float(t), 50)
+    outbox.put_output(CHAT, 1, "one too many")
+    assert outbox.take(20.0) is None
+    assert outbox.wait(20.0) == pytest.approx(40.0)
+
+
+def test_a_message_below_the_output_ends_it() -> None:
+    outbox = Outbox(Limits())
+    outbox.put_output(CHAT, 5, "Read(a.py)")
+    outbox.sent(outbox.take(0.0) or pytest.fail("nothing to send"), 0.0, 10)
+    outbox.put(item("✓ agent-1 completed", 5))
+    outbox.sent(outbox.take(1.0) or pytest.fail("nothing to send"), 1.0, 11)
+    outbox.put_output(CHAT, 5, "more output")
+    batch = outbox.take(2.0)
+    assert batch is not None and (batch.edit, batch.text) == (None, "more output")
+
+
+def test_a_new_turn_starts_a_new_output_message() -> None:
+    outbox = Outbox(Limits())
+    outbox.put_output(CHAT, 5, "turn one", ("o1",))
+    outbox.sent(outbox.take(0.0) or pytest.fail("nothing to send"), 0.0, 10)
+    outbox.put_output(CHAT, 5, "end of turn one", ("o2",))
+    outbox.new_turn(CHAT, 5, ("o3",))
+    outbox.put_output(CHAT, 5, "turn two", ("o4",))
+    first = outbox.take(1.0) or pytest.fail("nothing to send")
+    assert (first.edit, first.text, first.tokens) == (10, "turn one\nend of turn one", ("o2",))
+    outbox.sent(first, 1.0, 10)
+    second = outbox.take(2.0) or pytest.fail("nothing to send")
+    assert (second.edit, second.text, second.tokens) == (None, "turn two", ("o3", "o4"))
+    outbox.sent(second, 2.0, 12)
+    outbox.put_output(CHAT, 5, "still turn two")
+    third = outbox.take(3.0) or pytest.fail("nothing to send")
+    assert (third.edit, third.text) == (12, "turn two\nstill turn two")
+
+
+def test_a_new_turn_with_nothing_to_show_yet_costs_nothing() -> None:
+    outbox = Outbox(Limits())
+    outbox.put_output(CHAT, 5, "turn one")
+    outbox.sent(outbox.take(0.0) or pytest.fail("nothing to send"), 0.0, 10)
+    outbox.new_turn(CHAT, 5, ("o2",))
+    marker = outbox.take(0.1) or pytest.fail("nothing to send")  # within the gap: it is no call
+    assert marker.empty and marker.tokens == ("o2",)
+    outbox.sent(marker, 0.1, None)
+    outbox.put_output(CHAT, 5, "turn two")
+    batch = outbox.take(1.0) or pytest.fail("nothing to send")
+    assert (batch.edit, batch.text) == (None, "turn two")
 
 
 def test_a_deleted_streaming_message_restarts() -> None:

@@ -259,6 +259,13 @@ def test_complete_of_an_unencodable_agent_has_no_buttons(agent: str) -> None:
     assert rendered.buttons == ()
 
 
+@pytest.mark.parametrize("sender", ["unknown", "system", "agent-x"])
+def test_complete_from_no_agent_has_no_buttons(sender: str) -> None:
+    """`ib notify --type complete` outside an agent: the sender is a name, not an agent to act on."""
+    rendered = render(event("complete", "done", agent=None, **{"from": sender}), Style.FULL)
+    assert rendered == Rendered(f"✓ {sender} completed: done")
+
+
 def test_long_option_labels_are_shortened() -> None:
     q = event("question", "Pick", agent="agent-x", data={"question_id": "q", "options": ["o" * 100]})
     (row,) = render(q, Style.FULL).buttons
