@@ -33,8 +33,8 @@ import redis
 from bench.common import IB, REDIS_URL, ib_env, percentile, scratch_namespace
 from bus.keys import Keys
 from bus.task_lua import fixed_args, fixed_keys, script_text
+from bus.task_store import TaskStore
 from bus.task_wait import claim_wait, waiter_name
-from bus.tasks import TaskStore
 
 TASKS = int(os.environ.get("IB_BENCH_TASKS", "10000"))
 CLAIMERS = (1, 4, 16)

@@ -25,13 +25,13 @@ import redis
 from bench.common import IB, REDIS_URL, cpu_seconds, ib_env, percentile, process_times, scratch_namespace
 from bus.agents import Agent, AgentStore
 from bus.keys import Keys
-from worker.tmux import Tmux
+from worker.tmux.client import Tmux
 
 WINDOW = float(os.environ.get("IB_BENCH_WINDOW", "30"))
 
 
 def _start_agents(tmux: Tmux, store: AgentStore, count: int, worker: str, folder: Path) -> None:
-    command = f"{sys.executable} -m worker.fake_agent 'fake: wait'"
+    command = f"{sys.executable} -m worker.fake.agent 'fake: wait'"
     env = {"IB_FAKE_TRANSCRIPT_DIR": str(folder / "transcripts")}
     for i in range(count):
         name = f"ib-bench-a{i}"
@@ -73,7 +73,7 @@ def _measure(pid: int, server: int) -> tuple[float, float]:
 
 NAIVE = """
 import sys, time
-from worker.tmux import Tmux
+from worker.tmux.client import Tmux
 tmux = Tmux(sys.argv[1])
 names = [f"ib-bench-a{i}" for i in range(int(sys.argv[2]))]
 while True:

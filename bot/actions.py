@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.callbacks import Action
-from bot.commands import LOOK_LINES
+from bot.chat_commands import LOOK_LINES
 from bot.render import escape
 from bot.runtime import BotRuntime
 from bus.agents import Agent

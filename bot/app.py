@@ -30,7 +30,7 @@ from telegram.ext import (
 )
 
 from bot.budget import SharedBudget
-from bot.commands import COMMANDS, command_of
+from bot.chat_commands import COMMANDS, command_of
 from bot.config import BotConfig, bot_config
 from bot.consumer import EventConsumer
 from bot.errors import BotError
@@ -44,7 +44,7 @@ from bot.runtime import RUNTIME_KEY, BotRuntime
 from bot.schedule_handlers import SCHEDULE_HANDLERS
 from bot.sender import Sender
 from bot.topics import TopicRegistry
-from bus.connect import client_for, client_options, resolve_url
+from bus.clients import client_for, client_options, resolve_url
 from bus.errors import BusError
 from bus.keys import Keys
 from bus.settings import Settings, load_settings

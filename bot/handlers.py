@@ -15,7 +15,7 @@ from telegram.ext import ContextTypes
 
 from bot import actions
 from bot.actions import Ask
-from bot.commands import (
+from bot.chat_commands import (
     LOOK_LINES,
     help_text,
     parse_add,
@@ -29,9 +29,9 @@ from bot.errors import BotError
 from bot.render import escape, shorten
 from bot.runtime import BotRuntime, runtime
 from bot.topics import TopicInfo
-from bus.auto import AutoState
+from bus.auto_state import AutoState
 from bus.errors import BusError
-from bus.task import STATUSES
+from bus.task_model import STATUSES
 
 log = logging.getLogger(__name__)
 

@@ -1,7 +1,7 @@
 """What the bot's handlers share: the configuration, the bus (async and, in threads, sync), the topic
 registry, and the sender; plus the lookups every handler needs (this topic's agent, project, worker).
 
-Blocking bus calls (bus.commands, the task and agent stores) run in threads via `asyncio.to_thread`.
+Blocking bus calls (bus.worker_rpc, the task and agent stores) run in threads via `asyncio.to_thread`.
 """
 
 from __future__ import annotations
@@ -25,12 +25,12 @@ from bot.sender import Sender
 from bot.split import split_message
 from bot.topics import TopicRegistry
 from bus.agents import Agent, AgentStore
-from bus.auto import AutoState
-from bus.commands import request, submit
+from bus.auto_state import AutoState
 from bus.keys import Keys
 from bus.questions import Question
 from bus.schedules import ScheduleStore
-from bus.tasks import TaskStore
+from bus.task_store import TaskStore
+from bus.worker_rpc import request, submit
 
 T = TypeVar("T")
 COMMAND_TIMEOUT = 30.0
@@ -54,7 +54,7 @@ class BotRuntime:
     config: BotConfig
     keys: Keys
     client: aredis.Redis  # for the event loop
-    sync: redis.Redis  # for bus.commands and the stores, in threads (no socket timeout: BLPOP waits)
+    sync: redis.Redis  # for bus.worker_rpc and the stores, in threads (no socket timeout: BLPOP waits)
     registry: TopicRegistry
     sender: Sender
     forum: Forum

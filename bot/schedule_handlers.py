@@ -9,7 +9,7 @@ from __future__ import annotations
 from telegram import Update
 from telegram.ext import ContextTypes
 
-from bot.commands import parse_schedule, rest_of
+from bot.chat_commands import parse_schedule, rest_of
 from bot.errors import CommandUsage
 from bot.handlers import Handler, _ask, answering, words
 from bot.render import escape

@@ -12,8 +12,8 @@ import os
 import time
 
 from bus.errors import BusError, BusUnavailable
-from bus.locate import state_dir
 from bus.record import Record
+from bus.repo_paths import state_dir
 from bus.resp import Address, Connection
 
 START_TIMEOUT = 5.0

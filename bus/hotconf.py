@@ -11,8 +11,8 @@ import os
 
 from bus import defaults
 from bus.errors import ConfigError
-from bus.locate import repo_root
 from bus.record import Record
+from bus.repo_paths import repo_root
 from bus.resp import Address
 
 TYPE_CHECKING = False  # typing costs milliseconds on the hooks' path; the checker still sees the types

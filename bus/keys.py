@@ -124,7 +124,10 @@ class Keys:
         return self._k("messages")
 
     def status_node(self, file_id: str) -> str:
-        """Heartbeat of the one `ib status-node` keeping a given file (see `worker.status_node.file_id`)."""
+        """Heartbeat of the one `ib status-node` keeping a given file.
+
+        See `worker.frontends.status_node.file_id`.
+        """
         return self._k("status-node", file_id)
 
     # liveness

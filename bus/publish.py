@@ -9,11 +9,11 @@ from __future__ import annotations
 import sys
 
 from bus import spool
-from bus.endpoint import bus_url
 from bus.envelope import EVENT_FIELD, Envelope, encode
 from bus.errors import BusError
 from bus.hotconf import HotConf
 from bus.record import Record
+from bus.redis_url import bus_url
 from bus.resp import Address, Connection
 
 

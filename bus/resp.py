@@ -2,7 +2,7 @@
 
 Hooks run inside an agent's every tool call; importing redis-py costs ~150 ms, this costs ~2 ms.
 Encoding and decoding are pure functions; `Connection` is the thin socket shell around them.
-Long-running processes use redis-py (`bus.connect`).
+Long-running processes use redis-py (`bus.clients`).
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ from bus import cron
 from bus.errors import BusError, NotFound
 from bus.ids import validate_id
 from bus.keys import Keys
-from bus.task import (
+from bus.task_model import (
     DEFAULT_MAX_ATTEMPTS,
     DEFAULT_PRIORITY,
     Task,
@@ -30,7 +30,7 @@ from bus.task import (
     check_test_cmd,
     check_title,
 )
-from bus.tasks import TaskStore
+from bus.task_store import TaskStore
 
 log = logging.getLogger(__name__)
 TaskList: TypeAlias = "list[Task]"

@@ -16,7 +16,7 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from bus import defaults
 from bus.errors import ConfigError
-from bus.locate import repo_root
+from bus.repo_paths import repo_root
 from bus.resp import Address
 
 

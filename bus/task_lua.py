@@ -1,6 +1,6 @@
 """The task scripts as text and their calling convention (KEYS / ARGV), one definition for every caller.
 
-`bus.tasks.TaskStore` runs them through redis-py; the Stop hook runs the done script through the light
+`bus.task_store.TaskStore` runs them through redis-py; the Stop hook runs the done script through the light
 client (`bus.resp`), so this module imports only `os`: no redis, no typing, nothing slow.
 """
 

@@ -19,8 +19,8 @@ from bus.errors import BusUnavailable
 from bus.ids import validate_id
 from bus.keys import Keys
 from bus.streams import entries_of
-from bus.task import Task
-from bus.tasks import TaskStore
+from bus.task_model import Task
+from bus.task_store import TaskStore
 
 BLOCK_SLICE_MS = 60_000  # the longest single XREAD; a longer wait is several, each woken by Redis
 READ_COUNT = 1000
@@ -58,7 +58,7 @@ def claim_wait(
     """The project's next ready task, claimed for `agent`; waits up to `timeout` seconds (None: for ever)
     for one to become ready, and returns None when the time runs out.
 
-    `reader` must be a client without a socket timeout (`bus.connect.client_for(url, blocking=True)`).
+    `reader` must be a client without a socket timeout (`bus.clients.client_for(url, blocking=True)`).
     The stream position is taken before the first try, so a task made ready between that try and the
     first blocking read still wakes the waiter. `on_wait` is called once, when the waiting begins; the
     reader's connection is named `waiter_name(project, agent)` while it waits.

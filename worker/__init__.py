@@ -1,1 +1,6 @@
-"""Everything that touches tmux, git and Claude Code on one machine, and the `ib` command line."""
+"""Everything that touches tmux, git and Claude Code on one machine, and the `ib` command line.
+
+Areas, one subpackage each: agents, permissions, tmux, git, tasks, auto, hooks (the hot path),
+frontends, fake (the test stand-in for Claude Code), service (the worker process and `ib up`), cli.
+ARCHITECTURE.md draws the arrows between them.
+"""

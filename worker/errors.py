@@ -3,7 +3,7 @@ so the CLI can turn any of them into one clear line and an exit code."""
 
 from __future__ import annotations
 
-from worker.git_parse import stderr_summary
+from worker.git.parse import stderr_summary
 
 
 class WorkerError(Exception):

@@ -1,4 +1,4 @@
--- Shared head of every task script (bus/tasks.py prepends it to each bus/lua/task_*.lua body).
+-- Shared head of every task script (bus/task_store.py prepends it to each bus/lua/task_*.lua body).
 --
 -- Calling convention, the same for every task script:
 --   KEYS[1] events stream   KEYS[2] all tasks (zset)   KEYS[3] id sequence   KEYS[4] claims (zset)

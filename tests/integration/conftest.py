@@ -46,7 +46,7 @@ def agents_ib(ib: IbRunner, tmux_socket: str, tmp_path: Path) -> IbRunner:
     ib.env.update(
         {
             "IB_TMUX_SOCKET": tmux_socket,
-            "IB_AGENT_COMMAND": f"{sys.executable} -m worker.fake_agent",
+            "IB_AGENT_COMMAND": f"{sys.executable} -m worker.fake.agent",
             "IB_FAKE_TRANSCRIPT_DIR": str(tmp_path / "transcripts"),
             "IB_FAKE_RECEIVED": str(tmp_path / "received.txt"),
             "IB_WORKER_ID": f"w-{uuid.uuid4().hex[:6]}",

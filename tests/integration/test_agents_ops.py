@@ -118,8 +118,8 @@ def test_worker_restart_readopts_without_duplicates(
 def test_same_operation_through_the_bus(
     agents_ib: IbRunner, tmp_path: Path, rds: redis.Redis, keys: Keys
 ) -> None:
-    from bus.commands import reply as _unused  # noqa: F401 - the module under test is used via the worker
-    from bus.commands import submit
+    from bus.worker_rpc import reply as _unused  # noqa: F401 - the module under test is used via the worker
+    from bus.worker_rpc import submit
 
     ib = agents_ib
     spawn(ib, "remote", "fake: wait")

@@ -14,13 +14,13 @@ from typing import Any, cast
 import pytest
 import redis
 
-from bus.auto import AutoState
-from bus.autos import AutoStore
+from bus.auto_state import AutoState
+from bus.auto_store import AutoStore
 from bus.keys import Keys
-from bus.tasks import TaskStore
+from bus.task_store import TaskStore
 from tests.cli import IbRunner, git
 from tests.waiting import retry_until
-from worker.auto_plan import Claim, GiveTask, action_to_dict
+from worker.auto.decide import Claim, GiveTask, action_to_dict
 
 SEQUENCE_TYPES = (
     "auto_started",

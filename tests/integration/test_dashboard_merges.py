@@ -6,13 +6,13 @@ from pathlib import Path
 
 import redis
 
-from bus.connect import client_for
+from bus.clients import client_for
 from bus.keys import Keys
 from bus.merges import MergeStore
 from bus.settings import Settings
 from tests.cli import init_repo
-from worker.dashboard import Dashboard
-from worker.runtime import Runtime
+from worker.frontends.dashboard import Dashboard
+from worker.service.runtime import Runtime
 
 
 def test_merge_queue_shows_on_the_dashboard(

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from tests.waiting import retry_until
-from worker.fake_script import project_dir_name
-from worker.transcript import TranscriptParser
+from worker.agents.transcript import TranscriptParser
+from worker.fake.script import project_dir_name
 
 HOOK_EVENTS = ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop")
 BASE_KEYS = {"session_id", "transcript_path", "cwd", "hook_event_name"}
@@ -71,7 +71,7 @@ class AgentPane:
         return done.stdout
 
     def start(self, prompt: str, **env: str) -> None:
-        agent = [sys.executable, "-m", "worker.fake_agent", "--settings", str(self.settings)]
+        agent = [sys.executable, "-m", "worker.fake.agent", "--settings", str(self.settings)]
         agent += ["--session-id", self.session_id, "--dangerously-skip-permissions", prompt]
         command = f"{shlex.join(agent)}; echo '[fake agent exited]'; exec sleep 3600"
         environment = {k: v for k, v in os.environ.items() if k != "TMUX"}

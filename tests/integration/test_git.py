@@ -1,4 +1,4 @@
-"""worker.git.Git against real repositories in tmp_path: agents' worktrees and branches, what a branch
+"""worker.git.repo.Git against real repositories in tmp_path: agents' worktrees and branches, what a branch
 changed, rebases that conflict or are refused, and merges into the main checkout, into a branch checked out
 nowhere (temporary worktree + compare-and-swap) and into a branch checked out in another worktree."""
 
@@ -12,8 +12,8 @@ import pytest
 
 from tests.cli import git, init_repo
 from worker.errors import GitError, WorkerError
-from worker.git import Git
-from worker.git_parse import DiffStat
+from worker.git.parse import DiffStat
+from worker.git.repo import Git
 
 AGENT = "agent/a1"
 

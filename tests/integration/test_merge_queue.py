@@ -9,9 +9,9 @@ from typing import Any, cast
 
 import redis
 
-from bus.commands import submit
 from bus.keys import Keys
 from bus.merges import MergeStore
+from bus.worker_rpc import submit
 from tests.cli import IbRunner, git
 from tests.waiting import retry_until
 

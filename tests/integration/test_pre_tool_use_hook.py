@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from tests.cli import IB, IbRunner
-from worker.agent_settings import build_agent_settings
-from worker.permissions import merge_permissions
+from worker.agents.claude_settings import build_agent_settings
+from worker.permissions.policy import merge_permissions
 
 AGENT = "a1"
 LOG_LINE = re.compile(r"\[\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[+-]\d\d:\d\d|Z)?\] \[PreToolUse\] (?P<reason>.+)")
@@ -220,7 +220,7 @@ def test_primary_guard_is_silent_inside_an_agent(root: Path) -> None:
 def test_hooks_import_nothing_heavy() -> None:
     """The hooks run on every tool call: no pydantic, redis, typer, rich, libtmux or telegram."""
     code = (
-        "import sys, worker.hooks.pre_tool_use, worker.hooks.primary_guard, bus.locate\n"
+        "import sys, worker.hooks.pre_tool_use, worker.hooks.primary_guard, bus.repo_paths\n"
         "heavy = {'pydantic', 'pydantic_settings', 'redis', 'typer', 'rich', 'libtmux', 'telegram'}\n"
         "print(sorted({m.split('.')[0] for m in sys.modules} & heavy))"
     )

@@ -11,7 +11,7 @@ import redis
 
 from bus.keys import Keys
 from bus.schedules import ScheduleStore, TaskTemplate, fired_task_id
-from bus.tasks import TaskStore
+from bus.task_store import TaskStore
 from tests.cli import IbRunner
 
 P = "repo"

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from worker.errors import StatusFileError, WorkerError
-from worker.status_block import read_block, splice
-from worker.status_file import write_if_changed
+from worker.frontends.claude_md import write_if_changed
+from worker.frontends.status_block import read_block, splice
 
 BLOCK = '{\n  "last_updated": "2026-01-11T15:30:00Z",\n  "root_agents": [],\n  "messages": []\n}'
 OTHER_BLOCK = BLOCK.replace('"messages": []', '"messages": [{"id": "m1"}]')

@@ -17,7 +17,7 @@ import pytest
 import redis
 
 from bus.agents import Agent, AgentStore
-from bus.connect import client_for
+from bus.clients import client_for
 from bus.envelope import make_event
 from bus.keys import Keys
 from bus.messages import MessageStore
@@ -25,8 +25,8 @@ from bus.streams import publish
 from tests.cli import IbRunner
 from tests.waiting import retry_until
 from worker.errors import StatusFileError
-from worker.status_block import iso_utc, read_block, splice
-from worker.status_node import StatusNode, StatusNodeBusy, file_id
+from worker.frontends.status_block import iso_utc, read_block, splice
+from worker.frontends.status_node import StatusNode, StatusNodeBusy, file_id
 
 NOW = time.time()
 

@@ -13,7 +13,7 @@ import pytest
 import redis
 
 from bus.keys import Keys
-from bus.tasks import TaskStore
+from bus.task_store import TaskStore
 from tests.cli import IbRunner
 from tests.waiting import retry_until
 

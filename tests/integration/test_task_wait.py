@@ -11,10 +11,10 @@ import redis
 from bus.errors import NotFound
 from bus.keys import Keys
 from bus.resp import Address, Connection, ServerError
-from bus.task import Task
 from bus.task_lua import done_call
+from bus.task_model import Task
+from bus.task_store import TaskStore
 from bus.task_wait import claim_wait
-from bus.tasks import TaskStore
 
 P = "backend"
 

@@ -13,8 +13,8 @@ from bus.envelope import EVENT_FIELD, Envelope, decode
 from bus.errors import BusError, Conflict, InvalidInput, NotFound
 from bus.events import Event
 from bus.keys import Keys
-from bus.task import STATUSES
-from bus.tasks import TaskStore, _source
+from bus.task_model import STATUSES
+from bus.task_store import TaskStore, _source
 
 P = "backend"
 

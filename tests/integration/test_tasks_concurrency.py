@@ -11,7 +11,7 @@ import redis
 
 from bus.envelope import EVENT_FIELD, decode
 from bus.keys import Keys
-from bus.tasks import TaskStore
+from bus.task_store import TaskStore
 
 CLAIMERS = 16
 TASKS = 2_000

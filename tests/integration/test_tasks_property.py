@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from bus.envelope import EVENT_FIELD, decode
 from bus.errors import BusError, Conflict, NotFound
 from bus.keys import Keys
-from bus.tasks import TaskStore
+from bus.task_store import TaskStore
 
 AGENTS = ("agent-a", "agent-b", "agent-c")
 PROJECTS = ("p1", "p2")

@@ -1,4 +1,4 @@
-"""worker.tmux against a real tmux server on a socket of its own: sessions, capture, the pane listing
+"""worker.tmux.client against a real tmux server on a socket of its own: sessions, capture, the pane listing
 and its activity stamps, errors for missing sessions and servers, and text that must reach the pane's
 program exactly (the fake agent appends every message it receives to a file)."""
 
@@ -16,8 +16,8 @@ import pytest
 
 from tests.waiting import retry_until
 from worker.errors import SessionExists, SessionGone, TmuxError
-from worker.tmux import Tmux
-from worker.tmux_parse import PaneInfo
+from worker.tmux.client import Tmux
+from worker.tmux.parse import PaneInfo
 
 
 def _socket_file(name: str) -> Path:
@@ -41,7 +41,7 @@ class Receiver:
 
     def __init__(self, tmux: Tmux, root: Path, name: str = "ib-recv") -> None:
         self.tmux, self.name, self.received = tmux, name, root / "received.txt"
-        command = shlex.join([sys.executable, "-m", "worker.fake_agent", ""])
+        command = shlex.join([sys.executable, "-m", "worker.fake.agent", ""])
         env = {"IB_FAKE_RECEIVED": str(self.received), "IB_FAKE_TRANSCRIPT_DIR": str(root / "transcripts")}
         tmux.new_session(name, root, command, env)
         self.wait_for_input_box()

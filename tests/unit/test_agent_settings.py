@@ -7,9 +7,9 @@ import shlex
 
 import pytest
 
-from worker.agent_settings import AGENT_HOOKS, HOOK_TIMEOUT, build_agent_settings, hook_command
+from worker.agents.claude_settings import AGENT_HOOKS, HOOK_TIMEOUT, build_agent_settings, hook_command
 from worker.errors import WorkerError
-from worker.permissions import MANDATORY_DENY, merge_permissions
+from worker.permissions.policy import MANDATORY_DENY, merge_permissions
 
 IB = "/opt/venv/bin/ib"
 PERMS = merge_permissions(

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from bus.auto import AutoState
+from bus.auto_state import AutoState
 from bus.events import Event
-from worker.auto_plan import (
+from worker.auto.decide import (
     Action,
     ActionFailed,
     Claim,

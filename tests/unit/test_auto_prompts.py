@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from bus.task import Note, Task
-from worker.auto_prompts import merge_again, merge_goal, task_goal, task_message
+from bus.task_model import Note, Task
+from worker.auto.prompts import merge_again, merge_goal, task_goal, task_message
 
 
 def task(body: str = "", notes: tuple[Note, ...] = ()) -> Task:

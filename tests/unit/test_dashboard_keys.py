@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from worker.dashboard_keys import Action, Ui, decode_keys, footer, step
+from worker.frontends.dashboard_keys import Action, Ui, decode_keys, footer, step
 
 AGENTS = ["painter", "helper", "sweeper"]
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from worker.dashboard_view import (
+from worker.frontends.dashboard_render import (
     AgentRow,
     EventRow,
     MergeRow,

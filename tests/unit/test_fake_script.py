@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from worker.fake_script import (
+from worker.fake.script import (
     CommandLine,
     KeyDecoder,
     KeyEvent,

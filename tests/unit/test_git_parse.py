@@ -1,4 +1,4 @@
-"""worker.git_parse on text as git prints it: worktree lists, porcelain status with renames and every
+"""worker.git.parse on text as git prints it: worktree lists, porcelain status with renames and every
 unmerged code, our log format, diff --stat totals, error summaries and the identity fallback."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from worker.git_parse import (
+from worker.git.parse import (
     UNMERGED,
     Commit,
     DiffStat,

@@ -27,7 +27,7 @@ print(" ".join(sorted({{name.partition(".")[0] for name in set(sys.modules) - st
 
 DECIDE = """
 from worker.hooks.pre_tool_use import read_permissions
-from worker.permissions import decide
+from worker.permissions.policy import decide
 permissions = read_permissions("/nonexistent/settings.json")
 decision = decide({tool!r}, {tool_input!r}, worktree={worktree!r}, root="/proj", permissions=permissions,
                   home="/home/dev")
@@ -54,8 +54,8 @@ HOT_MODULES = {
     "post-tool-use": "worker.hooks.post_tool_use",
     "stop": "worker.hooks.stop",
     "session-start": "worker.hooks.session_start",
-    "notify": "worker.notify_cmd",
-    "entry": "worker.entry",
+    "notify": "worker.hooks.notify",
+    "entry": "worker.cli.entry",
 }
 
 

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from worker.pane_state import COMPLETION_MARKER, PaneState, pane_state
+from worker.tmux.pane_state import COMPLETION_MARKER, PaneState, pane_state
 
 CAPTURES = sorted((Path(__file__).resolve().parent.parent / "fixtures" / "pane-states").glob("*.txt"))
 RULE = "─" * 60

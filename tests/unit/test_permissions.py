@@ -6,8 +6,7 @@ from __future__ import annotations
 import pytest
 
 from worker.errors import PermissionsConfigError, WorkerError
-from worker.permission_rules import tool_matches
-from worker.permissions import (
+from worker.permissions.policy import (
     MANDATORY_DENY,
     Decision,
     Permissions,
@@ -18,7 +17,8 @@ from worker.permissions import (
     merge_permissions,
     normalize,
 )
-from worker.shell_words import cd_targets, simple_commands
+from worker.permissions.rules import tool_matches
+from worker.permissions.shell_words import cd_targets, simple_commands
 
 ROOT = "/work/proj"
 AGENTS = ROOT + "/.ib/agents"

@@ -8,7 +8,7 @@ import pytest
 
 from bus.errors import ConfigError
 from bus.hotconf import parse_dotenv, read_hotconf
-from bus.locate import agent_from_path, repo_root
+from bus.repo_paths import agent_from_path, repo_root
 from bus.settings import Settings, load_settings
 
 ENVS = [

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from worker.stack_state import (
+from worker.service.supervisor_state import (
     MAX_DELAY,
     STABLE_AFTER,
     Probe,

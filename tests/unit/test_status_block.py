@@ -9,7 +9,7 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from worker.status_block import (
+from worker.frontends.status_block import (
     NOTICE,
     STATUS_CLOSE,
     STATUS_OPEN,

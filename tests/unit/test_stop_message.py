@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from worker.pane_state import COMPLETION_MARKER
-from worker.stop_message import DECISIONS, stop_decision
+from worker.hooks.stop_message import DECISIONS, stop_decision
+from worker.tmux.pane_state import COMPLETION_MARKER
 
 MESSAGES = sorted((Path(__file__).resolve().parent.parent / "fixtures" / "stop-messages").glob("*.txt"))
 

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from bus.errors import InvalidInput
-from bus.task import (
+from bus.task_model import (
     Note,
     Task,
     check_after,

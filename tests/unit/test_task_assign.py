@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from bus.task import Task
-from worker.task_assign import refusal, task_goal
+from bus.task_model import Task
+from worker.tasks.assign import refusal, task_goal
 
 
 def task(status: str, **more: object) -> Task:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from bus.task import Note, Task
-from worker.task_views import row, show_lines, table_lines, tree_lines
+from bus.task_model import Note, Task
+from worker.tasks.views import row, show_lines, table_lines, tree_lines
 
 T = 1_700_000_000_000
 

@@ -1,4 +1,4 @@
-"""worker.tmux_parse: escaping for tmux's command line, the typed-or-pasted choice, the parsers of
+"""worker.tmux.parse: escaping for tmux's command line, the typed-or-pasted choice, the parsers of
 list-panes / list-sessions / capture-pane output, and tmux error lines turned into our errors."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from worker.errors import SessionExists, SessionGone, TmuxError
-from worker.tmux_parse import (
+from worker.tmux.parse import (
     MAX_TYPED_BYTES,
     PANES_FORMAT,
     SEPARATOR,

@@ -10,13 +10,13 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from bus.locate import agent_from_path
-from worker import lifecycle, teardown, user_messages, views
-from worker import merge as merging
+from bus.repo_paths import agent_from_path
+from worker.agents import lifecycle, teardown, user_messages, views
+from worker.agents.spawn import SpawnRequest, new_agent
+from worker.agents.talk import look as look_at
+from worker.agents.talk import send as send_text
 from worker.cli.context import Context
-from worker.spawn import SpawnRequest, new_agent
-from worker.talk import look as look_at
-from worker.talk import send as send_text
+from worker.git import merge as merging
 
 console = Console(highlight=False)
 
@@ -49,7 +49,7 @@ def new_agent_cmd(
         goal, name, manager, worker, no_worktree, model, prompt_file, project, task, caller=_caller(ctx)
     )
     if task:
-        from worker.task_assign import new_agent_for_task
+        from worker.tasks.assign import new_agent_for_task
 
         agent = new_agent_for_task(ctx.runtime, req)
     else:
@@ -168,8 +168,8 @@ def log(
     """
     from pathlib import Path
 
-    from worker import agent_log
-    from worker.layout import AgentPaths
+    from worker.agents import agent_log
+    from worker.agents.layout import AgentPaths
 
     ctx = Context()
     who = agent or _caller(ctx)

@@ -9,13 +9,13 @@ from typing import Any, cast
 
 import typer
 
-from bus.auto import AutoState
-from bus.autos import AutoStore
-from bus.commands import request, worker_alive
+from bus.auto_state import AutoState
+from bus.auto_store import AutoStore
 from bus.envelope import Envelope, to_jsonl
 from bus.errors import Conflict, InvalidInput, NotFound
 from bus.follow import EventFilter, follow
-from worker.auto import AutoLoops
+from bus.worker_rpc import request, worker_alive
+from worker.auto.loop import AutoLoops
 from worker.cli.context import Context
 
 ENDINGS = ("auto_finished", "auto_stopped", "auto_paused")

@@ -39,8 +39,8 @@ def notify(
     task: str = typer.Option(None, help="task the event belongs to"),
 ) -> None:
     """Publish a complete / waiting / question event that wakes `ib listen`."""
-    # `ib notify` is dispatched before typer loads (worker.entry); this entry only documents it.
-    from worker.notify_cmd import main
+    # `ib notify` is dispatched before typer loads (worker.cli.entry); this entry only documents it.
+    from worker.hooks.notify import main
 
     args = [
         "--type",

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import redis
 
-from bus.connect import client_for, hotconf, resolve_url
+from bus.clients import client_for, hotconf, resolve_url
 from bus.keys import Keys
 from bus.publish import open_bus
 from bus.settings import Settings, load_settings
-from worker.runtime import Runtime
+from worker.service.runtime import Runtime
 
 
 @dataclass

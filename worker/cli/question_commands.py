@@ -9,12 +9,12 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
-from bus.locate import agent_from_path
-from worker import user_messages
+from bus.repo_paths import agent_from_path
+from worker.agents import user_messages
+from worker.agents.talk import ask as ask_question
+from worker.agents.views import format_age
 from worker.cli.context import Context
-from worker.pane_state import pane_state
-from worker.talk import ask as ask_question
-from worker.views import format_age
+from worker.tmux.pane_state import pane_state
 
 console = Console(highlight=False)
 

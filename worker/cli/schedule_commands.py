@@ -7,7 +7,7 @@ import json
 import typer
 
 from bus.schedules import TaskTemplate
-from bus.task import DEFAULT_MAX_ATTEMPTS, DEFAULT_PRIORITY
+from bus.task_model import DEFAULT_MAX_ATTEMPTS, DEFAULT_PRIORITY
 from worker.cli import task_commands as tasks
 from worker.cli.context import Context
 

@@ -18,12 +18,12 @@ import redis
 import typer
 from rich.console import Console
 
-from bus.connect import client_for, resolve_url
+from bus.clients import client_for, resolve_url
 from bus.errors import BusError
 from worker.cli.context import Context
-from worker.dashboard import Dashboard, keys_fd
-from worker.runtime import NotARepository, Runtime
-from worker.stack import (
+from worker.frontends.dashboard import Dashboard, keys_fd
+from worker.service.runtime import NotARepository, Runtime
+from worker.service.supervisor import (
     StackError,
     StackFiles,
     Supervisor,
@@ -36,7 +36,16 @@ from worker.stack import (
     stop_stack,
     wait_until_up,
 )
-from worker.stack_state import PS_HEADER, Probe, StackRecord, bus_label, health, ps_rows, span, table_lines
+from worker.service.supervisor_state import (
+    PS_HEADER,
+    Probe,
+    StackRecord,
+    bus_label,
+    health,
+    ps_rows,
+    span,
+    table_lines,
+)
 
 console = Console(highlight=False)
 BOT_HELP = "bot: off — set IB_TELEGRAM_TOKEN and IB_TELEGRAM_CHAT_ID (in .env) to add the Telegram bot"
@@ -134,7 +143,7 @@ def _detach(ctx: Context, files: StackFiles) -> None:
 
 def _log_to(files: StackFiles, watch: bool) -> None:
     """The supervisor's own lines: into .ib/logs/stack.log under the dashboard, else on stderr."""
-    logger = logging.getLogger("worker.stack")
+    logger = logging.getLogger("worker.service.supervisor")
     logger.setLevel(logging.INFO)
     files.logs.mkdir(parents=True, exist_ok=True)
     handler = logging.FileHandler(files.log_of("stack")) if watch else logging.StreamHandler()

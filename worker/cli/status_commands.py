@@ -13,10 +13,10 @@ import typer
 from rich.console import Console
 
 from bus.errors import BusUnavailable
+from worker.agents.user_messages import store
+from worker.agents.views import format_age
 from worker.cli.context import Context
-from worker.status_node import STATUS_FILE, StatusNode
-from worker.user_messages import store
-from worker.views import format_age
+from worker.frontends.status_node import STATUS_FILE, StatusNode
 
 console = Console(highlight=False)
 

@@ -14,15 +14,16 @@ import typer
 
 from bus.errors import InvalidInput
 from bus.ids import folder_project, validate_id
-from bus.locate import agent_from_path
-from bus.task import DEFAULT_MAX_ATTEMPTS, DEFAULT_PRIORITY, Task, check_priority
+from bus.repo_paths import agent_from_path
+from bus.task_model import DEFAULT_MAX_ATTEMPTS, DEFAULT_PRIORITY, Task, check_priority
+from bus.task_store import TaskStore
 from bus.task_wait import claim_wait
-from bus.tasks import TaskStore
-from worker import task_views, views
+from worker.agents import views
+from worker.agents.layout import AgentPaths
 from worker.cli.context import Context
 from worker.errors import WorkerError
-from worker.layout import AgentPaths
-from worker.task_test import failure_note, outcome, run_test, tail
+from worker.tasks import views as task_views
+from worker.tasks.test_command import failure_note, outcome, run_test, tail
 
 NOTHING_READY = 3  # `claim`: no ready task (at once, or within --timeout with --wait)
 MAX_FILE_BYTES = 64 * 1024 * 1024  # what --body-file reads at most; the store's own limit is far lower

@@ -9,7 +9,7 @@ from rich.console import Console
 
 from worker.cli.context import Context
 from worker.hooks.install import install, status, uninstall
-from worker.service import WorkerService
+from worker.service.process import WorkerService
 
 console = Console(highlight=False)
 

@@ -14,7 +14,7 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from worker.agent_settings import HOOK_TIMEOUT, hook_command
+from worker.agents.claude_settings import HOOK_TIMEOUT, hook_command
 from worker.errors import HooksError
 
 SETTINGS_FILE = os.path.join(".claude", "settings.local.json")

@@ -41,7 +41,7 @@ def main(argv: Sequence[str]) -> int:
     try:
         payload = _payload(sys.stdin.read())
         from bus.hotconf import read_hotconf
-        from bus.locate import agent_from_path
+        from bus.repo_paths import agent_from_path
 
         cwd = payload.get("cwd") if isinstance(payload, dict) else None
         cwd = cwd if isinstance(cwd, str) and cwd else os.getcwd()

@@ -10,7 +10,7 @@ import os
 import sys
 
 from bus import fastjson
-from worker.permissions import MANDATORY_DENY, Decision, Permissions, decide, mandatory_allow
+from worker.permissions.policy import MANDATORY_DENY, Decision, Permissions, decide, mandatory_allow
 
 TYPE_CHECKING = False  # typing costs milliseconds on the hooks' path; the checker still sees the types
 if TYPE_CHECKING:

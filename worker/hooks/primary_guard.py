@@ -1,7 +1,7 @@
 """`ib hook primary-pre-tool-use`: the main repository's own Claude may not `cd` into an agent's worktree.
 
 Everything else gets no decision. Runs on every Bash call of the primary session: stdlib only (plus
-bus.locate); bad stdin or anything unexpected → exit 0 with nothing printed.
+bus.repo_paths); bad stdin or anything unexpected → exit 0 with nothing printed.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import os
 import sys
 
 from worker.hooks.pre_tool_use import denial, read_payload
-from worker.permissions import decide_primary
+from worker.permissions.policy import decide_primary
 
 TYPE_CHECKING = False  # typing costs milliseconds on the hooks' path; the checker still sees the types
 if TYPE_CHECKING:
@@ -25,7 +25,7 @@ def check(stdin_text: str, env: Mapping[str, str], cwd: str) -> str | None:
     if call is None or call[0] != "Bash":
         return None
     tool_name, tool_input, payload_cwd = call
-    from bus.locate import repo_root
+    from bus.repo_paths import repo_root
 
     here = payload_cwd or cwd
     root = repo_root(here) or env.get("CLAUDE_PROJECT_DIR")

@@ -61,7 +61,7 @@ def turn_id(payload: Mapping[str, object]) -> str:
 
 
 def _decide(payload: Mapping[str, object]) -> str:
-    from worker.stop_message import stop_decision
+    from worker.hooks.stop_message import stop_decision
 
     last = payload.get("last_assistant_message")
     decision = stop_decision(last if isinstance(last, str) else None)
@@ -72,7 +72,7 @@ def _decide(payload: Mapping[str, object]) -> str:
         return "unknown"
     import subprocess
 
-    from worker.pane_state import pane_state
+    from worker.tmux.pane_state import pane_state
 
     shown = subprocess.run(
         ["tmux", "capture-pane", "-p", "-t", pane], capture_output=True, text=True, timeout=3, check=False
@@ -173,7 +173,7 @@ def _local_record(root: str | None, agent_id: str) -> dict[str, str]:
 def task_summary(last_message: str) -> str:
     """The summary of a task the hook finishes: the last message's first line (none when that line is
     the completion marker itself). Pure."""
-    from worker.markers import COMPLETION_MARKER
+    from worker.agents.markers import COMPLETION_MARKER
 
     for line in last_message.splitlines():
         if line.strip():
@@ -205,7 +205,7 @@ def _finish_task(conn: Connection, conf: HotConf, agent_id: str, task_id: str, l
 
 def _tell_manager(session: str, text: str) -> None:
     from worker.errors import WorkerError
-    from worker.tmux import Tmux
+    from worker.tmux.client import Tmux
 
     try:  # noqa: SIM105 - contextlib costs this hook 2.7 ms at import
         Tmux(os.environ.get("IB_TMUX_SOCKET") or None).send_text(session, text)
@@ -228,7 +228,7 @@ def main(argv: Sequence[str]) -> int:
         if payload is None:
             return 0  # not a hook payload: nothing to say about it
         cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else os.getcwd()
-        from bus.locate import agent_from_path
+        from bus.repo_paths import agent_from_path
 
         agent_id = os.environ.get("IB_AGENT_ID") or agent_from_path(str(cwd))
         if agent_id:

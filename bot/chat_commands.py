@@ -1,0 +1,172 @@
+"""The bot's commands: the list shown by /help and registered with setMyCommands, and reading what
+people type after a command.
+
+Pure. Parsers raise CommandUsage with the usage line, so the handler only has to say it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from bot.errors import CommandUsage
+from bus.errors import InvalidInput
+from bus.ids import validate_id
+from bus.task_model import DEFAULT_PRIORITY, check_priority
+
+COMMANDS: tuple[tuple[str, str], ...] = (
+    ("help", "Show the commands"),
+    ("project", "Make this topic a project's topic: /project NAME"),
+    ("unbind", "Detach this topic from its project, task or agent"),
+    ("agents", "List the agents (of this topic's project)"),
+    ("tasks", "Show the project's task queue"),
+    ("add", "Add a task to the project: /add TITLE [-p PRIORITY]"),
+    ("new", "Start an agent on a goal in this project: /new GOAL"),
+    ("auto", "Work through the project's ready tasks: /auto [--worktrees]"),
+    ("stop", "Stop auto mode; the current task stays claimed"),
+    ("esc", "Press Escape in this topic's agent"),
+    ("look", "Show the agent's screen: /look [AGENT] [LINES]"),
+    ("diff", "Show the agent's changes: /diff [AGENT]"),
+    ("merge", "Merge the agent's branch: /merge [AGENT]"),
+    ("kill", "Kill the agent: /kill [AGENT]"),
+    ("status", "Status of this topic's agent, or of the project"),
+    ("schedules", "List the scheduled tasks (of this topic's project)"),
+    ("schedule", "Add a scheduled task: /schedule CRON TITLE [-p N], e.g. /schedule 0 9 * * mon-fri Audit"),
+    ("unschedule", "Delete a schedule: /unschedule ID"),
+)
+
+_COMMAND = re.compile(r"^/([A-Za-z0-9_]{1,32})(?:@([A-Za-z0-9_]+))?(?:\s|$)")
+_COMMAND_PREFIX = re.compile(r"^/[A-Za-z0-9_]+(@[A-Za-z0-9_]+)?\s?")
+_PRIORITY_FLAG = re.compile(r"^(?:-p|--priority)(?:=?(-?\d+))?$")
+_CRON_WORD = re.compile(r"[\d,-]*[*/][\d*/,-]*")  # `*`, `*/5`, `1-5/2`: a field, not a title's word
+LOOK_LINES = 40
+MAX_LOOK_LINES = 200
+
+
+def command_of(text: str, bot_username: str | None) -> str | None:
+    """The command a message starts with (`/look@ittybus_bot 20` → `look`), or None.
+
+    A command addressed to another bot (`/look@other_bot`) is none of ours.
+    """
+    m = _COMMAND.match(text)
+    if m is None:
+        return None
+    addressee = m.group(2)
+    if addressee and (bot_username is None or addressee.lower() != bot_username.lower()):
+        return None
+    return m.group(1).lower()
+
+
+def help_text() -> str:
+    return "\n".join(f"/{name} — {description}" for name, description in COMMANDS)
+
+
+def rest_of(text: str) -> str:
+    """What follows the command in a message (`/new@bot fix it` → `fix it`), line breaks kept."""
+    return _COMMAND_PREFIX.sub("", text.strip(), count=1).strip()
+
+
+def parse_project(args: list[str]) -> str:
+    if len(args) != 1:
+        raise CommandUsage("usage: /project NAME — e.g. /project backend")
+    try:
+        return validate_id("project", args[0])
+    except InvalidInput as e:
+        raise CommandUsage(f"{e}; usage: /project NAME") from e
+
+
+@dataclass(frozen=True)
+class NewTask:
+    title: str
+    priority: int
+
+
+def parse_add(text: str) -> NewTask:
+    """`/add Write the tests -p 8` (the flag anywhere: -p N, -pN is not taken, --priority=N)."""
+    usage = "usage: /add TITLE [-p PRIORITY 0-10] — e.g. /add Write the login tests -p 8"
+    words = rest_of(text).split()
+    priority = DEFAULT_PRIORITY
+    title: list[str] = []
+    i = 0
+    while i < len(words):
+        flag = _PRIORITY_FLAG.match(words[i])
+        if flag is None:
+            title.append(words[i])
+            i += 1
+            continue
+        value = flag.group(1)
+        if value is None:
+            if i + 1 >= len(words):
+                raise CommandUsage(usage)
+            value, i = words[i + 1], i + 1
+        try:
+            priority = check_priority(int(value))
+        except (ValueError, InvalidInput) as e:
+            raise CommandUsage(f"bad priority {value!r}: give 0-10; {usage}") from e
+        i += 1
+    if not title:
+        raise CommandUsage(usage)
+    return NewTask(" ".join(title), priority)
+
+
+def parse_goal(text: str) -> str:
+    goal = rest_of(text)
+    if not goal:
+        raise CommandUsage("usage: /new GOAL — e.g. /new Add rate limiting to the login endpoint")
+    return goal
+
+
+def parse_auto(args: list[str]) -> bool:
+    """True for `/auto --worktrees` (a worktree and topic per task)."""
+    unknown = [a for a in args if a not in ("--worktrees", "-w")]
+    if unknown:
+        raise CommandUsage(f"unknown option {unknown[0]!r}; usage: /auto [--worktrees]")
+    return bool(args)
+
+
+@dataclass(frozen=True)
+class Target:
+    """The agent a command names (None: this topic's agent) and, for /look, how many lines."""
+
+    agent: str | None
+    lines: int | None = None
+
+
+def parse_target(command: str, args: list[str], with_lines: bool = False) -> Target:
+    usage = f"usage: /{command} [AGENT]" + (" [LINES]" if with_lines else "")
+    agent: str | None = None
+    lines: int | None = None
+    for arg in args:
+        if with_lines and arg.isdigit() and lines is None:
+            lines = max(1, min(int(arg), MAX_LOOK_LINES))
+        elif agent is None:
+            try:
+                agent = validate_id("agent", arg)
+            except InvalidInput as e:
+                raise CommandUsage(f"{e}; {usage}") from e
+        else:
+            raise CommandUsage(usage)
+    return Target(agent, lines if lines is not None else (LOOK_LINES if with_lines else None))
+
+
+@dataclass(frozen=True)
+class NewSchedule:
+    cron: str
+    task: NewTask
+
+
+def parse_schedule(text: str) -> NewSchedule:
+    """`/schedule 0 9 * * mon-fri Audit the logs -p 3` or `/schedule @daily Audit`: five cron fields (or one
+    `@` shorthand), then the task as for /add. The cron text itself is checked by the store."""
+    usage = "usage: /schedule CRON TITLE [-p N] — e.g. /schedule 0 9 * * mon-fri Audit the logs"
+    words = rest_of(text).split()
+    size = 1 if words and words[0].startswith("@") else 5
+    if size == 5 and len(words) > 6 and _CRON_WORD.fullmatch(words[5]):
+        size = 6  # a seconds field: the store refuses it with its own line
+    if len(words) <= size:
+        raise CommandUsage(usage)
+    try:
+        task = parse_add("/add " + " ".join(words[size:]))
+    except CommandUsage as e:
+        raise CommandUsage(f"{e}".replace("/add TITLE", "/schedule CRON TITLE")) from e
+    return NewSchedule(" ".join(words[:size]), task)

@@ -1,0 +1,172 @@
+"""One task of the graph as plain data: `Task`, its context `Note`s, and the checks on what people type.
+
+Pure (json only): `bus.task_store.TaskStore` reads hashes from Redis and builds these with `Task.from_hash`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from bus.errors import InvalidInput
+
+STATUSES = ("draft", "pending", "ready", "claimed", "done", "failed")
+NOTE_KINDS = ("observation", "result", "handoff", "test_failure")
+# The kinds a claimed task inherits from its dependencies (a failure of a finished dependency is history).
+INHERITED_KINDS = ("result", "observation", "handoff")
+
+MIN_PRIORITY, MAX_PRIORITY, DEFAULT_PRIORITY = 0, 10, 5
+DEFAULT_MAX_ATTEMPTS, MAX_MAX_ATTEMPTS = 3, 100
+MAX_TITLE_CHARS = 200
+MAX_TEST_CMD_CHARS = 4096
+DEFAULT_MAX_BODY_BYTES = 256 * 1024
+
+
+@dataclass(frozen=True)
+class Note:
+    """A piece of context: what an agent saw, did or hands on. `source_task` is the task it was written on."""
+
+    kind: str
+    text: str
+    ts: int
+    source_task: str
+
+    @classmethod
+    def from_json(cls, raw: str) -> Note:
+        body = json.loads(raw)
+        return cls(str(body["kind"]), str(body["text"]), int(body["ts"]), str(body["source_task"]))
+
+
+@dataclass(frozen=True)
+class Task:
+    """A unit of work. Times are Unix milliseconds from the Redis clock; `after` lists the dependencies."""
+
+    id: str
+    project: str
+    title: str
+    body: str
+    priority: int
+    status: str
+    attempt: int
+    max_attempts: int
+    created_at: int
+    claimed_by: str | None = None
+    claimed_at: int | None = None
+    done_at: int | None = None
+    test_cmd: str | None = None
+    summary: str | None = None
+    schedule: str | None = None  # the schedule that added it
+    after: tuple[str, ...] = ()
+    notes: tuple[Note, ...] = ()
+
+    @classmethod
+    def from_hash(
+        cls, fields: Mapping[str, str], after: Iterable[str] = (), notes: Iterable[str] = ()
+    ) -> Task:
+        """A task from its Redis hash, its dependency ids and its notes (JSON strings, oldest first)."""
+        return cls(
+            id=fields["id"],
+            project=fields["project"],
+            title=fields.get("title", ""),
+            body=fields.get("body", ""),
+            priority=int(fields.get("priority", DEFAULT_PRIORITY)),
+            status=fields.get("status", "pending"),
+            attempt=int(fields.get("attempt", 0)),
+            max_attempts=int(fields.get("max_attempts", DEFAULT_MAX_ATTEMPTS)),
+            created_at=int(fields.get("created_at", 0)),
+            claimed_by=fields.get("claimed_by") or None,
+            claimed_at=_optional_int(fields.get("claimed_at")),
+            done_at=_optional_int(fields.get("done_at")),
+            test_cmd=fields.get("test_cmd") or None,
+            summary=fields.get("summary") or None,
+            schedule=fields.get("schedule") or None,
+            after=tuple(sorted(after)),
+            notes=tuple(Note.from_json(raw) for raw in notes),
+        )
+
+    def as_dict(self) -> dict[str, Any]:
+        body = asdict(self)
+        body["after"] = list(self.after)
+        body["notes"] = [asdict(note) for note in self.notes]
+        return body
+
+    def to_json(self) -> str:
+        """The task for `--json` output: one object, unicode kept as is."""
+        return json.dumps(self.as_dict(), ensure_ascii=False)
+
+
+def _optional_int(raw: str | None) -> int | None:
+    return int(raw) if raw else None
+
+
+def check_priority(value: object) -> int:
+    """An int from 0 to 10, else InvalidInput that says so."""
+    if isinstance(value, bool) or not isinstance(value, int) or not MIN_PRIORITY <= value <= MAX_PRIORITY:
+        allowed = f"a whole number from {MIN_PRIORITY} to {MAX_PRIORITY}"
+        raise InvalidInput(f"bad priority {value!r}: use {allowed}")
+    return value
+
+
+def check_max_attempts(value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_MAX_ATTEMPTS:
+        raise InvalidInput(f"bad max_attempts {value!r}: use a whole number from 1 to {MAX_MAX_ATTEMPTS}")
+    return value
+
+
+def check_title(value: str) -> str:
+    """The title without surrounding blanks: one line, 1-200 characters."""
+    title = value.strip() if isinstance(value, str) else ""
+    if not title:
+        raise InvalidInput("a task needs a title: give one line of text")
+    if "\n" in title or "\r" in title:
+        raise InvalidInput(f"bad title {title[:40]!r}...: a title is one line; put the details in the body")
+    if len(title) > MAX_TITLE_CHARS:
+        raise InvalidInput(
+            f"title is {len(title)} characters; the limit is {MAX_TITLE_CHARS}: put the details in the body"
+        )
+    return title
+
+
+def check_text(what: str, value: str, max_bytes: int, *, allow_empty: bool = True) -> str:
+    """Free text (a body, a note, a summary) within `max_bytes` of UTF-8."""
+    if not isinstance(value, str):
+        raise InvalidInput(f"bad {what}: expected text, got {type(value).__name__}")
+    if not allow_empty and not value.strip():
+        raise InvalidInput(f"the {what} is empty: write something")
+    size = len(value.encode("utf-8"))
+    if size > max_bytes:
+        raise InvalidInput(
+            f"the {what} is {size} bytes; the limit is {max_bytes} bytes ({max_bytes // 1024} KiB): "
+            "shorten it or point to a file"
+        )
+    return value
+
+
+def check_test_cmd(value: str | None) -> str | None:
+    if value is None or not value.strip():
+        return None
+    if len(value) > MAX_TEST_CMD_CHARS or "\n" in value:
+        raise InvalidInput(f"bad test command: one line of at most {MAX_TEST_CMD_CHARS} characters")
+    return value.strip()
+
+
+def check_note_kind(kind: str) -> str:
+    if kind not in NOTE_KINDS:
+        raise InvalidInput(f"bad note kind {kind!r}: use one of {', '.join(NOTE_KINDS)}")
+    return kind
+
+
+def check_status(status: str) -> str:
+    if status not in STATUSES:
+        raise InvalidInput(f"bad status {status!r}: use one of {', '.join(STATUSES)}")
+    return status
+
+
+def check_after(task_id: str | None, after: Iterable[str]) -> list[str]:
+    """Dependency ids without repeats, in the order given; a task cannot depend on itself."""
+    deps = list(dict.fromkeys(after))
+    if task_id is not None and task_id in deps:
+        raise InvalidInput(f"task {task_id!r} cannot depend on itself: remove it from --after")
+    return deps

@@ -1,0 +1,46 @@
+"""The Claude Code settings an agent is started with: its merged permission rules and our hooks
+(Stop, PreToolUse, SessionStart). Pure: the caller writes the dict to the agent's settings.json.
+"""
+
+from __future__ import annotations
+
+import shlex
+
+from worker.errors import WorkerError
+from worker.permissions.policy import ROLES, Permissions
+
+HOOK_TIMEOUT = 10
+"""Seconds Claude Code gives one of our hook commands before it cancels it."""
+
+AGENT_HOOKS = (
+    ("SessionStart", "session-start"),
+    ("PreToolUse", "pre-tool-use"),
+    ("Stop", "stop"),
+)
+"""(Claude Code event, `ib hook` name). PostToolUse and UserPromptSubmit watch the primary session only."""
+
+
+def hook_command(ib_command: str, hook: str) -> str:
+    """The shell command Claude Code runs for one of our hooks: `'<ib>' hook <name>`."""
+    return f"{shlex.quote(ib_command)} hook {hook}"
+
+
+def hook_entry(ib_command: str, hook: str, matcher: str = "") -> dict[str, object]:
+    """One matcher group of Claude Code's `hooks` schema holding one command hook."""
+    return {
+        "matcher": matcher,
+        "hooks": [{"type": "command", "command": hook_command(ib_command, hook), "timeout": HOOK_TIMEOUT}],
+    }
+
+
+def build_agent_settings(role: str, permissions: Permissions, ib_command: str) -> dict[str, object]:
+    """Settings JSON for one agent. `ib_command` is the absolute path of the `ib` executable; it is
+    quoted for sh here. Raises WorkerError for an unknown role or a relative `ib` path."""
+    if role not in ROLES:
+        raise WorkerError(f"unknown agent role {role!r}: use one of {', '.join(ROLES)}")
+    if not ib_command.startswith("/"):
+        raise WorkerError(f"the ib command must be an absolute path, got {ib_command!r}")
+    return {
+        "permissions": {"allow": list(permissions.allow), "deny": list(permissions.deny)},
+        "hooks": {event: [hook_entry(ib_command, hook)] for event, hook in AGENT_HOOKS},
+    }

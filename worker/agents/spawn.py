@@ -1,0 +1,302 @@
+"""`ib new-agent`: a worktree on `agent/<id>`, a prompt, Claude Code settings with our hooks, a tmux session.
+
+Called by the CLI on this machine and by the worker service for `new-agent` commands from the bus.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import secrets
+import shlex
+import subprocess
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from bus.agents import Agent
+from bus.errors import Conflict, InvalidInput
+from bus.ids import folder_project, validate_id
+from bus.repo_paths import agent_from_path
+from worker.agents import agent_log
+from worker.agents.claude_settings import build_agent_settings
+from worker.agents.layout import AgentPaths, ensure_ignored, session_name
+from worker.agents.prompt import PromptFacts, build_prompt
+from worker.errors import WorkerError
+from worker.git.repo import Git
+from worker.permissions.policy import merge_permissions
+from worker.service.runtime import Runtime
+
+USER_HOOK_TIMEOUT = 30
+RESERVED_NAMES = frozenset({"user", "user-claude"})  # `ib send user ...` is a message for the person
+
+
+class SpawnRefused(WorkerError):
+    """The agent cannot be made as asked (a worker asking to spawn, a name in use, ...)."""
+
+
+@dataclass(frozen=True)
+class SpawnRequest:
+    goal: str
+    name: str | None = None
+    manager: str | None = None
+    worker: bool = False
+    no_worktree: bool = False
+    model: str | None = None
+    prompt_file: str | None = None
+    project: str | None = None
+    task: str | None = None
+    caller: str | None = None  # the agent asking, when an agent runs `ib new-agent`
+
+
+def new_agent(rt: Runtime, req: SpawnRequest) -> Agent:
+    """Make and start one agent; returns its record (state `creating`)."""
+    goal = _goal(req)
+    manager = _manager(rt, req)
+    agent_id = validate_id("agent", req.name) if req.name is not None else f"agent-{secrets.token_hex(3)}"
+    if agent_id in RESERVED_NAMES:
+        raise SpawnRefused(
+            f"{agent_id!r} is reserved (`ib send {agent_id}` reaches the person); pick another --name"
+        )
+    root = rt.root
+    paths = AgentPaths(root, agent_id)
+    if rt.agents.find(agent_id) is not None or paths.folder.exists():
+        raise SpawnRefused(
+            f"an agent named {agent_id!r} already exists; pick another --name or `ib kill {agent_id}`"
+        )
+    ensure_ignored(root)
+    git = Git(root)
+    base = _base_branch(git, rt, manager)
+    paths.folder.mkdir(parents=True)
+    branch = "" if req.no_worktree else f"agent/{agent_id}"
+    try:
+        if branch:
+            git.add_worktree(paths.worktree, branch, base)
+        agent = _record(rt, req, agent_id, goal, manager, paths, branch, base)
+        _write_files(rt, agent, paths, req)
+        rt.agents.save(agent)
+        cwd = paths.worktree if branch else root
+        rt.tmux.new_session(
+            agent.session, cwd, f"sh {shlex.quote(str(paths.start_script))}", {}, remain_on_exit=True
+        )
+    except BaseException:
+        _undo(rt, git, paths, branch, agent_id)
+        raise
+    agent_log.append(paths.log, f"Agent created (manager: {manager or 'none'}, prompt: {goal[:200]})")
+    if manager:
+        agent_log.append(
+            AgentPaths(root, manager).log, f"Spawned {agent.role} subagent: {agent_id} (prompt: {goal[:200]})"
+        )
+    _run_user_hook(root, agent, paths)
+    rt.publish(
+        "spawned",
+        f"{agent_id} started: {goal.splitlines()[0][:200]}",
+        sender=manager or "system",
+        **agent.event_fields(),
+        data={
+            "goal": goal[:2000],
+            "manager": manager,
+            "worktree": str(paths.worktree) if branch else "",
+            "role": agent.role,
+            "branch": branch,
+        },
+    )
+    return agent
+
+
+def _goal(req: SpawnRequest) -> str:
+    goal = req.goal
+    if req.prompt_file:
+        try:
+            goal = Path(req.prompt_file).read_text(encoding="utf-8") + ("\n\n" + goal if goal.strip() else "")
+        except (OSError, UnicodeDecodeError) as e:
+            raise InvalidInput(f"cannot read --prompt-file {req.prompt_file}: {e}") from e
+    if not goal.strip():
+        raise InvalidInput('the agent needs a goal: ib new-agent "what to do" (or --prompt-file FILE)')
+    return goal
+
+
+def _manager(rt: Runtime, req: SpawnRequest) -> str:
+    """The explicit --manager, else the agent running this command (inside a worktree it is the manager)."""
+    caller = req.caller or agent_from_path(str(rt.cwd)) or rt.settings.agent_id
+    manager = req.manager or caller or ""
+    if caller:
+        parent = rt.agents.find(caller)
+        if parent is not None and parent.role == "worker":
+            raise SpawnRefused(f"{caller} is a worker agent: workers cannot spawn agents; ask your manager")
+    if manager:
+        validate_id("agent", manager)
+        if rt.agents.find(manager) is None:
+            raise InvalidInput(f"manager {manager!r} is not an agent (see `ib list`)")
+    return manager
+
+
+def _base_branch(git: Git, rt: Runtime, manager: str) -> str:
+    """Workers of a manager start from the manager's branch; others from the branch checked out here."""
+    if manager:
+        parent = rt.agents.get(manager)
+        if parent.branch:
+            return parent.branch
+    branch = git.current_branch()
+    if branch is None:
+        raise Conflict(f"{rt.root} is on a detached HEAD; check out a branch before spawning agents")
+    return branch
+
+
+def _record(
+    rt: Runtime,
+    req: SpawnRequest,
+    agent_id: str,
+    goal: str,
+    manager: str,
+    paths: AgentPaths,
+    branch: str,
+    base: str,
+) -> Agent:
+    inherited = rt.agents.get(manager).project if manager else ""
+    project = req.project or inherited or folder_project(rt.root.name)
+    if req.project:
+        validate_id("project", req.project)
+    now = time.time()
+    return Agent(
+        id=agent_id,
+        goal=goal,
+        role="worker" if req.worker else "manager",
+        manager=manager,
+        project=project,
+        task=req.task or "",
+        root=str(rt.root),
+        worktree=str(paths.worktree) if branch else "",
+        branch=branch,
+        base_branch=base,
+        session=session_name(rt.root, agent_id),
+        worker=rt.worker_id,
+        model=req.model or rt.settings.model or "",
+        created_at=now,
+        state="creating",
+        state_at=now,
+        claude_session=str(uuid.uuid4()),
+    )
+
+
+def _write_files(rt: Runtime, agent: Agent, paths: AgentPaths, req: SpawnRequest) -> None:
+    prompts = rt.root / ".ib" / "prompts"
+    facts = PromptFacts(
+        agent_id=agent.id,
+        role=agent.role,
+        goal=agent.goal,
+        worktree=agent.worktree,
+        branch=agent.branch,
+        base_branch=agent.base_branch,
+        root=agent.root,
+        manager=agent.manager,
+        task_id=agent.task,
+        custom_all=_read(prompts / "all.md"),
+        custom_role=_read(prompts / f"{agent.role}.md"),
+    )
+    paths.prompt.write_text(build_prompt(facts), encoding="utf-8")
+    permissions = merge_permissions(
+        agent.role, _config(rt.root / ".ib" / "config.json"), _config(Path.home() / ".ib" / "config.json")
+    )
+    settings = build_agent_settings(agent.role, permissions, rt.ib_command)
+    paths.settings.write_text(json.dumps(settings, indent=2) + "\n", encoding="utf-8")
+    paths.meta.write_text(
+        json.dumps(json.loads(agent.to_json()), indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
+    paths.start_script.write_text(start_script(rt, agent, paths), encoding="utf-8")
+
+
+def start_script(rt: Runtime, agent: Agent, paths: AgentPaths) -> str:
+    """The shell script the agent's pane runs: its environment, then the agent program."""
+    env = {
+        "IB_AGENT_ID": agent.id,
+        "IB_AGENT_ROLE": agent.role,
+        "IB_ROOT": agent.root,
+        "IB_AGENT_WORKTREE": agent.worktree or agent.root,  # where its tools may write (hook pre-tool-use)
+        "IB_NAMESPACE": rt.settings.namespace,
+        "IB_SPOOL_DIR": str(rt.settings.spool_dir),
+        "PATH": f"{Path(rt.ib_command).parent}{os.pathsep}{os.environ.get('PATH', '/usr/bin:/bin')}",
+    }
+    if rt.settings.redis_url:
+        env["IB_REDIS_URL"] = rt.settings.redis_url
+    if rt.settings.tmux_socket:
+        env["IB_TMUX_SOCKET"] = rt.settings.tmux_socket
+    exports = "\n".join(f"export {k}={shlex.quote(v)}" for k, v in env.items())
+    model = f" --model {shlex.quote(agent.model)}" if agent.model else ""
+    cwd = agent.worktree or agent.root
+    return (
+        "#!/bin/sh\n"
+        f"# written by ittybus for agent {agent.id}\n"
+        f"cd {shlex.quote(cwd)} || exit 1\n"
+        f"{exports}\n"
+        f"exec {rt.settings.agent_command} --settings {shlex.quote(str(paths.settings))} "
+        f'--session-id {shlex.quote(agent.claude_session)}{model} "$(cat {shlex.quote(str(paths.prompt))})"\n'
+    )
+
+
+def _run_user_hook(root: Path, agent: Agent, paths: AgentPaths) -> None:
+    hook = root / ".ib" / "hooks" / "post-create-agent"
+    if not (hook.is_file() and os.access(hook, os.X_OK)):
+        return
+    env = {
+        **os.environ,
+        "IB_AGENT_ID": agent.id,
+        "IB_AGENT_TYPE": agent.role,
+        "IB_AGENT_DIR": str(paths.folder),
+        "IB_AGENT_BRANCH": agent.branch,
+        "IB_AGENT_MANAGER": agent.manager,
+        "IB_AGENT_PROMPT": agent.goal,
+        "IB_AGENT_MODEL": agent.model,
+    }
+    try:
+        done = subprocess.run(
+            [str(hook)],
+            cwd=root,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=USER_HOOK_TIMEOUT,
+            check=False,
+        )
+        output = (done.stdout + done.stderr).strip()
+        note = f"post-create-agent hook exited {done.returncode}" + (f": {output}" if output else "")
+    except (OSError, subprocess.TimeoutExpired) as e:
+        note = f"post-create-agent hook failed: {e}"
+    agent_log.append(paths.log, note)
+
+
+def _undo(rt: Runtime, git: Git, paths: AgentPaths, branch: str, agent_id: str) -> None:
+    """A spawn that failed half way leaves nothing behind (each step may find nothing to undo)."""
+    import shutil
+
+    session = session_name(rt.root, agent_id)
+    steps: list[Callable[[], object]] = [lambda: rt.tmux.kill_session(session)]
+    if branch:
+        steps += [
+            lambda: git.remove_worktree(paths.worktree, force=True),
+            lambda: git.delete_branch(branch, force=True),
+        ]
+    steps += [lambda: rt.agents.remove(agent_id), lambda: shutil.rmtree(paths.folder, ignore_errors=True)]
+    for step in steps:
+        with contextlib.suppress(Exception):  # best effort: the original error is what the person sees
+            step()
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return ""
+
+
+def _config(path: Path) -> dict[str, object]:
+    try:
+        loaded = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError) as e:
+        raise InvalidInput(f"{path} is not valid JSON ({e}); fix or remove it") from e
+    return loaded if isinstance(loaded, dict) else {}

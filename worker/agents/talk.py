@@ -1,0 +1,91 @@
+"""Talking to agents: send text into an agent's pane, look at it, and the questions agents ask the person."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bus.agents import Agent
+from bus.errors import InvalidInput
+from bus.questions import Question
+from worker.agents import agent_log
+from worker.agents.layout import AgentPaths
+from worker.errors import SessionGone, WorkerError
+from worker.service.runtime import Runtime
+
+MAX_SEND_BYTES = 1_048_576
+
+
+class AgentNotRunning(WorkerError):
+    """The agent's tmux session is gone."""
+
+
+def sent_text(text: str, sender: str | None) -> str:
+    """What arrives in the agent: messages from other agents carry the seed's prefix."""
+    return f"[sent by agent {sender}]: {text}" if sender else text
+
+
+def send(rt: Runtime, agent_id: str, text: str, sender: str | None = None) -> Agent:
+    if not text.strip():
+        raise InvalidInput('nothing to send: give the text, e.g. ib send agent-1 "run the tests"')
+    if len(text.encode("utf-8", "surrogatepass")) > MAX_SEND_BYTES:
+        raise InvalidInput(f"the text is over {MAX_SEND_BYTES} bytes; send a file path instead")
+    agent = rt.agents.get(agent_id)
+    try:
+        rt.tmux.send_text(agent.session, sent_text(text, sender), enter_delay=rt.settings.send_delay)
+    except SessionGone as e:
+        raise AgentNotRunning(
+            f"{agent.id} is not running (its session is gone); start it again with ib resume {agent.id}"
+        ) from e
+    agent_log.append(
+        AgentPaths(Path(agent.root), agent.id).log, f"Received message from {sender or 'user'}: {text[:500]}"
+    )
+    if sender:
+        agent_log.append(
+            AgentPaths(Path(agent.root), sender).log, f"Sent message to {agent.id}: {text[:500]}"
+        )
+    return agent
+
+
+def press(rt: Runtime, agent_id: str, *keys: str) -> None:
+    """Named keys (Escape, C-c) into the agent's pane."""
+    agent = rt.agents.get(agent_id)
+    try:
+        rt.tmux.send_keys(agent.session, *keys)
+    except SessionGone as e:
+        raise AgentNotRunning(f"{agent.id} is not running (its session is gone)") from e
+
+
+def look(rt: Runtime, agent_id: str, lines: int | None = None) -> str:
+    agent = rt.agents.get(agent_id)
+    try:
+        return rt.tmux.capture(agent.session, lines=lines)
+    except SessionGone as e:
+        raise AgentNotRunning(
+            f"{agent.id} is not running; its last output is archived when it is killed or merged"
+        ) from e
+
+
+def ask(rt: Runtime, agent_id: str, text: str, options: tuple[str, ...] = ()) -> Question:
+    """An agent asks the person something: stored until acknowledged; a `question` event wakes listeners."""
+    if not text.strip():
+        raise InvalidInput('ask what? e.g. ib ask "Which database should I use?"')
+    agent = rt.agents.find(agent_id)
+    project = agent.project if agent else ""
+    question = rt.questions.ask(agent_id, text, project, options)
+    rt.publish(
+        "question",
+        f"Agent {agent_id} asks: {text}",
+        sender=agent_id,
+        agent=agent_id,
+        project=project or None,
+        task=(agent.task or None) if agent else None,
+        data={"question_id": question.id, "options": list(options), "question": text},
+    )
+    return question
+
+
+def answer(rt: Runtime, question_id: str, text: str, sender: str | None = None) -> Question:
+    """Send the answer to the agent that asked, then acknowledge the question."""
+    question = rt.questions.get(question_id)
+    send(rt, question.agent, text, sender)
+    return rt.questions.acknowledge(question_id)

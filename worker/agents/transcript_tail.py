@@ -1,0 +1,55 @@
+"""Tailing agents' Claude Code transcripts: new lines since the stored offset become items on `out:<agent>`.
+
+The offset lives on the agent's record, so a restarted worker goes on where it stopped; a line cut in
+half stays for the next tick.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass, field
+
+from bus.agents import Agent
+from bus.hashes import append_entry, read_hash
+from worker.agents.transcript import TranscriptParser
+from worker.service.runtime import Runtime
+
+log = logging.getLogger(__name__)
+CHUNK = 1 << 20
+OUTPUT_MAXLEN = 2000
+
+
+@dataclass
+class TranscriptTailer:
+    rt: Runtime
+    parsers: dict[str, TranscriptParser] = field(default_factory=dict)
+
+    def tick(self) -> int:
+        published = 0
+        for agent in self.rt.agents.all():
+            if agent.worker == self.rt.worker_id and agent.transcript_path:
+                published += self._tail(agent)
+        return published
+
+    def _tail(self, agent: Agent) -> int:
+        key = self.rt.keys.agent(agent.id)
+        offset = int(read_hash(self.rt.client, key).get("transcript_offset") or 0)
+        try:
+            size = os.stat(agent.transcript_path).st_size
+            if size <= offset:
+                return 0
+            with open(agent.transcript_path, "rb") as f:
+                f.seek(offset)
+                data = f.read(min(CHUNK, size - offset))
+        except OSError:
+            return 0
+        parser = self.parsers.setdefault(agent.id, TranscriptParser())
+        items, consumed = parser.feed(data)
+        pipe = self.rt.client.pipeline()
+        for item in items:
+            fields = {"kind": item.kind, "text": item.text, "tool": item.tool or "", "ts": item.ts or ""}
+            append_entry(pipe, self.rt.keys.output(agent.id), fields, OUTPUT_MAXLEN)
+        pipe.hset(key, "transcript_offset", str(offset + consumed))
+        pipe.execute()
+        return len(items)

@@ -1,0 +1,36 @@
+"""The `ib` console script: hot commands (hooks, notify) dispatch before anything heavy is imported.
+
+Hooks run on every tool call of every agent, so they must not pay for typer, rich or pydantic.
+Everything else goes to the typer application in `worker.cli`.
+"""
+
+from __future__ import annotations
+
+import sys
+
+
+def main() -> None:
+    argv = sys.argv[1:]
+    if argv and argv[0] == "notify":
+        from worker.hooks.notify import main as notify
+
+        sys.exit(notify(argv[1:]))
+    if len(argv) >= 2 and argv[0] == "hook" and argv[1] in HOT_HOOKS and "--help" not in argv:
+        from importlib import import_module
+
+        module = import_module(HOT_HOOKS[argv[1]])
+        sys.exit(module.main(argv[2:]))
+    from worker.cli.app import run
+
+    run()
+
+
+# hook name → module with main(argv) -> exit code
+HOT_HOOKS = {
+    "post-tool-use": "worker.hooks.post_tool_use",
+    "pre-tool-use": "worker.hooks.pre_tool_use",
+    "primary-pre-tool-use": "worker.hooks.primary_guard",
+    "stop": "worker.hooks.stop",
+    "session-start": "worker.hooks.session_start",
+    "tmux-status": "worker.hooks.tmux_status",
+}

@@ -1,0 +1,6 @@
+"""Local front ends on the bus: the `ib watch` dashboard (shell, keys, and its pure rendering), the status
+block kept in CLAUDE.md (`status_block` pure, `claude_md` the file on disk, `status_node` the consumer), and
+the tmux window-name indicator's pure state machine (`tmux_indicator`).
+
+May import bus and worker.errors; the dashboard may read worker.agents' layout. Never the service.
+"""

@@ -1,0 +1,360 @@
+"""`ib watch`: the live dashboard's shell. It reads a snapshot from the bus, draws it with
+`worker.frontends.dashboard_render`, and redraws when an event arrives (a blocking XREAD in a thread),
+each second (agent records the pane watcher keeps current, ages), and on each key (cbreak mode,
+`worker.frontends.dashboard_keys`).
+
+With a stdout that is not a terminal it prints a plain snapshot whenever something changed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import select
+import signal
+import termios
+import threading
+import time
+import tty
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from typing import Any, TextIO, cast
+
+import redis
+from rich.console import Console
+from rich.live import Live
+
+from bus.envelope import Envelope
+from bus.errors import BusError
+from bus.hashes import members
+from bus.merges import MergeStore
+from bus.streams import Entry, entries_of, envelopes
+from bus.task_model import Task
+from bus.worker_rpc import request
+from worker.agents.talk import answer, look, send
+from worker.errors import WorkerError
+from worker.frontends.dashboard_keys import Action, Ui, decode_keys, footer, step
+from worker.frontends.dashboard_render import (
+    AgentRow,
+    EventRow,
+    MergeRow,
+    ProjectTasks,
+    QuestionRow,
+    ServiceRow,
+    Snapshot,
+    render,
+    render_plain,
+    tree,
+)
+from worker.service.runtime import Runtime
+from worker.service.supervisor import StackFiles, probe, process_alive
+from worker.service.supervisor_state import healthy, service_line
+
+KEEP_EVENTS = 50
+READY_SHOWN = 3
+CLAIMED_SHOWN = 5
+MERGES_SHOWN = 10
+REFRESH = 1.0  # seconds between two reads when nothing happens: ages and pane states
+MIN_FRAME = 0.05  # at most 20 redraws a second, however many events arrive
+BLOCK_MS = 1000
+
+
+def event_row(event: Envelope) -> EventRow:
+    ts = str(event.get("ts") or "")
+    try:
+        shown = datetime.fromisoformat(ts).astimezone().strftime("%H:%M:%S")
+    except ValueError:
+        shown = ts[11:19]
+    return EventRow(shown, str(event.get("type") or ""), str(event.get("msg") or ""))
+
+
+@dataclass
+class EventFeed:
+    """The last events, kept current by a thread blocked in XREAD on the events stream."""
+
+    reader: redis.Redis
+    stream: str
+    on_event: Callable[[], None]
+    recent: deque[Envelope] = field(default_factory=lambda: deque(maxlen=KEEP_EVENTS))
+    projects: set[str] = field(default_factory=set)
+    error: str = ""
+    stopping: threading.Event = field(default_factory=threading.Event)
+
+    def start(self) -> None:
+        last = cast("list[Entry]", self.reader.xrevrange(self.stream, count=KEEP_EVENTS) or [])
+        cursor = str(last[0][0]) if last else "0-0"
+        self._take(last[::-1])
+        threading.Thread(target=self._follow, args=(cursor,), name="events", daemon=True).start()
+
+    def _follow(self, cursor: str) -> None:
+        while not self.stopping.is_set():
+            try:
+                entries = entries_of(self.reader.xread({self.stream: cursor}, count=500, block=BLOCK_MS))
+            except redis.RedisError as e:
+                self.error = f"bus: {e}"
+                self.on_event()
+                self.stopping.wait(1.0)
+                continue
+            self.error = ""
+            if entries:
+                self._take(entries)
+                cursor = entries[-1][0]
+                self.on_event()
+
+    def _take(self, entries: Sequence[Entry]) -> None:
+        for event in envelopes(entries):
+            self.recent.append(event)
+            if event.get("project"):
+                self.projects.add(str(event["project"]))
+
+
+class Wake:
+    """A self-pipe: other threads wake the loop waiting in select()."""
+
+    def __init__(self) -> None:
+        self.read_fd, self.write_fd = os.pipe()
+        os.set_blocking(self.read_fd, False)
+        os.set_blocking(self.write_fd, False)
+
+    def __call__(self) -> None:
+        with contextlib.suppress(BlockingIOError):  # already full of wake-ups
+            os.write(self.write_fd, b".")
+
+    def drain(self) -> None:
+        try:
+            while os.read(self.read_fd, 4096):
+                pass
+        except BlockingIOError:
+            pass
+
+    def close(self) -> None:
+        os.close(self.read_fd)
+        os.close(self.write_fd)
+
+
+@dataclass
+class Dashboard:
+    rt: Runtime
+    reader: redis.Redis  # no socket timeout, for the blocking XREAD
+    bus: str = ""
+    files: StackFiles | None = None
+    ui: Ui = field(default_factory=Ui)
+
+    def __post_init__(self) -> None:
+        self.wake = Wake()
+        self.stopping = threading.Event()
+        self.feed = EventFeed(self.reader, self.rt.keys.events, self.wake)
+        self.projects: set[str] = set()
+        self.last: Snapshot | None = None
+
+    def start(self) -> None:
+        self.feed.start()
+        pattern = self.rt.keys.project_tasks("*")
+        head, tail = pattern.split("*")
+        self.projects = {
+            k[len(head) : -len(tail)] for k in self.rt.client.scan_iter(match=pattern, count=1000)
+        } | set(MergeStore(self.rt.client, self.rt.keys, self.rt.settings.events_maxlen).projects())
+
+    def stop(self) -> None:
+        self.stopping.set()
+        self.feed.stopping.set()
+        self.wake()
+
+    # reading the bus
+
+    def snapshot(self, width: int = 80, interactive: bool = True) -> Snapshot:
+        """What to show now; when the bus does not answer, the last snapshot with the error below it."""
+        try:
+            return self._read(width, interactive)
+        except (BusError, redis.RedisError) as e:
+            now = time.time()
+            last = self.last or Snapshot(now, title=self.rt.root.name, bus=self.bus)
+            self.last = replace(last, now=now, footer=f"the bus does not answer: {e}")
+            return self.last
+
+    def _read(self, width: int, interactive: bool) -> Snapshot:
+        now = time.time()
+        records = self.rt.agents.all()
+        agents = [AgentRow(a.id, a.state, a.created_at, a.manager, a.task, a.goal, a.paused) for a in records]
+        questions = [QuestionRow(q.id, q.agent, q.text, q.asked_at) for q in self.rt.questions.pending()]
+        projects = sorted(self.projects | self.feed.projects | {a.project for a in records if a.project})
+        if interactive and agents and self.ui.selected not in {a.id for a in agents}:
+            self.ui = replace(self.ui, selected=tree(agents)[0][1].id)
+        snap = Snapshot(
+            now=now,
+            clock=time.strftime("%H:%M:%S", time.localtime(now)),
+            title=self.rt.root.name,
+            bus=self.bus,
+            services=self._services(now),
+            agents=tuple(agents),
+            tasks=self._task_queues(projects),
+            merges=tuple(m for p in projects for m in self._merges(p)),
+            questions=tuple(questions),
+            events=tuple(event_row(e) for e in list(self.feed.recent)),
+            selected=self.ui.selected if interactive else "",
+            footer=self.feed.error or footer(self.ui, len(questions), width),
+        )
+        if interactive and self.ui.mode == "look" and self.ui.target:
+            snap = replace(snap, look=(self.ui.target, self._look(self.ui.target)))
+        self.last = snap
+        return snap
+
+    def _services(self, now: float) -> tuple[ServiceRow, ...]:
+        record = self.files.read() if self.files is not None else None
+        if record is not None and process_alive(record.supervisor):
+            probes = probe(record, self.rt.client)
+            return tuple(
+                ServiceRow(service_line(s, probes[s.name], now), healthy(s, probes[s.name]))
+                for s in record.services
+            )
+        workers = sorted(members(self.rt.client, self.rt.keys.workers))
+        pipe = self.rt.client.pipeline()
+        for w in workers:
+            pipe.exists(self.rt.keys.worker(w))
+        alive = pipe.execute() if workers else []
+        return tuple(ServiceRow(f"worker {w}", bool(up)) for w, up in zip(workers, alive, strict=True))
+
+    def _task_queues(self, projects: list[str]) -> tuple[ProjectTasks, ...]:
+        claimed = self._task_records([str(i) for i in self.rt.client.zrange(self.rt.keys.task_claims, 0, -1)])
+        queues = []
+        for project in projects:
+            try:
+                counts = self.rt.tasks.counts(project)
+                ready = (
+                    self._task_records(self.rt.tasks.ready_ids(project)[:READY_SHOWN])
+                    if counts["ready"]
+                    else []
+                )
+            except BusError:
+                continue  # a project name the task store refuses (it came from some event)
+            if any(counts.values()):
+                held = [(t.id, t.claimed_by or "?") for t in claimed if t.project == project]
+                queues.append(
+                    ProjectTasks(
+                        project,
+                        tuple(counts.items()),
+                        tuple((t.id, t.title, t.priority) for t in ready),
+                        tuple(held[:CLAIMED_SHOWN]),
+                    )
+                )
+        return tuple(queues)
+
+    def _task_records(self, ids: list[str]) -> list[Task]:
+        """Tasks by id in one round trip (a task deleted meanwhile is left out)."""
+        pipe = self.rt.client.pipeline(transaction=False)
+        for task_id in ids:
+            pipe.hgetall(self.rt.keys.task(task_id))
+        return [Task.from_hash(fields) for fields in (pipe.execute() if ids else []) if fields]
+
+    def _merges(self, project: str) -> list[MergeRow]:
+        """The project's merge queue, oldest first."""
+        queue = MergeStore(self.rt.client, self.rt.keys, self.rt.settings.events_maxlen).queue(project)
+        return [MergeRow(project, m.id, m.agent, m.status) for m in queue[:MERGES_SHOWN]]
+
+    def _look(self, agent_id: str) -> str:
+        try:
+            text = self._on_worker(agent_id, "look", {"agent": agent_id}, lambda: look(self.rt, agent_id))
+        except (BusError, WorkerError) as e:
+            return f"cannot look at {agent_id}: {e}"
+        return str(text)
+
+    # acting
+
+    def act(self, action: Action) -> None:
+        try:
+            if action.kind == "quit":
+                self.stop()
+            elif action.kind == "answer":
+                self._answer(action.target, action.text)
+                self.ui = replace(self.ui, message=f"answered {action.target}")
+            elif action.kind == "send":
+                args = {"agent": action.target, "text": action.text}
+                self._on_worker(
+                    action.target, "send", args, lambda: send(self.rt, action.target, action.text)
+                )
+                self.ui = replace(self.ui, message=f"sent to {action.target}")
+        except (BusError, WorkerError) as e:
+            self.ui = replace(self.ui, mode="browse", message=f"error: {e}")
+
+    def _answer(self, question_id: str, text: str) -> None:
+        agent = self.rt.questions.get(question_id).agent
+        args = {"question": question_id, "text": text}
+        self._on_worker(agent, "answer", args, lambda: answer(self.rt, question_id, text))
+
+    def _on_worker(self, agent_id: str, op: str, args: dict[str, Any], here: Callable[[], object]) -> object:
+        """Run it here when the agent lives on this machine, else ask its worker over the bus."""
+        agent = self.rt.agents.get(agent_id)
+        if agent.worker in ("", self.rt.worker_id):
+            return here()
+        return request(self.rt.client, self.rt.keys, agent.worker, op, args, timeout=15)
+
+    def on_keys(self, data: str) -> None:
+        snap = self.last
+        agents = [a.id for _, a in tree(snap.agents)] if snap else []
+        questions = [q.id for q in snap.questions] if snap else []
+        for key in decode_keys(data):
+            self.ui, action = step(self.ui, key, agents, questions)
+            if action is not None:
+                self.act(action)
+
+    # the loops
+
+    def _wait(self, timeout: float, fd: int | None = None) -> bool:
+        """Sleep until an event, a key or the timeout; True when a key can be read."""
+        watched = [self.wake.read_fd] + ([fd] if fd is not None else [])
+        ready, _, _ = select.select(watched, [], [], max(0.0, timeout))
+        if self.wake.read_fd in ready:
+            self.wake.drain()
+        return fd is not None and fd in ready
+
+    def run_plain(self, out: TextIO, width: int = 80) -> None:
+        """Print a plain snapshot whenever what it shows changed (ages alone do not count)."""
+        shown: Snapshot | None = None
+        while not self.stopping.is_set():
+            snap = self.snapshot(interactive=False)
+            same = replace(snap, now=0.0, clock="")
+            if same != shown:
+                out.write(render_plain(snap, width) + "\n")
+                out.flush()
+                shown = same
+            self._wait(REFRESH)
+
+    def run_live(self, console: Console, keys_fd: int | None) -> None:
+        """Full screen, redrawn on events, keys and each second, until `q` or stop()."""
+        drawn = 0.0
+        if threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGWINCH, lambda _signum, _frame: self.wake())  # redraw at the new size now
+        with _cbreak(keys_fd), Live(console=console, screen=True, auto_refresh=False) as live:
+            while not self.stopping.is_set():
+                pause = drawn + MIN_FRAME - time.monotonic()
+                if pause > 0:
+                    time.sleep(pause)  # coalesce a burst of events into one frame
+                width, height = console.size
+                live.update(render(self.snapshot(width), width, height), refresh=True)
+                drawn = time.monotonic()
+                if self._wait(REFRESH, keys_fd) and keys_fd is not None:
+                    self.on_keys(os.read(keys_fd, 1024).decode("utf-8", "replace"))
+
+
+@contextmanager
+def _cbreak(fd: int | None) -> Iterator[None]:
+    """Single keys without Enter and without echo; Ctrl-C still interrupts."""
+    if fd is None:
+        yield
+        return
+    saved = termios.tcgetattr(fd)
+    tty.setcbreak(fd)
+    try:
+        yield
+    finally:
+        termios.tcsetattr(fd, termios.TCSADRAIN, saved)
+
+
+def keys_fd(stdin: TextIO) -> int | None:
+    try:
+        return stdin.fileno() if stdin.isatty() else None
+    except (OSError, ValueError):
+        return None

@@ -1,0 +1,6 @@
+"""The git layer and merges: the git binary behind a small API (`repo`: worktrees, branches, diffs,
+rebase and merge that leave the repository clean), the pure parsing of what git prints (`parse`), `ib merge`
+(`merge`) and the worker's side of the per-project merge queue (`merge_queue`).
+
+May import bus, worker.errors and worker.agents' layout; never service, front ends or cli.
+"""

@@ -1,0 +1,94 @@
+"""`ib merge`: rebase the agent's branch onto the target, merge it with a merge commit, tear the agent down.
+
+A conflict leaves everything as it was (the rebase is aborted), keeps the agent, names the files and
+publishes `merge_conflict`; success publishes `merged` and removes worktree, branch and session.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from bus.agents import Agent
+from bus.errors import Conflict
+from worker.agents import agent_log
+from worker.agents.layout import AgentPaths
+from worker.agents.teardown import teardown
+from worker.errors import WorkerError
+from worker.git.repo import Git
+from worker.service.runtime import Runtime
+
+
+class MergeConflict(WorkerError):
+    """The agent's branch does not merge cleanly; `files` are the conflicted paths."""
+
+    def __init__(self, message: str, files: list[str]) -> None:
+        super().__init__(message)
+        self.files = files
+
+
+@dataclass(frozen=True)
+class Merged:
+    agent: str
+    target: str
+    sha: str
+    commits: int
+    archive: str = ""
+    files: list[str] = field(default_factory=list)
+
+
+def merge(rt: Runtime, agent_id: str, into: str | None = None) -> Merged:
+    agent = rt.agents.get(agent_id)
+    target = into or agent.base_branch
+    if not agent.branch:
+        raise Conflict(f"{agent.id} works without a worktree (--no-worktree): there is no branch to merge")
+    git = Git(Path(agent.root))
+    paths = AgentPaths(Path(agent.root), agent.id)
+    rebased = git.rebase(Path(agent.worktree), target)
+    if not rebased.ok:
+        _conflict(rt, agent, target, rebased.conflicts, paths)
+    result = git.merge_into(target, agent.branch, f"Merge {agent.branch}: {agent.goal.splitlines()[0][:72]}")
+    if not result.ok:
+        _conflict(rt, agent, target, result.conflicts, paths)
+    sha = result.sha or ""
+    agent_log.append(paths.log, f"Agent merged into {target} ({len(result.commits)} commits)")
+    archive = teardown(rt, agent, graceful=True)
+    rt.publish(
+        "merged",
+        f"{agent.id} merged into {target} ({sha[:7]})",
+        **agent.event_fields(),
+        data={"branch": agent.branch, "target": target, "sha": sha, "commits": len(result.commits)},
+    )
+    return Merged(agent.id, target, sha, len(result.commits), str(archive))
+
+
+def _conflict(rt: Runtime, agent: Agent, target: str, files: list[str], paths: AgentPaths) -> None:
+    agent_log.append(paths.log, f"Merge into {target} conflicts: {', '.join(files)}")
+    rt.publish(
+        "merge_conflict",
+        f"merging {agent.branch} into {target} conflicts in {len(files)} file(s)",
+        **agent.event_fields(),
+        data={"branch": agent.branch, "target": target, "files": files},
+    )
+    listing = "\n".join(f"  - {name}" for name in files)
+    raise MergeConflict(
+        f"{agent.branch} does not merge cleanly into {target}; conflicted files:\n{listing}\n"
+        f"Nothing was changed and {agent.id} keeps running: ask it to rebase onto {target} and resolve them.",
+        files,
+    )
+
+
+def merge_check(rt: Runtime, agent_id: str, into: str | None = None) -> list[str]:
+    """The files that would conflict if the agent were merged now ([] = clean). Changes nothing."""
+    agent = rt.agents.get(agent_id)
+    if not agent.branch:
+        raise Conflict(f"{agent.id} works without a worktree: there is no branch to merge")
+    target = into or agent.base_branch
+    git = Git(Path(agent.root))
+    done = git.run(
+        "merge-tree", "--write-tree", "--name-only", "--no-messages", target, agent.branch, check=False
+    )
+    if done.returncode == 0:
+        return []
+    lines = done.stdout.splitlines()
+    return [line for line in lines[1:] if line.strip()]

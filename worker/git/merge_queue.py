@@ -1,0 +1,93 @@
+"""The worker's side of the merge queue: ask for an agent's branch to be merged, and run a project's queue
+in order — rebase onto the target, merge commit, tear the agent down — for the requests whose agent this
+worker owns. A conflict or a failure leaves the repository and the agent as they were.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import replace
+from pathlib import Path
+
+from bus.errors import BusError, Conflict
+from bus.merges import MergeRequest, MergeStore
+from worker.agents import agent_log
+from worker.agents.layout import AgentPaths
+from worker.agents.teardown import teardown
+from worker.errors import WorkerError
+from worker.git.repo import Git
+from worker.service.runtime import Runtime
+
+log = logging.getLogger(__name__)
+
+
+class MergeQueue:
+    def __init__(self, rt: Runtime) -> None:
+        self.rt = rt
+        self.store = MergeStore(rt.client, rt.keys, rt.settings.events_maxlen)
+
+    def request(self, agent_id: str, task: str | None = None, into: str | None = None) -> MergeRequest:
+        """Queue the agent's branch for merging into `into` (default: the branch it was made from). A request
+        for an agent already waiting in the queue is that request, not a second one."""
+        agent = self.rt.agents.get(agent_id)
+        if not agent.branch:
+            raise Conflict(f"{agent.id} works without a worktree: there is no branch to merge")
+        project = agent.project or Path(agent.root).name
+        existing = self.store.open_for(project, agent.id)
+        if existing is not None:
+            return existing
+        return self.store.enqueue(
+            project=project,
+            agent=agent.id,
+            branch=agent.branch,
+            target=into or agent.base_branch,
+            worker=agent.worker,
+            task=task or agent.task,
+            title=(agent.goal.strip().splitlines() or [agent.id])[0][:72],
+        )
+
+    def process(self, project: str) -> list[MergeRequest]:
+        """Merge the project's queue from its head while the head's agent is this worker's; returns what
+        was finished. Another worker's request at the head waits for that worker (FIFO per project)."""
+        finished = []
+        while (req := self.store.head(project)) is not None and req.worker == self.rt.worker_id:
+            result = self._run(req)
+            self.store.finish(result)
+            finished.append(result)
+        return finished
+
+    def process_all(self) -> list[MergeRequest]:
+        """Every project's queue: on start, a merge cut short by a restart runs again."""
+        return [req for project in self.store.projects() for req in self.process(project)]
+
+    def _run(self, req: MergeRequest) -> MergeRequest:
+        if req.status == "merged":  # merged before a restart cut the teardown short
+            self._remove(req)
+            return req
+        agent = self.rt.agents.find(req.agent)
+        if agent is None or not agent.worktree:
+            return replace(req, status="failed", error=f"agent {req.agent} is gone; nothing was merged")
+        req = self.store.mark(req, status="merging")
+        git = Git(Path(agent.root))
+        paths = AgentPaths(Path(agent.root), agent.id)
+        try:
+            rebased = git.rebase(Path(agent.worktree), req.target)
+            message = f"Merge {req.branch}: {req.title}"
+            result = git.merge_into(req.target, req.branch, message) if rebased.ok else None
+        except (WorkerError, BusError) as e:
+            agent_log.append(paths.log, f"Merge into {req.target} failed: {e}")
+            return replace(req, status="failed", error=str(e))
+        if result is None or not result.ok:
+            conflicts = rebased.conflicts if result is None else result.conflicts
+            agent_log.append(paths.log, f"Merge into {req.target} conflicts: {', '.join(conflicts)}")
+            return replace(req, status="conflict", files=tuple(conflicts))
+        agent_log.append(paths.log, f"Agent merged into {req.target} ({len(result.commits)} commits)")
+        req = self.store.mark(req, status="merged", sha=result.sha or "", commits=len(result.commits))
+        self._remove(req)
+        return req
+
+    def _remove(self, req: MergeRequest) -> None:
+        """After a merge the agent's worktree, branch, session and record go (its archive stays)."""
+        agent = self.rt.agents.find(req.agent)
+        if agent is not None:
+            teardown(self.rt, agent, graceful=True)

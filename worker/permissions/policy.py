@@ -1,0 +1,388 @@
+"""What an agent may do: the mandatory allow and deny lists and their merge with the user's config, the
+path isolation that keeps an agent inside its own worktree, and the PreToolUse decisions built on both.
+
+The PreToolUse hooks import this on every tool call of every agent, so it loads nothing beyond the
+interpreter's own start-up modules: the rule syntax (worker.permissions.rules), the shell parser
+(worker.permissions.shell_words) and fnmatch are imported inside the functions, only by the calls that
+need them.
+"""
+
+from __future__ import annotations
+
+import posixpath
+
+from bus.record import Record
+
+TYPE_CHECKING = False  # typing costs milliseconds on the hooks' path; the checker still sees the types
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+    from typing import Literal, TypeAlias
+
+    Verdict: TypeAlias = Literal["allow", "deny", "none"]
+
+ROLES = ("manager", "worker")
+STATE_DIR = ".ib"
+AGENTS_DIR = "agents"
+WORKTREE_DIR = "repo"
+
+IB_ALLOW = ("Bash(ib:*)",)
+GIT_ALLOW = tuple(
+    f"Bash(git {sub}:*)"
+    for sub in ("status", "add", "commit", "diff", "show", "log", "ls-files", "grep", "rm", "merge", "rebase")
+)
+SHELL_ALLOW = tuple(f"Bash({name}:*)" for name in ("pwd", "ls", "head", "tail", "cat", "grep"))
+FILE_TOOLS_ALLOW = ("Read", "Write", "Edit", "MultiEdit", "Glob", "Grep", "LS")
+OTHER_ALLOW = (
+    "TodoWrite",
+    "Task",
+    "TaskOutput",
+    "KillShell",
+    "NotebookEdit",
+    "WebFetch",
+    "WebSearch",
+    "AskUserQuestion",
+)
+PLAN_TOOLS = ("EnterPlanMode", "ExitPlanMode")
+MANDATORY_DENY = PLAN_TOOLS
+
+FILE_TOOLS = frozenset({"Read", "Write", "Edit", "MultiEdit", "NotebookEdit", "Glob", "Grep", "LS"})
+PATH_KEYS = ("file_path", "notebook_path", "path")
+SHARED_PLACES = ("~/.claude", "/tmp")
+"""Outside its worktree an agent's file tools may touch only these (and everything below them)."""
+
+PARAM_CHARS = 300
+"""A logged tool parameter longer than this is cut (a Write's content can be megabytes)."""
+
+
+class Permissions(Record):
+    """Claude Code permission rules: what runs without asking, and what never runs."""
+
+    __slots__ = ("allow", "deny")
+
+    def __init__(self, allow: tuple[str, ...], deny: tuple[str, ...]) -> None:
+        self.allow, self.deny = allow, deny
+
+
+class Decision(Record):
+    """`deny` blocks the tool call with `reason`; `allow` means the path check passed and `none` that
+    this module has no opinion. For both, Claude Code's own permission flow still applies."""
+
+    __slots__ = ("reason", "verdict")
+
+    def __init__(self, verdict: Verdict, reason: str = "") -> None:
+        self.verdict, self.reason = verdict, reason
+
+
+NO_DECISION = Decision("none")
+
+
+# --- the lists -------------------------------------------------------------------------------------
+
+
+def mandatory_allow(ib_path: str | None = None) -> tuple[str, ...]:
+    """The rules every agent gets; `ib_path` (the absolute `ib`) is allowed next to a bare `ib`."""
+    ib = (*IB_ALLOW, f"Bash({ib_path}:*)") if ib_path else IB_ALLOW
+    return (*ib, *GIT_ALLOW, *SHELL_ALLOW, *FILE_TOOLS_ALLOW, *OTHER_ALLOW)
+
+
+def merge_permissions(
+    role: str,
+    project_cfg: Mapping[str, object] | None,
+    user_cfg: Mapping[str, object] | None,
+    *,
+    ib_path: str | None = None,
+) -> Permissions:
+    """The mandatory rules plus `permissions.<role>.allow/deny` from the config files. Per key (allow,
+    deny) the project's list wins when it has one, else the user's. Bad shapes raise
+    PermissionsConfigError naming the key and the file."""
+    if role not in ROLES:
+        from worker.errors import PermissionsConfigError
+
+        raise PermissionsConfigError(f"unknown agent role {role!r}: use one of {', '.join(ROLES)}")
+    lists: dict[str, list[str]] = {}
+    for key in ("allow", "deny"):
+        project = _configured(project_cfg, role, key, "project config (.ib/config.json)")
+        user = _configured(user_cfg, role, key, "user config (~/.ib/config.json)")
+        lists[key] = project if project is not None else (user or [])
+    return Permissions(
+        allow=_unique([*mandatory_allow(ib_path), *lists["allow"]]),
+        deny=_unique([*MANDATORY_DENY, *lists["deny"]]),
+    )
+
+
+def _configured(cfg: Mapping[str, object] | None, role: str, key: str, where: str) -> list[str] | None:
+    """`cfg["permissions"][role][key]` as a list of rules; None when a level is absent."""
+    from collections.abc import Mapping  # here, not at the top: spawning needs it, the hooks do not
+
+    value: object = cfg
+    for level in ("permissions", role, key):
+        if value is None:
+            return None
+        if not isinstance(value, Mapping):
+            raise _bad_config(role, key, where)
+        value = value.get(level)
+    if value is None:
+        return None
+    if not (isinstance(value, list) and all(isinstance(rule, str) for rule in value)):
+        raise _bad_config(role, key, where)
+    return [rule.strip() for rule in value if rule.strip()]
+
+
+def _bad_config(role: str, key: str, where: str) -> Exception:
+    from worker.errors import PermissionsConfigError
+
+    return PermissionsConfigError(
+        f"bad permissions.{role}.{key} in the {where}: expected a list of rule strings inside objects, "
+        f'like {{"permissions": {{"{role}": {{"{key}": ["Bash(npm test:*)"]}}}}}}; fix the file'
+    )
+
+
+def _unique(rules: Sequence[str]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(rules))
+
+
+# --- paths -----------------------------------------------------------------------------------------
+
+_GLOB_CHARS = "*?["
+
+
+def _has_glob(text: str) -> bool:
+    """Does `text` hold a shell wildcard (`*`, `?` or `[`)?"""
+    return any(c in text for c in _GLOB_CHARS)
+
+
+def normalize(path: str, *, base: str, home: str) -> str:
+    """`path` as an absolute path without `.`, `..` or doubled slashes; `~` is `home`, a relative path
+    is taken from `base`. Symlinks are not followed (no file system access)."""
+    if path == "~" or path.startswith("~/"):
+        path = home + path[1:]
+    if not path.startswith("/"):
+        path = posixpath.join(base, path)
+    path = posixpath.normpath(path)
+    return "/" + path.lstrip("/")
+
+
+def _parts(path: str) -> list[str]:
+    return [p for p in path.split("/") if p]
+
+
+def _under(path: Sequence[str], base: Sequence[str | None], *, globs: bool = True) -> bool:
+    """Is `path` (parts) `base` or below it? None in `base` is any one part; with `globs`, a part of
+    `path` holding `*`, `?` or `[` matches what it could expand to."""
+    if len(path) < len(base):
+        return False
+    for have, want in zip(path, base, strict=False):
+        if want is None or have == want:
+            continue
+        if not (globs and _has_glob(have) and _expands_to(want, have)):
+            return False
+    return True
+
+
+def _expands_to(name: str, pattern: str) -> bool:
+    from fnmatch import fnmatchcase  # imports re: only for a path that holds a wildcard
+
+    return fnmatchcase(name, pattern)
+
+
+class Places(Record):
+    """An agent's world, normalised: its worktree, the main repository, home."""
+
+    __slots__ = ("home", "root", "worktree")
+
+    def __init__(self, worktree: str, root: str, home: str) -> None:
+        self.worktree, self.root, self.home = worktree, root, home
+
+    @property
+    def agents(self) -> list[str]:
+        return [*_parts(self.root), STATE_DIR, AGENTS_DIR]
+
+    @property
+    def own_id(self) -> str | None:
+        parts = _parts(self.worktree)
+        agents = self.agents
+        if len(parts) == len(agents) + 2 and parts[: len(agents)] == agents and parts[-1] == WORKTREE_DIR:
+            return parts[-2]
+        return None
+
+
+def where(path: str, places: Places) -> tuple[str, str]:
+    """Which place an absolute normalised path lies in: ("worktree", ""), ("agent", <id>),
+    ("main", ""), ("shared", "") or ("outside", "")."""
+    parts = _parts(path)
+    agents = places.agents
+    if _under(parts, [*agents, None]):  # first: an agent without a worktree works in the root, not in these
+        other = parts[len(agents)]
+        if other != places.own_id:
+            return "agent", other
+    if _under(parts, _parts(places.worktree), globs=False):
+        return "worktree", ""
+    if _under(parts, _parts(places.root)):
+        return "main", ""
+    for shared in SHARED_PLACES:
+        if _under(parts, _parts(normalize(shared, base="/", home=places.home)), globs=False):
+            return "shared", ""
+    return "outside", ""
+
+
+# --- decisions -------------------------------------------------------------------------------------
+
+
+def decide(
+    tool_name: str,
+    tool_input: Mapping[str, object],
+    *,
+    worktree: str,
+    root: str,
+    permissions: Permissions,
+    home: str,
+) -> Decision:
+    """The agent's PreToolUse verdict: deny-listed tools, file tools outside the worktree (except
+    ~/.claude and /tmp) and `cd` into the main repository or another agent's folder are denied."""
+    places = Places(
+        normalize(worktree, base="/", home=home),
+        normalize(root, base="/", home=home),
+        normalize(home, base="/", home="/"),
+    )
+    denied = _deny_rule(tool_name, tool_input, permissions.deny)
+    if denied:
+        return denied
+    if tool_name in FILE_TOOLS:
+        return _file_decision(tool_name, tool_input, places)
+    if tool_name == "Bash":
+        return _bash_decision(tool_input, places)
+    return NO_DECISION
+
+
+def _deny_rule(tool_name: str, tool_input: Mapping[str, object], deny: Sequence[str]) -> Decision | None:
+    """A deny rule matching the call; a Bash rule also matches any one command of a compound line. A
+    plain tool name is compared here; only other rules load the rule syntax (and, for Bash, the shell
+    parser)."""
+    inputs: list[Mapping[str, object]] | None = None
+    for rule in deny:
+        if _plain_name(rule):
+            if rule != tool_name:
+                continue
+        else:
+            from worker.permissions.rules import tool_matches
+
+            inputs = _rule_inputs(tool_name, tool_input) if inputs is None else inputs
+            if not any(tool_matches(rule, tool_name, one) for one in inputs):
+                continue
+        what = describe(tool_name, tool_input)
+        if tool_name in PLAN_TOOLS:
+            return Decision("deny", f"Permission denied: {what}. Agents work directly; plan mode is off.")
+        return Decision("deny", f"Permission denied: {what}. It matches the deny rule {rule}.")
+    return None
+
+
+def _plain_name(rule: str) -> bool:
+    """A rule that is one tool name and nothing else (no specifier, no blanks, no `mcp__` server
+    prefix), which covers exactly the calls of the tool with that name."""
+    return rule.isidentifier() and not rule.startswith("mcp__")
+
+
+def _rule_inputs(tool_name: str, tool_input: Mapping[str, object]) -> list[Mapping[str, object]]:
+    """What a rule is matched against: the call, and for Bash each simple command of its line too."""
+    inputs: list[Mapping[str, object]] = [tool_input]
+    command = tool_input.get("command")
+    if tool_name == "Bash" and isinstance(command, str):
+        from worker.permissions.shell_words import simple_commands
+
+        inputs += [{"command": " ".join(words)} for words in simple_commands(command)]
+    return inputs
+
+
+def _file_decision(tool_name: str, tool_input: Mapping[str, object], places: Places) -> Decision:
+    for path in tool_paths(tool_name, tool_input, worktree=places.worktree, home=places.home):
+        place, other = where(path, places)
+        if place in ("worktree", "shared"):
+            continue
+        if place == "main":
+            return _deny(f"Path violation: {tool_name} tried to access main repo: {path}", places)
+        if place == "agent":
+            return _deny(
+                f"Path violation: {tool_name} tried to access {_agent(other)} folder: {path}", places
+            )
+        return _deny(f"Permission denied: {describe(tool_name, tool_input)}", places)
+    return Decision("allow", "inside the worktree, ~/.claude or /tmp")
+
+
+def _bash_decision(tool_input: Mapping[str, object], places: Places) -> Decision:
+    command = tool_input.get("command")
+    if not isinstance(command, str):
+        return NO_DECISION
+    from worker.permissions.shell_words import cd_targets
+
+    variables = {"IB_ROOT": places.root}
+    for target in cd_targets(command, cwd=places.worktree, home=places.home, variables=variables):
+        place, other = where(target, places)
+        if place == "main":
+            return _deny(f"Path violation: Bash tried to cd into main repo: {target}", places)
+        if place == "agent":
+            return _deny(f"Path violation: Bash tried to cd into {_agent(other)} folder: {target}", places)
+    return NO_DECISION
+
+
+def _deny(what: str, places: Places) -> Decision:
+    return Decision(
+        "deny", f"{what}. An agent works only in its worktree {places.worktree} (and ~/.claude, /tmp)."
+    )
+
+
+def _agent(agent_id: str) -> str:
+    """`agent b2's`; a glob in that place (`*`) could be any agent."""
+    return "another agent's" if _has_glob(agent_id) else f"agent {agent_id}'s"
+
+
+def tool_paths(tool_name: str, tool_input: Mapping[str, object], *, worktree: str, home: str) -> list[str]:
+    """The normalised paths a file tool would touch: its path parameters and, for Glob, its pattern."""
+    paths = [
+        normalize(value, base=worktree, home=home)
+        for key in PATH_KEYS
+        if isinstance(value := tool_input.get(key), str) and value
+    ]
+    pattern = tool_input.get("pattern")
+    if tool_name == "Glob" and isinstance(pattern, str) and pattern:
+        paths.append(normalize(pattern, base=paths[0] if paths else worktree, home=home))
+    return paths
+
+
+def describe(tool_name: str, tool_input: Mapping[str, object]) -> str:
+    """`Read (file_path: /etc/passwd)`: the tool and its parameters on one line, long values cut."""
+    params = ", ".join(f"{key}: {_one_line(value)}" for key, value in tool_input.items())
+    return f"{tool_name} ({params})" if params else tool_name
+
+
+def _one_line(value: object) -> str:
+    text = value if isinstance(value, str) else repr(value)
+    text = text.replace("\r", "\\r").replace("\n", "\\n")
+    return text if len(text) <= PARAM_CHARS else text[:PARAM_CHARS] + "…"
+
+
+# --- the primary session ---------------------------------------------------------------------------
+
+
+def decide_primary(
+    tool_name: str, tool_input: Mapping[str, object], *, cwd: str, root: str, home: str
+) -> Decision:
+    """The main repository's own Claude: only `cd` / `pushd` into an agent's worktree is denied."""
+    command = tool_input.get("command")
+    if tool_name != "Bash" or not isinstance(command, str):
+        return NO_DECISION
+    from worker.permissions.shell_words import cd_targets
+
+    root = normalize(root, base="/", home=home)
+    agents = [*_parts(root), STATE_DIR, AGENTS_DIR]
+    for target in cd_targets(
+        command, cwd=normalize(cwd, base=root, home=home), home=home, variables={"IB_ROOT": root}
+    ):
+        parts = _parts(target)
+        if _under(parts, [*agents, None, WORKTREE_DIR]):
+            return Decision(
+                "deny",
+                f"Path violation: Bash tried to cd into {_agent(parts[len(agents)])} worktree: {target}. "
+                "The main session stays in the main repository; use `ib` commands (or read the files "
+                "by path) instead.",
+            )
+    return NO_DECISION

@@ -1,0 +1,183 @@
+"""`ib worker`: the one process per machine that owns its agents' tmux sessions and worktrees.
+
+One loop: one blocking read of this worker's command stream and of the events stream
+(worker/service/inbox.py; woken at least every pane interval), then the pane watcher and the transcript
+tailer. Events drive the merge queue (worker/git/merge_queue.py) and the /auto loops (worker/auto/loop.py),
+in this one thread. On start it re-adopts the agents still running in tmux and marks the rest stopped; on
+SIGTERM it stops and leaves the agents running. `--once` (burst) handles what is pending and returns, for
+tests.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+import time
+from dataclasses import dataclass, field
+
+import redis
+
+from bus.envelope import EVENT_FIELD, MERGE_TYPES
+from bus.errors import BusError
+from bus.events import Event
+from bus.heartbeat import Heartbeat
+from bus.streams import Entry, consumer_name
+from bus.worker_rpc import decode_command, reply
+from worker.agents.transcript_tail import TranscriptTailer
+from worker.auto.loop import AutoLoops
+from worker.errors import WorkerError
+from worker.frontends.status_node import StatusNodeStarter
+from worker.git.merge_queue import MergeQueue
+from worker.service.inbox import Batch, Inbox
+from worker.service.operations import run_operation
+from worker.service.runtime import Runtime
+from worker.service.signals import stop_on_signals
+from worker.tmux.pane_watch import PaneWatcher
+
+log = logging.getLogger(__name__)
+
+
+class WorkerBusy(WorkerError):
+    """Another worker with the same id is alive."""
+
+
+@dataclass
+class WorkerService:
+    rt: Runtime
+    reader: redis.Redis  # a client without socket timeout, for the blocking reads
+    stopping: threading.Event = field(default_factory=threading.Event)
+
+    def __post_init__(self) -> None:
+        self.watcher = PaneWatcher(self.rt)
+        self.tailer = TranscriptTailer(self.rt)
+        self.status_node = StatusNodeStarter(
+            self.rt
+        )  # CLAUDE.md status block: worker/frontends/status_node.py
+        # the token is `host:pid`: `ib ps` checks that the heartbeat names the worker it started
+        self.heartbeat = Heartbeat(
+            self.rt.client,
+            self.rt.keys.worker(self.rt.worker_id),
+            self.ttl,
+            f"{socket.gethostname()}:{os.getpid()}",
+        )
+        self.inbox = Inbox(self.reader, self.rt.keys, self.rt.worker_id, consumer_name())
+        self.merges = MergeQueue(self.rt)
+        self.autos = AutoLoops(self.rt, self.merges)
+
+    @property
+    def ttl(self) -> int:
+        return max(5, int(self.rt.settings.heartbeat_ttl))
+
+    def run(self, once: bool = False) -> None:
+        self._claim_heartbeat()
+        try:
+            self.inbox.ensure()
+            self.adopt()
+            backlog = self.inbox.take_over()
+            self._go_on()
+            self._handle(backlog)
+            if once:
+                self._drain()
+                self.tick()
+                return
+            self._loop()
+        finally:
+            self.heartbeat.release()
+            self.rt.client.srem(self.rt.keys.workers, self.rt.worker_id)
+
+    def _loop(self) -> None:
+        interval = self.rt.settings.pane_interval
+        next_tick = 0.0
+        while not self.stopping.is_set():
+            wait = max(0.0, next_tick - time.monotonic())
+            self._handle(self.inbox.read(block_ms=max(1, int(wait * 1000))))
+            if time.monotonic() >= next_tick:
+                self.tick()
+                next_tick = time.monotonic() + interval
+
+    def _drain(self) -> None:
+        while batch := self.inbox.read(block_ms=1):
+            self._handle(batch)
+
+    def tick(self) -> None:
+        self.heartbeat.renew()
+        for step in (self.watcher.tick, self.tailer.tick, self.status_node.tick, self.fire_schedules):
+            try:
+                step()
+            except (BusError, WorkerError, OSError) as e:
+                log.warning("worker %s: %s failed: %s", self.rt.worker_id, step.__qualname__, e)
+
+    def fire_schedules(self) -> None:
+        """Scheduled tasks that are due: every worker tries, one lock per firing lets one add it."""
+        self.rt.schedules.fire_due(self.rt.worker_id)
+
+    def adopt(self) -> None:
+        """Agents of this worker still in tmux are watched again; the others are marked stopped."""
+        sessions = set(self.rt.tmux.sessions())
+        for agent in self.rt.agents.all():
+            if agent.worker != self.rt.worker_id:
+                continue
+            if agent.session in sessions:
+                log.info("worker %s: re-adopted agent %s", self.rt.worker_id, agent.id)
+            elif agent.state != "stopped":
+                self.watcher.record(agent, "stopped")
+
+    def _handle(self, batch: Batch) -> None:
+        for entry_id, fields in batch.commands:
+            command = decode_command(fields)
+            if command is not None and self.rt.client.set(
+                self.rt.keys.seen("cmd", command["id"]), "1", nx=True, ex=86400
+            ):
+                self._run(command)
+            self.inbox.commands.ack([entry_id])
+        for entry in batch.events:
+            self._on_event(entry)
+            self.inbox.events.ack([entry[0]])
+
+    def _on_event(self, entry: Entry) -> None:
+        """The merge queue moves on at every merge event of a project; the /auto loops see every event."""
+        event = Event.from_entry(entry[0], entry[1].get(EVENT_FIELD))
+        try:
+            if event.type in MERGE_TYPES and event.project:
+                self.merges.process(event.project)
+            self.autos.on_event(event)
+        except Exception:  # one event must not take the worker down; the loop pauses itself on errors
+            log.exception("worker %s: handling event %s %s failed", self.rt.worker_id, event.id, event.type)
+
+    def _go_on(self) -> None:
+        """After a restart: merges and /auto steps a killed worker left half done."""
+        try:
+            self.merges.process_all()
+            self.autos.resume_all()
+        except Exception:
+            log.exception("worker %s: resuming merges and auto loops failed", self.rt.worker_id)
+
+    def _run(self, command: dict[str, object]) -> None:
+        op, command_id = str(command["op"]), str(command["id"])
+        args = command["args"] if isinstance(command["args"], dict) else {}
+        try:
+            result = run_operation(self.rt, op, args)
+        except (BusError, WorkerError) as e:
+            log.info("worker %s: command %s %s failed: %s", self.rt.worker_id, command_id, op, e)
+            reply(self.rt.client, self.rt.keys, command_id, False, error=str(e))
+            return
+        except Exception as e:  # a bug in one command must not take the worker down
+            log.exception("worker %s: command %s %s crashed", self.rt.worker_id, command_id, op)
+            reply(self.rt.client, self.rt.keys, command_id, False, error=f"internal error: {e}")
+            return
+        log.info("worker %s: command %s %s done", self.rt.worker_id, command_id, op)
+        reply(self.rt.client, self.rt.keys, command_id, True, result)
+
+    def _claim_heartbeat(self) -> None:
+        holder = self.heartbeat.acquire()
+        if holder is not None:
+            raise WorkerBusy(
+                f"a worker named {self.rt.worker_id!r} is already running ({holder}); "
+                "set IB_WORKER_ID to run another"
+            )
+        self.rt.client.sadd(self.rt.keys.workers, self.rt.worker_id)
+
+    def stop_on_signals(self) -> None:
+        stop_on_signals(self.stopping)

@@ -1,0 +1,80 @@
+"""Everything an operation on agents needs on this machine: settings, the bus, the stores, tmux.
+
+Built once by the CLI or the worker service and passed to every operation, so both run the same code.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import redis
+
+from bus.agents import AgentStore
+from bus.envelope import make_event
+from bus.keys import Keys
+from bus.questions import QuestionStore
+from bus.schedules import ScheduleStore
+from bus.settings import Settings
+from bus.streams import publish
+from bus.task_store import TaskStore
+from worker.errors import WorkerError
+from worker.tmux.client import Tmux
+
+
+class NotARepository(WorkerError):
+    """The command needs a git repository and there is none here."""
+
+
+@dataclass
+class Runtime:
+    settings: Settings
+    client: redis.Redis
+    cwd: Path = field(default_factory=Path.cwd)
+
+    @cached_property
+    def keys(self) -> Keys:
+        return Keys(self.settings.namespace)
+
+    @cached_property
+    def agents(self) -> AgentStore:
+        return AgentStore(self.client, self.keys)
+
+    @cached_property
+    def questions(self) -> QuestionStore:
+        return QuestionStore(self.client, self.keys)
+
+    @cached_property
+    def tasks(self) -> TaskStore:
+        return TaskStore(self.client, self.keys, self.settings.events_maxlen)
+
+    @cached_property
+    def schedules(self) -> ScheduleStore:
+        return ScheduleStore(self.client, self.keys, self.tasks, self.settings.schedule_min_interval)
+
+    @cached_property
+    def tmux(self) -> Tmux:
+        return Tmux(self.settings.tmux_socket)
+
+    @cached_property
+    def root(self) -> Path:
+        found = self.settings.repository(str(self.cwd))
+        if found is None:
+            raise NotARepository(f"{self.cwd} is not inside a git repository; run ib from your project")
+        return found
+
+    @property
+    def worker_id(self) -> str:
+        return self.settings.worker_id
+
+    @property
+    def ib_command(self) -> str:
+        """The `ib` executable of this installation, for hooks and agents' PATH."""
+        return str(Path(sys.executable).with_name("ib"))
+
+    def publish(self, type_: str, msg: str = "", **fields: Any) -> str:
+        event = make_event(type_, msg, **fields)
+        return publish(self.client, self.keys, event, self.settings.events_maxlen)
