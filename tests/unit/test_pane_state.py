@@ -3,18 +3,41 @@ text before the first hyphen) and on small inline cases, most of them markers th
 
 from __future__ import annotations
 
+import unicodedata
 from pathlib import Path
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from tests.fake_anthropic.client import CLAUDE_CODE_VERSION
 from worker.tmux.pane_state import COMPLETION_MARKER, PaneState, pane_state
 
 CAPTURES = sorted((Path(__file__).resolve().parent.parent / "fixtures" / "pane-states").glob("*.txt"))
 RULE = "─" * 60
 FOOTER = f"{RULE}\n❯ \n{RULE}\n  repo | Opus 4.6\n  agent/agent-1f2e3d4c\n"
 LOGO = " ▐▛███▜▌   Claude Code v2.1.50\n▝▜█████▛▘  Opus 4.6 · Claude Max\n"
+
+
+IDLE = f"{RULE}\n❯ \n{RULE}\n  ⏸ manual mode on · ? for shortcuts · ← for agents\n"
+BUSY = f"{RULE}\n❯ \n{RULE}\n  ⏸ manual mode on · esc to interrupt · ← for agents\n"
+AUTO_IDLE = f"{RULE}\n❯ \n{RULE}\n  ⏵⏵ auto mode on (shift+tab to cycle)\n"
+DONE = COMPLETION_MARKER
+
+
+def _width(text: str) -> int:
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+
+def _with_diff_panel(conversation: str, column: int = 60) -> str:
+    """The conversation on the left, the diff panel right of a "│" at `column`, the input box below."""
+    right = ["1 file changed   /diff to close", "", "notes.txt", "+ first line", "+ second line"]
+    rows = [*conversation.splitlines(), *[""] * 8]
+    lines = [
+        row + " " * (column - _width(row)) + "│" + (right[i] if i < len(right) else "")
+        for i, row in enumerate(rows)
+    ]
+    return "\n".join(lines) + "\n" + IDLE
 
 
 def _filler(count: int) -> str:
@@ -32,7 +55,13 @@ def test_capture_gives_the_state_in_its_name(path: Path) -> None:
 
 def test_captures_cover_every_state_the_parser_returns() -> None:
     covered = {_expected(path) for path in CAPTURES}
-    assert covered == set(PaneState) - {PaneState.STOPPED}
+    assert covered == set(PaneState)
+
+
+def test_current_cli_captures_cover_every_state_and_three_widths() -> None:
+    current = [path for path in CAPTURES if f"-cc{CLAUDE_CODE_VERSION}-" in path.name]
+    assert {_expected(path) for path in current} == set(PaneState) - {PaneState.UNKNOWN}
+    assert {path.stem.rpartition("-w")[2] for path in current} == {"80", "100", "200"}
 
 
 INLINE_CASES = [
@@ -81,7 +110,7 @@ INLINE_CASES = [
     ("rate-limit-discussed", "We should handle the usage limit gracefully.\n", "unknown"),
     ("rate-limit-in-prompt", f"{LOGO}❯ Detect\n  Claude usage limit reached.\n", "unknown"),
     # start-up
-    ("trust-dialog", " Do you trust this folder?\n\n Enter to confirm · Esc to cancel\n", "creating"),
+    ("trust-dialog", " Do you trust this folder?\n\n Enter to confirm · Esc to cancel\n", "permission"),
     ("trust-dialog-then-logo", f" Enter to confirm · Esc to cancel\n{LOGO}\n⏺ Reading.\n", "unknown"),
     ("welcome-box", "╭─ Claude Code ─╮\n│  Welcome back Ada!  │\n╰───────────────╯\n❯ wait\n", "creating"),
     # screen layout: only a rule pair around a "❯" line near the bottom is the input box
@@ -90,6 +119,64 @@ INLINE_CASES = [
     ("rule-with-much-below-it", f"{RULE}\n{_filler(9)}  WAITING\n", "waiting"),
     ("empty", "", "unknown"),
     ("blank-lines", "\n  \n\n", "unknown"),
+    # the current UI (2.1.332): ● bullets, status-bar hints, the diff panel, dialogs, API errors
+    ("bullet-marker-alone", f"● {DONE}\n", "complete"),
+    ("bullet-waiting-alone", "● WAITING\n", "waiting"),
+    ("status-bar-esc-to-interrupt", f"❯ fix it\n\n✶ Embellishing…\n\n{BUSY}", "running"),
+    ("status-bar-busy-beats-old-marker", f"● Done.\n\n  {DONE}\n\n❯ more\n\n{BUSY}", "running"),
+    ("bash-command-running", "● Waiting.\n\n  Wait for the build · 2s\n  ⎿  $ sleep 30\n", "running"),
+    ("star-spinner", "* Pondering…\n", "running"),
+    ("idle-without-marker", f"● Shall I go on?\n\n{IDLE}", "waiting"),
+    ("idle-auto-mode-turn-done", f"● Done.\n\n✻ Worked for 1s · done 2:29 AM\n\n{AUTO_IDLE}", "waiting"),
+    ("idle-older-ui-proves-nothing", f"⏺ Shall I go on?\n\n{FOOTER}", "unknown"),
+    ("marker-prompt-then-idle", f"● Hi.\n\n  {DONE}\n\n❯ /compact\n  ⎿  Compacted\n\n{IDLE}", "waiting"),
+    (
+        "after-escape",
+        f"● Thinking.\n  ⎿  Interrupted · What should Claude do instead?\n\n{AUTO_IDLE}",
+        "waiting",
+    ),
+    ("api-error-529", f"❯ go\n\n● API Error: 529 Overloaded. Try again.\n\n{IDLE}", "error"),
+    ("api-error-429", "● API Error: Request rejected (429) · would exceed the rate limit\n", "rate_limited"),
+    (
+        "api-error-then-resent",
+        f"● API Error: 529 Overloaded.\n\n❯ again\n\n● Ok.\n\n  {DONE}\n\n{IDLE}",
+        "complete",
+    ),
+    (
+        "retrying-429",
+        f"✻ 429 This request would exceed… · retrying in 2s · attempt 3/10\n\n{BUSY}",
+        "rate_limited",
+    ),
+    ("retrying-api-error", f"✻ API error · retrying in 2s · attempt 1/10\n\n{BUSY}", "error"),
+    ("retrying-quoted-in-reply", f"● It shows: retrying in 2s · attempt 1/10\n\n{IDLE}", "waiting"),
+    (
+        "permission-dialog",
+        "● Bash(rm -rf build)\n\n Do you want to proceed?\n ❯ 1. Yes\n   2. No\n\n Esc to cancel\n",
+        "permission",
+    ),
+    (
+        "old-dialog-above-input-box",
+        f" ❯ 1. Yes, proceed\n   2. No, exit\n\n Enter to confirm · Esc to cancel\n\n● Hi.\n\n{IDLE}",
+        "waiting",
+    ),
+    ("dialog-quoted-in-reply", f"● The dialog asks:\n  Do you want to proceed?\n\n{IDLE}", "waiting"),
+    (
+        "pane-is-dead",
+        "Resume this session with:\nclaude --resume 1f2e\n\n\nPane is dead (status 0, Thu Nov 26)\n",
+        "stopped",
+    ),
+    ("shell-prompt-after-exit", "Resume this session with:\nclaude --resume 1f2e\n$ \n", "stopped"),
+    ("user-host-shell-prompt", "me@box:~/repo$ \n", "stopped"),
+    ("dollar-line-in-conversation", f"● Type this:\n  $\n\n{IDLE}", "waiting"),
+    ("blank-pane", "\n" * 50, "creating"),
+    (
+        "diff-panel-marker",
+        _with_diff_panel(f"● Wrote notes.txt.\n\n  {DONE}\n\n✻ Worked for 1s · done 2:29 AM"),
+        "complete",
+    ),
+    ("diff-panel-wide-chars", _with_diff_panel(f"● 日本語を書いた。\n\n  {DONE}"), "complete"),
+    ("diff-panel-waiting", _with_diff_panel("● Which colour?\n\n  WAITING"), "waiting"),
+    ("box-in-conversation-is-no-panel", "● Plan:\n" + "  │ step │\n" * 12 + f"\n  {DONE}\n", "complete"),
 ]
 
 
@@ -111,5 +198,5 @@ def test_marker_inside_a_sentence_is_never_complete(before: str, after: str) -> 
 
 
 @given(text=st.text(max_size=400))
-def test_any_text_gives_a_state_but_stopped(text: str) -> None:
-    assert pane_state(text) in set(PaneState) - {PaneState.STOPPED}
+def test_any_text_gives_a_state(text: str) -> None:
+    assert pane_state(text) in set(PaneState)

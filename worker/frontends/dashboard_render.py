@@ -23,6 +23,8 @@ STATE_STYLES = {
     "creating": "dim",
     "compacting": "magenta",
     "rate_limited": "red",
+    "permission": "yellow bold",
+    "error": "red bold",
     "stopped": "red dim",
     "unknown": "dim",
     "paused": "yellow dim",

@@ -41,6 +41,8 @@ _SCHEMA_STATES = {
     "unknown": "running",
     "waiting": "waiting",
     "rate_limited": "waiting",
+    "permission": "waiting",  # a dialog waits for the person
+    "error": "waiting",  # an API error ended the turn: the person decides whether to resend
     "complete": "complete",
     "stopped": "stopped",
 }

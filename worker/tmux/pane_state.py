@@ -1,19 +1,23 @@
-"""The state of a Claude Code agent read from the text of its tmux pane: the markers the agent ends a
-turn with, the screen's layout (conversation, input box, status bar) and the indicators of work in
-progress, checked in a fixed order. Pure: text in, PaneState out."""
+"""The state of a Claude Code agent read from the text of its tmux pane: an exited program, a dialog
+waiting for a person, the markers the agent ends a turn with, API errors, the indicators of work in
+progress, and the idle input box of a finished turn, checked in a fixed order. Reads the current UI
+(2.1.332: `●` bullets, "esc to interrupt" in the status bar, the diff panel) and the older ones (`⏺`).
+Pure: text in, PaneState out; the screen's layout is worker.tmux.pane_screen's."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from enum import StrEnum
 
 from worker.agents.markers import COMPLETION_MARKER, WAITING_MARKER
+from worker.tmux.pane_screen import RECENT_LINES, WINDOW_LINES, Line, Screen
 
-RECENT_LINES = 5  # "happening right now": the last non-empty lines of the conversation
-WINDOW_LINES = 15  # how far back a marker or a rate-limit notice still counts
-_CHROME_MAX_LINES = 8  # the input box, and the status bar under it, are never taller than this
+__all__ = ["COMPLETION_MARKER", "RECENT_LINES", "WINDOW_LINES", "PaneState", "pane_state"]
+
+BLANK_PANE_LINES = 10  # a capture of a pane nothing has drawn in yet: its whole height, blank
+DIALOG_LINES = 14  # a dialog's options and its footer sit within the last lines of the screen
+DIALOG_AFTER_SIGN = 4  # lines of a dialog below its last sign (option, footer) at most
 
 
 class PaneState(StrEnum):
@@ -22,8 +26,10 @@ class PaneState(StrEnum):
     COMPACTING = "compacting"
     WAITING = "waiting"
     COMPLETE = "complete"
+    PERMISSION = "permission"  # a dialog waits for a person: permission, folder trust, a question, a plan
+    ERROR = "error"  # an API error ended the turn, or Claude Code is retrying one
     RATE_LIMITED = "rate_limited"
-    STOPPED = "stopped"  # no pane at all: decided by the caller, never by pane_state()
+    STOPPED = "stopped"  # the program exited: "Pane is dead", or a shell prompt where Claude Code was
     UNKNOWN = "unknown"
 
 
@@ -31,26 +37,48 @@ def _patterns(*sources: str) -> tuple[re.Pattern[str], ...]:
     return tuple(re.compile(source) for source in sources)
 
 
-_SPINNER = "[·✢✳✶✻✽]"  # the glyphs Claude Code cycles through beside its status line
+_SPINNER = "[·✢✳✶✻✽*]"  # the glyphs Claude Code cycles through beside its status line
+_BULLET = "[⏺●]"  # the reply bullet: ⏺ up to 2.1.x, ● in 2.1.332
+_BULLET_LINE = re.compile(rf"^{_BULLET}\s")
 
 # Claude Code has started once its logo or our task prompt is on screen.
 _STARTED = ("Claude Code v", "[USER TASK]")
-# Screens Claude Code shows before it is ready: trust / imports dialogs, the bare welcome box.
-_STARTUP_SCREENS = _patterns(r"^\s*Enter to confirm · Esc to", r"^│\s*Welcome (?:back|to Claude Code)")
+# The bare welcome box of older versions, shown before the session is ready.
+_WELCOME = _patterns(r"^│\s*Welcome (?:back|to Claude Code)")
 
+_EXITED = _patterns(r"^Pane is dead\b")
+_SHELL_PROMPT = re.compile(r"^(?:[\w.-]+@[\w.-]+:\S*\s?)?[$#%]$")
+# An open dialog: its selected option, its footer, or its question; nothing of the input box below it.
+_DIALOG = _patterns(
+    r"^\s*❯\s*\d+\.\s",
+    r"^\s*Enter to (?:confirm|select)\b",
+    r"Esc to cancel\b",
+    r"^\s*Do you want to (?:proceed|create|make|allow|overwrite)\b.*\?$",
+)
 _COMPACTING = _patterns(r"Compacting conversation")
+# Claude Code retrying a failed request: "✻ 429 ... · retrying in 10s · attempt 5/10".
+_RETRYING = re.compile(rf"^\s*{_SPINNER}\s.* · retrying in \d+\s*\w* · attempt \d+/\d+")
+_RATE_LIMIT_WORDS = re.compile(r"\b429\b|rate.limit", re.IGNORECASE)
 # Something executes at this moment: the status line of a turn, or a tool that has not returned.
-_ACTIVE = _patterns(r"(?i)\((?:esc|ctrl\+c) to interrupt\b", r"^\s*⎿\s+Running(?! in the background)")
+_ACTIVE = _patterns(
+    r"(?i)\((?:esc|ctrl\+c) to interrupt\b",
+    r"^\s*⎿\s+Running(?! in the background)",
+    r"^\s*⎿\s+\$ \S",  # a Bash tool's command while it runs (2.1.332)
+)
+_STATUS_BAR_ACTIVE = _patterns(r"(?i)(?:^|·)\s*esc to interrupt\b")
 _RATE_LIMITED = _patterns(
     r"rate_limit_error",
     r"Claude usage limit reached",
     r"You've hit your limit",
     r"^/upgrade to increase your usage limit",
 )
-# A marker counts only as a line of its own (after a "⏺ " bullet or indentation), in capitals.
+# A turn ended by an API error (the last thing the agent shows).
+_TURN_ERROR = _patterns(rf"^\s*(?:{_BULLET}\s+)?API Error:")
+_TURN_RATE_LIMITED = _patterns(r"API Error: (?:429\b|Request rejected \(429\))")
+# A marker counts only as a line of its own (after a bullet or indentation), in capitals.
 _MARKERS = (
-    (PaneState.COMPLETE, re.compile(rf"^\s*(?:⏺\s+)?{re.escape(COMPLETION_MARKER)}\s*$")),
-    (PaneState.WAITING, re.compile(rf"^\s*(?:⏺\s+)?{WAITING_MARKER}\s*$")),
+    (PaneState.COMPLETE, re.compile(rf"^\s*(?:{_BULLET}\s+)?{re.escape(COMPLETION_MARKER)}\s*$")),
+    (PaneState.WAITING, re.compile(rf"^\s*(?:{_BULLET}\s+)?{WAITING_MARKER}\s*$")),
     (PaneState.WAITING, re.compile(r"^\s*⎿\s+Waiting…\s*$")),  # a tool call held for the user
 )
 # Work still going on that is weaker than _ACTIVE: a marker in the window overrides these.
@@ -61,116 +89,111 @@ _BUSY = _patterns(
     rf"^\s*{_SPINNER}\s+.*\(.*[↓↑]\s*[\d.]+k? tokens",  # a status line streaming tokens
 )
 _STATUS_BAR_BUSY = _patterns(r"·\s+\d+\s+(?:background tasks?|bash(?:es)?|local agents?)\b")
+# Signs that the screen is the current UI, whose idle input box means the turn is over (older
+# versions drew the same box while still working, so there it proves nothing).
+_CURRENT_UI = _patterns(
+    r"^\s*●\s",
+    r"\? for shortcuts",
+    r"← for agents",
+    r"\b(?:auto|manual) mode on\b",
+    rf"^{_SPINNER} \S+ for \d.* · done \d",
+    r"Interrupted · What should Claude do instead\?",
+)
 
-_RULE = re.compile(r"^─{8,}$")
-_USER_PROMPT = "❯"
+_Check = tuple[PaneState, Callable[[Screen], Sequence[str]], tuple[re.Pattern[str], ...]]
 
-
-@dataclass(frozen=True)
-class _Line:
-    text: str
-    from_user: bool  # part of a prompt typed to the agent: quotes of markers there mean nothing
-
-
-@dataclass(frozen=True)
-class _Screen:
-    conversation: tuple[_Line, ...]  # above the input box, trailing blank lines dropped
-    status_bar: tuple[str, ...]  # the input box and the status lines below it
-
-    @classmethod
-    def read(cls, text: str) -> _Screen:
-        lines = [line.rstrip() for line in text.splitlines()]
-        cut = _bottom_chrome_start(lines)
-        conversation = lines[:cut]
-        while conversation and not conversation[-1]:
-            conversation.pop()
-        return cls(tuple(_attribute(conversation)), tuple(lines[cut:]))
-
-    def recent(self) -> list[str]:
-        """The agent's lines among the last RECENT_LINES non-empty ones."""
-        lines = [line for line in self.conversation if line.text]
-        return [line.text for line in lines[-RECENT_LINES:] if not line.from_user]
-
-    def window(self) -> tuple[_Line, ...]:
-        return self.conversation[-WINDOW_LINES:]
-
-    def agent_window(self) -> list[str]:
-        return [line.text for line in self.window() if not line.from_user]
-
-    def status(self) -> tuple[str, ...]:
-        return self.status_bar
-
-
-_Check = tuple[PaneState, Callable[[_Screen], Sequence[str]], tuple[re.Pattern[str], ...]]
-
-# The order of detection: creating, then these, then the latest marker, then the weaker signs of work.
+# The order of detection after the exited program, creating and dialogs: these, then the latest
+# marker, then the weaker signs of work, then the idle input box.
 _BEFORE_MARKERS: tuple[_Check, ...] = (
-    (PaneState.COMPACTING, _Screen.recent, _COMPACTING),
-    (PaneState.RUNNING, _Screen.recent, _ACTIVE),
-    (PaneState.RATE_LIMITED, _Screen.agent_window, _RATE_LIMITED),
+    (PaneState.COMPACTING, Screen.recent, _COMPACTING),
+    (PaneState.RUNNING, Screen.recent, _ACTIVE),
+    (PaneState.RUNNING, Screen.status, _STATUS_BAR_ACTIVE),
+    (PaneState.RATE_LIMITED, Screen.agent_window, _RATE_LIMITED),
+    (PaneState.RATE_LIMITED, Screen.last_turn, _TURN_RATE_LIMITED),
+    (PaneState.ERROR, Screen.last_turn, _TURN_ERROR),
 )
 _AFTER_MARKERS: tuple[_Check, ...] = (
-    (PaneState.RUNNING, _Screen.agent_window, _BUSY),
-    (PaneState.RUNNING, _Screen.status, _STATUS_BAR_BUSY),
+    (PaneState.RUNNING, Screen.agent_window, _BUSY),
+    (PaneState.RUNNING, Screen.status, _STATUS_BAR_BUSY),
 )
 
 
 def pane_state(text: str) -> PaneState:
-    """The agent's state from its pane text; never STOPPED (that is the absence of a pane)."""
+    """The agent's state from its pane text."""
+    lines = text.splitlines()
+    if len(lines) >= BLANK_PANE_LINES and not text.strip():
+        return PaneState.CREATING
+    screen = Screen.read(text)
+    if _exited(screen):
+        return PaneState.STOPPED
+    if _dialog_open(screen):
+        return PaneState.PERMISSION
     if _is_creating(text):
         return PaneState.CREATING
-    screen = _Screen.read(text)
+    retrying = _retrying(screen)
+    if retrying is not None:
+        return retrying
+    idle = _idle(screen)
     return (
         _first_check(screen, _BEFORE_MARKERS)
-        or _last_marker(screen.window())
+        or _last_marker(screen.window(), idle)
         or _first_check(screen, _AFTER_MARKERS)
-        or PaneState.UNKNOWN
+        or (PaneState.WAITING if idle else PaneState.UNKNOWN)
     )
 
 
-def _first_check(screen: _Screen, checks: Iterable[_Check]) -> PaneState | None:
+def _first_check(screen: Screen, checks: Iterable[_Check]) -> PaneState | None:
     return next((state for state, lines, patterns in checks if _matches(patterns, lines(screen))), None)
+
+
+def _exited(screen: Screen) -> bool:
+    last = screen.tail(1)
+    if not last:
+        return False
+    return _matches(_EXITED, last) or (not screen.has_input_box and bool(_SHELL_PROMPT.match(last[0])))
+
+
+def _dialog_open(screen: Screen) -> bool:
+    """A dialog's signs among the last lines, and no input box drawn below them."""
+    tail = screen.tail(DIALOG_LINES)
+    signs = [index for index, line in enumerate(tail) if _matches(_DIALOG, [line])]
+    if not signs:
+        return False
+    below = tail[signs[-1] + 1 :]  # the rest of the dialog: its other options, a wrapped line
+    if len(below) > DIALOG_AFTER_SIGN or screen.has_input_box:
+        return False
+    return not any(line.startswith("❯") or _BULLET_LINE.match(line) for line in below)
 
 
 def _is_creating(text: str) -> bool:
     if any(sign in text for sign in _STARTED):
         return False
-    return _matches(_STARTUP_SCREENS, text.splitlines())
+    return _matches(_WELCOME, text.splitlines())
 
 
-def _last_marker(window: Sequence[_Line]) -> PaneState | None:
-    """The state the latest marker in the window gives. A prompt after it means the agent has
-    resumed work, so the marker is stale: RUNNING."""
+def _retrying(screen: Screen) -> PaneState | None:
+    retry = next((line for line in screen.recent() if _RETRYING.search(line)), None)
+    if retry is None:
+        return None
+    return PaneState.RATE_LIMITED if _RATE_LIMIT_WORDS.search(retry) else PaneState.ERROR
+
+
+def _idle(screen: Screen) -> bool:
+    """The current UI with an input box and nothing running: the turn is over."""
+    return screen.has_input_box and _matches(_CURRENT_UI, screen.lines)
+
+
+def _last_marker(window: Sequence[Line], idle: bool) -> PaneState | None:
+    """The state the latest marker in the window gives. A prompt after it means the agent took a new
+    turn: RUNNING while it works, WAITING once the screen is idle again (that turn had no marker)."""
     state: PaneState | None = None
     for line in window:
         if line.from_user:
             if state is not None:
-                state = PaneState.RUNNING
+                state = PaneState.WAITING if idle else PaneState.RUNNING
             continue
         state = next((marked for marked, pattern in _MARKERS if pattern.match(line.text)), state)
     return state
-
-
-def _bottom_chrome_start(lines: Sequence[str]) -> int:
-    """Index where the input box (rule, "❯ ...", rule) and the status bar begin; len(lines) if the
-    capture has none."""
-    rules = [index for index, line in enumerate(lines) if _RULE.match(line)]
-    if not rules or sum(1 for line in lines[rules[-1] + 1 :] if line) > _CHROME_MAX_LINES:
-        return len(lines)
-    input_box = rules[-2:]  # the rules above and below the "❯ ..." line, when the box is there
-    if len(input_box) == 2 and input_box[1] - input_box[0] <= _CHROME_MAX_LINES:
-        return input_box[0] if lines[input_box[0] + 1].startswith(_USER_PROMPT) else input_box[1]
-    return rules[-1]
-
-
-def _attribute(lines: Iterable[str]) -> Iterable[_Line]:
-    """Mark the lines of each prompt: a "❯" at the left edge opens one; indented and blank lines
-    continue whatever block is open; any other line at the left edge opens an agent block."""
-    from_user = False
-    for text in lines:
-        if text and not text[0].isspace():
-            from_user = text.startswith(_USER_PROMPT)
-        yield _Line(text, from_user)
 
 
 def _matches(patterns: Iterable[re.Pattern[str]], lines: Sequence[str]) -> bool:

@@ -49,7 +49,7 @@ class PaneWatcher:
             return
         self.captured_at[agent.id] = now
         state = pane_state(text).value
-        if state == "creating" and TRUST_PROMPT in text and agent.id not in self.trusted:
+        if state == "permission" and TRUST_PROMPT in text and agent.id not in self.trusted:
             self.trusted.add(agent.id)  # Claude Code asks once per new worktree; ours is trusted
             self.rt.tmux.send_keys(agent.session, "Enter")
         self.record(agent, state)
