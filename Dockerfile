@@ -6,7 +6,7 @@ ARG CLAUDE_CODE_PACKAGE=@anthropic-ai/claude-code
 
 # safe.directory: the repository is mounted from the host and belongs to another user than root in here
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends tmux git ca-certificates \
+    && apt-get install -y --no-install-recommends tmux git ca-certificates fonts-dejavu-core \
     && if [ -n "$CLAUDE_CODE_PACKAGE" ]; then \
         apt-get install -y --no-install-recommends nodejs npm \
         && npm install -g "$CLAUDE_CODE_PACKAGE" \

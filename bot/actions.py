@@ -4,12 +4,15 @@ status. Each asks the agent's worker over the bus and answers in the topic; erro
 
 from __future__ import annotations
 
+import base64
+import binascii
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
 from bot.callbacks import Action
 from bot.chat_commands import LOOK_LINES
+from bot.errors import BotError
 from bot.render import escape
 from bot.runtime import BotRuntime
 from bus.agents import Agent
@@ -38,6 +41,19 @@ async def look(ask: Ask, agent: Agent, lines: int = LOOK_LINES) -> None:
     screen = str(await ask.rt.command(agent.worker, "look", {"agent": agent.id, "lines": lines}, ask.sender))
     body = screen.rstrip() or "(the screen is empty)"
     ask.rt.say(ask.thread, f"<b>{escape(agent.id)}</b>\n{_pre(body)}", ask.reply_to)
+
+
+async def screenshot(ask: Ask, agent: Agent) -> None:
+    """A picture of the agent's terminal, taken by its worker (the bot never touches tmux)."""
+    answer = await ask.rt.command(agent.worker, "screenshot", {"agent": agent.id}, ask.sender)
+    try:
+        png = base64.b64decode(str(answer["png"]) if isinstance(answer, dict) else "", validate=True)
+        if not png:
+            raise ValueError("empty")
+    except (KeyError, ValueError, binascii.Error) as e:
+        raise BotError(f"{agent.worker} sent no picture of {agent.id}") from e
+    caption = f"<b>{escape(agent.id)}</b> · {answer.get('width')}×{answer.get('height')}"
+    ask.rt.send_file(ask.thread, f"{agent.id}.png", png, caption, photo=True, reply_to=ask.reply_to)
 
 
 async def diff(ask: Ask, agent: Agent) -> None:
@@ -81,4 +97,5 @@ BUTTONS: dict[Action, Callable[[Ask, Agent], Awaitable[None]]] = {
     Action.MERGE: merge,
     Action.KILL: kill,
     Action.LOOK: look,
+    Action.SHOT: screenshot,
 }

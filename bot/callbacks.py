@@ -1,7 +1,7 @@
 """Callback data of the bot's inline buttons: building it and checking what comes back.
 
 Pure. The format is short and strict so it always fits Telegram's 64 bytes and anything forged or
-garbled parses to None: `<action>:<agent id>` for d (diff), m (merge), k (kill), l (look), and
+garbled parses to None: `<action>:<agent id>` for d (diff), m (merge), k (kill), l (look), s (screenshot), and
 `a:<question id>:<option index>` for the answer buttons of a question.
 """
 
@@ -15,7 +15,7 @@ CALLBACK_MAX_BYTES = 64
 MAX_OPTION_INDEX = 99
 
 _ID = r"[A-Za-z0-9][A-Za-z0-9._-]{0,55}"  # at most 56 characters: "a:<id>:99" stays within 64 bytes
-_AGENT_DATA = re.compile(rf"([dmkl]):({_ID})")
+_AGENT_DATA = re.compile(rf"([dmkls]):({_ID})")
 _ANSWER_DATA = re.compile(rf"a:({_ID}):(0|[1-9][0-9]?)")
 
 
@@ -26,6 +26,7 @@ class Action(StrEnum):
     MERGE = "m"
     KILL = "k"
     LOOK = "l"
+    SHOT = "s"
     ANSWER = "a"
 
 

@@ -26,6 +26,7 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("stop", "Stop auto mode; the current task stays claimed"),
     ("esc", "Press Escape in this topic's agent"),
     ("look", "Show the agent's screen: /look [AGENT] [LINES]"),
+    ("shot", "A picture of the agent's screen, in colour: /shot [AGENT]"),
     ("diff", "Show the agent's changes: /diff [AGENT]"),
     ("merge", "Merge the agent's branch: /merge [AGENT]"),
     ("kill", "Kill the agent: /kill [AGENT]"),

@@ -254,6 +254,13 @@ async def look_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> No
 
 
 @answering
+async def shot_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """A picture of the agent's screen, in colour: /shot [AGENT]."""
+    rt, _message, ask = _ask(update, context)
+    await actions.screenshot(ask, await rt.agent_for(ask.thread, parse_target("shot", words(update)).agent))
+
+
+@answering
 async def diff_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     """Show the agent's changes: /diff [AGENT]."""
     rt, _message, ask = _ask(update, context)
@@ -312,6 +319,7 @@ COMMAND_HANDLERS: dict[str, Handler] = {
     "stop": stop_command,
     "esc": esc_command,
     "look": look_command,
+    "shot": shot_command,
     "diff": diff_command,
     "merge": merge_command,
     "kill": kill_command,

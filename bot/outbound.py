@@ -88,6 +88,7 @@ class Pacer:
 class Document:
     filename: str
     content: bytes
+    photo: bool = False  # an image shown as a picture (sendPhoto), not as a file
 
 
 @dataclass(frozen=True)

@@ -291,7 +291,13 @@ def _auto_stopped(event: Event) -> _View:
 
 
 def _agent_buttons(agent: str) -> tuple[tuple[Button, ...], ...]:
-    labels = ((Action.DIFF, "Diff"), (Action.MERGE, "Merge"), (Action.KILL, "Kill"), (Action.LOOK, "Look"))
+    labels = (
+        (Action.DIFF, "Diff"),
+        (Action.MERGE, "Merge"),
+        (Action.KILL, "Kill"),
+        (Action.LOOK, "Look"),
+        (Action.SHOT, "Screenshot"),
+    )
     row = []
     for action, label in labels:
         data = Callback(action, agent).encode()

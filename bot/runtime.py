@@ -98,13 +98,23 @@ class BotRuntime:
                 )
             )
 
-    def send_file(self, thread: int | None, filename: str, content: bytes, caption: str) -> None:
+    def send_file(
+        self,
+        thread: int | None,
+        filename: str,
+        content: bytes,
+        caption: str,
+        photo: bool = False,
+        reply_to: int | None = None,
+    ) -> None:
+        """A file in a topic (`photo`: an image shown as a picture)."""
         self.sender.put(
             Outgoing(
                 self.config.chat_id,
                 thread,
                 caption,
-                document=Document(filename, content),
+                reply_to=reply_to,
+                document=Document(filename, content, photo),
                 urgent=True,
                 mergeable=False,
             )

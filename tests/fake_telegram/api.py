@@ -23,11 +23,13 @@ from tests.fake_telegram.forum import (
     FakeMessage,
     FakeTopic,
     Forum,
+    png_size,
 )
 from tests.fake_telegram.markup import check_reply_markup, visible_text
 
 MESSAGE_LIMIT = 4096
 CAPTION_LIMIT = 1024
+PHOTO_LIMIT = 10 * 1024 * 1024
 TOPIC_NAME_LIMIT = 128
 LONG_POLL_CAP = 50.0
 NOT_MODIFIED = (
@@ -118,6 +120,7 @@ class BotApi:
                 "editMessageReplyMarkup",
                 "deleteMessage",
                 "sendDocument",
+                "sendPhoto",
                 "getFile",
                 "sendChatAction",
                 "setMessageReaction",
@@ -331,6 +334,36 @@ class BotApi:
         markup = check_reply_markup(p.json("reply_markup"))
         m = FakeMessage(self.forum.next_message_id(), thread_id, BOT_ID, shown, caption, parse_mode, markup)
         m.reply_to, m.document = self._reply_to(p), doc
+        return self.forum.message_json(self.forum.add_message(m))
+
+    def sendPhoto(self, p: Params) -> Any:  # noqa: N802
+        """Telegram's checks on a photo: at most 10 MB, width + height at most 10000, sides at most 20:1;
+        the fake takes PNG only (what the bot sends) and keeps the bytes as uploaded."""
+        self._chat(p)
+        thread_id = self._thread(p)
+        upload = p.files.get("photo")
+        value = p.text("photo")
+        if value and value.startswith("attach://"):
+            upload = p.files.get(value.removeprefix("attach://"))
+        if upload is None:
+            raise bad_request("there is no photo in the request")
+        if len(upload.content) > PHOTO_LIMIT:
+            raise bad_request("PHOTO_SAVE_FILE_INVALID")
+        width, height = png_size(upload.content)
+        if width == 0 or height == 0:
+            raise bad_request("IMAGE_PROCESS_FAILED")
+        if width + height > 10_000 or max(width, height) > 20 * min(width, height):
+            raise bad_request("PHOTO_INVALID_DIMENSIONS")
+        caption = p.text("caption") or ""
+        parse_mode = p.text("parse_mode")
+        shown = self._shown(caption, parse_mode, CAPTION_LIMIT, "message caption is too long")
+        markup = check_reply_markup(p.json("reply_markup"))
+        n = self.forum.next_file_number()
+        photo = FakeDocument(
+            f"photo-{n}", f"uphoto{n}", upload.filename, "image/png", upload.content, f"photos/file_{n}.png"
+        )
+        m = FakeMessage(self.forum.next_message_id(), thread_id, BOT_ID, shown, caption, parse_mode, markup)
+        m.reply_to, m.photo = self._reply_to(p), photo
         return self.forum.message_json(self.forum.add_message(m))
 
     def _document(self, p: Params) -> FakeDocument:

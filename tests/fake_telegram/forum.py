@@ -40,6 +40,13 @@ class FakeDocument:
     file_path: str
 
 
+def png_size(content: bytes) -> tuple[int, int]:
+    """(width, height) of a PNG from its IHDR chunk; (0, 0) when it is not a PNG."""
+    if content[:8] != b"\x89PNG\r\n\x1a\n" or content[12:16] != b"IHDR":
+        return (0, 0)
+    return int.from_bytes(content[16:20], "big"), int.from_bytes(content[20:24], "big")
+
+
 @dataclass
 class FakeMessage:
     """A message as the forum holds it. `text` is what a person sees (markup parsed, trimmed);
@@ -56,6 +63,7 @@ class FakeMessage:
     edits: list[str] = field(default_factory=list)
     reactions: list[str] = field(default_factory=list)
     document: FakeDocument | None = None
+    photo: FakeDocument | None = None  # sendPhoto: the image as uploaded (Telegram would re-encode it)
     topic_created: FakeTopic | None = None
     deleted: bool = False
     date: int = field(default_factory=lambda: int(time.time()))
@@ -145,6 +153,17 @@ class Forum:
             "file_size": len(doc.content),
         }
 
+    @staticmethod
+    def photo_json(photo: FakeDocument) -> dict[str, Any]:
+        width, height = png_size(photo.content)
+        return {
+            "file_id": photo.file_id,
+            "file_unique_id": photo.file_unique_id,
+            "width": width,
+            "height": height,
+            "file_size": len(photo.content),
+        }
+
     def message_json(self, m: FakeMessage, *, nested: bool = False) -> dict[str, Any]:
         out: dict[str, Any] = {
             "message_id": m.message_id,
@@ -160,6 +179,10 @@ class Forum:
                 "name": m.topic_created.name,
                 "icon_color": m.topic_created.icon_color,
             }
+        elif m.photo is not None:
+            out["photo"] = [self.photo_json(m.photo)]
+            if m.text:
+                out["caption"] = m.text
         elif m.document is not None:
             out["document"] = self.document_json(m.document)
             if m.text:

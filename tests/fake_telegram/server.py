@@ -169,7 +169,7 @@ class FakeTelegram:
 
     @property
     def sent(self) -> int:
-        """Messages accepted (sendMessage and sendDocument)."""
+        """Messages accepted (sendMessage, sendDocument and sendPhoto)."""
         with self.forum.cond:
             return self.forum.sent
 

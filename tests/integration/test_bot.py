@@ -223,7 +223,7 @@ def test_events_show_in_their_topics(
     assert "Merge conflict" not in in_task and "added" not in in_task
     assert in_task.index("claimed by agent-1") < in_task.index("asks") < in_task.index("completed: agent-1")
     done = next(m for m in bot_messages(fake, task) if "agent-1 completed" in m.text)
-    assert [label for label, _data in done.buttons[0]] == ["Diff", "Merge", "Kill", "Look"]
+    assert [label for label, _data in done.buttons[0]] == ["Diff", "Merge", "Kill", "Look", "Screenshot"]
     assert shown(fake, merge).count("Merge conflict") == 1
     assert "other" not in everywhere(fake) and bot_messages(fake, None) == []
     assert rds.hget(keys.topics("agent"), "agent-1") == str(task)  # the agent works in its task's topic

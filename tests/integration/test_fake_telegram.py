@@ -412,3 +412,29 @@ def test_an_application_polls_the_fake(fake: FakeTelegram) -> None:
     asyncio.run(main())
     assert seen == [(thread, "hello")]
     assert fake.topic_texts(thread) == ["hello", "got hello"]
+
+
+def test_send_photo_keeps_the_png_and_refuses_what_telegram_refuses(fake: FakeTelegram) -> None:
+    from worker.tmux.screenshot import render_png
+
+    png = render_png("\x1b[32mok\x1b[0m\n", 10, 2)
+
+    async def script(bot: Bot) -> None:
+        thread = (await bot.create_forum_topic(fake.chat_id, "agent-3")).message_thread_id
+        sent = await bot.send_photo(
+            fake.chat_id,
+            png,
+            filename="agent-3.png",
+            caption="<b>agent-3</b>",
+            parse_mode="HTML",
+            message_thread_id=thread,
+        )
+        assert sent.photo and sent.photo[-1].width > 10 and sent.caption == "agent-3"
+        with pytest.raises(BadRequest, match=r"(?i)image_process_failed"):
+            await bot.send_photo(fake.chat_id, b"not a picture", filename="x.png", message_thread_id=thread)
+
+    run_bot(fake, script)
+    topic = fake.find_topic("agent-3")
+    assert topic is not None
+    (shown,) = fake.messages(topic.thread_id)
+    assert shown.photo is not None and shown.photo.content == png and shown.text == "agent-3"

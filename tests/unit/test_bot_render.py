@@ -24,6 +24,7 @@ DIFF_ROW = (
     Button("Merge", "m:agent-x"),
     Button("Kill", "k:agent-x"),
     Button("Look", "l:agent-x"),
+    Button("Screenshot", "s:agent-x"),
 )
 
 FULL = [

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+from dataclasses import dataclass
 from pathlib import Path
 
 from bus.agents import Agent
@@ -63,6 +65,37 @@ def look(rt: Runtime, agent_id: str, lines: int | None = None) -> str:
         raise AgentNotRunning(
             f"{agent.id} is not running; its last output is archived when it is killed or merged"
         ) from e
+
+
+@dataclass(frozen=True)
+class Screenshot:
+    agent: str
+    width: int
+    height: int
+    png: bytes
+
+    def as_reply(self) -> dict[str, object]:
+        """For a reply on the bus: the PNG in base64 (a 200×50 pane is some tens of kB)."""
+        return {
+            "agent": self.agent,
+            "width": self.width,
+            "height": self.height,
+            "png": base64.b64encode(self.png).decode("ascii"),
+        }
+
+
+def screenshot(rt: Runtime, agent_id: str) -> Screenshot:
+    """The agent's terminal as a PNG, colours included."""
+    from worker.tmux.screenshot import render_png  # Pillow loads only for screenshots
+
+    agent = rt.agents.get(agent_id)
+    try:
+        width, height, screen = rt.tmux.capture_screen(agent.session)
+    except SessionGone as e:
+        raise AgentNotRunning(
+            f"{agent.id} is not running (its session is gone): there is no screen to take a picture of"
+        ) from e
+    return Screenshot(agent.id, width, height, render_png(screen, width, height))
 
 
 def ask(rt: Runtime, agent_id: str, text: str, options: tuple[str, ...] = ()) -> Question:

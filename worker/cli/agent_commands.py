@@ -10,9 +10,11 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from bus.errors import InvalidInput
 from bus.repo_paths import agent_from_path
 from worker.agents import lifecycle, teardown, user_messages, views
 from worker.agents.spawn import SpawnRequest, new_agent
+from worker.agents.talk import Screenshot, screenshot
 from worker.agents.talk import look as look_at
 from worker.agents.talk import send as send_text
 from worker.cli.context import Context
@@ -101,12 +103,16 @@ def look(
     agent_id: str = typer.Argument(..., help="agent id"),
     lines: int = typer.Option(None, "--lines", "-n", min=1, help="the last N lines, scrollback included"),
     follow: bool = typer.Option(False, "--follow", "-f", help="keep showing new output until Ctrl-C"),
+    png: str = typer.Option(None, "--png", help="write a PNG of the screen, with its colours, to this file"),
 ) -> None:
-    """Show what the agent's terminal shows.
+    """Show what the agent's terminal shows (or save a picture of it with --png).
 
-    Example: ib look agent-1 --lines 100
+    Example: ib look agent-1 --lines 100; ib look agent-1 --png agent-1.png
     """
     rt = Context().runtime
+    if png is not None:
+        _save_png(screenshot(rt, agent_id), png)
+        return
     text = look_at(rt, agent_id, lines)
     print(text.rstrip("\n"))
     if not follow:
@@ -121,6 +127,15 @@ def look(
                 previous = current
     except KeyboardInterrupt:
         return
+
+
+def _save_png(shot: Screenshot, path: str) -> None:
+    try:
+        with open(path, "wb") as out:
+            out.write(shot.png)
+    except OSError as e:
+        raise InvalidInput(f"cannot write {path}: {e.strerror or e}") from e
+    print(f"{path}: {shot.width}×{shot.height} screen of {shot.agent}, {len(shot.png):,} bytes")
 
 
 def send(

@@ -12,7 +12,7 @@ from typing import Any
 from bus.errors import InvalidInput
 from worker.agents import lifecycle, teardown, views
 from worker.agents.spawn import SpawnRequest, new_agent
-from worker.agents.talk import answer, look, press, send
+from worker.agents.talk import answer, look, press, screenshot, send
 from worker.auto.loop import AutoLoops
 from worker.git import merge
 from worker.git.merge_queue import MergeQueue
@@ -86,6 +86,7 @@ OPERATIONS: dict[str, Operation] = {
     "look": lambda rt, a: look(
         rt, _text(a, "agent"), a.get("lines") if isinstance(a.get("lines"), int) else None
     ),
+    "screenshot": lambda rt, a: screenshot(rt, _text(a, "agent")).as_reply(),
     "answer": lambda rt, a: answer(rt, _text(a, "question"), _text(a, "text"), _optional(a, "sender")).id,
     "kill": lambda rt, a: teardown.kill(rt, _text(a, "agent"), bool(a.get("force"))).id,
     "merge": _merged,

@@ -23,6 +23,7 @@ from worker.tmux.parse import (
     format_literal,
     pane_target,
     parse_panes,
+    parse_screen,
     parse_sessions,
     paste_bytes,
     session_target,
@@ -137,6 +138,22 @@ class Tmux:
         if join:
             args.append("-J")
         return capture_text(self._run([args], name), lines)
+
+    def capture_screen(self, name: str) -> tuple[int, int, str]:
+        """(width, height, screen) of the pane: the visible screen with its colours and attributes as
+        escape sequences (`capture-pane -e`), and its size, in one tmux call."""
+        target = pane_target(check_session_name(name))
+        size = ["display-message", "-p", "-t", target, "#{pane_width} #{pane_height}"]
+        return parse_screen(
+            self._run(
+                [
+                    ["has-session", "-t", session_target(name)],
+                    size,
+                    ["capture-pane", "-e", "-p", "-t", target],
+                ],
+                name,
+            )
+        )
 
     def pane_pid(self, name: str) -> int | None:
         """The pid of the pane's first process (the command, or the shell that runs it); None when it

@@ -164,6 +164,17 @@ def capture_text(output: str, lines: int | None = None) -> str:
     return "".join(row + "\n" for row in rows)
 
 
+def parse_screen(output: str) -> tuple[int, int, str]:
+    """(width, height, text) from `display-message -p '#{pane_width} #{pane_height}'` chained before
+    `capture-pane -e -p`: the first line is the size, the rest the screen with its escape sequences."""
+    size, _, screen = output.partition("\n")
+    try:
+        width, height = (int(part) for part in size.split())
+    except ValueError:
+        raise TmuxError(f"tmux printed no pane size before the screen: {size[:80]!r}") from None
+    return width, height, screen
+
+
 def needs_capture(activity: int, captured_at: float | None) -> bool:
     """Whether a pane may have printed since it was last captured at `captured_at` (unix time, taken
     before that capture ran). `activity` has whole seconds, so output later in the second of the last
