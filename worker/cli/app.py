@@ -69,7 +69,7 @@ def _hook_command(name: str) -> None:
     def run_hook() -> None:
         from importlib import import_module
 
-        from worker.cli.entry import HOT_HOOKS
+        from worker.hooks.registry import HOT_HOOKS
 
         raise typer.Exit(import_module(HOT_HOOKS[name]).main([]))
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import sys
 
+from worker.hooks.registry import HOT_HOOKS
+
 
 def main() -> None:
     argv = sys.argv[1:]
@@ -23,14 +25,3 @@ def main() -> None:
     from worker.cli.app import run
 
     run()
-
-
-# hook name → module with main(argv) -> exit code
-HOT_HOOKS = {
-    "post-tool-use": "worker.hooks.post_tool_use",
-    "pre-tool-use": "worker.hooks.pre_tool_use",
-    "primary-pre-tool-use": "worker.hooks.primary_guard",
-    "stop": "worker.hooks.stop",
-    "session-start": "worker.hooks.session_start",
-    "tmux-status": "worker.hooks.tmux_status",
-}

@@ -9,9 +9,8 @@ need them.
 
 from __future__ import annotations
 
-import posixpath
-
 from bus.record import Record
+from worker.permissions.paths import PATH_KEYS, normalize
 
 TYPE_CHECKING = False  # typing costs milliseconds on the hooks' path; the checker still sees the types
 if TYPE_CHECKING:
@@ -46,7 +45,6 @@ PLAN_TOOLS = ("EnterPlanMode", "ExitPlanMode")
 MANDATORY_DENY = PLAN_TOOLS
 
 FILE_TOOLS = frozenset({"Read", "Write", "Edit", "MultiEdit", "NotebookEdit", "Glob", "Grep", "LS"})
-PATH_KEYS = ("file_path", "notebook_path", "path")
 SHARED_PLACES = ("~/.claude", "/tmp")
 """Outside its worktree an agent's file tools may touch only these (and everything below them)."""
 
@@ -149,17 +147,6 @@ _GLOB_CHARS = "*?["
 def _has_glob(text: str) -> bool:
     """Does `text` hold a shell wildcard (`*`, `?` or `[`)?"""
     return any(c in text for c in _GLOB_CHARS)
-
-
-def normalize(path: str, *, base: str, home: str) -> str:
-    """`path` as an absolute path without `.`, `..` or doubled slashes; `~` is `home`, a relative path
-    is taken from `base`. Symlinks are not followed (no file system access)."""
-    if path == "~" or path.startswith("~/"):
-        path = home + path[1:]
-    if not path.startswith("/"):
-        path = posixpath.join(base, path)
-    path = posixpath.normpath(path)
-    return "/" + path.lstrip("/")
 
 
 def _parts(path: str) -> list[str]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from worker.permissions.policy import PATH_KEYS
+from worker.permissions.paths import PATH_KEYS
 
 TYPE_CHECKING = False  # typing costs milliseconds on the hooks' path; the checker still sees the types
 if TYPE_CHECKING:

@@ -10,7 +10,7 @@ import posixpath
 import re
 import shlex
 
-from worker.permissions.policy import normalize
+from worker.permissions.paths import normalize
 
 TYPE_CHECKING = False  # typing costs milliseconds on the hooks' path; the checker still sees the types
 if TYPE_CHECKING:
