@@ -35,6 +35,7 @@ class Agent:
     created_at: float = 0.0
     state: str = "creating"
     state_at: float = 0.0
+    state_by: str = ""  # "hook" when Claude Code's own hook decided the state (authoritative)
     claude_session: str = ""
     transcript_path: str = ""
     paused: bool = False
@@ -102,13 +103,19 @@ class AgentStore:
         mapping = {k: ("1" if v else "0") if isinstance(v, bool) else str(v) for k, v in changes.items()}
         write_hash(self.client, self.keys.agent(agent_id), mapping)
 
-    def set_state(self, agent_id: str, state: str) -> str | None:
-        """Record a new state; returns the previous one when it changed, else None."""
+    def state_of(self, agent_id: str) -> tuple[str, str]:
+        """(state, who decided it) as stored now."""
+        state, by = self.client.hmget(self.keys.agent(agent_id), ["state", "state_by"])
+        return str(state or ""), str(by or "")
+
+    def set_state(self, agent_id: str, state: str, by: str = "") -> str | None:
+        """Record a new state (`by`: who decided it, "hook" or "" for the pane and the operations);
+        returns the previous one when it changed, else None."""
         key = self.keys.agent(agent_id)
         previous = self.client.hget(key, "state")
         if previous == state:
             return None
-        self.client.hset(key, mapping={"state": state, "state_at": str(time.time())})
+        self.client.hset(key, mapping={"state": state, "state_at": str(time.time()), "state_by": by})
         return str(previous or "")
 
     def remove(self, agent_id: str) -> None:

@@ -25,6 +25,9 @@ AGENT_TYPES = (
     "merged",
     "rate_limited",
     "message",
+    "permission",
+    "error",
+    "notification",
 )
 TASK_TYPES = ("task_added", "task_ready", "task_claimed", "task_done", "task_failed")
 MERGE_TYPES = ("merge_ready", "merge_merged", "merge_conflict", "merge_failed")

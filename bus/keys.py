@@ -141,6 +141,14 @@ class Keys:
     def listener(self, name: str) -> str:
         return self._k("listener", name)
 
+    def prompt(self, agent_id: str) -> str:
+        """The dialog an agent shows that waits for a person (permission, plan, question, trust)."""
+        return self._k("prompt", agent_id)
+
+    def prompt_answered(self, prompt_id: str) -> str:
+        """Set by the first answer to a dialog, so a second one is told it was already answered."""
+        return self._k("prompt-answered", prompt_id)
+
     # delivery bookkeeping
     def seen(self, scope: str, event_id: str) -> str:
         """Marks an event as handled by one consumer group (idempotent handling by event id)."""

@@ -22,6 +22,7 @@ class Question:
     asked_at: float
     project: str = ""
     options: tuple[str, ...] = ()
+    dialog: str = ""  # the prompt id when the question is an agent's AskUserQuestion dialog
 
     @classmethod
     def from_hash(cls, data: dict[str, str]) -> Question:
@@ -32,6 +33,7 @@ class Question:
             asked_at=float(data.get("asked_at") or 0),
             project=data.get("project", ""),
             options=tuple(json.loads(data.get("options") or "[]")),
+            dialog=data.get("dialog", ""),
         )
 
     def to_json(self) -> str:

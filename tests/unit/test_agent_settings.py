@@ -1,4 +1,4 @@
-"""The settings an agent starts with: merged permissions and our three hooks in Claude Code's schema."""
+"""The settings an agent starts with: merged permissions and our hooks in Claude Code's schema."""
 
 from __future__ import annotations
 
@@ -32,6 +32,17 @@ def test_hooks_and_permissions() -> None:
         "SessionStart": [f"{IB} hook session-start"],
         "PreToolUse": [f"{IB} hook pre-tool-use"],
         "Stop": [f"{IB} hook stop"],
+        **{
+            event: [f"{IB} hook event"]
+            for event in (
+                "Notification",
+                "PermissionRequest",
+                "StopFailure",
+                "SessionEnd",
+                "PreCompact",
+                "UserPromptSubmit",
+            )
+        },
     }
     json.dumps(settings)  # plain JSON types only
 
@@ -50,13 +61,17 @@ def test_claude_code_hook_schema() -> None:
         ]
 
 
-@pytest.mark.parametrize(
-    "event", ["PostToolUse", "UserPromptSubmit"], ids=["post-tool-use", "user-prompt-submit"]
-)
-def test_primary_session_hooks_are_not_for_agents(event: str) -> None:
+def test_primary_session_hooks_are_not_for_agents() -> None:
     hooks = build_agent_settings("worker", PERMS, IB)["hooks"]
     assert isinstance(hooks, dict)
-    assert event not in hooks
+    assert "PostToolUse" not in hooks
+
+
+def test_events_the_cli_lacks_are_left_out() -> None:
+    hooks = build_agent_settings("worker", PERMS, IB, lacking=("StopFailure", "PermissionRequest"))["hooks"]
+    assert isinstance(hooks, dict)
+    assert "StopFailure" not in hooks and "PermissionRequest" not in hooks
+    assert "Stop" in hooks and "Notification" in hooks
 
 
 PATHS = {
@@ -86,4 +101,4 @@ def test_bad_arguments(role: str, ib: str, message: str) -> None:
 
 
 def test_hook_names_are_ours() -> None:
-    assert [hook for _, hook in AGENT_HOOKS] == ["session-start", "pre-tool-use", "stop"]
+    assert {hook for _, hook in AGENT_HOOKS} == {"session-start", "pre-tool-use", "stop", "event"}

@@ -54,6 +54,8 @@ HOT_MODULES = {
     "post-tool-use": "worker.hooks.post_tool_use",
     "stop": "worker.hooks.stop",
     "session-start": "worker.hooks.session_start",
+    "event": "worker.hooks.agent_event",
+    "event-outcome": "worker.hooks.events",
     "notify": "worker.hooks.notify",
     "entry": "worker.cli.entry",
 }

@@ -1,5 +1,6 @@
 """The Claude Code settings an agent is started with: its merged permission rules and our hooks
-(Stop, PreToolUse, SessionStart). Pure: the caller writes the dict to the agent's settings.json.
+(SessionStart, PreToolUse, Stop, and the state hooks of `ib hook event`). Pure: the caller writes the
+dict to the agent's settings.json.
 """
 
 from __future__ import annotations
@@ -16,8 +17,15 @@ AGENT_HOOKS = (
     ("SessionStart", "session-start"),
     ("PreToolUse", "pre-tool-use"),
     ("Stop", "stop"),
+    ("Notification", "event"),
+    ("PermissionRequest", "event"),
+    ("StopFailure", "event"),
+    ("SessionEnd", "event"),
+    ("PreCompact", "event"),
+    ("UserPromptSubmit", "event"),
 )
-"""(Claude Code event, `ib hook` name). PostToolUse and UserPromptSubmit watch the primary session only."""
+"""(Claude Code event, `ib hook` name). Every Notification type is taken (unknown ones are kept as
+`notification` events); PostToolUse watches the primary session only."""
 
 
 def hook_command(ib_command: str, hook: str) -> str:
@@ -33,14 +41,19 @@ def hook_entry(ib_command: str, hook: str, matcher: str = "") -> dict[str, objec
     }
 
 
-def build_agent_settings(role: str, permissions: Permissions, ib_command: str) -> dict[str, object]:
+def build_agent_settings(
+    role: str, permissions: Permissions, ib_command: str, lacking: tuple[str, ...] = ()
+) -> dict[str, object]:
     """Settings JSON for one agent. `ib_command` is the absolute path of the `ib` executable; it is
-    quoted for sh here. Raises WorkerError for an unknown role or a relative `ib` path."""
+    quoted for sh here; `lacking` are the events the agent's Claude Code does not have (left out).
+    Raises WorkerError for an unknown role or a relative `ib` path."""
     if role not in ROLES:
         raise WorkerError(f"unknown agent role {role!r}: use one of {', '.join(ROLES)}")
     if not ib_command.startswith("/"):
         raise WorkerError(f"the ib command must be an absolute path, got {ib_command!r}")
     return {
         "permissions": {"allow": list(permissions.allow), "deny": list(permissions.deny)},
-        "hooks": {event: [hook_entry(ib_command, hook)] for event, hook in AGENT_HOOKS},
+        "hooks": {
+            event: [hook_entry(ib_command, hook)] for event, hook in AGENT_HOOKS if event not in lacking
+        },
     }

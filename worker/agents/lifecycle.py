@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import shlex
+import time
+import uuid
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from bus.agents import Agent
@@ -11,9 +14,13 @@ from worker.agents import agent_log
 from worker.agents.layout import AgentPaths
 from worker.agents.spawn import start_script
 from worker.agents.talk import press, send
+from worker.errors import WorkerError
 from worker.service.runtime import Runtime
 
 CONTINUE = "Continue where you left off."
+START_WAIT = 15.0  # seconds a restarted agent has to show its program before we stop watching
+_FAILED = "No conversation found"
+_STARTED = ("Claude Code v", "❯", "> ")
 
 
 def pause(rt: Runtime, agent_id: str) -> Agent:
@@ -26,8 +33,27 @@ def pause(rt: Runtime, agent_id: str) -> Agent:
     return rt.agents.get(agent.id)
 
 
-def resume(rt: Runtime, agent_id: str) -> Agent:
-    """A paused agent is told to continue; a stopped one gets its session back (`--resume`)."""
+@dataclass(frozen=True)
+class Resumed:
+    agent: Agent
+    how: str  # continued (was paused) | resumed (its conversation) | fresh (it never had one)
+
+    @property
+    def message(self) -> str:
+        return {
+            "continued": f"resumed {self.agent.id}",
+            "resumed": f"resumed {self.agent.id} with its conversation",
+            "fresh": f"{self.agent.id} had no conversation yet: started a fresh one with its prompt",
+        }[self.how]
+
+
+class ResumeFailed(WorkerError):
+    """Claude Code did not take the conversation back; the message quotes what its pane said."""
+
+
+def resume(rt: Runtime, agent_id: str) -> Resumed:
+    """A paused agent is told to continue; a stopped one gets its session back (`--resume`), or a fresh
+    one when its conversation never started (Claude Code keeps no transcript for it)."""
     agent = rt.agents.get(agent_id)
     paths = AgentPaths(Path(agent.root), agent.id)
     if _session_alive(rt, agent):
@@ -35,21 +61,60 @@ def resume(rt: Runtime, agent_id: str) -> Agent:
             raise Conflict(f"{agent.id} is running and not paused; nothing to resume")
         rt.agents.update(agent.id, paused=False)
         send(rt, agent.id, CONTINUE)
+        how = "continued"
     else:
-        if rt.tmux.has_session(agent.session):  # the pane is dead (remain-on-exit): make room
-            rt.tmux.kill_session(agent.session)
-        script = start_script(rt, agent, paths).replace(
-            f"--session-id {shlex.quote(agent.claude_session)}",
-            f"--resume {shlex.quote(agent.claude_session)}",
+        how = "resumed" if _has_conversation(agent) else "fresh"
+        _restart(rt, agent, paths, fresh=how == "fresh")
+    agent_log.append(paths.log, f"Agent resumed ({how})")
+    return Resumed(rt.agents.get(agent.id), how)
+
+
+def _has_conversation(agent: Agent) -> bool:
+    """Claude Code can resume only a conversation it wrote a transcript for."""
+    return bool(agent.transcript_path) and Path(agent.transcript_path).is_file()
+
+
+def _restart(rt: Runtime, agent: Agent, paths: AgentPaths, fresh: bool) -> None:
+    if rt.tmux.has_session(agent.session):  # the pane is dead (remain-on-exit): make room
+        rt.tmux.kill_session(agent.session)
+    if fresh:
+        agent = replace(agent, claude_session=str(uuid.uuid4()), transcript_path="")
+        rt.agents.update(agent.id, claude_session=agent.claude_session, transcript_path="")
+        script = start_script(rt, agent, paths)
+    else:
+        script = _without_prompt(
+            start_script(rt, agent, paths).replace(
+                f"--session-id {shlex.quote(agent.claude_session)}",
+                f"--resume {shlex.quote(agent.claude_session)}",
+            ),
+            paths,
         )
-        paths.start_script.write_text(_without_prompt(script, paths), encoding="utf-8")
-        cwd = agent.worktree if agent.worktree and Path(agent.worktree).is_dir() else agent.root
-        rt.tmux.new_session(
-            agent.session, cwd, f"sh {shlex.quote(str(paths.start_script))}", {}, remain_on_exit=True
-        )
-        rt.agents.update(agent.id, paused=False, state="creating")
-    agent_log.append(paths.log, "Agent resumed")
-    return rt.agents.get(agent.id)
+    paths.start_script.write_text(script, encoding="utf-8")
+    cwd = agent.worktree if agent.worktree and Path(agent.worktree).is_dir() else agent.root
+    rt.tmux.new_session(
+        agent.session, cwd, f"sh {shlex.quote(str(paths.start_script))}", {}, remain_on_exit=True
+    )
+    rt.agents.update(agent.id, paused=False, state="creating", state_by="")
+    _check_started(rt, agent)
+
+
+def _check_started(rt: Runtime, agent: Agent) -> None:
+    """Watch the new pane until the program is up; a pane that died or says it found no conversation
+    means the resume failed."""
+    deadline = time.monotonic() + START_WAIT
+    while time.monotonic() < deadline:  # pane text cannot push: a short poll
+        pane = next((p for p in rt.tmux.panes() if p.session == agent.session), None)
+        text = rt.tmux.capture(agent.session) if pane is not None else ""
+        failure = next((line.strip() for line in text.splitlines() if _FAILED in line), "")
+        if pane is None or pane.dead or failure:
+            said = failure or next((x.strip() for x in reversed(text.splitlines()) if x.strip()), "")
+            rt.agents.update(agent.id, state="stopped", state_by="")
+            raise ResumeFailed(
+                f"resuming {agent.id} failed" + (f": {said}" if said else "") + f" (see ib look {agent.id})"
+            )
+        if any(sign in text for sign in _STARTED):
+            return
+        time.sleep(0.1)
 
 
 def _session_alive(rt: Runtime, agent: Agent) -> bool:

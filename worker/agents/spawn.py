@@ -22,7 +22,9 @@ from bus.errors import Conflict, InvalidInput
 from bus.ids import folder_project, validate_id
 from bus.repo_paths import agent_from_path
 from worker.agents import agent_log
-from worker.agents.claude_settings import build_agent_settings
+from worker.agents.claude_settings import AGENT_HOOKS, build_agent_settings
+from worker.agents.claude_trust import claude_trusts
+from worker.agents.claude_version import TESTED_VERSION, format_version, lacking_events, program_version
 from worker.agents.layout import AgentPaths, ensure_ignored, session_name
 from worker.agents.prompt import PromptFacts, build_prompt
 from worker.errors import WorkerError
@@ -50,6 +52,7 @@ class SpawnRequest:
     project: str | None = None
     task: str | None = None
     caller: str | None = None  # the agent asking, when an agent runs `ib new-agent`
+    on_note: Callable[[str], None] | None = None  # told what to know before the agent starts
 
 
 def new_agent(rt: Runtime, req: SpawnRequest) -> Agent:
@@ -67,6 +70,9 @@ def new_agent(rt: Runtime, req: SpawnRequest) -> Agent:
         raise SpawnRefused(
             f"an agent named {agent_id!r} already exists; pick another --name or `ib kill {agent_id}`"
         )
+    if req.on_note is not None:
+        for note in spawn_notes(rt):
+            req.on_note(note)
     ensure_ignored(root)
     git = Git(root)
     base = _base_branch(git, rt, manager)
@@ -105,6 +111,28 @@ def new_agent(rt: Runtime, req: SpawnRequest) -> Agent:
         },
     )
     return agent
+
+
+def spawn_notes(rt: Runtime) -> list[str]:
+    """What a person should know before an agent starts: hook events its Claude Code lacks, and a
+    repository Claude Code does not trust yet (the agent will wait at the folder-trust dialog)."""
+    version = program_version(rt.settings.agent_command)
+    if version is None:
+        return []  # not Claude Code (a fake agent, another program): nothing to say
+    notes = []
+    lacking = lacking_events(version, tuple(e for e, _ in AGENT_HOOKS))
+    if lacking:
+        notes.append(
+            f"Claude Code {format_version(version)} has no {', '.join(lacking)} hook events; "
+            f"agents run without them (tested with {TESTED_VERSION})"
+        )
+    if not claude_trusts(str(rt.root)):
+        notes.append(
+            f"Claude Code does not trust {rt.root} yet: the agent will wait at the folder-trust dialog; "
+            "answer it with `ib approve AGENT` (trust) or `ib deny AGENT` (refuse), or run `claude` "
+            "there once and accept"
+        )
+    return notes
 
 
 def _goal(req: SpawnRequest) -> str:
@@ -201,7 +229,10 @@ def _write_files(rt: Runtime, agent: Agent, paths: AgentPaths, req: SpawnRequest
     permissions = merge_permissions(
         agent.role, _config(rt.root / ".ib" / "config.json"), _config(Path.home() / ".ib" / "config.json")
     )
-    settings = build_agent_settings(agent.role, permissions, rt.ib_command)
+    lacking = lacking_events(program_version(rt.settings.agent_command), tuple(e for e, _ in AGENT_HOOKS))
+    if lacking:
+        agent_log.append(paths.log, f"Claude Code lacks the hook events {', '.join(lacking)}: left out")
+    settings = build_agent_settings(agent.role, permissions, rt.ib_command, lacking)
     paths.settings.write_text(json.dumps(settings, indent=2) + "\n", encoding="utf-8")
     paths.meta.write_text(
         json.dumps(json.loads(agent.to_json()), indent=2, ensure_ascii=False) + "\n", encoding="utf-8"

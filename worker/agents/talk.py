@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -13,12 +14,19 @@ from worker.agents import agent_log
 from worker.agents.layout import AgentPaths
 from worker.errors import SessionGone, WorkerError
 from worker.service.runtime import Runtime
+from worker.tmux.dialogs import read_dialog, refusal
+from worker.tmux.input_box import still_typed
 
 MAX_SEND_BYTES = 1_048_576
+SUBMIT_CHECK_DELAY = 0.3  # seconds after Enter before looking whether the text left the input box
 
 
 class AgentNotRunning(WorkerError):
     """The agent's tmux session is gone."""
+
+
+class DialogOpen(WorkerError):
+    """The agent shows a dialog: typed text would answer it (or be lost); the message says what does."""
 
 
 def sent_text(text: str, sender: str | None) -> str:
@@ -32,8 +40,13 @@ def send(rt: Runtime, agent_id: str, text: str, sender: str | None = None) -> Ag
     if len(text.encode("utf-8", "surrogatepass")) > MAX_SEND_BYTES:
         raise InvalidInput(f"the text is over {MAX_SEND_BYTES} bytes; send a file path instead")
     agent = rt.agents.get(agent_id)
+    message = sent_text(text, sender)
     try:
-        rt.tmux.send_text(agent.session, sent_text(text, sender), enter_delay=rt.settings.send_delay)
+        dialog = read_dialog(rt.tmux.capture(agent.session))
+        if dialog is not None:
+            raise DialogOpen(refusal(agent.id, dialog))
+        rt.tmux.send_text(agent.session, message, enter_delay=rt.settings.send_delay)
+        _make_sure_submitted(rt, agent, message)
     except SessionGone as e:
         raise AgentNotRunning(
             f"{agent.id} is not running (its session is gone); start it again with ib resume {agent.id}"
@@ -46,6 +59,14 @@ def send(rt: Runtime, agent_id: str, text: str, sender: str | None = None) -> Ag
             AgentPaths(Path(agent.root), sender).log, f"Sent message to {agent.id}: {text[:500]}"
         )
     return agent
+
+
+def _make_sure_submitted(rt: Runtime, agent: Agent, message: str) -> None:
+    """Press Enter once more when the first one was taken by a completion menu (text ending in `@path`)
+    and the message still sits in the input box."""
+    time.sleep(SUBMIT_CHECK_DELAY)
+    if still_typed(rt.tmux.capture(agent.session), message):
+        rt.tmux.send_keys(agent.session, "Enter")
 
 
 def press(rt: Runtime, agent_id: str, *keys: str) -> None:
@@ -118,7 +139,13 @@ def ask(rt: Runtime, agent_id: str, text: str, options: tuple[str, ...] = ()) ->
 
 
 def answer(rt: Runtime, question_id: str, text: str, sender: str | None = None) -> Question:
-    """Send the answer to the agent that asked, then acknowledge the question."""
+    """Send the answer to the agent that asked, then acknowledge the question. A question that is an
+    agent's AskUserQuestion dialog is answered by picking the option `text` names in the dialog."""
     question = rt.questions.get(question_id)
+    if question.dialog:
+        from worker.agents.dialog_answer import choose  # it talks through this module
+
+        choose(rt, question.agent, text, question.dialog)
+        return question
     send(rt, question.agent, text, sender)
     return rt.questions.acknowledge(question_id)

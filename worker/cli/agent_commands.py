@@ -48,7 +48,17 @@ def new_agent_cmd(
     """
     ctx = Context()
     req = SpawnRequest(
-        goal, name, manager, worker, no_worktree, model, prompt_file, project, task, caller=_caller(ctx)
+        goal,
+        name,
+        manager,
+        worker,
+        no_worktree,
+        model,
+        prompt_file,
+        project,
+        task,
+        caller=_caller(ctx),
+        on_note=lambda note: print(f"ib new-agent: note: {note}", file=sys.stderr),
     )
     if task:
         from worker.tasks.assign import new_agent_for_task
@@ -145,6 +155,10 @@ def send(
 ) -> None:
     """Type a message into an agent's session (verbatim, then Enter); `user` queues it for the person.
 
+    Everything after the agent id is the text, also words that start with `-` (`--` before the text
+    keeps even `--from` as text). An agent that shows a dialog gets nothing: the command says which
+    dialog and what answers it (ib approve / deny / answer).
+
     To `user` (the person's primary session, shown in CLAUDE.md): "? ..." asks, "! ..." alerts,
     "COMPLETE: ..." / "DONE: ..." reports a finished job, anything else is a status update.
     Example: ib send agent-1 "run the tests again"
@@ -217,8 +231,7 @@ def pause(agent_id: str = typer.Argument(..., help="agent id")) -> None:
 
 def resume(agent_id: str = typer.Argument(..., help="agent id")) -> None:
     """Let a paused agent go on, or restart a stopped agent's session with its conversation."""
-    lifecycle.resume(Context().runtime, agent_id)
-    console.print(f"resumed {agent_id}")
+    console.print(lifecycle.resume(Context().runtime, agent_id).message)
 
 
 def merge(

@@ -10,7 +10,14 @@ import typer
 from bus.errors import BusError
 from worker.cli import agent_commands as agents
 from worker.cli import auto_commands as auto_cli
-from worker.cli import bus_commands, question_commands, status_commands, task_commands, worker_commands
+from worker.cli import (
+    bus_commands,
+    dialog_commands,
+    question_commands,
+    status_commands,
+    task_commands,
+    worker_commands,
+)
 from worker.cli import stack_commands as stack
 from worker.cli.bot_commands import bot as bot_command
 from worker.cli.schedule_commands import schedule_app
@@ -33,11 +40,15 @@ app.command()(bus_commands.config)
 app.add_typer(bus_commands.bus_app, name="bus")
 app.command("new-agent")(agents.new_agent_cmd)
 app.command("list")(agents.list_cmd)
-for command in (agents.tree, agents.info, agents.look, agents.send, agents.status, agents.diff, agents.log):
+for command in (agents.tree, agents.info, agents.look, agents.status, agents.diff, agents.log):
     app.command()(command)
+# everything after the agent id is text, also words that start with "-"
+app.command(context_settings={"ignore_unknown_options": True})(agents.send)
 for command in (agents.kill, agents.pause, agents.resume, agents.merge, agents.nuke):
     app.command()(command)
 app.command("merge-check")(agents.merge_check)
+for command in (dialog_commands.approve, dialog_commands.deny, dialog_commands.answer):
+    app.command()(command)
 app.command()(question_commands.ask)
 app.command()(question_commands.questions)
 app.command()(question_commands.acknowledge)
@@ -59,6 +70,8 @@ HOOK_HELP = {
     "post-tool-use": "The primary session's PostToolUse / UserPromptSubmit: keep `ib listen` running.",
     "stop": "An agent's Stop hook: publish complete / waiting once per turn and tell its manager.",
     "session-start": "An agent's SessionStart hook: record its Claude session and transcript.",
+    "event": "An agent's Notification, PermissionRequest, StopFailure, SessionEnd, PreCompact and "
+    "UserPromptSubmit hooks: its state and the events a person needs (permission, question, error, stopped).",
     "pre-tool-use": "An agent's PreToolUse hook: keep it inside its worktree and its tool lists.",
     "primary-pre-tool-use": "The primary session's PreToolUse hook: no `cd` into agents' worktrees.",
     "tmux-status": "Stop / PostToolUse: the tmux window indicator (🤖✅ / 🤖⚙️).",

@@ -10,5 +10,6 @@ HOT_HOOKS = {  # hook name → module with main(argv) -> exit code
     "primary-pre-tool-use": "worker.hooks.primary_guard",
     "stop": "worker.hooks.stop",
     "session-start": "worker.hooks.session_start",
+    "event": "worker.hooks.agent_event",
     "tmux-status": "worker.hooks.tmux_status",
 }

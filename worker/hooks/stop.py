@@ -121,10 +121,13 @@ def _publish_turn(
         values = [v.decode() if isinstance(v, bytes) else "" for v in found]
         record = dict(zip(FIELDS, values, strict=False))
         event = _event(decision, agent_id, record, payload)
-        fields = {"state": decision, "state_at": f"{time.time():.3f}"}
+        fields = {"state": decision, "state_at": f"{time.time():.3f}", "state_by": "hook"}
         if isinstance(payload.get("transcript_path"), str):
             fields["transcript_path"] = str(payload["transcript_path"])
         conn.call("HSET", f"{ns}agent:{agent_id}", *[x for kv in fields.items() for x in kv])
+        from worker.hooks.agent_event import drop_prompt
+
+        drop_prompt(conn, ns, agent_id)  # the turn ended: no dialog is open any more
         last = payload.get("last_assistant_message")
         if decision == "complete" and record.get("task"):
             _finish_task(conn, conf, agent_id, record["task"], last if isinstance(last, str) else "")

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from bus.errors import InvalidInput
-from worker.agents import lifecycle, teardown, views
+from worker.agents import dialog_answer, lifecycle, teardown, views
 from worker.agents.spawn import SpawnRequest, new_agent
 from worker.agents.talk import answer, look, press, screenshot, send
 from worker.auto.loop import AutoLoops
@@ -91,8 +91,17 @@ OPERATIONS: dict[str, Operation] = {
     "kill": lambda rt, a: teardown.kill(rt, _text(a, "agent"), bool(a.get("force"))).id,
     "merge": _merged,
     "merge-check": lambda rt, a: merge.merge_check(rt, _text(a, "agent"), _optional(a, "into")),
+    "approve": lambda rt, a: dialog_answer.approve(
+        rt, _text(a, "agent"), bool(a.get("always")), _optional(a, "prompt")
+    ),
+    "deny": lambda rt, a: dialog_answer.deny(
+        rt, _text(a, "agent"), _optional(a, "reason") or "", _optional(a, "prompt")
+    ),
+    "choose": lambda rt, a: dialog_answer.choose(
+        rt, _text(a, "agent"), _text(a, "answer"), _optional(a, "prompt")
+    ),
     "pause": lambda rt, a: lifecycle.pause(rt, _text(a, "agent")).id,
-    "resume": lambda rt, a: lifecycle.resume(rt, _text(a, "agent")).id,
+    "resume": lambda rt, a: lifecycle.resume(rt, _text(a, "agent")).message,
     "nuke": lambda rt, a: teardown.nuke(rt, _optional(a, "agent")),
     "diff": lambda rt, a: views.diff_text(rt, _text(a, "agent"), bool(a.get("stat"))),
     "status": lambda rt, a: views.status_text(rt, _text(a, "agent")),

@@ -16,6 +16,7 @@ import redis
 from bus.agents import AgentStore
 from bus.envelope import make_event
 from bus.keys import Keys
+from bus.prompts import PromptStore
 from bus.questions import QuestionStore
 from bus.schedules import ScheduleStore
 from bus.settings import Settings
@@ -46,6 +47,10 @@ class Runtime:
     @cached_property
     def questions(self) -> QuestionStore:
         return QuestionStore(self.client, self.keys)
+
+    @cached_property
+    def prompts(self) -> PromptStore:
+        return PromptStore(self.client, self.keys)
 
     @cached_property
     def tasks(self) -> TaskStore:

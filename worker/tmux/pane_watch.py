@@ -1,7 +1,8 @@
 """The pane watcher: once a tick, one `tmux list-panes` for all agents; capture only panes that printed.
 
 The safety net behind the hooks: it reads each agent's pane with the pure parser and publishes `state`
-changes, `rate_limited` and `stopped`. Idle agents cost nothing but their line in `list-panes`.
+changes, `rate_limited` and `stopped`. Idle agents cost nothing but their line in `list-panes`. A state
+a hook decided is left alone unless the pane shows stronger evidence (worker/state_authority.py).
 """
 
 from __future__ import annotations
@@ -12,19 +13,20 @@ from dataclasses import dataclass, field
 
 from bus.agents import Agent
 from worker.errors import SessionGone
+from worker.hooks.events import TRUST_OPTIONS
 from worker.service.runtime import Runtime
+from worker.tmux.dialogs import Dialog, read_dialog
 from worker.tmux.pane_state import PaneState, pane_state
 from worker.tmux.parse import PaneInfo, needs_capture
+from worker.tmux.state_authority import pane_may_set
 
 log = logging.getLogger(__name__)
-TRUST_PROMPT = "Do you trust the files in this folder"
 
 
 @dataclass
 class PaneWatcher:
     rt: Runtime
     captured_at: dict[str, float] = field(default_factory=dict)
-    trusted: set[str] = field(default_factory=set)
 
     def tick(self) -> None:
         agents = [a for a in self.rt.agents.all() if a.worker == self.rt.worker_id]
@@ -49,13 +51,35 @@ class PaneWatcher:
             return
         self.captured_at[agent.id] = now
         state = pane_state(text).value
-        if state == "permission" and TRUST_PROMPT in text and agent.id not in self.trusted:
-            self.trusted.add(agent.id)  # Claude Code asks once per new worktree; ours is trusted
-            self.rt.tmux.send_keys(agent.session, "Enter")
+        if state in ("creating", "unknown", "permission"):
+            dialog = read_dialog(text)
+            if dialog is not None and dialog.kind == "trust":
+                self._trust_dialog(agent, dialog)
+                state = "permission"
         self.record(agent, state)
 
+    def _trust_dialog(self, agent: Agent, dialog: Dialog) -> None:
+        """Claude Code asks whether it may work in the folder before any hook runs: a person decides
+        (`ib approve` trusts, `ib deny` refuses). Published once per dialog."""
+        if (found := self.rt.prompts.get(agent.id)) is not None and found.kind == "trust":
+            return
+        folder = dialog.folder or agent.worktree or agent.root
+        prompt = self.rt.prompts.record(agent.id, "trust", folder, TRUST_OPTIONS)
+        log.info("agent %s: folder-trust dialog for %s", agent.id, folder)
+        self.rt.publish(
+            "permission",
+            f"{agent.id} asks whether Claude Code may trust the folder {folder}",
+            sender=agent.id,
+            **agent.event_fields(),
+            data={"kind": "trust", "folder": folder, "options": list(TRUST_OPTIONS), "prompt_id": prompt.id},
+        )
+
     def record(self, agent: Agent, state: str) -> None:
-        """Store a state the watcher saw; publish `state` (and `rate_limited` / `stopped`) when it changed."""
+        """Store a state the watcher saw, unless a hook's state stands against it; publish `state` (and
+        `rate_limited` / `stopped`) when it changed."""
+        current, by = self.rt.agents.state_of(agent.id)
+        if not pane_may_set(current, by, state):
+            return
         previous = self.rt.agents.set_state(agent.id, state)
         if previous is None:
             return

@@ -1,0 +1,120 @@
+"""`ib hook event` as Claude Code runs it (JSON on stdin): the agent's state, the events a person needs,
+the dialog recorded once, and bad payloads that never fail the session."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import redis
+
+from bus.keys import Keys
+from tests.cli import IbRunner
+
+
+def _hook(ib: IbRunner, payload: object, agent: str = "a1") -> None:
+    raw = payload if isinstance(payload, str) else json.dumps(payload)
+    done = ib.run("hook", "event", stdin=raw, env={"IB_AGENT_ID": agent})
+    assert (done.returncode, done.stdout) == (0, "")
+
+
+def _events(rds: redis.Redis, keys: Keys) -> list[dict[str, object]]:
+    return [json.loads(f["e"]) for _i, f in rds.xrange(keys.events)]
+
+
+@pytest.fixture
+def agent(rds: redis.Redis, keys: Keys) -> str:
+    rds.hset(keys.agent("a1"), mapping={"id": "a1", "project": "p", "state": "running"})
+    return "a1"
+
+
+def test_permission_request_then_notification_is_one_event(
+    ib: IbRunner, rds: redis.Redis, keys: Keys, agent: str
+) -> None:
+    _hook(ib, {"hook_event_name": "PermissionRequest", "tool_name": "Bash", "tool_input": {"command": "ls"}})
+    _hook(ib, {"hook_event_name": "Notification", "notification_type": "permission_prompt", "message": "m"})
+    [event] = _events(rds, keys)
+    assert (event["type"], event["project"], event["data"]["tool"], event["data"]["detail"]) == (
+        "permission", "p", "Bash", "ls",
+    )  # fmt: skip
+    prompt = rds.hgetall(keys.prompt(agent))
+    assert (prompt["id"], prompt["kind"], prompt["detail"]) == (
+        event["data"]["prompt_id"],
+        "permission",
+        "ls",
+    )
+    assert rds.hmget(keys.agent(agent), ["state", "state_by"]) == ["permission", "hook"]
+    _hook(ib, {"hook_event_name": "UserPromptSubmit", "prompt": "go on"})  # the next turn: dialog over
+    assert not rds.exists(keys.prompt(agent))
+    assert [e["type"] for e in _events(rds, keys)] == ["permission", "state"]
+
+
+def test_ask_user_question_is_a_question_people_can_answer(
+    ib: IbRunner, rds: redis.Redis, keys: Keys, agent: str
+) -> None:
+    questions = [{"question": "Which db?", "header": "DB", "options": [{"label": "PG"}, {"label": "Lite"}]}]
+    _hook(
+        ib,
+        {
+            "hook_event_name": "PermissionRequest",
+            "tool_name": "AskUserQuestion",
+            "tool_input": {"questions": questions},
+        },
+    )
+    [event] = _events(rds, keys)
+    assert (event["type"], event["data"]["question"], event["data"]["options"]) == (
+        "question",
+        "Which db?",
+        ["PG", "Lite"],
+    )
+    stored = rds.hgetall(keys.question(event["data"]["question_id"]))
+    assert (stored["agent"], stored["text"], stored["dialog"]) == (
+        "a1",
+        "Which db?",
+        event["data"]["prompt_id"],
+    )
+    _hook(ib, {"hook_event_name": "SessionEnd", "reason": "prompt_input_exit"})  # it went away unanswered
+    assert not rds.exists(keys.question(event["data"]["question_id"]))
+    assert _events(rds, keys)[-1]["type"] == "stopped"
+
+
+def test_stop_failure_is_an_error_with_its_kind(
+    ib: IbRunner, rds: redis.Redis, keys: Keys, agent: str
+) -> None:
+    _hook(ib, {"hook_event_name": "StopFailure", "error": "rate_limit", "last_assistant_message": "429"})
+    [event] = _events(rds, keys)
+    assert (event["type"], event["data"]["kind"]) == ("error", "rate_limit")
+    assert rds.hget(keys.agent(agent), "state") == "rate_limited"
+
+
+def test_idle_notification_after_the_stop_hook_says_nothing_new(
+    ib: IbRunner, rds: redis.Redis, keys: Keys, agent: str
+) -> None:
+    rds.hset(keys.agent(agent), "state", "waiting")
+    _hook(ib, {"hook_event_name": "Notification", "notification_type": "idle_prompt", "message": "idle"})
+    assert _events(rds, keys) == []
+
+
+BAD = {
+    "not-json": "{not json",
+    "a-list": "[1, 2]",
+    "empty": "",
+    "binary": "\x00\x01\x02",
+    "no-event-name": {"tool_name": "Bash"},
+    "unknown-notification-type": {"hook_event_name": "Notification", "notification_type": "new_kind"},
+    "missing-everything": {"hook_event_name": "PermissionRequest"},
+}
+
+
+@pytest.mark.parametrize("payload", BAD.values(), ids=BAD.keys())
+def test_bad_payloads_never_fail(
+    ib: IbRunner, rds: redis.Redis, keys: Keys, agent: str, payload: object
+) -> None:
+    _hook(ib, payload)
+    types = [e["type"] for e in _events(rds, keys)]
+    assert types in ([], ["notification"], ["permission"])  # kept when it says anything at all
+
+
+def test_not_one_of_our_agents(ib: IbRunner, rds: redis.Redis, keys: Keys) -> None:
+    _hook(ib, {"hook_event_name": "StopFailure", "error": "overloaded"}, agent="stranger")
+    assert _events(rds, keys) == []

@@ -1,0 +1,39 @@
+"""Which hook events a Claude Code version has, and whether it trusts a folder (~/.claude.json)."""
+
+from __future__ import annotations
+
+import pytest
+
+from worker.agents.claude_trust import trusted_in
+from worker.agents.claude_version import lacking_events, parse_version
+
+EVENTS = ("SessionStart", "Stop", "PermissionRequest", "StopFailure", "Notification")
+
+
+@pytest.mark.parametrize(
+    ("text", "lacking"),
+    [
+        ("2.1.332 (Claude Code)", ()),
+        ("2.1.77 (Claude Code)", ("StopFailure",)),
+        ("2.0.10 (Claude Code)", ("PermissionRequest", "StopFailure")),
+        ("no version here", ()),  # unknown: take it to have them all
+    ],
+)
+def test_lacking_events(text: str, lacking: tuple[str, ...]) -> None:
+    assert lacking_events(parse_version(text), EVENTS) == lacking
+
+
+@pytest.mark.parametrize(
+    ("config", "folder", "trusted"),
+    [
+        ({"projects": {"/r": {"hasTrustDialogAccepted": True}}}, "/r", True),
+        ({"projects": {"/r": {"hasTrustDialogAccepted": True}}}, "/r/.ib/agents/a/repo", True),
+        ({"projects": {"/r": {"hasTrustDialogAccepted": False}}}, "/r", False),
+        ({"projects": {"/other": {"hasTrustDialogAccepted": True}}}, "/r", False),
+        ({"projects": []}, "/r", False),
+        ([], "/r", False),
+    ],
+    ids=["root", "worktree-below", "refused", "other-folder", "bad-projects", "bad-file"],
+)
+def test_trusted_in(config: object, folder: str, trusted: bool) -> None:
+    assert trusted_in(config, folder) is trusted

@@ -1,0 +1,96 @@
+"""Dialogs read from real Claude Code captures (tests/fixtures/dialogs, named kind-width.claude-VERSION)
+and the keys that answer them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from worker.tmux.dialogs import DialogError, keys_for, option_for_answer, pick, read_dialog, refusal
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "dialogs"
+
+
+def _dialog(name: str):  # type: ignore[no-untyped-def]
+    found = read_dialog((FIXTURES / name).read_text(encoding="utf-8"))
+    assert found is not None
+    return found
+
+
+@pytest.mark.parametrize("path", sorted(FIXTURES.glob("*.txt")), ids=lambda p: p.name)
+def test_every_capture_reads_as_its_kind(path: Path) -> None:
+    dialog = read_dialog(path.read_text(encoding="utf-8"))
+    assert dialog is not None
+    assert dialog.kind == path.name.split("-")[0]
+
+
+ANSWERS = {
+    "bash-approve": ("permission-bash-200", "approve", "Yes", ["1"]),
+    "bash-always": ("permission-bash-80", "always", "Yes, and always allow access", ["2"]),
+    "bash-deny": ("permission-bash-200", "deny", "No", ["4"]),
+    "write-always-is-accept-edits": (
+        "permission-write-100",
+        "always",
+        "Yes, and switch to accept edits",
+        ["2"],
+    ),
+    "write-deny": ("permission-write-100", "deny", "No", ["3"]),
+    "plan-approve": ("plan-200", "approve", "Yes, and switch to default", ["1"]),
+    "plan-keep-planning": ("plan-200", "deny", "No", ["2"]),
+    "trust": ("trust-80", "approve", "Yes, I trust this folder", ["Down", "Enter"]),
+    "refuse-trust": ("trust-200", "deny", "No, exit", ["Enter"]),
+}
+
+
+@pytest.mark.parametrize(("fixture", "choice", "label", "keys"), ANSWERS.values(), ids=ANSWERS.keys())
+def test_answer_keys(fixture: str, choice: str, label: str, keys: list[str]) -> None:
+    dialog = _dialog(f"{fixture}.claude-2.1.332.txt")
+    index = pick(dialog, choice)
+    assert dialog.options[index].label.startswith(label)
+    assert keys_for(dialog, index) == keys
+
+
+def test_auto_mode_is_never_picked() -> None:
+    dialog = _dialog("permission-bash-200.claude-2.1.332.txt")
+    assert all("auto mode" not in dialog.options[pick(dialog, c)].label for c in ("approve", "always"))
+
+
+def test_plan_has_no_always() -> None:
+    with pytest.raises(DialogError, match="no 'always' option"):
+        pick(_dialog("plan-200.claude-2.1.332.txt"), "always")
+
+
+def test_question_options_by_number_or_label() -> None:
+    dialog = _dialog("ask-200.claude-2.1.332.txt")
+    assert dialog.title == "Which database should I use?"
+    assert keys_for(dialog, option_for_answer(dialog, "sqlite")) == ["2"]
+    assert keys_for(dialog, option_for_answer(dialog, "1")) == ["1"]
+    with pytest.raises(DialogError, match=r"not one of the dialog's options: 1\. Postgres, 2\. SQLite"):
+        option_for_answer(dialog, "MySQL")
+
+
+def test_trust_dialog_names_the_folder() -> None:
+    assert _dialog("trust-200.claude-2.1.332.txt").folder == "/tmp/cc-hooks-probe/repo"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "● Done.\n  I HAVE COMPLETED THE GOAL\n" + "─" * 40 + "\n❯ \n" + "─" * 40 + "\n",
+        "● I asked: Do you want to proceed?\n" + "─" * 40 + "\n❯ \n",  # the words, but no options
+    ],
+    ids=["empty", "idle", "question-words-only"],
+)
+def test_no_dialog(text: str) -> None:
+    assert read_dialog(text) is None
+
+
+def test_refusal_names_the_dialog_and_the_command() -> None:
+    line = refusal("a1", _dialog("permission-bash-80.claude-2.1.332.txt"))
+    assert line == (
+        "a1 shows a permission dialog (Do you want to proceed?); nothing was typed. "
+        "Answer it with ib approve a1 [--always] or ib deny a1 [REASON]"
+    )
+    assert "ib answer a1 OPTION" in refusal("a1", _dialog("ask-200.claude-2.1.332.txt"))

@@ -1,0 +1,141 @@
+"""What Claude Code's hook payloads mean for ittybus: the state and the event, for every event we install,
+and payloads from newer or broken producers (unknown types, missing or extra fields) that must not fail."""
+
+from __future__ import annotations
+
+import pytest
+
+from worker.hooks.events import error_kind, outcome
+
+A = "agent-1"
+
+
+def _seen(payload: dict[str, object]) -> tuple[str, str, str] | None:
+    found = outcome(payload, A)
+    return None if found is None else (found.state, found.event_type, found.prompt)
+
+
+CASES = {
+    "permission-request-bash": (
+        {"hook_event_name": "PermissionRequest", "tool_name": "Bash", "tool_input": {"command": "rm x"}},
+        ("permission", "permission", "permission"),
+    ),
+    "ask-user-question": (
+        {
+            "hook_event_name": "PermissionRequest",
+            "tool_name": "AskUserQuestion",
+            "tool_input": {
+                "questions": [{"question": "Which?", "options": [{"label": "A"}, {"label": "B"}]}]
+            },
+        },
+        ("permission", "question", "ask"),
+    ),
+    "exit-plan-mode-no-input": (
+        {"hook_event_name": "PermissionRequest", "tool_name": "ExitPlanMode", "tool_input": {}},
+        ("permission", "permission", "plan"),
+    ),
+    "notification-permission": (
+        {"hook_event_name": "Notification", "notification_type": "permission_prompt", "message": "m"},
+        ("permission", "permission", "permission"),
+    ),
+    "notification-idle": (
+        {"hook_event_name": "Notification", "notification_type": "idle_prompt"},
+        ("waiting", "waiting", ""),
+    ),
+    "notification-elicitation": (
+        {"hook_event_name": "Notification", "notification_type": "elicitation_dialog", "message": "Token?"},
+        ("permission", "question", ""),
+    ),
+    "notification-unknown-type-kept": (
+        {"hook_event_name": "Notification", "notification_type": "brand_new", "message": "hi"},
+        ("", "notification", ""),
+    ),
+    "notification-no-type": ({"hook_event_name": "Notification"}, ("", "notification", "")),
+    "stop-failure-overloaded": (
+        {"hook_event_name": "StopFailure", "error": "overloaded"},
+        ("error", "error", ""),
+    ),
+    "stop-failure-rate-limit": (
+        {"hook_event_name": "StopFailure", "error": "rate_limit"},
+        ("rate_limited", "error", ""),
+    ),
+    "stop-failure-missing-error": ({"hook_event_name": "StopFailure"}, ("error", "error", "")),
+    "session-end-exit": (
+        {"hook_event_name": "SessionEnd", "reason": "prompt_input_exit"},
+        ("stopped", "stopped", ""),
+    ),
+    "session-end-unknown-reason": (
+        {"hook_event_name": "SessionEnd", "reason": "cosmic_ray"},
+        ("stopped", "stopped", ""),
+    ),
+    "session-end-clear-goes-on": ({"hook_event_name": "SessionEnd", "reason": "clear"}, None),
+    "pre-compact": ({"hook_event_name": "PreCompact", "trigger": "auto"}, ("compacting", "state", "")),
+    "user-prompt-submit": ({"hook_event_name": "UserPromptSubmit", "prompt": "x"}, ("running", "state", "")),
+    "unknown-event": ({"hook_event_name": "FutureEvent"}, None),
+    "no-event-name": ({"tool_name": "Bash"}, None),
+    "event-name-not-a-string": ({"hook_event_name": ["Stop"]}, None),
+    "tool-input-not-an-object": (
+        {"hook_event_name": "PermissionRequest", "tool_name": "Bash", "tool_input": "rm -rf /"},
+        ("permission", "permission", "permission"),
+    ),
+    "questions-garbled": (
+        {
+            "hook_event_name": "PermissionRequest",
+            "tool_name": "AskUserQuestion",
+            "tool_input": {"questions": 7},
+        },
+        ("permission", "question", "ask"),
+    ),
+}
+
+
+@pytest.mark.parametrize(("payload", "expected"), CASES.values(), ids=CASES.keys())
+def test_outcome(payload: dict[str, object], expected: tuple[str, str, str] | None) -> None:
+    assert _seen({**payload, "session_id": "s", "extra_field_from_the_future": {"x": 1}}) == expected
+
+
+def test_permission_data_names_the_tool_and_the_command() -> None:
+    found = outcome(
+        {
+            "hook_event_name": "PermissionRequest",
+            "tool_name": "Bash",
+            "tool_input": {"command": "touch made", "description": "make a file"},
+        },
+        A,
+    )
+    assert found is not None
+    assert found.data["tool"] == "Bash"
+    assert found.data["detail"] == "touch made"
+    assert found.data["options"] == ["approve", "approve always", "deny"]
+    assert found.message == "agent-1 asks to use Bash: touch made"
+
+
+def test_question_data_has_the_option_labels() -> None:
+    questions = [{"question": "Which database?", "options": [{"label": "Postgres"}, {"label": "SQLite"}]}]
+    found = outcome(
+        {
+            "hook_event_name": "PermissionRequest",
+            "tool_name": "AskUserQuestion",
+            "tool_input": {"questions": questions},
+        },
+        A,
+    )
+    assert found is not None
+    assert (found.data["question"], found.data["options"]) == ("Which database?", ["Postgres", "SQLite"])
+
+
+@pytest.mark.parametrize(
+    ("error", "message", "kind"),
+    [
+        ("overloaded", "", "overloaded"),
+        ("server_error", "API Error: 529 x. This is a server-side issue", "overloaded"),
+        ("server_error", "API Error: 500 boom", "other"),
+        ("rate_limit", "", "rate_limit"),
+        ("authentication_failed", "", "auth"),
+        ("billing_error", "", "auth"),
+        ("max_output_tokens", "", "other"),
+        ("something_new", "", "other"),
+    ],
+)
+def test_error_kind(error: str, message: str, kind: str) -> None:
+    assert error_kind(error, message) == kind

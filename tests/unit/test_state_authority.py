@@ -1,0 +1,27 @@
+"""A hook's state stands against the pane unless the pane shows stronger evidence; `unknown` never wins."""
+
+from __future__ import annotations
+
+import pytest
+
+from worker.tmux.state_authority import pane_may_set
+
+CASES = {
+    "hook-complete-vs-unknown": ("complete", "hook", "unknown", False),
+    "pane-complete-vs-unknown": ("complete", "", "unknown", False),
+    "creating-vs-unknown": ("creating", "", "unknown", True),
+    "hook-complete-vs-waiting": ("complete", "hook", "waiting", False),
+    "hook-complete-next-turn-runs": ("complete", "hook", "running", True),
+    "hook-waiting-pane-gone": ("waiting", "hook", "stopped", True),
+    "hook-error-vs-waiting": ("error", "hook", "waiting", False),
+    "hook-permission-dialog-answered": ("permission", "hook", "waiting", True),
+    "hook-permission-vs-creating": ("permission", "hook", "creating", False),
+    "hook-running-turn-ended": ("running", "hook", "waiting", True),
+    "pane-state-follows-pane": ("waiting", "", "complete", True),
+    "same-state": ("running", "", "running", False),
+}
+
+
+@pytest.mark.parametrize(("current", "by", "seen", "allowed"), CASES.values(), ids=CASES.keys())
+def test_pane_may_set(current: str, by: str, seen: str, allowed: bool) -> None:
+    assert pane_may_set(current, by, seen) is allowed

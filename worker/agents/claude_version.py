@@ -1,0 +1,68 @@
+"""Which of the hook events ittybus installs a Claude Code version has. The table is pure; asking the
+agent program for its version (`<command> --version`) is the one I/O function, cached per command.
+
+Claude Code rejects a settings file that names a hook event it does not know, so an agent's settings
+name only the events its program has, and `ib new-agent` says which ones it had to leave out.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import shlex
+import subprocess
+
+HOOK_EVENT_SINCE: dict[str, tuple[int, int, int]] = {
+    "PreToolUse": (1, 0, 0),
+    "Stop": (1, 0, 0),
+    "Notification": (1, 0, 0),
+    "UserPromptSubmit": (1, 0, 54),
+    "PreCompact": (1, 0, 48),
+    "SessionStart": (1, 0, 62),
+    "SessionEnd": (1, 0, 85),
+    "PermissionRequest": (2, 0, 45),
+    "StopFailure": (2, 1, 78),
+}
+"""The Claude Code release each hook event first appeared in (from its changelog)."""
+TESTED_VERSION = "2.1.332"
+VERSION_TIMEOUT = 10.0
+_VERSION = re.compile(r"(\d+)\.(\d+)\.(\d+)")
+_CLAUDE_CODE = re.compile(r"^\s*\d+\.\d+\.\d+ \(Claude Code\)")  # what `claude --version` prints
+
+
+def parse_version(text: str) -> tuple[int, int, int] | None:
+    """(major, minor, patch) from `claude --version` output ("2.1.332 (Claude Code)"); None if absent."""
+    found = _VERSION.search(text)
+    return (int(found[1]), int(found[2]), int(found[3])) if found else None
+
+
+def lacking_events(version: tuple[int, int, int] | None, events: tuple[str, ...]) -> tuple[str, ...]:
+    """The events among `events` that `version` does not have. An unknown version (another program,
+    a fake agent) is taken to have them all."""
+    if version is None:
+        return ()
+    return tuple(e for e in events if e in HOOK_EVENT_SINCE and version < HOOK_EVENT_SINCE[e])
+
+
+def format_version(version: tuple[int, int, int] | None) -> str:
+    return ".".join(map(str, version)) if version else "unknown"
+
+
+@functools.cache
+def program_version(agent_command: str) -> tuple[int, int, int] | None:
+    """The version the agent program reports; None when it cannot say (not Claude Code, or broken)."""
+    try:
+        words = shlex.split(agent_command)
+        done = subprocess.run(
+            [*words, "--version"],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=VERSION_TIMEOUT,
+            check=False,
+        )
+    except (OSError, ValueError, subprocess.SubprocessError):
+        return None
+    if done.returncode != 0 or not _CLAUDE_CODE.match(done.stdout):
+        return None
+    return parse_version(done.stdout)

@@ -1,0 +1,45 @@
+"""`ib approve`, `ib deny`, `ib answer`: answer the dialog an agent shows (permission, plan, folder
+trust, AskUserQuestion) with the keys the dialog expects."""
+
+from __future__ import annotations
+
+import typer
+from rich.console import Console
+
+from worker.agents import dialog_answer
+from worker.cli.context import Context
+
+console = Console(highlight=False)
+
+
+def approve(
+    agent_id: str = typer.Argument(..., help="agent id"),
+    always: bool = typer.Option(False, "--always", help="and do not ask again for this (when offered)"),
+) -> None:
+    """Allow the tool call an agent asks permission for, trust its folder, or accept its plan.
+
+    Example: ib approve agent-1 --always
+    """
+    console.print(dialog_answer.approve(Context().runtime, agent_id, always))
+
+
+def deny(
+    agent_id: str = typer.Argument(..., help="agent id"),
+    reason: list[str] = typer.Argument(None, help="what the agent should do instead (sent after the No)"),
+) -> None:
+    """Refuse the tool call (and tell the agent why), refuse the folder, or keep planning.
+
+    Example: ib deny agent-1 "do not touch the database; use the fixtures"
+    """
+    console.print(dialog_answer.deny(Context().runtime, agent_id, " ".join(reason or [])))
+
+
+def answer(
+    agent_id: str = typer.Argument(..., help="agent id"),
+    option: list[str] = typer.Argument(..., help="the option's number or its label"),
+) -> None:
+    """Pick an option of the question dialog (AskUserQuestion) an agent shows.
+
+    Example: ib answer agent-1 SQLite
+    """
+    console.print(dialog_answer.choose(Context().runtime, agent_id, " ".join(option)))

@@ -1,0 +1,163 @@
+"""`ib hook event` (an agent's Notification, PermissionRequest, StopFailure, SessionEnd, PreCompact and
+UserPromptSubmit hooks): the agent's state as Claude Code itself reports it, and the event a person needs.
+
+A state set here is marked `state_by=hook`: the pane watcher leaves it alone unless it sees stronger
+evidence (worker/pane_watch.py). A dialog that waits for a person (permission, plan, AskUserQuestion) is
+recorded in `prompt:<agent>` so `ib approve` / `ib deny` / an answer can find it and answer it once.
+Runs on the light client and never fails the session: whatever goes wrong, exit 0.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+from bus import fastjson
+
+TYPE_CHECKING = False  # typing costs milliseconds on the hooks' path; the checker still sees the types
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from bus.envelope import Envelope
+    from bus.hotconf import HotConf
+    from bus.resp import Connection
+    from worker.hooks.events import Outcome
+
+PROMPT_TTL = 86400
+QUIET_REPEATS = frozenset({("waiting", "waiting"), ("waiting", "complete"), ("permission", "permission")})
+"""(outcome state, stored state) pairs where a Notification only repeats what a hook already said."""
+
+
+def handle(payload: dict[str, object], agent_id: str, cwd: str) -> None:
+    from worker.hooks.events import outcome
+
+    found = outcome(payload, agent_id)
+    if found is None:
+        return
+    from bus.errors import BusError
+    from bus.hotconf import read_hotconf
+    from bus.publish import keep, open_bus
+
+    conf = read_hotconf(cwd=cwd)
+    try:
+        with open_bus(conf) as conn:
+            apply(conn, conf, agent_id, payload, found)
+    except BusError as e:  # Redis away: what a person must see waits in the spool (states are the pane's)
+        if found.event_type not in ("state", ""):
+            keep(conf, _event(found.event_type, found.message, agent_id, "", "", found.data), e)
+
+
+def apply(conn: Connection, conf: HotConf, agent_id: str, payload: dict[str, object], found: Outcome) -> None:
+    ns = conf.namespace
+    record = conn.call("HMGET", f"{ns}agent:{agent_id}", "state", "project", "task")
+    replies = record if isinstance(record, list) else []
+    values = [v.decode() if isinstance(v, bytes) else "" for v in replies]
+    if not any(values):
+        return  # not one of our agents (or already torn down)
+    previous, project, task = [*values, "", "", ""][:3]
+    is_notification = payload.get("hook_event_name") == "Notification"
+    if is_notification and (found.state, previous) in QUIET_REPEATS:
+        return  # the Stop or PermissionRequest hook already said it
+    if found.state:
+        conn.call(
+            "HSET", f"{ns}agent:{agent_id}", "state", found.state, "state_at", f"{time.time():.3f}",
+            "state_by", "hook",
+        )  # fmt: skip
+    if found.state in ("running", "stopped"):
+        drop_prompt(conn, ns, agent_id)
+    data = dict(found.data)
+    if found.prompt:
+        data["prompt_id"] = _record_prompt(conn, ns, agent_id, project, found.prompt, data)
+    event_type, message = found.event_type, found.message
+    if event_type == "state":
+        if previous == found.state:
+            return
+        data = {**data, "from_state": previous, "to_state": found.state}
+        message = f"{agent_id}: {previous} → {found.state}"
+    from bus.publish import publish
+
+    publish(conf, _event(event_type, message, agent_id, project, task, data), conn)
+
+
+def _event(
+    event_type: str, message: str, agent_id: str, project: str, task: str, data: dict[str, object]
+) -> Envelope:
+    from bus.envelope import make_event
+
+    return make_event(
+        event_type,
+        message,
+        sender=agent_id,
+        agent=agent_id,
+        project=project or None,
+        task=task or None,
+        data=data,
+    )
+
+
+def drop_prompt(conn: Connection, ns: str, agent_id: str) -> None:
+    """The agent's dialog is over: forget it, and the question it opened."""
+    question = conn.call("HGET", f"{ns}prompt:{agent_id}", "question_id")
+    commands: list[tuple[str | bytes | int | float, ...]] = [("DEL", f"{ns}prompt:{agent_id}")]
+    if isinstance(question, bytes) and question:
+        commands += [("DEL", f"{ns}question:{question.decode()}"), ("ZREM", f"{ns}questions", question)]
+    conn.pipeline(commands)
+
+
+def _record_prompt(
+    conn: Connection, ns: str, agent_id: str, project: str, kind: str, data: dict[str, object]
+) -> str:
+    """Store the open dialog (and, for AskUserQuestion, a question people can answer, its id added to
+    `data`); the dialog's id."""
+    prompt_id = "p-" + os.urandom(4).hex()
+    fields = {
+        "id": prompt_id,
+        "kind": kind,
+        "tool": str(data.get("tool") or ""),
+        "detail": str(data.get("detail") or data.get("plan") or ""),
+        "question": str(data.get("question") or ""),
+        "options": fastjson.dumps(data.get("options") or []),
+        "at": f"{time.time():.3f}",
+    }
+    if kind == "ask":
+        question_id = "q-" + os.urandom(4).hex()
+        fields["question_id"] = question_id
+        data["question_id"] = question_id
+        asked = fields["at"]
+        conn.pipeline(
+            [
+                (
+                    "HSET", f"{ns}question:{question_id}", "id", question_id, "agent", agent_id,
+                    "text", fields["question"], "asked_at", asked, "project", project,
+                    "options", fields["options"], "dialog", prompt_id,
+                ),
+                ("ZADD", f"{ns}questions", asked, question_id),
+            ]
+        )  # fmt: skip
+    flat = [x for kv in fields.items() for x in kv]
+    drop_prompt(conn, ns, agent_id)
+    conn.pipeline(
+        [
+            ("HSET", f"{ns}prompt:{agent_id}", *flat),
+            ("EXPIRE", f"{ns}prompt:{agent_id}", PROMPT_TTL),
+        ]
+    )
+    return prompt_id
+
+
+def main(argv: Sequence[str]) -> int:
+    try:
+        raw = sys.stdin.read()
+        payload = fastjson.loads(raw) if raw.strip() else {}
+        if not isinstance(payload, dict):
+            return 0
+        cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else os.getcwd()
+        from bus.repo_paths import agent_from_path
+
+        agent_id = os.environ.get("IB_AGENT_ID") or agent_from_path(str(cwd))
+        if agent_id:
+            handle(payload, agent_id, str(cwd))
+    except Exception:  # the agent's session must go on whatever happens here
+        return 0
+    return 0

@@ -1,0 +1,174 @@
+"""The dialogs Claude Code shows a person, read from pane text, and the keys that answer them.
+
+Pure: text in, `Dialog` out; (dialog, choice) in, keys out. Kinds: `permission` (a tool call: "Do you
+want to proceed?", "Do you want to create x?"), `plan` (ExitPlanMode: "Exit plan mode?"), `ask`
+(AskUserQuestion: "Enter to select · ↑/↓ to navigate") and `trust` (the folder-trust dialog, before
+any hook runs). Numbered options are answered with their digit, as the dialog expects; unnumbered ones
+(the trust dialog) with arrows from the selected option and Enter.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+BOTTOM_LINES = 40  # a dialog sits at the bottom of the screen, below the conversation
+
+_OPTION = re.compile(r"^\s*(❯\s*)?(?:(\d{1,2})\.\s+)?(\S.*?)\s*$")
+_NUMBERED = re.compile(r"^\s*(?:❯\s*)?\d{1,2}\.\s+\S")
+_PERMISSION_TITLE = re.compile(
+    r"^\s*Do you want to (?:proceed|make this edit|create|allow|run|fetch|use)\b.*\?\s*$"
+)
+_PLAN_TITLE = re.compile(r"^\s*(?:Exit plan mode\?|Would you like to proceed\?)\s*$")
+_ASK_FOOTER = re.compile(r"Enter to select · ↑/↓ to navigate")
+_TRUST = re.compile(r"Yes, I trust this folder|Do you trust the files in this folder")
+_FOOTER = re.compile(r"^\s*(?:Esc to cancel|Enter to confirm|Enter to select)")
+_ALWAYS = ("always", "don't ask", "accept edits")
+_RISKY = ("auto mode",)  # never picked for a person: it hands later decisions to a classifier
+
+
+class DialogError(ValueError):
+    """The answer does not fit the dialog on screen (no such option)."""
+
+
+@dataclass(frozen=True)
+class Option:
+    label: str
+    number: int | None  # the digit that picks it, None in unnumbered lists
+
+
+@dataclass(frozen=True)
+class Dialog:
+    kind: str  # permission | plan | ask | trust
+    title: str
+    options: tuple[Option, ...]
+    selected: int  # index of the option the ❯ points at
+    folder: str = ""  # the trust dialog's folder
+
+    def describe(self) -> str:
+        names = {"permission": "a permission dialog", "plan": "the plan-approval dialog"}
+        names |= {"ask": "a question dialog", "trust": "the folder-trust dialog"}
+        return names.get(self.kind, "a dialog") + (f" ({self.title})" if self.title else "")
+
+
+def read_dialog(text: str) -> Dialog | None:
+    """The dialog at the bottom of the pane, or None when there is none."""
+    lines = [line.rstrip() for line in text.splitlines()]
+    while lines and not lines[-1].strip():
+        lines.pop()
+    bottom = lines[-BOTTOM_LINES:]
+    joined = "\n".join(bottom)
+    if _TRUST.search(joined):
+        return _trust(bottom)
+    if _ASK_FOOTER.search(joined):
+        return _numbered("ask", bottom, _title_before_options(bottom))
+    for index, line in enumerate(bottom):
+        if _PLAN_TITLE.match(line):
+            return _numbered("plan", bottom[index + 1 :], line.strip())
+    for index in range(len(bottom) - 1, -1, -1):
+        if _PERMISSION_TITLE.match(bottom[index]):
+            return _numbered("permission", bottom[index + 1 :], bottom[index].strip())
+    return None
+
+
+def _title_before_options(lines: list[str]) -> str:
+    """The question of an AskUserQuestion dialog: the last line before its first numbered option."""
+    for index, line in enumerate(lines):
+        if _NUMBERED.match(line):
+            before = [x.strip() for x in lines[:index] if x.strip()]
+            return before[-1] if before else ""
+    return ""
+
+
+def _numbered(kind: str, lines: list[str], title: str) -> Dialog | None:
+    options: list[Option] = []
+    selected = 0
+    started = False
+    for line in lines:
+        if _FOOTER.match(line):
+            break
+        if not _NUMBERED.match(line):
+            continue  # descriptions, wrapped labels, rules
+        found = _OPTION.match(line)
+        assert found is not None
+        started = True
+        if found.group(1):
+            selected = len(options)
+        options.append(Option(found.group(3), int(found.group(2))))
+    if not started:
+        return None
+    return Dialog(kind, title, tuple(options), selected)
+
+
+def _trust(lines: list[str]) -> Dialog:
+    folder = ""
+    options: list[Option] = []
+    selected = 0
+    for index, line in enumerate(lines):
+        stripped = line.strip()
+        if stripped.startswith("Accessing workspace:"):
+            folder = next((x.strip() for x in lines[index + 1 :] if x.strip()), "")
+        if stripped.lstrip("❯ ").startswith(("Yes", "No")) or _NUMBERED.match(line):
+            found = _OPTION.match(line)
+            assert found is not None
+            if found.group(1):
+                selected = len(options)
+            number = int(found.group(2)) if found.group(2) else None
+            options.append(Option(found.group(3), number))
+    return Dialog("trust", "Do you trust this folder?", tuple(options), selected, folder)
+
+
+def refusal(agent_id: str, dialog: Dialog) -> str:
+    """The one line `ib send` answers with when a dialog is open: what it is and what answers it."""
+    if dialog.kind == "ask":
+        how = f"ib answer {agent_id} OPTION (one of: {', '.join(o.label for o in dialog.options)})"
+    elif dialog.kind == "trust":
+        how = f"ib approve {agent_id} (trust the folder) or ib deny {agent_id}"
+    elif dialog.kind == "plan":
+        how = f"ib approve {agent_id} (go ahead) or ib deny {agent_id} (keep planning)"
+    else:
+        how = f"ib approve {agent_id} [--always] or ib deny {agent_id} [REASON]"
+    return f"{agent_id} shows {dialog.describe()}; nothing was typed. Answer it with {how}"
+
+
+# --- answering ------------------------------------------------------------------------------------
+
+
+def pick(dialog: Dialog, choice: str) -> int:
+    """The index of the option `choice` means: approve, always, deny (permission, plan, trust)."""
+    labels = [option.label for option in dialog.options]
+    yes = [i for i, label in enumerate(labels) if label.startswith("Yes") and not _has(label, _RISKY)]
+    no = [i for i, label in enumerate(labels) if label.startswith("No")]
+    if choice == "always":
+        found = [i for i in yes if _has(labels[i], _ALWAYS)]
+        if not found:
+            raise DialogError(f"{dialog.describe()} offers no 'always' option; approve it once instead")
+        return found[0]
+    candidates = no if choice == "deny" else [i for i in yes if not _has(labels[i], _ALWAYS)] or yes
+    if not candidates:
+        raise DialogError(f"{dialog.describe()} has no option for {choice}: {', '.join(labels)}")
+    return candidates[0]
+
+
+def option_for_answer(dialog: Dialog, answer: str) -> int:
+    """The option of a question dialog a person's answer names: its number or its label (any case)."""
+    wanted = answer.strip()
+    for index, option in enumerate(dialog.options):
+        if wanted == str(option.number) or wanted.casefold() == option.label.casefold():
+            return index
+    labels = ", ".join(f"{o.number}. {o.label}" if o.number else o.label for o in dialog.options)
+    raise DialogError(f"{wanted!r} is not one of the dialog's options: {labels}")
+
+
+def keys_for(dialog: Dialog, index: int) -> list[str]:
+    """The keys that choose option `index`: its digit, or arrows from the selection and Enter."""
+    option = dialog.options[index]
+    if option.number is not None and option.number < 10:
+        return [str(option.number)]
+    step = "Down" if index > dialog.selected else "Up"
+    return [step] * abs(index - dialog.selected) + ["Enter"]
+
+
+def _has(label: str, words: tuple[str, ...]) -> bool:
+    lowered = label.casefold()
+    return any(word in lowered for word in words)

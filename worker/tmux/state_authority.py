@@ -1,0 +1,26 @@
+"""Which source of an agent's state wins: Claude Code's hooks are exact, the pane parser is a safety net.
+
+Pure. A state a hook decided stands until the pane shows stronger evidence: the pane is gone, the next
+turn visibly runs, or the dialog the hook reported is no longer on screen. The pane never replaces a
+known state with `unknown` (`creating` is not a known state: nothing was read yet).
+"""
+
+from __future__ import annotations
+
+BUSY = frozenset({"running", "compacting"})
+"""Hook states that only say work is under way: the pane showing its end is stronger evidence."""
+
+
+def pane_may_set(current: str, current_by: str, seen: str) -> bool:
+    """May the pane watcher replace `current` (decided by `current_by`) with the state it `seen`?"""
+    if seen == current:
+        return False
+    if seen == "stopped":
+        return True  # the pane is gone (or dead): nothing is stronger
+    if seen == "unknown":
+        return current in ("", "unknown", "creating")  # "creating" only means "not read yet"
+    if current_by != "hook" or current in BUSY:
+        return True
+    if current == "permission":
+        return seen != "creating"  # the pane reads something else: the dialog was answered
+    return seen in BUSY
