@@ -11,6 +11,8 @@ from collections.abc import Callable
 
 from bus.errors import Conflict
 from bus.prompts import Prompt
+from bus.questions import Question
+from worker.agents import talk
 from worker.agents.talk import look, send
 from worker.errors import WorkerError
 from worker.service.runtime import Runtime
@@ -59,6 +61,16 @@ def choose(rt: Runtime, agent_id: str, answer: str, prompt_id: str | None = None
 
     dialog, label = _answer(rt, agent_id, prompt_id, option)
     return f"answered {dialog.describe()} of {agent_id}: {label}"
+
+
+def answer(rt: Runtime, question_id: str, text: str, sender: str | None = None) -> Question:
+    """Answer a question people see (`ib questions`, Telegram): an AskUserQuestion dialog by picking the
+    option `text` names, any other question by sending the text to the agent."""
+    question = rt.questions.get(question_id)
+    if not question.dialog:
+        return talk.answer(rt, question_id, text, sender)
+    choose(rt, question.agent, text, question.dialog)
+    return question
 
 
 def open_dialog(rt: Runtime, agent_id: str) -> Dialog | None:

@@ -139,13 +139,8 @@ def ask(rt: Runtime, agent_id: str, text: str, options: tuple[str, ...] = ()) ->
 
 
 def answer(rt: Runtime, question_id: str, text: str, sender: str | None = None) -> Question:
-    """Send the answer to the agent that asked, then acknowledge the question. A question that is an
-    agent's AskUserQuestion dialog is answered by picking the option `text` names in the dialog."""
+    """Send the answer to the agent that asked, then acknowledge the question. (A question that is an
+    agent's AskUserQuestion dialog is answered in the dialog: worker.agents.dialog_answer.answer.)"""
     question = rt.questions.get(question_id)
-    if question.dialog:
-        from worker.agents.dialog_answer import choose  # it talks through this module
-
-        choose(rt, question.agent, text, question.dialog)
-        return question
     send(rt, question.agent, text, sender)
     return rt.questions.acknowledge(question_id)

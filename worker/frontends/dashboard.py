@@ -34,7 +34,8 @@ from bus.merges import MergeStore
 from bus.streams import Entry, entries_of, envelopes
 from bus.task_model import Task
 from bus.worker_rpc import request
-from worker.agents.talk import answer, look, send
+from worker.agents.dialog_answer import answer
+from worker.agents.talk import look, send
 from worker.errors import WorkerError
 from worker.frontends.dashboard_keys import Action, Ui, decode_keys, footer, step
 from worker.frontends.dashboard_render import (

@@ -12,7 +12,7 @@ from typing import Any
 from bus.errors import InvalidInput
 from worker.agents import dialog_answer, lifecycle, teardown, views
 from worker.agents.spawn import SpawnRequest, new_agent
-from worker.agents.talk import answer, look, press, screenshot, send
+from worker.agents.talk import look, press, screenshot, send
 from worker.auto.loop import AutoLoops
 from worker.git import merge
 from worker.git.merge_queue import MergeQueue
@@ -87,7 +87,9 @@ OPERATIONS: dict[str, Operation] = {
         rt, _text(a, "agent"), a.get("lines") if isinstance(a.get("lines"), int) else None
     ),
     "screenshot": lambda rt, a: screenshot(rt, _text(a, "agent")).as_reply(),
-    "answer": lambda rt, a: answer(rt, _text(a, "question"), _text(a, "text"), _optional(a, "sender")).id,
+    "answer": lambda rt, a: (
+        dialog_answer.answer(rt, _text(a, "question"), _text(a, "text"), _optional(a, "sender")).id
+    ),
     "kill": lambda rt, a: teardown.kill(rt, _text(a, "agent"), bool(a.get("force"))).id,
     "merge": _merged,
     "merge-check": lambda rt, a: merge.merge_check(rt, _text(a, "agent"), _optional(a, "into")),
