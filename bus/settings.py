@@ -72,6 +72,10 @@ class Settings(BaseSettings):
     model: str | None = Field(
         None, description="model for new agents (--model); unset: the program's default"
     )
+    agent_env: Annotated[list[str], NoDecode] = Field(
+        default_factory=list,
+        description="comma-separated names of more variables agents get from the tmux server (never IB_*)",
+    )
     tmux_socket: str | None = Field(None, description="tmux server socket name (tmux -L); unset: the default")
     pane_interval: float = Field(
         1.0, gt=0, le=60, description="seconds between two looks at the agents' panes"
@@ -125,6 +129,17 @@ class Settings(BaseSettings):
             except ConfigError as e:
                 raise ValueError(str(e).removeprefix("IB_REDIS_URL: ")) from e
         return value or None
+
+    @field_validator("agent_env", mode="before")
+    @classmethod
+    def _names(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            names = [p.strip() for p in value.split(",") if p.strip()]
+            bad = [n for n in names if not n.isidentifier() or n.startswith("IB_")]
+            if bad:
+                raise ValueError(f"must be comma-separated variable names, none of them IB_*; got {bad[0]!r}")
+            return names
+        return value
 
     @field_validator("telegram_allowed_users", mode="before")
     @classmethod

@@ -134,7 +134,6 @@ GARBAGE = {
     "string": '"Read"',
     "no-tool-name": '{"tool_input": {"file_path": "/etc/passwd"}}',
     "tool-name-number": '{"tool_name": 5}',
-    "tool-input-list": '{"tool_name": "Read", "tool_input": ["/etc/passwd"]}',
     "binary": "\x00\x7f\x1b[0m",
 }
 
@@ -143,6 +142,21 @@ GARBAGE = {
 def test_bad_stdin_is_silent(root: Path, stdin: str) -> None:
     assert _hook(root, stdin) == (0, "", "")
     assert _log(root) == []
+
+
+UNCHECKABLE = {
+    "tool-input-list": '{"tool_name": "Read", "tool_input": ["/etc/passwd"]}',
+    "file-path-list": '{"tool_name": "Write", "tool_input": {"file_path": ["/etc/x"], "content": "x"}}',
+    "file-path-number": '{"tool_name": "Edit", "tool_input": {"file_path": 1, "old_string": "a"}}',
+}
+
+
+@pytest.mark.parametrize("stdin", UNCHECKABLE.values(), ids=UNCHECKABLE.keys())
+def test_a_file_tool_call_that_cannot_be_checked_is_denied(root: Path, stdin: str) -> None:
+    code, out, err = _hook(root, stdin)
+    assert (code, err) == (0, "")
+    assert '"permissionDecision":"deny"' in out and "so it cannot be checked" in out
+    assert len(_log(root)) == 1
 
 
 NOT_AGENT = {

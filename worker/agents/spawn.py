@@ -22,6 +22,7 @@ from bus.errors import Conflict, InvalidInput
 from bus.ids import folder_project, validate_id
 from bus.repo_paths import agent_from_path
 from worker.agents import agent_log
+from worker.agents.agent_env import env_command, passed_names
 from worker.agents.claude_settings import AGENT_HOOKS, build_agent_settings
 from worker.agents.claude_trust import claude_trusts
 from worker.agents.claude_version import TESTED_VERSION, format_version, lacking_events, program_version
@@ -85,6 +86,7 @@ def new_agent(rt: Runtime, req: SpawnRequest) -> Agent:
         _write_files(rt, agent, paths, req)
         rt.agents.save(agent)
         cwd = paths.worktree if branch else root
+        rt.tmux.scrub_global_secrets()
         rt.tmux.new_session(
             agent.session, cwd, f"sh {shlex.quote(str(paths.start_script))}", {}, remain_on_exit=True
         )
@@ -241,7 +243,8 @@ def _write_files(rt: Runtime, agent: Agent, paths: AgentPaths, req: SpawnRequest
 
 
 def start_script(rt: Runtime, agent: Agent, paths: AgentPaths) -> str:
-    """The shell script the agent's pane runs: its environment, then the agent program."""
+    """The shell script the agent's pane runs: the agent program under `env -i` with an explicit
+    environment (worker.agents.agent_env), whatever the tmux server's own environment holds."""
     env = {
         "IB_AGENT_ID": agent.id,
         "IB_AGENT_ROLE": agent.role,
@@ -255,15 +258,15 @@ def start_script(rt: Runtime, agent: Agent, paths: AgentPaths) -> str:
         env["IB_REDIS_URL"] = rt.settings.redis_url
     if rt.settings.tmux_socket:
         env["IB_TMUX_SOCKET"] = rt.settings.tmux_socket
-    exports = "\n".join(f"export {k}={shlex.quote(v)}" for k, v in env.items())
+    passed = passed_names(os.environ, rt.settings.agent_env)
     model = f" --model {shlex.quote(agent.model)}" if agent.model else ""
     cwd = agent.worktree or agent.root
     return (
         "#!/bin/sh\n"
         f"# written by ittybus for agent {agent.id}\n"
         f"cd {shlex.quote(cwd)} || exit 1\n"
-        f"{exports}\n"
-        f"exec {rt.settings.agent_command} --settings {shlex.quote(str(paths.settings))} "
+        f"exec {env_command(env, passed)} \\\n"
+        f"  {rt.settings.agent_command} --settings {shlex.quote(str(paths.settings))} "
         f'--session-id {shlex.quote(agent.claude_session)}{model} "$(cat {shlex.quote(str(paths.prompt))})"\n'
     )
 

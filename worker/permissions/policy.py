@@ -1,16 +1,17 @@
 """What an agent may do: the mandatory allow and deny lists and their merge with the user's config, the
-path isolation that keeps an agent inside its own worktree, and the PreToolUse decisions built on both.
+path isolation that keeps an agent inside its own worktree (paths resolved through symlinks), and the
+PreToolUse decisions built on both. For Bash this is the second line: Claude Code's sandbox holds.
 
 The PreToolUse hooks import this on every tool call of every agent, so it loads nothing beyond the
 interpreter's own start-up modules: the rule syntax (worker.permissions.rules), the shell parser
-(worker.permissions.shell_words) and fnmatch are imported inside the functions, only by the calls that
-need them.
+(worker.permissions.shell_words, .bash_reach) and fnmatch are imported inside the functions, only by
+the calls that need them.
 """
 
 from __future__ import annotations
 
 from bus.record import Record
-from worker.permissions.paths import PATH_KEYS, normalize
+from worker.permissions.paths import Unparsable, file_tool_paths, mcp_paths, normalize, resolve
 
 TYPE_CHECKING = False  # typing costs milliseconds on the hooks' path; the checker still sees the types
 if TYPE_CHECKING:
@@ -29,7 +30,8 @@ GIT_ALLOW = tuple(
     f"Bash(git {sub}:*)"
     for sub in ("status", "add", "commit", "diff", "show", "log", "ls-files", "grep", "rm", "merge", "rebase")
 )
-SHELL_ALLOW = tuple(f"Bash({name}:*)" for name in ("pwd", "ls", "head", "tail", "cat", "grep"))
+SHELL_ALLOW = tuple(f"Bash({name}:*)" for name in ("pwd", "ls"))
+"""No blanket `cat` / `head` / `tail` / `grep`: they read anything; the sandbox decides those."""
 FILE_TOOLS_ALLOW = ("Read", "Write", "Edit", "MultiEdit", "Glob", "Grep", "LS")
 OTHER_ALLOW = (
     "TodoWrite",
@@ -47,6 +49,22 @@ MANDATORY_DENY = PLAN_TOOLS
 FILE_TOOLS = frozenset({"Read", "Write", "Edit", "MultiEdit", "NotebookEdit", "Glob", "Grep", "LS"})
 SHARED_PLACES = ("~/.claude", "/tmp")
 """Outside its worktree an agent's file tools may touch only these (and everything below them)."""
+SECRET_PLACES = (
+    "~/.ssh",
+    "~/.aws",
+    "~/.gnupg",
+    "~/.netrc",
+    "~/.git-credentials",
+    "~/.config/gh",
+    "~/.docker",
+    "~/.kube",
+    "~/.pypirc",
+    "~/.npmrc",
+    "~/.ib",
+    "/etc/shadow",
+)
+"""What no command of an agent may read (with the repository's `.env` and `.ib/` outside its worktree)."""
+ROOT_SECRETS = (".env", STATE_DIR)
 
 PARAM_CHARS = 300
 """A logged tool parameter longer than this is cut (a Write's content can be megabytes)."""
@@ -207,7 +225,7 @@ def where(path: str, places: Places) -> tuple[str, str]:
     if _under(parts, _parts(places.root)):
         return "main", ""
     for shared in SHARED_PLACES:
-        if _under(parts, _parts(normalize(shared, base="/", home=places.home)), globs=False):
+        if _under(parts, _parts(resolve(shared, base="/", home=places.home)), globs=False):
             return "shared", ""
     return "outside", ""
 
@@ -224,21 +242,31 @@ def decide(
     permissions: Permissions,
     home: str,
 ) -> Decision:
-    """The agent's PreToolUse verdict: deny-listed tools, file tools outside the worktree (except
-    ~/.claude and /tmp) and `cd` into the main repository or another agent's folder are denied."""
+    """The agent's PreToolUse verdict: deny-listed tools; file tools and MCP path arguments outside the
+    worktree (except ~/.claude and /tmp) or not understood; Bash lines that `cd` into the main repository
+    or another agent's folder, write outside the worktree, point git elsewhere or read secrets."""
     places = Places(
-        normalize(worktree, base="/", home=home),
-        normalize(root, base="/", home=home),
-        normalize(home, base="/", home="/"),
+        resolve(worktree, base="/", home=home),
+        resolve(root, base="/", home=home),
+        resolve(home, base="/", home="/"),
     )
     denied = _deny_rule(tool_name, tool_input, permissions.deny)
     if denied:
         return denied
-    if tool_name in FILE_TOOLS:
-        return _file_decision(tool_name, tool_input, places)
-    if tool_name == "Bash":
-        return _bash_decision(tool_input, places)
-    return NO_DECISION
+    try:
+        if tool_name in FILE_TOOLS:
+            paths = file_tool_paths(tool_name, tool_input, base=places.worktree, home=places.home)
+        elif tool_name.startswith("mcp__"):
+            paths = mcp_paths(tool_input, base=places.worktree, home=places.home)
+        elif tool_name == "Bash":
+            return _bash_decision(tool_input, places)
+        else:
+            return NO_DECISION
+    except Unparsable as e:
+        return _deny(
+            f"Permission denied: {describe(tool_name, tool_input)}: {e}, so it cannot be checked", places
+        )
+    return _paths_decision(tool_name, tool_input, paths, places)
 
 
 def _deny_rule(tool_name: str, tool_input: Mapping[str, object], deny: Sequence[str]) -> Decision | None:
@@ -280,8 +308,10 @@ def _rule_inputs(tool_name: str, tool_input: Mapping[str, object]) -> list[Mappi
     return inputs
 
 
-def _file_decision(tool_name: str, tool_input: Mapping[str, object], places: Places) -> Decision:
-    for path in tool_paths(tool_name, tool_input, worktree=places.worktree, home=places.home):
+def _paths_decision(
+    tool_name: str, tool_input: Mapping[str, object], paths: Sequence[str], places: Places
+) -> Decision:
+    for path in paths:
         place, other = where(path, places)
         if place in ("worktree", "shared"):
             continue
@@ -292,23 +322,66 @@ def _file_decision(tool_name: str, tool_input: Mapping[str, object], places: Pla
                 f"Path violation: {tool_name} tried to access {_agent(other)} folder: {path}", places
             )
         return _deny(f"Permission denied: {describe(tool_name, tool_input)}", places)
-    return Decision("allow", "inside the worktree, ~/.claude or /tmp")
+    if not paths:
+        return NO_DECISION if tool_name.startswith("mcp__") else Decision("allow", ALLOWED)
+    return Decision("allow", ALLOWED)
+
+
+ALLOWED = "inside the worktree, ~/.claude or /tmp"
 
 
 def _bash_decision(tool_input: Mapping[str, object], places: Places) -> Decision:
     command = tool_input.get("command")
     if not isinstance(command, str):
-        return NO_DECISION
-    from worker.permissions.shell_words import cd_targets
+        return _deny(f"Permission denied: {describe('Bash', tool_input)}: command is not a string", places)
+    from worker.permissions.bash_reach import SINKS, reaches
 
-    variables = {"IB_ROOT": places.root}
-    for target in cd_targets(command, cwd=places.worktree, home=places.home, variables=variables):
-        place, other = where(target, places)
-        if place == "main":
-            return _deny(f"Path violation: Bash tried to cd into main repo: {target}", places)
-        if place == "agent":
-            return _deny(f"Path violation: Bash tried to cd into {_agent(other)} folder: {target}", places)
+    variables = {"IB_ROOT": places.root, "IB_AGENT_WORKTREE": places.worktree}
+    for reach in reaches(command, cwd=places.worktree, home=places.home, variables=variables):
+        if reach.path is None:
+            if reach.kind in ("cd", "write", "git"):
+                return _deny(
+                    f"Path violation: Bash cannot tell where {reach.text!r} leads ({reach.kind})", places
+                )
+            continue
+        path = resolve(reach.path, base="/", home=places.home)
+        if reach.kind == "write" and path in SINKS:
+            continue
+        reason = _bash_reach_problem(reach.kind, path, places)
+        if reason:
+            return _deny(reason, places)
     return NO_DECISION
+
+
+def _bash_reach_problem(kind: str, path: str, places: Places) -> str | None:
+    place, other = where(path, places)
+    where_text = "main repo" if place == "main" else f"{_agent(other)} folder" if place == "agent" else ""
+    if kind == "cd":
+        return f"Path violation: Bash tried to cd into {where_text}: {path}" if where_text else None
+    if kind == "read":
+        if place == "agent":
+            return f"Path violation: Bash tried to read {where_text}: {path}"
+        return f"Path violation: Bash tried to read a secret: {path}" if secret(path, places) else None
+    if place in ("worktree", "shared"):
+        return None
+    action = "write to" if kind == "write" else "run git in"
+    return f"Path violation: Bash tried to {action} {where_text or 'a path outside the worktree'}: {path}"
+
+
+def secret(path: str, places: Places) -> bool:
+    """Is `path` one of the places no command of an agent may read: the home's credentials, the
+    repository's `.env` and its `.ib/` state (the agent's own worktree aside), any process's environ?"""
+    parts = _parts(path)
+    if where(path, places)[0] == "worktree":
+        return False
+    if _under(parts, ["proc", None, "environ"]):
+        return True
+    root = _parts(places.root)
+    if any(_under(parts, [*root, name], globs=False) for name in ROOT_SECRETS):
+        return True
+    return any(
+        _under(parts, _parts(resolve(p, base="/", home=places.home)), globs=False) for p in SECRET_PLACES
+    )
 
 
 def _deny(what: str, places: Places) -> Decision:
@@ -320,19 +393,6 @@ def _deny(what: str, places: Places) -> Decision:
 def _agent(agent_id: str) -> str:
     """`agent b2's`; a glob in that place (`*`) could be any agent."""
     return "another agent's" if _has_glob(agent_id) else f"agent {agent_id}'s"
-
-
-def tool_paths(tool_name: str, tool_input: Mapping[str, object], *, worktree: str, home: str) -> list[str]:
-    """The normalised paths a file tool would touch: its path parameters and, for Glob, its pattern."""
-    paths = [
-        normalize(value, base=worktree, home=home)
-        for key in PATH_KEYS
-        if isinstance(value := tool_input.get(key), str) and value
-    ]
-    pattern = tool_input.get("pattern")
-    if tool_name == "Glob" and isinstance(pattern, str) and pattern:
-        paths.append(normalize(pattern, base=paths[0] if paths else worktree, home=home))
-    return paths
 
 
 def describe(tool_name: str, tool_input: Mapping[str, object]) -> str:

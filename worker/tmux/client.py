@@ -12,6 +12,7 @@ import uuid
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from worker.agents.agent_env import secret_names, without_secrets
 from worker.errors import SessionGone, TmuxError
 from worker.tmux.parse import (
     PANES_FORMAT,
@@ -87,6 +88,18 @@ class Tmux:
         if remain_on_exit:  # same call, so a command that exits at once still leaves its pane
             commands.append(["set-option", "-w", "-t", pane_target(name), "remain-on-exit", "on"])
         self._run(commands, name)
+
+    def scrub_global_secrets(self) -> list[str]:
+        """Unset the ittybus secrets (the bot token, ...) in the server's global environment, which
+        every new pane would otherwise inherit and `tmux show-environment -g` would show; the names
+        removed. Nothing to do when no server runs."""
+        try:
+            names = secret_names(self._run([["show-environment", "-g"]], None))
+            if names:
+                self._run([["set-environment", "-g", "-u", name] for name in names], None)
+        except SessionGone:
+            return []
+        return names
 
     def has_session(self, name: str) -> bool:
         """Whether the session exists; False as well when no tmux server runs."""
@@ -237,6 +250,7 @@ class Tmux:
                 input=stdin,
                 capture_output=True,
                 timeout=TIMEOUT,
+                env=without_secrets(os.environ),  # a server this call starts inherits no secret
                 check=False,
             )
         except FileNotFoundError:

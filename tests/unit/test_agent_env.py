@@ -1,0 +1,56 @@
+"""The agent's explicit environment: which names pass, how the `env -i` line reads, what is a secret."""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+
+from worker.agents.agent_env import env_command, passed_names, secret_name, secret_names, without_secrets
+
+
+def test_passed_names_take_prefixed_ones_and_never_ib() -> None:
+    names = passed_names(
+        ["LC_ALL", "ANTHROPIC_VERTEX_PROJECT_ID", "IB_TELEGRAM_TOKEN", "AWS_SECRET"], ["GOPATH"]
+    )
+    assert {"HOME", "PATH"} & set(names) == {"HOME"}  # PATH is written out by the spawn, not passed
+    assert {"LC_ALL", "ANTHROPIC_VERTEX_PROJECT_ID", "GOPATH"} <= set(names)
+    assert "IB_TELEGRAM_TOKEN" not in names and "AWS_SECRET" not in names
+    assert "IB_FAKE_SCRIPT" in passed_names(["IB_FAKE_SCRIPT"])
+
+
+def test_env_command_runs_with_only_what_it_lists() -> None:
+    line = env_command({"IB_AGENT_ID": "a 1", "PATH": "/usr/bin:/bin"}, ["HOME", "UNSET_ONE", "PATH"])
+    out = subprocess.run(
+        ["/bin/sh", "-c", f"exec {line} sh -c 'env | sort'"],
+        env={"HOME": "/h", "IB_TELEGRAM_TOKEN": "t", "OTHER": "o", "PATH": "/evil"},
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split("\n")
+    assert [e for e in out if e and not e.startswith(("PWD=", "SHLVL=", "_=", "OLDPWD="))] == [
+        "HOME=/h",
+        "IB_AGENT_ID=a 1",
+        "PATH=/usr/bin:/bin",
+    ]
+
+
+SECRETS = {
+    "bot-token": ("IB_TELEGRAM_TOKEN", "1:x", True),
+    "ib-password": ("IB_REDIS_PASSWORD", "p", True),
+    "url-with-credentials": ("IB_REDIS_URL", "redis://:pw@h:6379/0", True),
+    "url-without": ("IB_REDIS_URL", "unix:///r/redis.sock", False),
+    "namespace": ("IB_NAMESPACE", "ib:", False),
+    "not-ours": ("GITHUB_TOKEN", "x", False),
+}
+
+
+@pytest.mark.parametrize(("name", "value", "secret"), SECRETS.values(), ids=SECRETS.keys())
+def test_secret_name(name: str, value: str, secret: bool) -> None:
+    assert secret_name(name, value) is secret
+
+
+def test_secret_names_in_show_environment_output() -> None:
+    text = "HOME=/root\nIB_TELEGRAM_TOKEN=1:x\n-IB_UNSET_TOKEN\nIB_NAMESPACE=ib:\n"
+    assert secret_names(text) == ["IB_TELEGRAM_TOKEN"]
+    assert without_secrets({"IB_TELEGRAM_TOKEN": "1", "HOME": "/h"}) == {"HOME": "/h"}

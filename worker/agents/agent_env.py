@@ -1,0 +1,106 @@
+"""The environment an agent starts with: an explicit list, never what the tmux server happened to be
+started with. Claude Code and the agent's work get what they need (home, locale, terminal, proxies,
+certificates, Claude Code's own `ANTHROPIC_*` / `CLAUDE_*` settings), ittybus adds `IB_AGENT_ID`,
+`IB_ROOT`, the bus URL and PATH; no other `IB_*` variable (the bot token above all) gets in.
+
+Pure: the spawn writes `env_command` into the agent's start script; the tmux shell scrubs the server's
+global environment of `secret_names`.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Iterable, Mapping
+
+PASS_NAMES = (
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "SHELL",
+    "LANG",
+    "LANGUAGE",
+    "TERM",
+    "COLORTERM",
+    "TERM_PROGRAM",
+    "TMPDIR",
+    "TZ",
+    "TMUX",
+    "TMUX_PANE",
+    "DISPLAY",
+    "EDITOR",
+    "VISUAL",
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "NO_PROXY",
+    "ALL_PROXY",
+    "http_proxy",
+    "https_proxy",
+    "no_proxy",
+    "all_proxy",
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+    "NODE_EXTRA_CA_CERTS",
+    "REQUESTS_CA_BUNDLE",
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_AUTH_TOKEN",
+    "ANTHROPIC_BASE_URL",
+    "ANTHROPIC_MODEL",
+    "CLAUDE_CONFIG_DIR",
+    "CLAUDE_CODE_USE_BEDROCK",
+    "CLAUDE_CODE_USE_VERTEX",
+    "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC",
+    "DISABLE_TELEMETRY",
+    "DISABLE_AUTOUPDATER",
+    "DISABLE_ERROR_REPORTING",
+)
+"""Passed on when the pane's environment has them."""
+FAKE_AGENT_PREFIX = "IB_FAKE_"
+PASS_PREFIXES = ("LC_", "XDG_", "ANTHROPIC_", "CLAUDE_", "DISABLE_", FAKE_AGENT_PREFIX)
+"""Variables with these prefixes in the spawner's environment are passed on as well (`IB_FAKE_*`: the
+fake agent's own settings, the one `IB_*` family an agent program reads)."""
+_SECRET_WORDS = ("TOKEN", "SECRET", "PASSWORD", "PASSWD", "KEY", "CREDENTIAL")
+
+
+def passed_names(spawner_env: Iterable[str], extra: Iterable[str] = ()) -> list[str]:
+    """The variables an agent takes from its pane's environment: the fixed list, the prefixed names the
+    spawner has, and `extra` (the IB_AGENT_ENV setting) — never an `IB_*` one."""
+    names = dict.fromkeys(PASS_NAMES)
+    names.update(dict.fromkeys(n for n in sorted(spawner_env) if n.startswith(PASS_PREFIXES)))
+    names.update(dict.fromkeys(extra))
+    return [
+        n for n in names if n.isidentifier() and (not n.startswith("IB_") or n.startswith(FAKE_AGENT_PREFIX))
+    ]
+
+
+def env_command(explicit: Mapping[str, str], passed: Iterable[str]) -> str:
+    """`env -i` with `passed` taken from the script's own environment when set there (`${NAME+...}`
+    adds nothing for an unset one) and `explicit` written out: the start of the agent's exec line."""
+    words = ["/usr/bin/env", "-i"]  # absolute: the pane's own PATH is not to be trusted either
+    words += [f'${{{name}+"{name}=${name}"}}' for name in passed if name not in explicit]
+    words += [shlex.quote(f"{key}={value}") for key, value in explicit.items()]
+    return " ".join(words)
+
+
+def secret_name(name: str, value: str = "") -> bool:
+    """An ittybus variable that holds a secret: the bot token and any other `IB_*` token, key or
+    password, and a Redis URL with credentials in it."""
+    if not name.startswith("IB_"):
+        return False
+    if name == "IB_REDIS_URL":
+        return "@" in value
+    return any(word in name for word in _SECRET_WORDS)
+
+
+def secret_names(show_environment: str) -> list[str]:
+    """The secret names in `tmux show-environment -g` output (`NAME=value` lines; `-NAME` is unset)."""
+    found = []
+    for line in show_environment.splitlines():
+        name, eq, value = line.partition("=")
+        if eq and secret_name(name, value):
+            found.append(name)
+    return found
+
+
+def without_secrets(environ: Mapping[str, str]) -> dict[str, str]:
+    """`environ` minus its ittybus secrets: for the tmux client, so a server it starts has none."""
+    return {k: v for k, v in environ.items() if not secret_name(k, v)}
