@@ -2,6 +2,7 @@
 
     .venv/bin/python -m tests.fake_anthropic.capture [--out tests/fixtures/pane-states]
                                                     [--widths 80,100,200] [--only NAME,...] [--list]
+                                                    [--cli-args=--ax-screen-reader]
 
 Each scenario (tests/fake_anthropic/scenarios.py) starts the real CLI in a tmux pane of the given width
 (50 rows, like an agent's) against the scripted Messages API, drives it to a state and saves the screen
@@ -46,6 +47,7 @@ class Stage:
     work: Path
     out: Path
     version: str
+    extra: str = ""  # arguments every start of the CLI gets (e.g. --ax-screen-reader)
     socket: str = field(default_factory=lambda: f"ibcap-{uuid.uuid4().hex[:8]}")
     saved: list[Path] = field(default_factory=list)
 
@@ -61,7 +63,7 @@ class Stage:
         """The CLI in a fresh pane; with `shell_after` a shell prompt follows when it exits."""
         variables = client_env(self.fake.base_url, self.work / "home")
         env = " ".join(f"{k}={shlex.quote(v)}" for k, v in variables.items())
-        command = f"env {env} {shlex.quote(str(claude_binary()))} {args}"
+        command = f"env {env} {shlex.quote(str(claude_binary()))} {self.extra} {args}"
         if shell_after:
             command = f"{command}; exec env PS1='$ ' sh -i"
         size = ["-x", str(self.width), "-y", str(HEIGHT), "-c", str(cwd or self.repo)]
@@ -102,13 +104,15 @@ class Stage:
         Path(f"/tmp/tmux-{os.getuid()}/{self.socket}").unlink(missing_ok=True)
 
 
-def run_scenario(scenario: Callable[[Stage], None], width: int, out: Path, version: str) -> list[Path]:
+def run_scenario(
+    scenario: Callable[[Stage], None], width: int, out: Path, version: str, extra: str = ""
+) -> list[Path]:
     folder = tempfile.TemporaryDirectory(prefix="ib-capture-", ignore_cleanup_errors=True)
     with folder as tmp, FakeAnthropic() as fake:
         work = Path(tmp)
         init_repo(work / "repo")
         write_home(work / "home", [work / "repo"])
-        stage = Stage(fake, width, work, out, version)
+        stage = Stage(fake, width, work, out, version, extra)
         try:
             scenario(stage)
         finally:
@@ -129,6 +133,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--widths", default="80,100,200")
     parser.add_argument("--only", default="", help="comma-separated scenario names")
     parser.add_argument("--list", action="store_true", help="print the scenario names and exit")
+    parser.add_argument("--cli-args", default="", help="added to every start, e.g. --ax-screen-reader")
     args = parser.parse_args(argv)
     if args.list:
         print("\n".join(SCENARIOS))
@@ -145,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
         scenario, widths = SCENARIOS[name]
         for width in [int(w) for w in args.widths.split(",") if int(w) in widths or not widths]:
             try:
-                run_scenario(scenario, width, args.out, version)
+                run_scenario(scenario, width, args.out, version, args.cli_args)
             except CaptureFailed as e:
                 failed += 1
                 print(f"capture: {name} at width {width} failed: {e}", file=sys.stderr)

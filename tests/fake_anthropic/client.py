@@ -7,6 +7,7 @@ import importlib.util
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 from tests.fake_anthropic.server import API_KEY
 
@@ -35,10 +36,15 @@ def claude_binary() -> Path:
     return path
 
 
-def write_home(home: Path, trusted: list[Path]) -> Path:
+def write_home(home: Path, trusted: list[Path], settings: dict[str, Any] | None = None) -> Path:
     """A HOME whose `.claude.json` skips onboarding, approves API_KEY and trusts the given folders (a
-    trusted folder covers everything below it)."""
+    trusted folder covers everything below it); `settings` become the user's `~/.claude/settings.json`
+    (e.g. `{"permissions": {"defaultMode": "default"}}` for permission dialogs instead of auto mode)."""
     home.mkdir(parents=True, exist_ok=True)
+    if settings is not None:
+        (home / ".claude").mkdir(exist_ok=True)
+        user_settings = json.dumps(settings, indent=2) + "\n"
+        (home / ".claude" / "settings.json").write_text(user_settings, encoding="utf-8")
     config = {
         "hasCompletedOnboarding": True,
         "lastOnboardingVersion": CLAUDE_CODE_VERSION,

@@ -10,6 +10,7 @@ import threading
 from collections.abc import Callable
 
 from tests.fake_anthropic.capture import Stage
+from tests.fake_anthropic.client import write_home
 from tests.fake_anthropic.script import (
     ask_user_question,
     bash,
@@ -24,7 +25,7 @@ from tests.fake_anthropic.server import COMPACT_ANSWER
 
 DONE = "I HAVE COMPLETED THE GOAL"
 RUNNING = "esc to interrupt"
-IDLE = "? for shortcuts"  # the status bar's hint while the input box is empty and nothing runs
+IDLE = "mode on"  # the status bar names the permission mode; without "esc to interrupt" nothing runs
 DEFAULT_MODE = "--permission-mode default"
 EXIT_WAIT = 180.0  # the CLI sometimes takes a minute to exit after /exit on a loaded machine
 
@@ -139,6 +140,15 @@ def ask(s: Stage) -> None:
     s.save("waiting", "declined-question")
 
 
+def auto_mode_offer(s: Stage) -> None:
+    """A user whose settings pin the manual mode is asked, after a turn, to switch to auto mode."""
+    write_home(s.work / "home", [s.repo], {"permissions": {"defaultMode": "default"}})
+    s.fake.script(reply(f"Hello.\n\n{DONE}"))
+    s.start("'hello'")
+    s.wait("Make auto mode your default")
+    s.save("permission", "auto-mode-offer")
+
+
 def plan(s: Stage) -> None:
     steps = "1. Add a --verbose flag\n2. Document it in the README\n3. Test it"
     s.fake.script(reply("Here is my plan.", exit_plan_mode(steps)))
@@ -222,6 +232,7 @@ SCENARIOS: dict[str, tuple[Callable[[Stage], None], frozenset[int]]] = {
     "permission-files": (permission_files, frozenset()),
     "ask": (ask, frozenset()),
     "plan": (plan, frozenset()),
+    "auto-mode-offer": (auto_mode_offer, frozenset()),
     "overloaded": (api_overloaded, frozenset()),
     "rate-limited": (api_rate_limited, frozenset()),
     "rate-limit-retrying": (rate_limit_retrying, frozenset()),

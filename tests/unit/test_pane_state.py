@@ -125,6 +125,12 @@ INLINE_CASES = [
     ("status-bar-esc-to-interrupt", f"❯ fix it\n\n✶ Embellishing…\n\n{BUSY}", "running"),
     ("status-bar-busy-beats-old-marker", f"● Done.\n\n  {DONE}\n\n❯ more\n\n{BUSY}", "running"),
     ("bash-command-running", "● Waiting.\n\n  Wait for the build · 2s\n  ⎿  $ sleep 30\n", "running"),
+    ("bash-command-and-spinner", "● Wait for the build\n  ⎿  $ sleep 30\n\n✻ Garnishing…\n", "running"),
+    (
+        "bash-command-refused",
+        f"● Did not run 1 call\n  ⎿  $ rm -rf b\n  ⎿  Interrupted · What should Claude do instead?\n\n{IDLE}",
+        "waiting",
+    ),
     ("star-spinner", "* Pondering…\n", "running"),
     ("idle-without-marker", f"● Shall I go on?\n\n{IDLE}", "waiting"),
     ("idle-auto-mode-turn-done", f"● Done.\n\n✻ Worked for 1s · done 2:29 AM\n\n{AUTO_IDLE}", "waiting"),

@@ -51,6 +51,7 @@ _SHELL_PROMPT = re.compile(r"^(?:[\w.-]+@[\w.-]+:\S*\s?)?[$#%]$")
 # An open dialog: its selected option, its footer, or its question; nothing of the input box below it.
 _DIALOG = _patterns(
     r"^\s*❯\s*\d+\.\s",
+    r"^\s+❯\s+\S",  # an unnumbered option under the cursor (the input box's ❯ is at the left edge)
     r"^\s*Enter to (?:confirm|select)\b",
     r"Esc to cancel\b",
     r"^\s*Do you want to (?:proceed|create|make|allow|overwrite)\b.*\?$",
@@ -63,8 +64,9 @@ _RATE_LIMIT_WORDS = re.compile(r"\b429\b|rate.limit", re.IGNORECASE)
 _ACTIVE = _patterns(
     r"(?i)\((?:esc|ctrl\+c) to interrupt\b",
     r"^\s*⎿\s+Running(?! in the background)",
-    r"^\s*⎿\s+\$ \S",  # a Bash tool's command while it runs (2.1.332)
 )
+_BASH_COMMAND = re.compile(r"^\s*⎿\s+\$ \S")  # 2.1.332 shows a Bash tool's command under it
+_SPINNER_LINE = re.compile(rf"^\s*{_SPINNER}\s")
 _STATUS_BAR_ACTIVE = _patterns(r"(?i)(?:^|·)\s*esc to interrupt\b")
 _RATE_LIMITED = _patterns(
     r"rate_limit_error",
@@ -107,6 +109,7 @@ _Check = tuple[PaneState, Callable[[Screen], Sequence[str]], tuple[re.Pattern[st
 _BEFORE_MARKERS: tuple[_Check, ...] = (
     (PaneState.COMPACTING, Screen.recent, _COMPACTING),
     (PaneState.RUNNING, Screen.recent, _ACTIVE),
+    (PaneState.RUNNING, lambda screen: _open_bash_command(screen.recent()), (_BASH_COMMAND,)),
     (PaneState.RUNNING, Screen.status, _STATUS_BAR_ACTIVE),
     (PaneState.RATE_LIMITED, Screen.agent_window, _RATE_LIMITED),
     (PaneState.RATE_LIMITED, Screen.last_turn, _TURN_RATE_LIMITED),
@@ -144,6 +147,15 @@ def pane_state(text: str) -> PaneState:
 
 def _first_check(screen: Screen, checks: Iterable[_Check]) -> PaneState | None:
     return next((state for state, lines, patterns in checks if _matches(patterns, lines(screen))), None)
+
+
+def _open_bash_command(recent: Sequence[str]) -> list[str]:
+    """The last `⎿ $ cmd` line while its tool still runs: nothing but the spinner after it (a call
+    that was refused or interrupted has its outcome on the next line)."""
+    commands = [index for index, line in enumerate(recent) if _BASH_COMMAND.match(line)]
+    if not commands or not all(_SPINNER_LINE.match(line) for line in recent[commands[-1] + 1 :]):
+        return []
+    return [recent[commands[-1]]]
 
 
 def _exited(screen: Screen) -> bool:
