@@ -11,6 +11,11 @@
    event is visible beside the least the limits allow (at least one message per topic), and their ratio.
 2. Idle latency: one event at a time on an idle bot, from the XADD on the bus to the sendMessage call
    arriving at the fake.
+3. Status line: one busy agent (a tool use and its result every BUSY_GAP Telegram seconds on its
+   output stream) for BUSY_MINUTES minutes of Telegram time, while a project topic gets an event every
+   EVENT_GAP seconds. Printed per minute: the status line's changes (edits, moves to the bottom,
+   deletions), the output message's sends and edits, the events' messages, all beside the group's
+   budget of 20; 429s; and each event's time from XADD to Telegram.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ import tempfile
 import threading
 import time
 from collections import Counter
+from datetime import UTC, datetime
 from pathlib import Path
 
 import redis
@@ -40,6 +46,9 @@ LATENCY_SAMPLES = int(os.environ.get("IB_BENCH_LATENCY_SAMPLES", "200"))
 TELEGRAM = Limits(per_second=1.0, burst=3, per_minute=20)
 BOT_GAP = 1.0  # the bot's own pacing: one message a second per chat, no burst
 IDLE_GAP = 3.6  # Telegram seconds between two latency samples: under 20 a minute, so no limit applies
+BUSY_MINUTES = float(os.environ.get("IB_BENCH_BUSY_MINUTES", "3"))
+BUSY_GAP = 2.0  # Telegram seconds between two tool uses of the busy agent (30 a minute, plus results)
+EVENT_GAP = 20.0  # Telegram seconds between two events in the project topic (3 a minute)
 
 
 class TimedFake(FakeTelegram):
@@ -61,6 +70,23 @@ class TimedFake(FakeTelegram):
                 if name == "sendmessage":
                     self.arrived.append((arrived, text))
                 self.accepted.append((time.monotonic(), text))
+        return result
+
+
+class CallLog(FakeTelegram):
+    """The fake Bot API, noting every accepted call that shows something: (time, method, text)."""
+
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.log: list[tuple[float, str, str]] = []
+        self.lock = threading.Lock()
+
+    def call(self, method: str, params: Params) -> object:
+        result = super().call(method, params)
+        name = method.lower()
+        if name in ("sendmessage", "editmessagetext", "deletemessage"):
+            with self.lock:
+                self.log.append((time.monotonic(), name, params.text("text") or ""))
         return result
 
 
@@ -186,10 +212,101 @@ def latency() -> None:
         print(f"  p50={p50:.1f} ms  p99={p99:.1f} ms (goal: p99 ≤ 50 ms)")
 
 
+def busy_agent(client: redis.Redis, keys: Keys, agent: str, until: float) -> None:
+    """An agent at work: a prompt, then a tool use and its result every BUSY_GAP Telegram seconds."""
+    stream = keys.output(agent)
+
+    def item(kind: str, text: str, tool: str = "") -> None:
+        ts = datetime.now(UTC).isoformat()
+        client.xadd(stream, {"kind": kind, "text": text, "tool": tool, "ts": ts})
+
+    item("prompt", "")
+    n = 0
+    while time.monotonic() < until:
+        item("tool_use", f"**Read**(src/module_{n}.py)", "Read")
+        time.sleep(BUSY_GAP / SCALE / 2)
+        item("tool_result", f"Read {n + 10} lines", "Read")
+        time.sleep(BUSY_GAP / SCALE / 2)
+        n += 1
+
+
+def status() -> None:
+    fake = CallLog(time_scale=SCALE, rates=TELEGRAM)
+    with scratch_namespace() as ns, tempfile.TemporaryDirectory() as folder, fake:
+        client = redis.Redis.from_url(REDIS_URL, decode_responses=True)
+        keys = Keys(ns)
+        topic = fake.create_topic("agent-busy")
+        client.hset(keys.topics("agent"), "agent-busy", str(topic))
+        client.hset(keys.topics("project"), "bench", str(fake.create_topic("bench")))
+        proc = start_bot(fake, ns, folder)
+        published: dict[str, float] = {}
+        try:
+            start = time.monotonic()
+            until = start + BUSY_MINUTES * 60 / SCALE
+            worker = threading.Thread(target=busy_agent, args=(client, keys, "agent-busy", until))
+            worker.start()
+            n = 0
+            while time.monotonic() < until:
+                published[f"+ ev-{n} added"] = time.monotonic()
+                publish(client, keys, make_event("task_added", task=f"ev-{n}", project="bench"), 10_000)
+                n += 1
+                time.sleep(EVENT_GAP / SCALE)
+            worker.join()
+            publish(client, keys, make_event("complete", "done", agent="agent-busy"), 10_000)
+            deadline = time.monotonic() + 120
+            while time.monotonic() < deadline:
+                with fake.lock:
+                    texts = "\n".join(text for _t, _m, text in fake.log)
+                if all(marker in texts for marker in published) and "completed" in texts:
+                    break
+                time.sleep(0.05)
+            time.sleep(30 / SCALE)  # the status line's removal
+        finally:
+            stop_bot(proc)
+        with fake.lock:
+            log = [(t, m, text) for t, m, text in fake.log if t <= until]
+            seen: dict[str, float] = {}
+            for t, _m, text in fake.log:
+                for line in text.split("\n"):
+                    seen.setdefault(line, t)
+        minutes = BUSY_MINUTES
+        status_sends = sum(1 for _t, m, text in log if m == "sendmessage" and text.startswith("⚙"))
+        status_edits = sum(1 for _t, m, text in log if m == "editmessagetext" and text.startswith("⚙"))
+        deletes = sum(1 for _t, m, _text in log if m == "deletemessage")
+        output_sends = sum(1 for _t, m, text in log if m == "sendmessage" and text.startswith("Read("))
+        output_edits = sum(1 for _t, m, text in log if m == "editmessagetext" and not text.startswith("⚙"))
+        event_sends = sum(1 for _t, m, text in log if m == "sendmessage" and text.startswith("+ ev-"))
+        counted = status_sends + status_edits + output_sends + output_edits + event_sends
+        latencies = [seen[marker] - at for marker, at in published.items() if marker in seen]
+        lost = len(published) - len(latencies)
+        print(
+            f"status line under a busy agent: {BUSY_MINUTES:g} Telegram minutes, fake clock ×{SCALE:g}; "
+            f"a tool use + result every {BUSY_GAP:g} s, an event in another topic every {EVENT_GAP:g} s"
+        )
+        print(
+            f"  status line: {status_edits / minutes:.1f} edits/min + {status_sends / minutes:.1f} sends/min "
+            f"(new, or moved to the bottom) + {deletes / minutes:.1f} deletions/min"
+        )
+        print(
+            f"  output message: {output_edits / minutes:.1f} edits/min + {output_sends / minutes:.1f} "
+            f"sends/min;  events: {event_sends / minutes:.1f} messages/min"
+        )
+        print(
+            f"  everything counted: {counted / minutes:.1f}/min beside the group's budget of "
+            f"{TELEGRAM.per_minute}/min; refused (429): {fake.rejected_429}"
+        )
+        waits = sorted(x * SCALE for x in latencies)
+        if waits:
+            print(
+                f"  events: {len(latencies)} shown, {lost} lost; XADD → Telegram, in Telegram seconds: "
+                f"p50={percentile(waits, 50):.2f} s  max={waits[-1]:.2f} s"
+            )
+
+
 def main() -> None:
-    which = sys.argv[1:] or ["burst", "latency"]
+    which = sys.argv[1:] or ["burst", "latency", "status"]
     for name in which:
-        {"burst": burst, "latency": latency}[name]()
+        {"burst": burst, "latency": latency, "status": status}[name]()
 
 
 if __name__ == "__main__":

@@ -43,6 +43,8 @@ from bot.relay import on_button, on_text
 from bot.runtime import RUNTIME_KEY, BotRuntime
 from bot.schedule_handlers import SCHEDULE_HANDLERS
 from bot.sender import Sender
+from bot.status_board import StatusBoard
+from bot.status_lines import STATUS_EVERY
 from bot.topics import TopicRegistry
 from bus.clients import client_for, client_options, resolve_url
 from bus.errors import BusError
@@ -124,6 +126,9 @@ async def serve(config: BotConfig, url: str, settings: Settings, stop: asyncio.E
     sender = Sender(forum, Outbox(config.limits), registry, accepted, budget)
     consumer = EventConsumer(client, keys, registry, forum, sender, f"bot-{consumer_name()}")
     feed = OutputFeed(client, reader, keys, registry, sender)
+    board = StatusBoard(sender, registry, every=config.limits.local_seconds(STATUS_EVERY) / 2)
+    feed.observers.append(board.item)
+    consumer.observers.append(board.event)
     application.bot_data[RUNTIME_KEY] = BotRuntime(
         config,
         keys,
@@ -143,6 +148,7 @@ async def serve(config: BotConfig, url: str, settings: Settings, stop: asyncio.E
                 _task(sender.run(), "sender"),
                 _task(consumer.run(), "events"),
                 _task(feed.run(), "output"),
+                _task(board.run(), "status"),
             ]
             await application.start()
             assert application.updater is not None

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -75,6 +76,7 @@ class EventConsumer:
         self.sender = sender
         self.consumer = consumer
         self.pending: dict[str, set[str]] = {}  # entry id → topic roles not yet accepted by Telegram
+        self.observers: list[Callable[[Event], None]] = []  # told of every event read (the status board)
 
     async def prepare(self) -> None:
         """The group exists from here on: events published after this are shown (a new group starts now)."""
@@ -151,6 +153,8 @@ class EventConsumer:
         for entry_id, fields in entries:
             event = Event.from_entry(entry_id, fields.get(EVENT_FIELD))
             shows.extend(await self._plan(entry_id, event))
+            for observe in self.observers:
+                observe(event)
         shown = await self._already_shown(shows)
         waiting: dict[str, set[str]] = {entry_id: set() for entry_id, _fields in entries}
         for show, done in zip(shows, shown, strict=True):

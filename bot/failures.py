@@ -21,7 +21,10 @@ _PATTERNS: tuple[tuple[Failure, tuple[str, ...]], ...] = (
     (Failure.NOT_MODIFIED, ("message is not modified",)),
     (Failure.TOPIC_CLOSED, ("topic_closed",)),
     (Failure.TOPIC_GONE, ("message thread not found", "topic_id_invalid", "topic_deleted")),
-    (Failure.MESSAGE_GONE, ("message to edit not found", "message_id_invalid")),
+    (
+        Failure.MESSAGE_GONE,
+        ("message to edit not found", "message to delete not found", "message_id_invalid"),
+    ),
     (Failure.BAD_MARKUP, ("can't parse entities", "unsupported start tag", "can't find end tag")),
 )
 

@@ -116,6 +116,9 @@ class Forum:
     async def react(self, message_id: int, emoji: str) -> None:
         await self.bot.set_message_reaction(self.chat_id, message_id, ReactionTypeEmoji(emoji))
 
+    async def delete(self, message_id: int) -> None:
+        await self.bot.delete_message(self.chat_id, message_id)
+
     async def drop_buttons(self, message_id: int) -> None:
         await self.bot.edit_message_reply_markup(self.chat_id, message_id, reply_markup=None)
 

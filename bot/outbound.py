@@ -9,79 +9,22 @@ Redis (`bot.budget`): `heard` tells a chat's pacer what the others spent.
 from __future__ import annotations
 
 import itertools
+import math
 from collections import deque
 from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
+from bot.pacing import Limits, Pacer
 from bot.render import Button
 from bot.split import MESSAGE_LIMIT, OutputBuffer, split_message, telegram_length
+from bot.status_lines import STATUS_EVERY, STATUS_RESERVE, StatusLine, StatusStep
+
+__all__ = ["Batch", "Document", "Limits", "Outbox", "Outgoing", "Pacer", "TopicKey"]
 
 TopicKey = tuple[int, int | None]  # (chat, message_thread_id); None is the General topic
 JOINER = "\n"
-
-
-@dataclass(frozen=True)
-class Limits:
-    """Telegram's flood limits: about one message a second in a chat, 20 a minute in a group, edits
-    included. `time_scale` > 1 runs them on a faster clock (tests against a fast fake Bot API)."""
-
-    per_second: float = 1.0
-    per_minute: int = 20
-    window: float = 60.0
-    time_scale: float = 1.0
-
-    def scaled(self, factor: float) -> Limits:
-        """The same limits on a clock running `factor` times faster (tests against a fast fake)."""
-        if factor <= 0:
-            raise ValueError(f"a time scale must be positive, got {factor}")
-        return Limits(self.per_second * factor, self.per_minute, self.window / factor, factor)
-
-    def local_seconds(self, telegram_seconds: float) -> float:
-        """A duration Telegram states (retry_after) on this clock."""
-        return telegram_seconds / self.time_scale
-
-
-class Pacer:
-    """One chat's budget: a gap of 1/per_second between messages, per_minute in any window (messages
-    and edits alike, this process's and, as last heard, other processes'), and holds."""
-
-    def __init__(self, limits: Limits) -> None:
-        self.limits = limits
-        self._next = 0.0
-        self._held_until = 0.0
-        self._recent: deque[float] = deque()
-
-    def wait(self, now: float, reserve: int = 0) -> float:
-        """Seconds before this chat may send (0: now), leaving `reserve` of the minute's budget unspent."""
-        wait = max(self._held_until - now, self._next - now)
-        recent = self._window(now)
-        allowed = self.limits.per_minute - reserve
-        if allowed <= 0:
-            return self.limits.window
-        if len(recent) >= allowed:
-            wait = max(wait, recent[len(recent) - allowed] + self.limits.window - now)
-        return max(0.0, wait)
-
-    def spent(self, now: float) -> int:
-        """Messages and edits in the window ending now."""
-        return len(self._window(now))
-
-    def record(self, now: float) -> None:
-        self._next = now + 1.0 / self.limits.per_second
-        self._window(now).append(now)
-
-    def heard(self, spends: list[float]) -> None:
-        """The window as the shared budget holds it (times on this clock), replacing what was known."""
-        self._recent = deque(sorted(spends))
-
-    def hold(self, until: float) -> None:
-        """Nothing goes out before `until` (Telegram's retry_after, or a back-off after an error)."""
-        self._held_until = max(self._held_until, until)
-
-    def _window(self, now: float) -> deque[float]:
-        while self._recent and self._recent[0] <= now - self.limits.window:
-            self._recent.popleft()
-        return self._recent
+OUTPUT_EDIT_EVERY = 10.0  # Telegram seconds between two edits of a topic's output message (more piles up)
+OUTPUT_RESERVE = 4  # agents' output never spends the minute's last units: they are for events
 
 
 @dataclass(frozen=True)
@@ -139,6 +82,8 @@ class Batch:
     parts: tuple[_Part, ...] = ()  # the streaming output it shows, to put back on failure
     buffer: OutputBuffer | None = None  # the streaming message after this batch
     continues: int | None = None  # the streaming message this batch goes on from (None: a new one)
+    status: StatusStep | None = None  # a change of the topic's status line
+    delete: int | None = None  # a status message to delete
 
     @property
     def key(self) -> TopicKey:
@@ -153,6 +98,19 @@ class Batch:
         """Streaming items with nothing to show (only tokens to confirm): no call to Telegram."""
         return self.streaming and not any(part.text for part in self.parts)
 
+    @property
+    def reserve(self) -> int:
+        """Units of the minute's budget this batch must leave unspent: output and status changes leave
+        the events' share."""
+        if self.status is not None:
+            return STATUS_RESERVE
+        return OUTPUT_RESERVE if self.streaming else 0
+
+    @property
+    def counted(self) -> bool:
+        """Whether it spends from the minute's budget: every message and edit; not a deletion."""
+        return not self.empty and self.delete is None
+
 
 class _Head(NamedTuple):
     """The first thing waiting in one queue: messages, or streaming output."""
@@ -160,7 +118,7 @@ class _Head(NamedTuple):
     urgent: bool
     seq: int
     key: TopicKey
-    kind: str  # messages | stream
+    kind: str  # messages | stream | status
 
 
 @dataclass
@@ -170,6 +128,7 @@ class _Stream:
     buffer: OutputBuffer = field(default_factory=OutputBuffer)
     message_id: int | None = None
     pending: deque[_Part] = field(default_factory=deque)
+    changed_at: float = -math.inf  # when its message was last sent or edited
 
 
 class Outbox:
@@ -181,6 +140,9 @@ class Outbox:
         self._queues: dict[TopicKey, deque[tuple[int, Outgoing]]] = {}
         self._streams: dict[TopicKey, _Stream] = {}
         self._pacers: dict[int, Pacer] = {}
+        self._status: dict[TopicKey, StatusLine] = {}
+        self.status_every = STATUS_EVERY / limits.time_scale
+        self.output_every = OUTPUT_EDIT_EVERY / limits.time_scale
         self._seq = itertools.count()
 
     # --- putting in ----------------------------------------------------------------------------------
@@ -206,6 +168,19 @@ class Outbox:
         stream = self._streams.setdefault((chat, thread), _Stream())
         stream.pending.append(_Part(next(self._seq), "", tokens, turn=True))
 
+    def set_status(self, chat: int, thread: int | None, text: str) -> None:
+        """The topic's status line should read `text` ("" : none); the latest text always wins."""
+        line = self._status.get((chat, thread))
+        if line is None:
+            if not text:
+                return
+            line = self._status[(chat, thread)] = StatusLine()
+        line.wanted = text
+
+    def status_shown(self, chat: int, thread: int | None) -> str:
+        line = self._status.get((chat, thread))
+        return line.shown if line is not None else ""
+
     def __len__(self) -> int:
         """Messages and streaming items waiting."""
         return sum(len(q) for q in self._queues.values()) + sum(
@@ -220,8 +195,8 @@ class Outbox:
             pacer = self._pacers[chat] = Pacer(self.limits)
         return pacer
 
-    def _heads(self) -> list[_Head]:
-        """The first waiting thing of every queue."""
+    def _heads(self, now: float) -> list[_Head]:
+        """The first waiting thing of every queue; a status change only where nothing else may go now."""
         heads = []
         for key, queue in self._queues.items():
             if queue:
@@ -230,30 +205,53 @@ class Outbox:
         for key, stream in self._streams.items():
             if stream.pending:
                 heads.append(_Head(False, stream.pending[0].seq, key, "stream"))
+        busy = {h.key[0] for h in heads if self._wait(h, now) <= 0}
+        for key, line in self._status.items():
+            if key[0] not in busy and line.step() is not None:
+                heads.append(_Head(False, 1 << 62, key, "status"))
         return heads
 
     def _wait(self, head: _Head, now: float) -> float:
-        """Seconds before `head` may go: streaming items with nothing to show go at once."""
-        if head.kind == "stream" and not any(p.text for p in self._streams[head.key].pending):
-            return 0.0
+        """Seconds before `head` may go: streaming items with nothing to show go at once; a status
+        change goes at most once every `status_every`, with a spare token, leaving the events' reserve."""
+        if head.kind == "stream":
+            stream = self._streams[head.key]
+            if not any(p.text for p in stream.pending):
+                return 0.0
+            pace = self.pacer(head.key[0]).wait(now, OUTPUT_RESERVE)
+            if _starts_new_message(stream):
+                return pace  # a new message goes at once; edits wait their interval, and more piles up
+            return max(pace, stream.changed_at + self.output_every - now)
+        if head.kind == "status":
+            line = self._status[head.key]
+            pace = self.pacer(head.key[0]).wait(now, STATUS_RESERVE, spare=True)
+            due = line.due(now, self.status_every)
+            return max(pace, 0.0 if due else line.changed_at + self.status_every - now)
         return self.pacer(head.key[0]).wait(now)
 
     def wait(self, now: float) -> float | None:
         """Seconds until `take` has something (0: now), None when nothing waits."""
-        heads = self._heads()
+        heads = self._heads(now)
         if not heads:
             return None
         return min(self._wait(h, now) for h in heads)
 
     def take(self, now: float) -> Batch | None:
         """The next batch the limits allow now (urgent first, then oldest), taken off the queues."""
-        ready = [h for h in self._heads() if self._wait(h, now) <= 0]
+        ready = [h for h in self._heads(now) if self._wait(h, now) <= 0]
         if not ready:
             return None
         head = min(ready, key=lambda h: (not h.urgent, h.seq))
         if head.kind == "stream":
             return self._take_stream(head.key)
+        if head.kind == "status":
+            return self._take_status(head.key)
         return self._take_messages(head.key)
+
+    def _take_status(self, key: TopicKey) -> Batch:
+        step = self._status[key].step()
+        assert step is not None
+        return Batch(key[0], key[1], step.text, edit=step.edit, status=step, delete=step.delete)
 
     def _take_messages(self, key: TopicKey) -> Batch:
         """Merge what waits for a topic into one message."""
@@ -332,19 +330,33 @@ class Outbox:
         the bottom, so edits only ever touch the newest output message.
         """
         if not batch.empty:
-            self.pacer(batch.chat).record(now)
+            self.pacer(batch.chat).record(now, batch.status is not None, batch.counted)
+        if batch.status is not None:
+            self._status.setdefault(batch.key, StatusLine()).done(batch.status, now, message_id)
+            return
+        if batch.edit is None and not batch.empty and (line := self._status.get(batch.key)) is not None:
+            line.buried = line.message_id is not None
         if batch.buffer is not None:
             stream = self._streams.setdefault(batch.key, _Stream())
             stream.buffer = batch.buffer
             if batch.empty:
                 stream.message_id = batch.continues
-            elif batch.edit is None:
+                return
+            stream.changed_at = now
+            if batch.edit is None:
                 stream.message_id = message_id
         elif batch.edit is None:
             self.restart_stream(batch.chat, batch.thread)
 
+    def status_failed(self, batch: Batch, now: float, gone: bool) -> None:
+        """Telegram refused a status change (`gone`: the message is not there any more)."""
+        if batch.status is not None:
+            self._status.setdefault(batch.key, StatusLine()).failed(batch.status, now, gone)
+
     def put_back(self, batch: Batch) -> None:
         """A batch that was not shown goes back to the front of its topic's queue, in its order."""
+        if batch.status is not None:
+            return  # the status line is recomputed from what is wanted, latest first
         if batch.streaming:
             stream = self._streams.setdefault(batch.key, _Stream())
             stream.pending.extendleft(reversed(batch.parts))
@@ -376,3 +388,16 @@ class Outbox:
         if stream is not None and stream.pending:
             target = self._streams.setdefault((chat, new), _Stream())
             target.pending = deque(sorted([*target.pending, *stream.pending], key=lambda part: part.seq))
+
+
+def _starts_new_message(stream: _Stream) -> bool:
+    """Whether the stream's next batch is a new message rather than an edit of its current one."""
+    if stream.message_id is None:
+        return True
+    for part in stream.pending:
+        if part.turn:
+            return True
+        if part.text:
+            _after, steps = stream.buffer.add(part.text)
+            return bool(steps) and not steps[0].edit
+    return False

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from typing import Any, cast
 
 import redis.asyncio as aredis
@@ -43,6 +44,7 @@ class OutputFeed:
         self.registry = registry
         self.sender = sender
         self.cursors: dict[str, str] = {}
+        self.observers: list[Callable[[str, dict[str, str]], None]] = []  # (agent, item): the status board
         self._changed = asyncio.Event()
         self._reader_id: int | None = None
         self._reading = False
@@ -114,6 +116,8 @@ class OutputFeed:
             thread = self.registry.thread_of("agent", agent)
             if thread is None:
                 continue
+            for observe in self.observers:
+                observe(agent, fields)
             token = (f"{TOKEN_PREFIX}|{agent}|{item_id}",)
             kind = fields.get("kind", "")
             if kind == "prompt":

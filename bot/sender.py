@@ -66,6 +66,11 @@ class Sender:
         self.outbox.put_output(self.forum.chat_id, thread, text, tokens)
         self._wake.set()
 
+    def set_status(self, thread: int | None, html: str) -> None:
+        """Topic `thread`'s live status line should read `html` ("": none). Latest wins."""
+        self.outbox.set_status(self.forum.chat_id, thread, html)
+        self._wake.set()
+
     def new_turn(self, thread: int | None, tokens: tuple[str, ...]) -> None:
         """The agent of topic `thread` started a new turn: its output goes in a new message."""
         self.outbox.new_turn(self.forum.chat_id, thread, tokens)
@@ -112,10 +117,13 @@ class Sender:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._wake.wait(), self.outbox.wait(now))
                 continue
-            if not batch.empty and not await self._spend():
+            if batch.counted and not await self._spend(batch.reserve):
                 self.outbox.put_back(batch)  # spent by another bot meanwhile: wait for the window
                 continue
-            await self._deliver(batch)
+            if batch.status is not None:
+                await self._deliver_status(batch)
+            else:
+                await self._deliver(batch)
 
     async def _deliver(self, batch: Batch) -> None:
         if batch.empty:
@@ -137,6 +145,29 @@ class Sender:
             self._back_off(batch, e)
             return
         await self._done(batch, message_id)
+
+    async def _deliver_status(self, batch: Batch) -> None:
+        """A status line change: best effort. Refused, it is tried again with the latest text later."""
+        started = self.clock()
+        try:
+            if batch.delete is not None:
+                await self.forum.delete(batch.delete)
+                message_id: int | None = None
+            else:
+                message_id = await self.forum.show(batch)
+        except RetryAfter as e:
+            self.outbox.hold(batch.chat, self.clock() + self.outbox.limits.local_seconds(retry_seconds(e)))
+            self.outbox.status_failed(batch, started, gone=False)
+            return
+        except TelegramError as e:
+            failure = classify(e.message) if isinstance(e, BadRequest) else Failure.OTHER
+            if failure is Failure.NOT_MODIFIED:
+                self.outbox.sent(batch, started, batch.edit)
+                return
+            log.info("status line in topic %s not changed: %s", batch.thread, e)
+            self.outbox.status_failed(batch, started, failure is Failure.MESSAGE_GONE)
+            return
+        self.outbox.sent(batch, started, message_id)
 
     async def _done(self, batch: Batch, message_id: int | None) -> None:
         self._refusals.pop(batch.key, None)

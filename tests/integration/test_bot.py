@@ -7,6 +7,7 @@ Telegram's limits passes in a few seconds.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import signal
 import subprocess
@@ -449,6 +450,8 @@ def test_output_of_a_new_turn_starts_a_new_message_at_the_bottom(
     wait_shown(fake, topic, "⏳ agent-8 is waiting")
     out("text", "Late words of the second turn.")  # after a message below it: a new message too
     wait_shown(fake, topic, "Late words of the second turn.")
+    # The turn is over: its live status line goes too.
+    retry_until(lambda: "⚙" not in shown(fake, topic), 20, 0.05, "the status line removed")
     texts = [m.text for m in bot_messages(fake, topic)]
     assert texts[-4:] == [
         "Read(a.py)\nFirst turn done.",
@@ -456,6 +459,34 @@ def test_output_of_a_new_turn_starts_a_new_message_at_the_bottom(
         "⏳ agent-8 is waiting: agent-8 waits",
         "Late words of the second turn.",
     ]
+
+
+def test_a_live_status_line_while_the_agent_works(
+    bot: BotProcess, fake: FakeTelegram, rds: redis.Redis, keys: Keys
+) -> None:
+    bot.start()
+    emit(rds, keys, "spawned", "agent-9 started", agent="agent-9", sender="system")
+    topic = wait_topic(fake, "agent-9")
+    started = dt.datetime.now(dt.UTC)
+    for kind, text, tool in [("prompt", "", ""), ("tool_use", "**Bash**(pytest -q)", "Bash")]:
+        rds.xadd(
+            keys.output("agent-9"), {"kind": kind, "text": text, "tool": tool, "ts": started.isoformat()}
+        )
+
+    def status_line() -> FakeMessage | None:
+        return next((m for m in bot_messages(fake, topic) if m.text.startswith("⚙ Bash pytest -q")), None)
+
+    line = retry_until(status_line, 20, 0.05, "the status line")
+    assert line is not None and line.text.endswith("1 tool") and " — turn " in line.text
+    assert bot_messages(fake, topic)[-1].message_id == line.message_id  # at the bottom of the topic
+    # Edited in place as the time passes (one change every 10 s of Telegram time at most).
+    edited = retry_until(lambda: (fake.message(line.message_id) or line).edits, 20, 0.05, "an edit")
+    assert edited and (fake.message(line.message_id) or line).text != line.text
+    emit(rds, keys, "waiting", "agent-9 waits", agent="agent-9")
+    wait_shown(fake, topic, "⏳ agent-9 is waiting")
+    retry_until(lambda: (fake.message(line.message_id) or line).deleted, 20, 0.05, "the status line removed")
+    assert "⚙" not in shown(fake, topic)
+    assert fake.rejected_429 == 0
 
 
 def test_a_plain_notify_gets_no_agent_buttons(

@@ -44,7 +44,7 @@ def test_every_missing_setting_is_named_at_once() -> None:
 def test_good_settings() -> None:
     config = bot_config(Settings.model_validate({**GOOD, "telegram_time_scale": 10}))
     assert (config.token, config.chat_id, config.allowed_users) == ("123:abc", -1001, frozenset({42, 43}))
-    assert config.limits.window == 6.0
+    assert config.limits.window == pytest.approx(6.1)  # Telegram's minute and a second, ×10
     assert config.worker_id is None
     assert bot_config(Settings.model_validate({**GOOD, "worker_id": "w1"})).worker_id == "w1"
 

@@ -12,6 +12,7 @@ CASES = [
     ("topic-deleted", "Bad Request: TOPIC_DELETED", Failure.TOPIC_GONE),
     ("topic-closed", "Bad Request: TOPIC_CLOSED", Failure.TOPIC_CLOSED),
     ("edit-target-gone", "Bad Request: message to edit not found", Failure.MESSAGE_GONE),
+    ("delete-target-gone", "Bad Request: message to delete not found", Failure.MESSAGE_GONE),
     (
         "not-modified",
         "Bad Request: message is not modified: specified new message content",

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from bot.outbound import Batch, Limits, Outbox, Outgoing, Pacer
+from bot.outbound import OUTPUT_EDIT_EVERY, OUTPUT_RESERVE, Batch, Limits, Outbox, Outgoing, Pacer
 from bot.render import Button
 
 CHAT, OTHER_CHAT = -100, -200
+MINUTE = Limits(window=60.0)  # Telegram's minute, without the bot's margin of a second
 BUTTONS = ((Button("Look", "l:agent-1"),),)
 
 
@@ -51,14 +52,14 @@ PACING = [
     ("sends", "reserve", "at", "expected"), [p[1:] for p in PACING], ids=[p[0] for p in PACING]
 )
 def test_pacer(sends: list[float], reserve: int, at: float, expected: float) -> None:
-    pacer = Pacer(Limits())
+    pacer = Pacer(MINUTE)
     for t in sends:
         pacer.record(t)
     assert pacer.wait(at, reserve) == pytest.approx(expected)
 
 
 def test_what_other_processes_spent_counts_too() -> None:
-    pacer = Pacer(Limits())
+    pacer = Pacer(MINUTE)
     pacer.heard([float(i) for i in range(20)])  # a bot before this one spent the minute
     assert pacer.wait(20.0) == pytest.approx(40.0)
     pacer.heard([])
@@ -66,7 +67,7 @@ def test_what_other_processes_spent_counts_too() -> None:
 
 
 def test_a_hold_delays_only_its_chat() -> None:
-    outbox = Outbox(Limits())
+    outbox = Outbox(MINUTE)
     outbox.put(item("a"))
     outbox.put(Outgoing(OTHER_CHAT, 1, "b"))
     outbox.hold(CHAT, 5.0)
@@ -81,14 +82,14 @@ def test_a_hold_delays_only_its_chat() -> None:
 
 def test_scaled_limits_run_faster() -> None:
     limits = Limits().scaled(10)
-    assert (limits.per_second, limits.per_minute, limits.window) == (10.0, 20, 6.0)
+    assert (limits.per_second, limits.per_minute, limits.window) == (10.0, 20, 6.1)  # a second's margin
     assert limits.local_seconds(30) == 3.0  # Telegram's retry_after, on the scaled clock
     with pytest.raises(ValueError, match="positive"):
         Limits().scaled(0)
 
 
 def test_twenty_topics_at_twenty_a_minute_then_the_window() -> None:
-    outbox = Outbox(Limits())
+    outbox = Outbox(MINUTE)
     for thread in range(25):
         outbox.put(item(f"event for {thread}", thread))
     sent = drain(outbox)
@@ -121,14 +122,14 @@ MERGES = [
 
 @pytest.mark.parametrize(("items", "expected"), [m[1:] for m in MERGES], ids=[m[0] for m in MERGES])
 def test_merging(items: list[Outgoing], expected: list[str]) -> None:
-    outbox = Outbox(Limits(), message_limit=64)
+    outbox = Outbox(MINUTE, message_limit=64)
     for i in items:
         outbox.put(i)
     assert texts(drain(outbox)) == expected
 
 
 def test_merged_message_carries_every_token_and_the_last_buttons() -> None:
-    outbox = Outbox(Limits())
+    outbox = Outbox(MINUTE)
     outbox.put(item("a", tokens=("t1",)))
     outbox.put(item("b", tokens=("t2",), buttons=BUTTONS, anchor="q-1"))
     batch = outbox.take(0.0)
@@ -137,14 +138,14 @@ def test_merged_message_carries_every_token_and_the_last_buttons() -> None:
 
 
 def test_urgent_replies_go_before_the_backlog() -> None:
-    outbox = Outbox(Limits())
+    outbox = Outbox(MINUTE)
     outbox.put(item("old event", 1))
     outbox.put(item("answer to a person", 2, urgent=True, mergeable=False))
     assert texts(drain(outbox)) == ["answer to a person", "old event"]
 
 
 def test_oldest_topic_first() -> None:
-    outbox = Outbox(Limits())
+    outbox = Outbox(MINUTE)
     outbox.put(item("first", 3))
     outbox.put(item("second", 1))
     outbox.put(item("third", 2))
@@ -152,7 +153,7 @@ def test_oldest_topic_first() -> None:
 
 
 def test_put_back_keeps_the_order() -> None:
-    outbox = Outbox(Limits(), message_limit=8)
+    outbox = Outbox(MINUTE, message_limit=8)
     for text in ("aaa", "bbb", "ccc"):
         outbox.put(item(text))
     batch = outbox.take(0.0)
@@ -162,7 +163,7 @@ def test_put_back_keeps_the_order() -> None:
 
 
 def test_move_to_another_topic_keeps_the_order() -> None:
-    outbox = Outbox(Limits(), message_limit=8)
+    outbox = Outbox(MINUTE, message_limit=8)
     outbox.put(item("aaa", 1))
     outbox.put(item("bbb", 2))
     outbox.put(item("ccc", 1))
@@ -172,7 +173,7 @@ def test_move_to_another_topic_keeps_the_order() -> None:
 
 
 def test_when_the_minute_is_spent_what_piles_up_waits_for_the_window_as_one_message() -> None:
-    outbox = Outbox(Limits())
+    outbox = Outbox(MINUTE)
     for thread in range(20):
         outbox.put(item(f"first {thread}", thread))
     sent = drain(outbox)
@@ -188,21 +189,22 @@ def test_when_the_minute_is_spent_what_piles_up_waits_for_the_window_as_one_mess
 
 
 def test_output_is_one_message_edited_in_place() -> None:
-    outbox = Outbox(Limits())
+    outbox = Outbox(MINUTE)
     outbox.put_output(CHAT, 5, "<b>Read</b>(a.py)", ("o1",))
     first = outbox.take(0.0)
     assert first is not None and first.edit is None and first.text == "<b>Read</b>(a.py)"
     outbox.sent(first, 0.0, 77)
     outbox.put_output(CHAT, 5, "  → Read 45 lines", ("o2",))
     outbox.put_output(CHAT, 5, "All done.", ("o3",))
-    second = outbox.take(1.0)
+    assert outbox.take(1.0) is None  # an edit waits its interval, and what comes meanwhile piles up
+    second = outbox.take(OUTPUT_EDIT_EVERY)
     assert second is not None
     assert (second.edit, second.tokens) == (77, ("o2", "o3"))
     assert second.text == "<b>Read</b>(a.py)\n  → Read 45 lines\nAll done."
 
 
 def test_output_past_the_soft_limit_starts_a_new_message() -> None:
-    outbox = Outbox(Limits())
+    outbox = Outbox(MINUTE)
     outbox.put_output(CHAT, 5, "a" * 3000)
     outbox.sent(outbox.take(0.0) or pytest.fail("nothing to send"), 0.0, 10)
     outbox.put_output(CHAT, 5, "b" * 1000)
@@ -213,21 +215,35 @@ def test_output_past_the_soft_limit_starts_a_new_message() -> None:
 
 
 def test_edits_count_towards_the_minute() -> None:
-    outbox = Outbox(Limits())
+    outbox = Outbox(MINUTE)
     outbox.put_output(CHAT, 1, "first")
     outbox.sent(outbox.take(0.0) or pytest.fail("nothing to send"), 0.0, 50)
-    for t in range(1, 20):
-        outbox.put_output(CHAT, 1, f"line {t}")
-        edit = outbox.take(float(t)) or pytest.fail("nothing to send")
-        assert edit.edit == 50
-        outbox.sent(edit, float(t), 50)
-    outbox.put_output(CHAT, 1, "one too many")
-    assert outbox.take(20.0) is None
-    assert outbox.wait(20.0) == pytest.approx(40.0)
+    outbox.put_output(CHAT, 1, "second")
+    edit = outbox.take(OUTPUT_EDIT_EVERY) or pytest.fail("nothing to send")
+    assert edit.edit == 50
+    outbox.sent(edit, OUTPUT_EDIT_EVERY, 50)
+    for i in range(18):
+        outbox.put(item(f"event {i}", 100 + i))
+    drain(outbox, start=OUTPUT_EDIT_EVERY + 1)  # 18 events: with the send and the edit, the minute is spent
+    outbox.put(item("one too many", 200))
+    assert outbox.take(29.0) is None
+    assert outbox.wait(29.0) == pytest.approx(31.0)
+
+
+def test_output_leaves_the_events_share_of_the_minute() -> None:
+    outbox = Outbox(MINUTE)
+    for i in range(20 - OUTPUT_RESERVE):
+        outbox.put(item(f"event {i}", 100 + i))
+    drain(outbox)
+    now = float(20 - OUTPUT_RESERVE)
+    outbox.put_output(CHAT, 1, "agent output")
+    assert outbox.take(now) is None
+    outbox.put(item("an event", 7))
+    assert (outbox.take(now) or pytest.fail("nothing to send")).text == "an event"
 
 
 def test_a_message_below_the_output_ends_it() -> None:
-    outbox = Outbox(Limits())
+    outbox = Outbox(MINUTE)
     outbox.put_output(CHAT, 5, "Read(a.py)")
     outbox.sent(outbox.take(0.0) or pytest.fail("nothing to send"), 0.0, 10)
     outbox.put(item("✓ agent-1 completed", 5))
@@ -238,25 +254,25 @@ def test_a_message_below_the_output_ends_it() -> None:
 
 
 def test_a_new_turn_starts_a_new_output_message() -> None:
-    outbox = Outbox(Limits())
+    outbox = Outbox(MINUTE)
     outbox.put_output(CHAT, 5, "turn one", ("o1",))
     outbox.sent(outbox.take(0.0) or pytest.fail("nothing to send"), 0.0, 10)
     outbox.put_output(CHAT, 5, "end of turn one", ("o2",))
     outbox.new_turn(CHAT, 5, ("o3",))
     outbox.put_output(CHAT, 5, "turn two", ("o4",))
-    first = outbox.take(1.0) or pytest.fail("nothing to send")
+    first = outbox.take(OUTPUT_EDIT_EVERY) or pytest.fail("nothing to send")
     assert (first.edit, first.text, first.tokens) == (10, "turn one\nend of turn one", ("o2",))
-    outbox.sent(first, 1.0, 10)
-    second = outbox.take(2.0) or pytest.fail("nothing to send")
+    outbox.sent(first, OUTPUT_EDIT_EVERY, 10)
+    second = outbox.take(OUTPUT_EDIT_EVERY + 1) or pytest.fail("nothing to send")  # new: no interval
     assert (second.edit, second.text, second.tokens) == (None, "turn two", ("o3", "o4"))
-    outbox.sent(second, 2.0, 12)
+    outbox.sent(second, OUTPUT_EDIT_EVERY + 1, 12)
     outbox.put_output(CHAT, 5, "still turn two")
-    third = outbox.take(3.0) or pytest.fail("nothing to send")
+    third = outbox.take(2 * OUTPUT_EDIT_EVERY + 1) or pytest.fail("nothing to send")
     assert (third.edit, third.text) == (12, "turn two\nstill turn two")
 
 
 def test_a_new_turn_with_nothing_to_show_yet_costs_nothing() -> None:
-    outbox = Outbox(Limits())
+    outbox = Outbox(MINUTE)
     outbox.put_output(CHAT, 5, "turn one")
     outbox.sent(outbox.take(0.0) or pytest.fail("nothing to send"), 0.0, 10)
     outbox.new_turn(CHAT, 5, ("o2",))
@@ -269,20 +285,20 @@ def test_a_new_turn_with_nothing_to_show_yet_costs_nothing() -> None:
 
 
 def test_a_deleted_streaming_message_restarts() -> None:
-    outbox = Outbox(Limits())
+    outbox = Outbox(MINUTE)
     outbox.put_output(CHAT, 5, "one")
     outbox.sent(outbox.take(0.0) or pytest.fail("nothing to send"), 0.0, 10)
     outbox.put_output(CHAT, 5, "two")
-    edit = outbox.take(1.0)
+    edit = outbox.take(OUTPUT_EDIT_EVERY)
     assert edit is not None and edit.edit == 10
     outbox.restart_stream(CHAT, 5)
     outbox.put_back(edit)
-    again = outbox.take(2.0)
+    again = outbox.take(OUTPUT_EDIT_EVERY + 1)
     assert again is not None and again.edit is None and again.text == "two"
 
 
 def test_blank_output_only_confirms() -> None:
-    outbox = Outbox(Limits())
+    outbox = Outbox(MINUTE)
     outbox.put_output(CHAT, 5, "   ", ("o9",))
     batch = outbox.take(0.0)
     assert batch is not None and batch.empty and batch.tokens == ("o9",)

@@ -4,11 +4,14 @@ the expected screens in tests/fixtures/dashboard/ (rendered without colour)."""
 from __future__ import annotations
 
 import io
+from dataclasses import replace
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 from rich.console import Console
 
+from bus.activity import activity_line, current
 from worker.frontends.dashboard_render import (
     AgentRow,
     EventRow,
@@ -181,3 +184,26 @@ def test_tree_puts_workers_under_their_manager_and_orphans_at_the_root() -> None
 @pytest.mark.parametrize("height", [1, 2, 3, 5, 24], ids=lambda h: f"h{h}")
 def test_never_more_lines_than_the_height(height: int) -> None:
     assert len(lines(CROWD, 80, height)) <= height
+
+
+def test_a_working_agent_shows_what_it_does_under_its_row() -> None:
+    helper = AgentRow(
+        "helper", "running", NOW - 40, "painter", "t-4", "Sand the boards", doing="⚙ Read a.py · 3s"
+    )
+    snapshot = replace(SHED, agents=(SHED.agents[0], helper))
+    text = render_plain(snapshot, 80).splitlines()
+    row = next(i for i, line in enumerate(text) if "helper" in line)
+    assert text[row + 1].strip() == "⚙ Read a.py · 3s"
+    assert text[row + 1].index("⚙") > text[row].index("helper") - 3  # indented under the agent
+
+
+def test_the_activity_of_an_agent_from_its_output_tail() -> None:
+    items = [
+        {"kind": "text", "text": "old turn", "tool": "", "ts": ""},
+        {"kind": "prompt", "text": "", "tool": "", "ts": "2027-01-15T08:00:00+00:00"},
+        {"kind": "tool_use", "text": "**Grep**(TODO)", "tool": "Grep", "ts": "2027-01-15T08:00:02+00:00"},
+    ]
+    at = datetime(2027, 1, 15, 8, 0, 10, tzinfo=UTC).timestamp()
+    assert activity_line(current(items, "running", at), at) == "⚙ Grep TODO · 8s — turn 10s, 1 tool"
+    assert activity_line(current(items, "waiting", at), at) == ""
+    assert activity_line(current(items[2:], "running", at), at) == "⚙ Grep TODO · 8s"  # its start unseen

@@ -27,6 +27,8 @@ import redis
 from rich.console import Console
 from rich.live import Live
 
+from bus.activity import IDLE_STATES, activity_line, current
+from bus.agents import Agent
 from bus.envelope import Envelope
 from bus.errors import BusError
 from bus.hashes import members
@@ -58,6 +60,7 @@ KEEP_EVENTS = 50
 READY_SHOWN = 3
 CLAIMED_SHOWN = 5
 MERGES_SHOWN = 10
+ACTIVITY_ITEMS = 200  # output items read back to find what a working agent does
 REFRESH = 1.0  # seconds between two reads when nothing happens: ages and pane states
 MIN_FRAME = 0.05  # at most 20 redraws a second, however many events arrive
 BLOCK_MS = 1000
@@ -179,7 +182,11 @@ class Dashboard:
     def _read(self, width: int, interactive: bool) -> Snapshot:
         now = time.time()
         records = self.rt.agents.all()
-        agents = [AgentRow(a.id, a.state, a.created_at, a.manager, a.task, a.goal, a.paused) for a in records]
+        doing = self._activities(records, now)
+        agents = [
+            AgentRow(a.id, a.state, a.created_at, a.manager, a.task, a.goal, a.paused, doing.get(a.id, ""))
+            for a in records
+        ]
         questions = [QuestionRow(q.id, q.agent, q.text, q.asked_at) for q in self.rt.questions.pending()]
         projects = sorted(self.projects | self.feed.projects | {a.project for a in records if a.project})
         if interactive and agents and self.ui.selected not in {a.id for a in agents}:
@@ -202,6 +209,19 @@ class Dashboard:
             snap = replace(snap, look=(self.ui.target, self._look(self.ui.target)))
         self.last = snap
         return snap
+
+    def _activities(self, records: Sequence[Agent], now: float) -> dict[str, str]:
+        """The live status line of each working agent, from the tail of its output stream."""
+        working = [a for a in records if a.state not in IDLE_STATES]
+        pipe = self.rt.client.pipeline(transaction=False)
+        for a in working:
+            pipe.xrevrange(self.rt.keys.output(a.id), count=ACTIVITY_ITEMS)
+        tails = cast(list[list[tuple[str, dict[str, str]]]], pipe.execute() if working else [])
+        lines = {}
+        for a, tail in zip(working, tails, strict=True):
+            activity = current((fields for _id, fields in reversed(tail)), a.state, now)
+            lines[a.id] = activity_line(activity, now)
+        return lines
 
     def _services(self, now: float) -> tuple[ServiceRow, ...]:
         record = self.files.read() if self.files is not None else None

@@ -43,6 +43,7 @@ class AgentRow:
     task: str = ""
     goal: str = ""
     paused: bool = False
+    doing: str = ""  # the live status line of a working agent (bus.activity), shown under its row
 
 
 @dataclass(frozen=True)
@@ -315,11 +316,14 @@ def _agents(s: Snapshot, width: int, interactive: bool) -> Section:
     heading = Text(" " * MARK) + heading
     if not s.agents:
         return Section("agents", [Text('  no agents: ib new-agent "goal" starts one', style="dim")], heading)
-    rows, focus = [], 0
-    for i, (prefix, agent) in enumerate(tree(s.agents)):
+    rows: list[Text] = []
+    focus = 0
+    for prefix, agent in tree(s.agents):
         selected = interactive and agent.id == s.selected
+        focus = len(rows) if selected else focus
         rows.append(_agent_row(s, prefix, agent, columns, selected))
-        focus = i if selected else focus
+        if agent.doing:
+            rows.append(Text(" " * (MARK + 2 + len(prefix)) + agent.doing, style="cyan"))
     return Section("agents", rows, heading, focus=focus)
 
 

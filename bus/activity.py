@@ -1,0 +1,107 @@
+"""What an agent is doing right now, folded from its output items (`out:<agent>`: prompt, tool_use,
+tool_result, text) and ended by its turn-ending events; and the one status line that says it.
+
+Pure. The bot's live status line and `ib watch` both read it. Times are Unix seconds; items carry the
+transcript's timestamp, so "for how long" is measured from when Claude Code wrote the item, not from
+when the worker's transcript tail (about a second later) published it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
+from datetime import datetime
+
+# Events after which the agent's turn is over (its status line is removed), and the pane states that
+# say the same when the pane watcher, not a hook, saw it.
+TURN_ENDS = frozenset({"complete", "waiting", "question", "stopped", "killed"})
+IDLE_STATES = frozenset({"complete", "waiting", "stopped"})
+THINKING = "thinking"
+
+_TOOL_USE = re.compile(r"^\*\*(?P<name>[^*\n]{1,64})\*\*\((?P<arg>.*)\)$", re.DOTALL)
+
+
+@dataclass(frozen=True)
+class Activity:
+    """One agent's turn: when it began, what it does now and since when, how many tools it used."""
+
+    working: bool = False
+    turn_started: float | None = None
+    doing: str = THINKING
+    since: float | None = None
+    tools: int = 0
+
+
+def item_time(ts: str, default: float) -> float:
+    """An item's ISO timestamp as Unix seconds; `default` when it has none or it cannot be read."""
+    if not ts:
+        return default
+    try:
+        return datetime.fromisoformat(ts).timestamp()
+    except ValueError:
+        return default
+
+
+def tool_doing(text: str, tool: str = "") -> str:
+    """`**Read**(src/app.py)` as `Read src/app.py`."""
+    m = _TOOL_USE.match(text.strip())
+    if m is None:
+        return tool or text.strip()[:80]
+    arg = m.group("arg").strip()
+    return f"{m.group('name')} {arg}" if arg else m.group("name")
+
+
+def fold(activity: Activity, kind: str, text: str, tool: str, at: float) -> Activity:
+    """The activity after one output item written at `at`. A prompt starts a turn; items after the
+    turn ended (the transcript tail lags the Stop hook) change nothing."""
+    if kind == "prompt":
+        return Activity(working=True, turn_started=at, doing=THINKING, since=at)
+    if not activity.working:
+        return activity
+    if kind == "tool_use":
+        return replace(activity, doing=tool_doing(text, tool), since=at, tools=activity.tools + 1)
+    if kind in ("tool_result", "text"):
+        return replace(activity, doing=THINKING, since=at)
+    return activity
+
+
+def current(items: Iterable[Mapping[str, str]], state: str, now: float) -> Activity:
+    """An agent's activity from its latest output items (oldest first) and its state: a working state
+    with no prompt among the items is a turn whose start fell outside them (its length unknown)."""
+    activity = Activity(working=state not in IDLE_STATES)
+    for fields in items:
+        at = item_time(fields.get("ts", ""), now)
+        activity = fold(activity, fields.get("kind", ""), fields.get("text", ""), fields.get("tool", ""), at)
+    return activity if state not in IDLE_STATES else end_turn(activity)
+
+
+def ends_turn(event_type: str, data: Mapping[str, object]) -> bool:
+    """Whether an event of the agent says its turn is over."""
+    return event_type in TURN_ENDS or (event_type == "state" and data.get("to_state") in IDLE_STATES)
+
+
+def end_turn(activity: Activity) -> Activity:
+    return replace(activity, working=False)
+
+
+def duration(seconds: float) -> str:
+    """`7s`, `3m05s`, `1h02m`."""
+    s = max(0, int(seconds))
+    if s < 60:
+        return f"{s}s"
+    if s < 3600:
+        return f"{s // 60}m{s % 60:02d}s"
+    return f"{s // 3600}h{s % 3600 // 60:02d}m"
+
+
+def activity_line(activity: Activity, now: float) -> str:
+    """`⚙ Read src/app.py · 12s — turn 3m05s, 7 tools`; "" when the agent is not working."""
+    if not activity.working:
+        return ""
+    since = activity.since if activity.since is not None else now
+    line = f"⚙ {activity.doing} · {duration(now - since)}"
+    if activity.turn_started is not None:  # else the turn began before the items at hand
+        tools = f", {activity.tools} tool" + ("" if activity.tools == 1 else "s")
+        line += f" — turn {duration(now - activity.turn_started)}{tools}"
+    return line
