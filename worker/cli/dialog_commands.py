@@ -10,36 +10,40 @@ from worker.agents import dialog_answer
 from worker.cli.context import Context
 
 console = Console(highlight=False)
+PROMPT_HELP = "answer only this dialog (the prompt_id of its event): 'already answered' otherwise"
 
 
 def approve(
     agent_id: str = typer.Argument(..., help="agent id"),
     always: bool = typer.Option(False, "--always", help="and do not ask again for this (when offered)"),
+    prompt: str = typer.Option(None, "--prompt", help=PROMPT_HELP),
 ) -> None:
     """Allow the tool call an agent asks permission for, trust its folder, or accept its plan.
 
     Example: ib approve agent-1 --always
     """
-    console.print(dialog_answer.approve(Context().runtime, agent_id, always))
+    console.print(dialog_answer.approve(Context().runtime, agent_id, always, prompt))
 
 
 def deny(
     agent_id: str = typer.Argument(..., help="agent id"),
     reason: list[str] = typer.Argument(None, help="what the agent should do instead (sent after the No)"),
+    prompt: str = typer.Option(None, "--prompt", help=PROMPT_HELP),
 ) -> None:
     """Refuse the tool call (and tell the agent why), refuse the folder, or keep planning.
 
     Example: ib deny agent-1 "do not touch the database; use the fixtures"
     """
-    console.print(dialog_answer.deny(Context().runtime, agent_id, " ".join(reason or [])))
+    console.print(dialog_answer.deny(Context().runtime, agent_id, " ".join(reason or []), prompt))
 
 
 def answer(
     agent_id: str = typer.Argument(..., help="agent id"),
     option: list[str] = typer.Argument(..., help="the option's number or its label"),
+    prompt: str = typer.Option(None, "--prompt", help=PROMPT_HELP),
 ) -> None:
     """Pick an option of the question dialog (AskUserQuestion) an agent shows.
 
     Example: ib answer agent-1 SQLite
     """
-    console.print(dialog_answer.choose(Context().runtime, agent_id, " ".join(option)))
+    console.print(dialog_answer.choose(Context().runtime, agent_id, " ".join(option), prompt))

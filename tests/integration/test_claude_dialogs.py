@@ -1,0 +1,168 @@
+"""The real Claude Code CLI (pinned), offline against the scripted Messages API: its dialogs surfaced as
+events and answered with ib approve / deny / answer, ib send that submits verbatim, and ib resume of a
+conversation that never started."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+import redis
+
+from bus.keys import Keys
+from tests.cli import IbRunner
+from tests.fake_anthropic import FakeAnthropic, ask_user_question, bash, reply
+from tests.fake_anthropic.client import write_home
+from tests.waiting import retry_until
+
+pytestmark = pytest.mark.claude
+TURN = 60.0  # deadline for one turn of a cold CLI on 2 busy cores
+
+
+def _events(rds: redis.Redis, keys: Keys, kind: str) -> list[dict[str, object]]:
+    return [e for _i, f in rds.xrange(keys.events) if (e := json.loads(f["e"]))["type"] == kind]
+
+
+def _wait_event(rds: redis.Redis, keys: Keys, kind: str, count: int = 1) -> dict[str, object]:
+    found = retry_until(lambda: len(got := _events(rds, keys, kind)) >= count and got, TURN, what=kind)
+    return found[count - 1]
+
+
+def _spawn(ib: IbRunner, name: str, goal: str, mode: str = "default") -> None:
+    ib.env["IB_AGENT_COMMAND"] += f" --permission-mode {mode}"
+    done = ib.run("new-agent", goal, "--name", name)
+    assert done.returncode == 0, done.stderr
+
+
+def test_permission_dialog_approved_then_denied_with_a_reason(
+    claude_ib: IbRunner, anthropic: FakeAnthropic, rds: redis.Redis, keys: Keys, repo: Path
+) -> None:
+    anthropic.script(
+        reply("Making it.", bash("touch approved.txt", "make a file")),
+        reply("Another one.", bash("touch denied.txt", "make another file")),
+        reply("Understood, I use the fixtures.\n\nWAITING"),
+    )
+    _spawn(claude_ib, "asker", "make two files")
+    worktree = repo / ".ib" / "agents" / "asker" / "repo"
+    first = _wait_event(rds, keys, "permission")
+    assert (first["data"]["tool"], first["data"]["detail"]) == ("Bash", "touch approved.txt")  # type: ignore[index]
+    retry_until(lambda: "Do you want to proceed?" in claude_ib.run("look", "asker").stdout, TURN)
+
+    typed = claude_ib.run("send", "asker", "yes")
+    assert typed.returncode == 1
+    assert typed.stderr.strip() == (
+        "ib send: error: asker shows a permission dialog (Do you want to proceed?); nothing was typed. "
+        "Answer it with ib approve asker [--always] or ib deny asker [REASON]"
+    )
+    approved = claude_ib.run("approve", "asker")
+    assert approved.returncode == 0, approved.stderr
+    retry_until((worktree / "approved.txt").exists, TURN, what="the approved command ran")
+    again = claude_ib.run("approve", "asker", "--prompt", str(first["data"]["prompt_id"]))  # type: ignore[index]
+    assert "already answered" in again.stderr
+
+    second = _wait_event(rds, keys, "permission", 2)
+    retry_until(lambda: "Do you want to proceed?" in claude_ib.run("look", "asker").stdout, TURN)
+    denied = claude_ib.run("deny", "asker", "use the fixtures instead")
+    assert denied.returncode == 0, denied.stderr
+    _wait_event(rds, keys, "waiting")
+    assert not (worktree / "denied.txt").exists()
+    # Claude Code tells the model the call was refused, then the reason arrives byte for byte
+    said = anthropic.user_texts()[-1].splitlines()
+    assert (said[0], said[-1]) == ("[Request interrupted by user for tool use]", "use the fixtures instead")
+    assert second["data"]["prompt_id"] != first["data"]["prompt_id"]  # type: ignore[index]
+    nothing = claude_ib.run("approve", "asker")
+    assert (nothing.returncode, nothing.stderr.strip()) == (
+        1,
+        "ib approve: error: asker shows no dialog; nothing to answer (see ib look asker)",
+    )
+
+
+def test_ask_user_question_answered_with_the_option_keys(
+    claude_ib: IbRunner, anthropic: FakeAnthropic, rds: redis.Redis, keys: Keys
+) -> None:
+    anthropic.script(
+        reply("A question first.", ask_user_question("Which database should I use?", ["Postgres", "SQLite"])),
+        reply("SQLite it is.\n\nI HAVE COMPLETED THE GOAL"),
+    )
+    _spawn(claude_ib, "chooser", "pick a database")
+    asked = _wait_event(rds, keys, "question")
+    assert (asked["data"]["question"], asked["data"]["options"]) == (  # type: ignore[index]
+        "Which database should I use?",
+        ["Postgres", "SQLite"],
+    )
+    retry_until(lambda: "Which database should I use?" in claude_ib.run("look", "chooser").stdout, TURN)
+    answered = claude_ib.run("answer", "chooser", "SQLite")
+    assert answered.returncode == 0, answered.stderr
+    _wait_event(rds, keys, "complete")
+    results = [r for request in anthropic.turns_taken() for r in request.tool_results()]
+    assert '"Which database should I use?"="SQLite"' in str(results[-1]["content"])
+    assert not rds.exists(keys.question(str(asked["data"]["question_id"])))  # type: ignore[index]
+
+
+def test_send_submits_verbatim(
+    claude_ib: IbRunner, anthropic: FakeAnthropic, rds: redis.Redis, keys: Keys, repo: Path
+) -> None:
+    texts = [
+        "-n is the flag",
+        "look at @README.md",
+        "first line\n  second line\n\nfourth: ünïcode ✓",
+        ("0123456789" * 1000),
+    ]
+    anthropic.script(reply("Ready.\n\nWAITING"), *[reply(f"Got {i}.\n\nWAITING") for i in range(len(texts))])
+    _spawn(claude_ib, "reader", "wait for my messages")
+    _wait_event(rds, keys, "waiting")
+    for count, text in enumerate(texts, start=2):
+        sent = claude_ib.run("send", "reader", text)
+        assert sent.returncode == 0, sent.stderr
+        anthropic.wait_for(lambda log, n=count: sum(r.is_turn for r in log) >= n, TURN, f"turn {count}")
+        _wait_event(rds, keys, "waiting", count)
+    assert [_unwrapped(text) for text in anthropic.user_texts()[1:]] == texts
+
+
+def _unwrapped(text: str) -> str:
+    """Claude Code sends a paste inside <pasted_content id=...> tags; the bytes inside are ours."""
+    found = re.search(r'<pasted_content id="[^"]*">\n(.*)\n</pasted_content id="[^"]*">', text, re.S)
+    return found.group(1) if found else text
+
+
+def test_resume_of_a_conversation_that_never_started(
+    claude_ib: IbRunner,
+    anthropic: FakeAnthropic,
+    rds: redis.Redis,
+    keys: Keys,
+    tmp_path: Path,
+    tmux_socket: str,
+) -> None:
+    write_home(tmp_path / "home", [])  # nothing trusted: the agent stops at the folder-trust dialog
+    anthropic.script(reply("Hello.\n\nI HAVE COMPLETED THE GOAL"))
+    claude_ib.env["IB_AGENT_COMMAND"] += " --permission-mode default"
+    spawned = claude_ib.run("new-agent", "say hello", "--name", "late")
+    assert spawned.returncode == 0, spawned.stderr
+    assert "Claude Code does not trust" in spawned.stderr
+    retry_until(lambda: "Yes, I trust this folder" in claude_ib.run("look", "late").stdout, TURN)
+    refused = claude_ib.run("deny", "late")  # "No, exit": Claude Code ends before any conversation
+    assert refused.returncode == 0, refused.stderr
+    retry_until(lambda: _pane_dead(claude_ib, tmux_socket, "late"), TURN, what="Claude Code exited")
+
+    resumed = claude_ib.run("resume", "late")
+    assert resumed.returncode == 0, resumed.stderr
+    assert "had no conversation yet: started a fresh one" in resumed.stdout
+    retry_until(lambda: "Yes, I trust this folder" in claude_ib.run("look", "late").stdout, TURN)
+    assert claude_ib.run("approve", "late").returncode == 0
+    complete = _wait_event(rds, keys, "complete")
+    assert complete["from"] == "late"
+    assert anthropic.user_texts()[0].startswith("say hello") or "say hello" in anthropic.user_texts()[0]
+
+
+def _pane_dead(ib: IbRunner, socket: str, agent: str) -> bool:
+    session = next(a["session"] for a in json.loads(ib.run("list", "--json").stdout) if a["id"] == agent)
+    shown = subprocess.run(
+        ["tmux", "-L", socket, "list-panes", "-t", session, "-F", "#{pane_dead}"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return shown.stdout.strip() == "1"
