@@ -27,7 +27,7 @@ from bot.routing import Bindings, Delivery, TopicKind, route
 from bot.sender import Sender
 from bot.split import split_message
 from bot.topics import TopicInfo, TopicRegistry
-from bus.envelope import EVENT_FIELD
+from bus.dead_letters import Poison, dead_letter_async, read_entry
 from bus.events import Event
 from bus.keys import Keys
 from bus.streams import Entry, entries_of
@@ -151,7 +151,16 @@ class EventConsumer:
             return
         shows: list[_Show] = []
         for entry_id, fields in entries:
-            event = Event.from_entry(entry_id, fields.get(EVENT_FIELD))
+            found = read_entry(self.keys.events, entry_id, fields)
+            if isinstance(found, Poison):  # nothing to show: to the dead letters, acknowledged below
+                if await dead_letter_async(self.client, self.keys, found):
+                    log.warning(
+                        "events: entry %s is unreadable (%s); copied to the dead letters",
+                        entry_id,
+                        found.reason,
+                    )
+                continue
+            event = Event.from_envelope(found)
             shows.extend(await self._plan(entry_id, event))
             for observe in self.observers:
                 observe(event)

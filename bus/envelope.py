@@ -98,6 +98,31 @@ def decode(entry_id: str, raw: str | bytes | None) -> Envelope:
     return body
 
 
+def check(raw: str | bytes | None) -> Envelope | str:
+    """The envelope in a stream entry's field, or why it cannot be one. Pure.
+
+    Bytes that are not UTF-8 (lone surrogates, as `surrogateescape` reads them, or raw bytes), text that
+    is not JSON, JSON that is not an object, and an object without a string `type` are refused; anything
+    else is an event, unknown fields and types from newer producers included."""
+    if raw is None:
+        return f"no {EVENT_FIELD!r} field"
+    try:
+        text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
+        text.encode("utf-8")
+    except UnicodeError:
+        return "not valid UTF-8"
+    try:
+        body = fastjson.loads(text)
+    except (ValueError, SystemError, RecursionError):  # SystemError: see worker.hooks.pre_tool_use
+        return "not JSON"
+    if not isinstance(body, dict):
+        return f"not a JSON object (a {type(body).__name__})"
+    kind = body.get("type")
+    if not isinstance(kind, str) or not kind:
+        return "no event type (field 'type' must be a non-empty string)"
+    return body
+
+
 def to_jsonl(event: Envelope) -> str:
     """One JSONL line for `ib listen` / `ib events`: the id first, then the seed's fields, then the rest."""
     first = ("id", "ts", "from", "type", "msg")

@@ -7,9 +7,10 @@ from dataclasses import dataclass
 
 import redis
 
+from bus import dead_letters
 from bus.envelope import Envelope
 from bus.keys import Keys
-from bus.streams import Group, consumer_name, entries_of, envelopes
+from bus.streams import Group, consumer_name, entries_of
 
 BLOCK_MS = 5000
 
@@ -44,7 +45,8 @@ def follow(
         entries = entries_of(reply)
         if not entries:
             continue
-        for event in envelopes(entries):
+        events, _poison = dead_letters.sort(client, keys, keys.events, entries)
+        for event in events:
             if wanted(event):
                 emit(event)
         cursor = entries[-1][0]
@@ -68,9 +70,12 @@ def follow_group(
     while keep_going():
         entries = backlog or group.read(block_ms=BLOCK_MS)
         backlog = []
-        for entry_id, event in zip((i for i, _ in entries), envelopes(entries), strict=True):
-            if wanted(event):
-                emit(event)
+        for entry_id, fields in entries:
+            found = dead_letters.read_entry(keys.events, entry_id, fields)
+            if isinstance(found, dead_letters.Poison):
+                dead_letters.dead_letter(client, keys, found)
+            elif wanted(found):
+                emit(found)
             group.ack([entry_id])
 
 

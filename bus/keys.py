@@ -154,6 +154,15 @@ class Keys:
         """Marks an event as handled by one consumer group (idempotent handling by event id)."""
         return self._k("seen", scope, event_id)
 
+    @property
+    def dead_letters(self) -> str:
+        """Stream of the entries no consumer could read, with the reason (`ib events --dead`)."""
+        return self._k("dead")
+
+    def dead_letter_mark(self, stream: str, entry_id: str) -> str:
+        """Marks an entry as copied to the dead letters, so the consumers that meet it copy it once."""
+        return self._k("dead-mark", stream.removeprefix(self.namespace), entry_id)
+
     def spooled(self, spool_id: str) -> str:
         """Marks a spooled event as published, so a flush that is retried never publishes it twice."""
         return self._k("spooled", spool_id)

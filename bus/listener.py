@@ -13,11 +13,12 @@ from dataclasses import dataclass
 
 import redis
 
+from bus import dead_letters
 from bus.envelope import Envelope
 from bus.errors import BusError
 from bus.heartbeat import Heartbeat
 from bus.keys import Keys
-from bus.streams import Group, consumer_name, envelopes
+from bus.streams import Group, consumer_name
 
 TIMEOUT_MESSAGE = "No messages received. Background listener has stopped. Please restart with: ib listen"
 
@@ -77,7 +78,7 @@ class Listener:
     ) -> bool:
         if not entries:
             return False
-        events = envelopes(entries)
+        events, _poison = dead_letters.sort(self.client, self.keys, self.keys.events, entries)
         wanted = [e for e in events if e.get("type") in self.types]
         if wanted:
             emit(wanted)  # printed and flushed before the ack: a crash here means "print again", never "lost"

@@ -191,6 +191,16 @@ class TaskStore:
                 released.append(task_id)
         return released
 
+    def held_by(self, agent: str) -> IdList:
+        """The tasks `agent` holds a claim on now."""
+        with _redis_errors():
+            claimed = [str(i) for i in self._r.zrange(self._keys.task_claims, 0, -1)]
+            pipe = self._r.pipeline(transaction=False)
+            for task_id in claimed:
+                pipe.hget(self._keys.task(task_id), "claimed_by")
+            holders: list[str | None] = pipe.execute()
+        return [task_id for task_id, holder in zip(claimed, holders, strict=True) if holder == agent]
+
     def add_note(self, task_id: str, kind: str, text: str) -> Note:
         """Append a context note (observation, result, handoff, test_failure) to a task."""
         validate_id("task", task_id)

@@ -77,9 +77,12 @@ def reply(
 
 
 def decode_command(fields: dict[str, str]) -> dict[str, Any] | None:
+    """The command in a `cmd:<worker>` entry, or None when the entry is not one (see bus.dead_letters)."""
     try:
-        body = json.loads(fields.get(COMMAND_FIELD, ""))
-    except ValueError:
+        raw = fields.get(COMMAND_FIELD, "")
+        raw.encode("utf-8")  # bytes that are not UTF-8 come as lone surrogates (surrogateescape)
+        body = json.loads(raw)
+    except (ValueError, AttributeError, RecursionError):  # UnicodeEncodeError is a ValueError
         return None
     if (
         not isinstance(body, dict)

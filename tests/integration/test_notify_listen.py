@@ -227,6 +227,12 @@ def test_unknown_fields_and_types_from_newer_producer(ib: IbRunner, rds: redis.R
     rds.xadd(keys.events, {"e": json.dumps(newer)})
     rds.xadd(keys.events, {"e": "not json at all"})
     rds.xadd(keys.events, {"other": "field"})
-    got = lines(ib.run("listen", "--timeout", "5", "--types", "teleported,invalid").stdout)
-    assert [e["type"] for e in got] == ["teleported", "invalid", "invalid"]
+    rds.xadd(keys.events, {"e": json.dumps({**newer, "msg": "after the garbage"})})
+    got = lines(ib.run("listen", "--timeout", "5", "--types", "teleported").stdout)
+    assert [e["msg"] for e in got] == ["hi", "after the garbage"]
     assert got[0]["novel"] == [1, 2]
+    dead = lines(ib.run("events", "--dead").stdout)  # the garbage went to the dead letters, with why
+    assert [(d["reason"], d["raw"]) for d in dead] == [
+        ("not JSON", "not json at all"),
+        ("no 'e' field", '{"other":"field"}'),
+    ]

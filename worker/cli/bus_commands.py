@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import sys
 from types import FrameType
@@ -12,7 +13,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from bus import spool
+from bus import dead_letters, spool
 from bus.embedded import Embedded
 from bus.envelope import NOTIFY_TYPES, Envelope
 from bus.errors import BusUnavailable
@@ -23,6 +24,7 @@ from bus.settings import sources
 from worker.cli.context import Context
 from worker.cli.output import emit_jsonl
 
+_STREAM_ID = re.compile(r"[0-9]{1,20}(-[0-9]{1,20})?")
 bus_app = typer.Typer(help="The embedded Redis bus: status, start, stop.", no_args_is_help=True)
 console = Console()
 
@@ -90,12 +92,21 @@ def events(
     type_: list[str] = typer.Option(None, "--type", help="only these types (repeatable or comma-separated)"),
     since: str = typer.Option("now", help="`now`, `0` for everything kept, or a stream id"),
     group: str = typer.Option(None, help="read through this consumer group (ack after printing)"),
+    dead: bool = typer.Option(False, "--dead", help="print the dead letters (unreadable entries) and exit"),
 ) -> None:
     """Follow the events stream as JSONL until interrupted.
 
     Example: ib events --project backend --type task_done --type merge_merged
     """
+    if since not in ("now", "0", "$") and not _STREAM_ID.fullmatch(since):
+        raise typer.BadParameter(
+            f"{since!r} is not `now`, `0` or a stream id like 1732560005123-0", param_hint="--since"
+        )
     ctx = Context()
+    if dead:
+        for row in dead_letters.listing(ctx.client, ctx.keys):
+            print(json.dumps(row, ensure_ascii=False), flush=True)
+        return
     wanted = EventFilter(frozenset(_split(project)), frozenset(_split(type_)))
     client = ctx.blocking_redis()
     _exit_quietly_on_sigterm()

@@ -27,13 +27,15 @@ import redis
 from rich.console import Console
 from rich.live import Live
 
+from bus import dead_letters
 from bus.activity import IDLE_STATES, activity_line, current
 from bus.agents import Agent
 from bus.envelope import Envelope
 from bus.errors import BusError
 from bus.hashes import members
+from bus.keys import Keys
 from bus.merges import MergeStore
-from bus.streams import Entry, entries_of, envelopes
+from bus.streams import Entry, entries_of
 from bus.task_model import Task
 from bus.worker_rpc import request
 from worker.agents.dialog_answer import answer
@@ -80,7 +82,7 @@ class EventFeed:
     """The last events, kept current by a thread blocked in XREAD on the events stream."""
 
     reader: redis.Redis
-    stream: str
+    keys: Keys
     on_event: Callable[[], None]
     recent: deque[Envelope] = field(default_factory=lambda: deque(maxlen=KEEP_EVENTS))
     projects: set[str] = field(default_factory=set)
@@ -88,7 +90,7 @@ class EventFeed:
     stopping: threading.Event = field(default_factory=threading.Event)
 
     def start(self) -> None:
-        last = cast("list[Entry]", self.reader.xrevrange(self.stream, count=KEEP_EVENTS) or [])
+        last = cast("list[Entry]", self.reader.xrevrange(self.keys.events, count=KEEP_EVENTS) or [])
         cursor = str(last[0][0]) if last else "0-0"
         self._take(last[::-1])
         threading.Thread(target=self._follow, args=(cursor,), name="events", daemon=True).start()
@@ -96,7 +98,7 @@ class EventFeed:
     def _follow(self, cursor: str) -> None:
         while not self.stopping.is_set():
             try:
-                entries = entries_of(self.reader.xread({self.stream: cursor}, count=500, block=BLOCK_MS))
+                entries = entries_of(self.reader.xread({self.keys.events: cursor}, count=500, block=BLOCK_MS))
             except redis.RedisError as e:
                 self.error = f"bus: {e}"
                 self.on_event()
@@ -109,7 +111,8 @@ class EventFeed:
                 self.on_event()
 
     def _take(self, entries: Sequence[Entry]) -> None:
-        for event in envelopes(entries):
+        events, _poison = dead_letters.sort(self.reader, self.keys, self.keys.events, entries)
+        for event in events:
             self.recent.append(event)
             if event.get("project"):
                 self.projects.add(str(event["project"]))
@@ -150,7 +153,7 @@ class Dashboard:
     def __post_init__(self) -> None:
         self.wake = Wake()
         self.stopping = threading.Event()
-        self.feed = EventFeed(self.reader, self.rt.keys.events, self.wake)
+        self.feed = EventFeed(self.reader, self.rt.keys, self.wake)
         self.projects: set[str] = set()
         self.last: Snapshot | None = None
 

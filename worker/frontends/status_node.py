@@ -16,12 +16,13 @@ from pathlib import Path
 
 import redis
 
+from bus import dead_letters
 from bus.agents import Agent, AgentStore
 from bus.envelope import AGENT_TYPES
 from bus.heartbeat import Heartbeat
 from bus.keys import Keys
 from bus.messages import Message, MessageStore
-from bus.streams import Entry, Group, consumer_name, envelopes
+from bus.streams import Entry, Group, consumer_name
 from worker.agents.layout import state_root
 from worker.errors import StatusFileError, WorkerError
 from worker.frontends.claude_md import write_if_changed
@@ -176,7 +177,8 @@ class StatusNode:
             return False
         # acknowledged at once: an event is only a reason to rebuild, and every start rebuilds anyway
         self.group.ack([entry_id for entry_id, _ in entries])
-        return any(event.get("type") in TRIGGERS for event in envelopes(entries))
+        events, _poison = dead_letters.sort(self.reader, self.keys, self.keys.events, entries)
+        return any(event.get("type") in TRIGGERS for event in events)
 
     def _write(self, *, strict: bool) -> None:
         try:

@@ -19,12 +19,14 @@ from dataclasses import dataclass, field
 
 import redis
 
-from bus.envelope import EVENT_FIELD, MERGE_TYPES
+from bus import dead_letters
+from bus.dead_letters import Poison
+from bus.envelope import MERGE_TYPES
 from bus.errors import BusError
 from bus.events import Event
 from bus.heartbeat import Heartbeat
-from bus.streams import Entry, consumer_name
-from bus.worker_rpc import decode_command, reply
+from bus.streams import consumer_name
+from bus.worker_rpc import COMMAND_FIELD, decode_command, reply
 from worker.agents.transcript_tail import TranscriptTailer
 from worker.auto.loop import AutoLoops
 from worker.errors import WorkerError
@@ -127,18 +129,34 @@ class WorkerService:
     def _handle(self, batch: Batch) -> None:
         for entry_id, fields in batch.commands:
             command = decode_command(fields)
-            if command is not None and self.rt.client.set(
-                self.rt.keys.seen("cmd", command["id"]), "1", nx=True, ex=86400
-            ):
+            if command is None:
+                raw = dead_letters.raw_bytes(fields.get(COMMAND_FIELD))
+                self._dead(Poison(self.inbox.commands.stream, entry_id, "not a command", raw))
+            elif self.rt.client.set(self.rt.keys.seen("cmd", command["id"]), "1", nx=True, ex=86400):
                 self._run(command)
             self.inbox.commands.ack([entry_id])
-        for entry in batch.events:
-            self._on_event(entry)
-            self.inbox.events.ack([entry[0]])
+        for entry_id, fields in batch.events:
+            found = dead_letters.read_entry(self.rt.keys.events, entry_id, fields)
+            if isinstance(found, Poison):
+                self._dead(found)
+            else:
+                self._on_event(Event.from_envelope(found))
+            self.inbox.events.ack([entry_id])
 
-    def _on_event(self, entry: Entry) -> None:
+    def _dead(self, poison: Poison) -> None:
+        """An entry that is not an event or command: to the dead letters, said once in the worker's log."""
+        dead_letters.dead_letter(self.rt.client, self.rt.keys, poison)
+        log.warning(
+            "worker %s: entry %s of %s is unreadable (%s); copied to %s, skipped",
+            self.rt.worker_id,
+            poison.entry_id,
+            poison.stream,
+            poison.reason,
+            self.rt.keys.dead_letters,
+        )
+
+    def _on_event(self, event: Event) -> None:
         """The merge queue moves on at every merge event of a project; the /auto loops see every event."""
-        event = Event.from_entry(entry[0], entry[1].get(EVENT_FIELD))
         try:
             if event.type in MERGE_TYPES and event.project:
                 self.merges.process(event.project)

@@ -12,6 +12,7 @@ import time
 from dataclasses import dataclass, field
 
 from bus.agents import Agent
+from bus.errors import Conflict
 from worker.errors import SessionGone
 from worker.hooks.events import TRUST_OPTIONS
 from worker.service.runtime import Runtime
@@ -95,3 +96,16 @@ class PaneWatcher:
             self.rt.publish("rate_limited", f"{agent.id} hit a rate limit", **common)
         elif state == "stopped":
             self.rt.publish("stopped", f"{agent.id} stopped (its session ended)", **common)
+            self._give_back_claims(agent)
+
+    def _give_back_claims(self, agent: Agent) -> None:
+        """A stopped agent cannot finish what it holds: each claim fails this attempt at once, with why
+        (back to ready while attempts remain), instead of waiting for `ib task reclaim`."""
+        for task_id in self.rt.tasks.held_by(agent.id):
+            reason = f"agent {agent.id} stopped (its session ended) while holding the task"
+            try:
+                self.rt.tasks.fail(task_id, agent.id, reason)
+            except Conflict as e:  # finished or released in between: nothing to give back
+                log.info("agent %s: task %s not failed: %s", agent.id, task_id, e)
+                continue
+            log.info("agent %s: stopped holding task %s; attempt failed, claim released", agent.id, task_id)
