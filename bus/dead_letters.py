@@ -48,16 +48,17 @@ def raw_bytes(value: str | bytes | None) -> bytes:
     return value if isinstance(value, bytes) else value.encode("utf-8", "surrogateescape")
 
 
+def _printable(value: object) -> str:
+    return raw_bytes(str(value)).decode("utf-8", "replace")
+
+
 def read_entry(stream: str, entry_id: str, fields: Mapping[str, Any]) -> Envelope | Poison:
     """The event of one entry (its id set), or the Poison it is. Pure."""
     raw = fields.get(EVENT_FIELD)
     found = check(raw)
     if isinstance(found, str):
         if raw is None:  # show what the entry held instead
-            shown = {
-                str(k): str(v).encode("utf-8", "surrogateescape").decode("utf-8", "replace")
-                for k, v in fields.items()
-            }
+            shown = {_printable(k): _printable(v) for k, v in fields.items()}
             return Poison(stream, entry_id, found, fastjson.dumps(shown).encode())
         return Poison(stream, entry_id, found, raw_bytes(raw))
     found["id"] = entry_id
