@@ -46,6 +46,17 @@ _ERRORS: dict[str, type[BusError]] = {
     "IB_INVALID": InvalidInput,
 }
 _SCRIPT_TRAILER = re.compile(r"\s*script: \w+, on @user_script:\d+\.?\s*$")
+_REFUSAL = re.compile(r"\b(IB_[A-Z]+) (.*)", re.DOTALL)
+
+
+def script_refusal(reply: str) -> tuple[type[BusError], str] | None:
+    """The kind and message of a script's refusal, in Redis 7's wording (`IB_CONFLICT msg script: ...`)
+    or 6.2's (`Error running script (call to f_...): @user_script:1: IB_CONFLICT msg`). Pure."""
+    found = _REFUSAL.search(reply)
+    kind = _ERRORS.get(found.group(1)) if found else None
+    if found is None or kind is None:
+        return None
+    return kind, _SCRIPT_TRAILER.sub("", found.group(2))
 
 
 _source = script_text  # the prelude plus one script (bus.task_lua holds the one definition)
@@ -57,11 +68,11 @@ def _redis_errors() -> Iterator[None]:
     try:
         yield
     except redis.ResponseError as e:
-        code, _, message = str(e).partition(" ")
-        kind = _ERRORS.get(code)
-        if kind is None:
+        refused = script_refusal(str(e))
+        if refused is None:
             raise
-        raise kind(_SCRIPT_TRAILER.sub("", message)) from e
+        kind, message = refused
+        raise kind(message) from e
     except (redis.ConnectionError, redis.TimeoutError) as e:
         raise BusUnavailable(f"Redis cannot be reached: {e}") from e
 

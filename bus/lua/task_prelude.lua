@@ -32,8 +32,10 @@ local function key(kind, id)
   return string.sub(tmpl, 1, at - 1) .. id .. string.sub(tmpl, at + 1)
 end
 
+-- A string, not an error table: Redis 6.2 (the embedded one) fails on tables in its error handler and
+-- the message is lost; bus.tasks finds the code in either server's wording.
 local function raise(code, msg)
-  error({err = code .. " " .. msg})
+  error(code .. " " .. msg, 0)
 end
 
 -- Time from the Redis clock: milliseconds, and the envelope's ISO 8601 form (UTC, seconds).

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import redis
 
-from bus.connect import client_for
+from bus.clients import client_for
 from bus.envelope import make_event
 from bus.keys import Keys
 from bus.streams import publish
@@ -21,8 +21,8 @@ from tests.fake_telegram import FakeTelegram
 from tests.faults.tally import Tally
 from tests.integration.test_bot import BotProcess, bind_project, bot_env, settled, shown
 from tests.waiting import retry_until
-from worker.dashboard import EventFeed
-from worker.status_node import StatusNode
+from worker.frontends.dashboard import EventFeed
+from worker.frontends.status_node import StatusNode
 
 POISON: dict[str, dict[bytes, bytes]] = {
     "bad UTF-8": {b"e": b"\xff\xfe{}"},

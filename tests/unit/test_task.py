@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from bus.errors import InvalidInput
+from bus.errors import Conflict, InvalidInput
 from bus.task_model import (
     Note,
     Task,
@@ -19,6 +19,7 @@ from bus.task_model import (
     check_text,
     check_title,
 )
+from bus.task_store import script_refusal
 
 FULL = {
     "id": "design-auth",
@@ -154,3 +155,20 @@ def test_after_drops_repeats_and_refuses_itself() -> None:
     assert check_after(None, ["a"]) == ["a"]
     with pytest.raises(InvalidInput, match="'c' cannot depend on itself"):
         check_after("c", ["a", "c"])
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "IB_CONFLICT task x is done script: f6974220, on @user_script:1.",
+        "Error running script (call to f_f6974220): @user_script:1: IB_CONFLICT task x is done",
+    ],
+    ids=["redis-7", "redis-6.2"],
+)
+def test_script_refusals_read_the_same_on_both_servers(reply: str) -> None:
+    assert script_refusal(reply) == (Conflict, "task x is done")
+
+
+def test_other_script_errors_are_not_refusals() -> None:
+    assert script_refusal("ERR Error running script: attempt to index a nil value") is None
+    assert script_refusal("IB_WHATEVER x") is None

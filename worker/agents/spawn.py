@@ -333,4 +333,9 @@ def _config(path: Path) -> dict[str, object]:
         return {}
     except (OSError, ValueError) as e:
         raise InvalidInput(f"{path} is not valid JSON ({e}); fix or remove it") from e
-    return loaded if isinstance(loaded, dict) else {}
+    if not isinstance(loaded, dict):
+        kind = type(loaded).__name__.replace("dict", "object").replace("list", "array")
+        raise InvalidInput(
+            f'{path} holds a JSON {kind}; it must be an object like {{"permissions": {{...}}}}'
+        )
+    return loaded

@@ -9,12 +9,13 @@ from bus.errors import Conflict
 from worker.frontends.status_block import format_age
 from worker.git.repo import Git
 from worker.service.runtime import Runtime
+from worker.terminal_text import printable
 
 __all__ = ["format_age"]  # the CLI shows ages the way the status block does
 
 
 def first_line(text: str, width: int) -> str:
-    return text.strip().splitlines()[0][:width] if text.strip() else ""
+    return printable(text.strip().splitlines()[0][:width]) if text.strip() else ""
 
 
 def tree_lines(agents: list[Agent]) -> list[str]:
@@ -56,7 +57,7 @@ def info_lines(rt: Runtime, agent: Agent) -> list[str]:
         f"worktree:  {agent.worktree or '-'}",
         f"session:   {agent.session} on {agent.worker}",
         f"age:       {format_age(agent.age)}",
-        f"goal:      {agent.goal.strip()}",
+        f"goal:      {printable(agent.goal.strip(), keep=chr(10))}",
     ]
 
 

@@ -8,6 +8,7 @@ import time
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from bus.errors import InvalidInput
@@ -91,7 +92,7 @@ def list_cmd(as_json: bool = typer.Option(False, "--json", help="print JSON")) -
             a.role,
             a.manager or "-",
             views.format_age(a.age),
-            a.goal.splitlines()[0][:50],
+            escape(views.first_line(a.goal, 50)),
         )
     console.print(table)
 
@@ -99,14 +100,14 @@ def list_cmd(as_json: bool = typer.Option(False, "--json", help="print JSON")) -
 def tree() -> None:
     """Show managers with their workers below them."""
     for line in views.tree_lines(Context().runtime.agents.all()) or ["no agents"]:
-        console.print(line)
+        console.print(line, markup=False, highlight=False)
 
 
 def info(agent_id: str = typer.Argument(..., help="agent id")) -> None:
     """Everything about one agent."""
     rt = Context().runtime
     for line in views.info_lines(rt, rt.agents.get(agent_id)):
-        console.print(line)
+        console.print(line, markup=False, highlight=False)
 
 
 def look(

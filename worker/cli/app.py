@@ -6,6 +6,7 @@ import sys
 
 import redis
 import typer
+from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError  # typer vendors click
 
 from bus.errors import BusError
 from worker.cli import agent_commands as agents
@@ -95,18 +96,34 @@ for _name in HOOK_HELP:
 
 
 def run() -> None:
-    """Entry point: a person never sees a traceback for a mistake of theirs."""
+    """Entry point: a person never sees a traceback for a mistake of theirs. A usage error is one line
+    `ib <command>: error: ...` and exit 2; any other refusal one line and exit 1."""
     try:
-        app(prog_name="ib")
+        code = app(prog_name="ib", standalone_mode=False)
+    except NoArgsIsHelpError as e:  # `ib` or `ib task` alone: the help, as before
+        print(e.ctx.get_help())
+        sys.exit(2)
+    except UsageError as e:
+        command = e.ctx.command_path if e.ctx is not None else "ib"
+        _fail(_one_line(e.format_message()), 2, command)
+    except ClickException as e:
+        _fail(_one_line(e.format_message()))
     except (BusError, WorkerError) as e:
         _fail(str(e))
     except redis.ConnectionError as e:  # Redis went away in the middle of a command
         _fail(f"lost the connection to Redis ({e}); is it running? (ib bus status)")
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, typer.Abort):
         sys.exit(130)
+    sys.exit(code if isinstance(code, int) else 0)
 
 
-def _fail(message: str) -> None:
-    command = sys.argv[1] if len(sys.argv) > 1 else ""
-    print(f"ib {command}: error: {message}".replace("ib : ", "ib: "), file=sys.stderr)
-    sys.exit(1)
+def _one_line(message: str) -> str:
+    return " ".join(message.split())
+
+
+def _fail(message: str, code: int = 1, command: str | None = None) -> None:
+    if command is None:
+        name = sys.argv[1] if len(sys.argv) > 1 else ""
+        command = f"ib {name}".strip()
+    print(f"{command}: error: {message}", file=sys.stderr)
+    sys.exit(code)

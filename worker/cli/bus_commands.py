@@ -23,6 +23,7 @@ from bus.resp import Address, Connection
 from bus.settings import sources
 from worker.cli.context import Context
 from worker.cli.output import emit_jsonl
+from worker.cli.values import seconds
 
 _STREAM_ID = re.compile(r"[0-9]{1,20}(-[0-9]{1,20})?")
 bus_app = typer.Typer(help="The embedded Redis bus: status, start, stop.", no_args_is_help=True)
@@ -54,7 +55,9 @@ def notify(
 
 
 def listen(
-    timeout: float = typer.Option(None, help="seconds to wait (default: IB_LISTEN_TIMEOUT, 570)"),
+    timeout: float = typer.Option(
+        None, callback=seconds, help="seconds to wait (default: IB_LISTEN_TIMEOUT, 570)"
+    ),
     name: str = typer.Option(None, help="listener name (default: IB_LISTENER_NAME)"),
     types: list[str] = typer.Option(None, "--types", "--type", help="event types, comma-separated"),
 ) -> None:

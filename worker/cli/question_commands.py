@@ -14,6 +14,7 @@ from worker.agents import user_messages
 from worker.agents.talk import ask as ask_question
 from worker.agents.views import format_age
 from worker.cli.context import Context
+from worker.terminal_text import printable
 from worker.tmux.pane_state import pane_state
 
 console = Console(highlight=False)
@@ -47,9 +48,10 @@ def questions(as_json: bool = typer.Option(False, "--json", help="print JSON")) 
     import time
 
     for q in pending:
-        console.print(f"{q.id}  {q.agent}  {format_age(time.time() - q.asked_at)} ago: {q.text}")
+        text = printable(q.text, keep="\n")
+        console.print(f"{q.id}  {q.agent}  {format_age(time.time() - q.asked_at)} ago: {text}", markup=False)
         if q.options:
-            console.print("        options: " + " | ".join(q.options))
+            console.print("        options: " + " | ".join(printable(o) for o in q.options), markup=False)
 
 
 def acknowledge(

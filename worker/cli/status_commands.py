@@ -17,6 +17,7 @@ from worker.agents.user_messages import store
 from worker.agents.views import format_age
 from worker.cli.context import Context
 from worker.frontends.status_node import STATUS_FILE, StatusNode
+from worker.terminal_text import printable
 
 console = Console(highlight=False)
 
@@ -84,6 +85,7 @@ def messages(as_json: bool = typer.Option(False, "--json", help="print JSON")) -
     if not pending:
         console.print("no pending messages")
     for m in pending:
+        text = printable(m.text, keep="\n")
         console.print(
-            f"{m.id}  {m.kind:<8}  {m.sender}  {format_age(time.time() - m.ts)} ago: {m.text}", markup=False
+            f"{m.id}  {m.kind:<8}  {m.sender}  {format_age(time.time() - m.ts)} ago: {text}", markup=False
         )

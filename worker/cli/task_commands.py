@@ -20,6 +20,7 @@ from bus.task_store import TaskStore
 from bus.task_wait import claim_wait
 from worker.agents import views
 from worker.agents.layout import AgentPaths
+from worker.cli import values
 from worker.cli.context import Context
 from worker.errors import WorkerError
 from worker.tasks import views as task_views
@@ -245,7 +246,9 @@ def claim(
     project: str = typer.Option(None, "--project", help="project (default: the repository's name)"),
     as_agent: str = typer.Option(None, "--as", help="claim for this agent (default: the one running this)"),
     wait: bool = typer.Option(False, "--wait", help="block until a task of the project is ready, then claim"),
-    timeout: float = typer.Option(None, "--timeout", min=0, help="with --wait: give up after S seconds"),
+    timeout: float = typer.Option(
+        None, "--timeout", min=0, callback=values.seconds, help="with --wait: give up after S seconds"
+    ),
     as_json: bool = typer.Option(False, "--json", help="print the claimed task as JSON, context included"),
 ) -> None:
     """Claim the project's next ready task (highest priority, then oldest); prints its id.
@@ -289,7 +292,11 @@ def done(
     summary: str = typer.Option("", "--summary", help="one line on what was done (kept as a result note)"),
     as_agent: str = typer.Option(None, "--as", help="the claimer (default: the agent running this)"),
     test_timeout: float = typer.Option(
-        None, "--test-timeout", min=0.001, help="seconds for the test command (default IB_TASK_TEST_TIMEOUT)"
+        None,
+        "--test-timeout",
+        min=0.001,
+        callback=values.seconds,
+        help="seconds for the test command (default IB_TASK_TEST_TIMEOUT)",
     ),
 ) -> None:
     """Finish a task you hold; prints what became ready because of it.
@@ -394,7 +401,9 @@ def handoff(
 
 @task_app.command()
 def reclaim(
-    minutes: float = typer.Option(30.0, "--minutes", min=0, help="claims older than this many minutes"),
+    minutes: float = typer.Option(
+        30.0, "--minutes", min=0, callback=values.minutes, help="claims older than this many minutes"
+    ),
 ) -> None:
     """Give stale claims back to the ready queue: older than --minutes, held by no live agent.
 

@@ -14,6 +14,7 @@ from rich.console import Group
 from rich.text import Text
 
 from worker.service.supervisor_state import span
+from worker.terminal_text import printable
 
 HELP = "a answer · s send · l look · ↑↓ select · q quit"
 STATE_STYLES = {
@@ -347,14 +348,14 @@ def _agent_row(s: Snapshot, prefix: str, a: AgentRow, columns: list[tuple[str, i
 
 
 def _cell(text: str, width: int, style: str = "", space: bool = False) -> Text:
-    cell = Text(text, style=style)
+    cell = Text(printable(text), style=style)
     cell.truncate(width, overflow="ellipsis", pad=True)
     return Text(" ") + cell if space else cell
 
 
 def _first_line(text: str) -> str:
     stripped = text.strip()
-    return stripped.splitlines()[0] if stripped else ""
+    return printable(stripped.splitlines()[0]) if stripped else ""
 
 
 # queues, questions, events
@@ -373,7 +374,7 @@ def _task_rows(projects: Sequence[ProjectTasks]) -> list[Text]:
             line.append(" no tasks", style="dim")
         rows.append(line)
         if p.ready:
-            nxt = ", ".join(f"{tid} {title} (p{prio})" for tid, title, prio in p.ready)
+            nxt = ", ".join(f"{tid} {_first_line(title)} (p{prio})" for tid, title, prio in p.ready)
             rows.append(Text("    next ", style="green") + Text(nxt))
         if p.claimed:
             held = ", ".join(f"{tid} → {by}" for tid, by in p.claimed)

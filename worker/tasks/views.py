@@ -9,13 +9,14 @@ import datetime as dt
 from collections.abc import Sequence
 
 from bus.task_model import Task
+from worker.terminal_text import printable
 
 MARKS = {"draft": "✎", "pending": "·", "ready": "○", "claimed": "●", "done": "✓", "failed": "✗"}
 COLUMNS = ("id", "status", "pri", "tries", "claimed by", "after", "title")
 
 
 def _line(text: str, width: int) -> str:
-    first = text.strip().splitlines()[0] if text.strip() else ""
+    first = printable(text.strip().splitlines()[0]) if text.strip() else ""
     return first if len(first) <= width else first[: width - 1] + "…"
 
 
@@ -78,7 +79,7 @@ def show_lines(task: Task, deps: Sequence[Task], dependents: Sequence[Task]) -> 
         text = note.text.strip().splitlines() or [""]
         lines.append(f"  [{note.kind}{source}, {_when(note.ts)}] {text[0]}")
         lines += [f"    {more}" for more in text[1:]]
-    return lines
+    return [printable(line) for line in lines]
 
 
 def tree_lines(tasks: Sequence[Task]) -> list[str]:
