@@ -160,7 +160,7 @@ def test_listener_killed_before_anything_leaves_no_heartbeat_forever(ib: IbRunne
 @pytest.mark.parametrize("kind", ["bogus", "COMPLETE", ""], ids=["bogus", "uppercase", "empty"])
 def test_unknown_type_is_refused(ib: IbRunner, kind: str) -> None:
     done = ib.run("notify", "--type", kind, "hello")
-    assert done.returncode == 1
+    assert done.returncode == 2
     assert "unknown type" in done.stderr and "complete, waiting, question" in done.stderr
     assert "Traceback" not in done.stderr
 
@@ -168,7 +168,7 @@ def test_unknown_type_is_refused(ib: IbRunner, kind: str) -> None:
 @pytest.mark.parametrize("args", [[], [""], ["   "]], ids=["none", "empty", "blank"])
 def test_empty_message_is_refused(ib: IbRunner, args: list[str]) -> None:
     done = ib.run("notify", *args)
-    assert done.returncode == 1
+    assert done.returncode == 2
     assert "message required" in done.stderr
 
 
@@ -187,7 +187,7 @@ def test_one_megabyte_message_accepted_and_larger_refused(ib: IbRunner) -> None:
     assert ib.run("notify", "-", stdin=big).returncode == 0
     too_big = "b" * (1_048_576 + 1)
     refused = ib.run("notify", "-", stdin=too_big)
-    assert refused.returncode == 1
+    assert refused.returncode == 2
     assert "limit is 1048576" in refused.stderr and "IB_MAX_MESSAGE_BYTES" in refused.stderr
     got = lines(ib.run("listen", "--timeout", "5").stdout)
     assert [len(str(e["msg"])) for e in got] == [1_000_000]
@@ -202,7 +202,7 @@ def test_invalid_utf8_argument_is_refused(ib: IbRunner) -> None:
         timeout=30,
         check=False,
     )
-    assert done.returncode == 1
+    assert done.returncode == 2
     assert b"not valid UTF-8" in done.stderr
 
 

@@ -33,7 +33,7 @@ examples:
 
 
 class UsageError(Exception):
-    """A mistake in the command line; shown as one line, exit code 1."""
+    """A mistake in the command line; shown as one line, exit code 2 (as every `ib` usage error)."""
 
 
 class NotifyArgs(Record):
@@ -122,7 +122,10 @@ def main(argv: Sequence[str]) -> int:
         conf = read_hotconf()
         stdin_text = sys.stdin.read() if list(args.message) == ["-"] else None
         message = build_message(args.message, stdin_text, conf.max_message_bytes)
-    except (UsageError, BusError) as e:
+    except UsageError as e:
+        print(f"ib notify: error: {e}", file=sys.stderr)
+        return 2
+    except BusError as e:
         print(f"ib notify: error: {e}", file=sys.stderr)
         return 1
     sender = sender_of(args.sender, os.getcwd(), conf)
