@@ -7,6 +7,7 @@ the same `IB_*` variables, from the environment and the repository's `.env`, wit
 
 from __future__ import annotations
 
+import math
 import os
 
 from bus import defaults
@@ -116,6 +117,8 @@ def _raw_number(values: Mapping[str, str], name: str, least: float, integer: boo
     except ValueError as e:
         kind = "a whole number" if integer else "a number"
         raise ConfigError(f"bad configuration: {name}: must be {kind} (got {raw!r})") from e
+    if not math.isfinite(value):
+        raise ConfigError(f"bad configuration: {name}: must be a finite number (got {raw!r})")
     if value < least:
         raise ConfigError(f"bad configuration: {name}: must be at least {least} (got {raw!r})")
     return value

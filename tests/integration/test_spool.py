@@ -13,6 +13,7 @@ from bus import spool
 from bus.envelope import make_event
 from bus.resp import Address, Connection
 from tests.cli import IbRunner
+from tests.waiting import retry_until
 
 
 def _closed_port() -> str:
@@ -171,3 +172,20 @@ def test_nothing_writable_stop_hook_says_it_and_logs_it(ib: IbRunner, tmp_path: 
     last = done.stderr.splitlines()[-1]
     assert last.startswith("ib hook stop: error: cannot spool the event (")
     assert "[hook stop] cannot spool the event" in (folder / "agent.log").read_text()
+
+
+def test_a_running_worker_sends_what_was_spooled(agents_ib: IbRunner, tmp_path: Path) -> None:
+    """Nothing else runs `ib`: the worker's tick finds the spooled events and sends them."""
+    worker = agents_ib.popen("worker")
+    try:
+        url, ns = agents_ib.env["IB_REDIS_URL"], agents_ib.env["IB_NAMESPACE"]
+        retry_until(lambda: agents_ib.run("bus", "status").returncode == 0, what="the bus")
+        for i in range(3):
+            spool.append(str(tmp_path / "spool"), url, ns, make_event("waiting", f"spooled {i}"))
+        path = Path(spool.spool_path(str(tmp_path / "spool"), url, ns))
+        retry_until(lambda: path.stat().st_size == 0, timeout=20, what="the worker to flush the spool")
+    finally:
+        worker.terminate()
+        worker.communicate(timeout=20)
+    got = lines(agents_ib.run("listen", "--timeout", "5", "--types", "waiting").stdout)
+    assert [e["msg"] for e in got] == ["spooled 0", "spooled 1", "spooled 2"]

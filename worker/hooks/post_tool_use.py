@@ -46,8 +46,8 @@ def main(argv: Sequence[str]) -> int:
         cwd = payload.get("cwd") if isinstance(payload, dict) else None
         cwd = cwd if isinstance(cwd, str) and cwd else os.getcwd()
         conf = read_hotconf(cwd=cwd)
-        if conf.agent_id or agent_from_path(cwd):
-            return 0  # agents have their own hooks; this one watches the primary session
+        if conf.agent_id or agent_from_path(cwd) or not (conf.redis_url or conf.root):
+            return 0  # agents have their own hooks; outside a repository without a URL there is no bus
         from bus.publish import open_bus
 
         with open_bus(conf, start=False) as conn:

@@ -85,13 +85,15 @@ def handle(payload: Mapping[str, object], agent_id: str, cwd: str) -> None:
     decision = _decide(payload)
     if decision == "unknown":
         return
-    from bus.errors import BusError
+    from bus.errors import BusError, ConfigError
     from bus.hotconf import read_hotconf
     from bus.publish import keep, open_bus
 
     conf = read_hotconf(cwd=cwd)
     try:
         conn = open_bus(conf)
+    except ConfigError:
+        raise  # said on stderr and in agent.log by main()
     except BusError as e:  # Redis away: the event waits in the spool, with what the agent's folder knows
         keep(conf, _event(decision, agent_id, _local_record(conf.root, agent_id), payload), e)
         return

@@ -20,11 +20,13 @@ from dataclasses import dataclass, field
 import redis
 
 from bus import dead_letters
+from bus.clients import hotconf
 from bus.dead_letters import Poison
 from bus.envelope import MERGE_TYPES
 from bus.errors import BusError
 from bus.events import Event
 from bus.heartbeat import Heartbeat
+from bus.publish import flush_spool
 from bus.streams import consumer_name
 from bus.worker_rpc import COMMAND_FIELD, decode_command, reply
 from worker.agents.transcript_tail import TranscriptTailer
@@ -105,11 +107,24 @@ class WorkerService:
 
     def tick(self) -> None:
         self.heartbeat.renew()
-        for step in (self.watcher.tick, self.tailer.tick, self.status_node.tick, self.fire_schedules):
+        steps = (
+            self.watcher.tick,
+            self.tailer.tick,
+            self.status_node.tick,
+            self.fire_schedules,
+            self.flush_spool,
+        )
+        for step in steps:
             try:
                 step()
             except (BusError, WorkerError, OSError) as e:
                 log.warning("worker %s: %s failed: %s", self.rt.worker_id, step.__qualname__, e)
+
+    def flush_spool(self) -> None:
+        """Events hooks and `ib notify` spooled on this machine while Redis was away: sent now."""
+        sent = flush_spool(hotconf(self.rt.settings, str(self.rt.root)))
+        if sent:
+            log.info("worker %s: sent %d spooled event(s)", self.rt.worker_id, sent)
 
     def fire_schedules(self) -> None:
         """Scheduled tasks that are due: every worker tries, one lock per firing lets one add it."""
