@@ -35,7 +35,7 @@ def handle(payload: dict[str, object], agent_id: str, cwd: str) -> None:
     found = outcome(payload, agent_id)
     if found is None:
         return
-    from bus.errors import BusError
+    from bus.errors import BusError, ConfigError
     from bus.hotconf import read_hotconf
     from bus.publish import keep, open_bus
 
@@ -43,6 +43,8 @@ def handle(payload: dict[str, object], agent_id: str, cwd: str) -> None:
     try:
         with open_bus(conf) as conn:
             apply(conn, conf, agent_id, payload, found)
+    except ConfigError:
+        raise  # said on stderr and in agent.log by main()
     except BusError as e:  # Redis away: what a person must see waits in the spool (states are the pane's)
         if found.event_type not in ("state", ""):
             keep(conf, _event(found.event_type, found.message, agent_id, "", "", found.data), e)
@@ -147,6 +149,7 @@ def _record_prompt(
 
 
 def main(argv: Sequence[str]) -> int:
+    agent_id = None
     try:
         raw = sys.stdin.read()
         payload = fastjson.loads(raw) if raw.strip() else {}
@@ -158,6 +161,10 @@ def main(argv: Sequence[str]) -> int:
         agent_id = os.environ.get("IB_AGENT_ID") or agent_from_path(str(cwd))
         if agent_id:
             handle(payload, agent_id, str(cwd))
-    except Exception:  # the agent's session must go on whatever happens here
+    except (ValueError, SystemError):  # not a hook payload (SystemError: see worker.hooks.pre_tool_use)
         return 0
+    except Exception as e:  # the agent's session must go on whatever happens here; but say it
+        from worker.hooks.trouble import report
+
+        report("event", str(e) or type(e).__name__, agent_id, os.environ.get("IB_ROOT"))
     return 0
