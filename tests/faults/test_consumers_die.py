@@ -5,6 +5,7 @@ a task claim."""
 from __future__ import annotations
 
 import json
+import select
 import signal
 import subprocess
 from pathlib import Path
@@ -37,8 +38,10 @@ def test_listener_killed_between_print_and_ack(
         ),
         30,
         0.02,
-        "the listener to read every event and block printing them",
+        "the listener to read every event",
     )
+    assert first.stdout is not None  # it has printed (without reading, so the pipe stays full and it blocks)
+    assert select.select([first.stdout], [], [], 10)[0], "the listener printed nothing"
     first.send_signal(signal.SIGKILL)
     out, _ = first.communicate(timeout=10)
     printed_first = [json.loads(line)["msg"].split()[0] for line in out.splitlines() if line.endswith("}")]
