@@ -2,7 +2,8 @@
 
 Pure. The format is short and strict so it always fits Telegram's 64 bytes and anything forged or
 garbled parses to None: `<action>:<agent id>` for d (diff), m (merge), k (kill), l (look), s (screenshot), and
-`a:<question id>:<option index>` for the answer buttons of a question.
+`a:<question id>:<option index>` for the answer buttons of a question, and `<y|w|n>:<agent id>:<dialog>`
+(allow, always allow, deny; the dialog is the 8 hex digits of its prompt id `p-…`) for an agent's dialog.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ MAX_OPTION_INDEX = 99
 _ID = r"[A-Za-z0-9][A-Za-z0-9._-]{0,55}"  # at most 56 characters: "a:<id>:99" stays within 64 bytes
 _AGENT_DATA = re.compile(rf"([dmkls]):({_ID})")
 _ANSWER_DATA = re.compile(rf"a:({_ID}):(0|[1-9][0-9]?)")
+_DIALOG_DATA = re.compile(rf"([ywn]):({_ID}):([0-9a-f]{{8}})")
 
 
 class Action(StrEnum):
@@ -28,6 +30,12 @@ class Action(StrEnum):
     LOOK = "l"
     SHOT = "s"
     ANSWER = "a"
+    ALLOW = "y"
+    ALWAYS = "w"
+    DENY = "n"
+
+
+DIALOG_ACTIONS = frozenset({Action.ALLOW, Action.ALWAYS, Action.DENY})
 
 
 @dataclass(frozen=True)
@@ -37,11 +45,14 @@ class Callback:
     action: Action
     target: str
     option: int | None = None
+    prompt: str | None = None  # the dialog's prompt id (`p-` and 8 hex digits), for dialog actions
 
     def encode(self) -> str | None:
         """The callback data, or None when the ids cannot be carried (odd characters, too long)."""
         if self.action is Action.ANSWER:
             data = f"a:{self.target}:{self.option}"
+        elif self.action in DIALOG_ACTIONS and self.prompt and self.prompt.startswith("p-"):
+            data = f"{self.action.value}:{self.target}:{self.prompt[2:]}"
         elif self.option is None:
             data = f"{self.action.value}:{self.target}"
         else:
@@ -61,4 +72,6 @@ def parse_callback(data: str) -> Callback | None:
         return Callback(Action(m.group(1)), m.group(2))
     if m := _ANSWER_DATA.fullmatch(data):
         return Callback(Action.ANSWER, m.group(1), int(m.group(2)))
+    if m := _DIALOG_DATA.fullmatch(data):
+        return Callback(Action(m.group(1)), m.group(2), prompt=f"p-{m.group(3)}")
     return None

@@ -16,7 +16,7 @@ from telegram.ext import ContextTypes
 
 from bot import actions
 from bot.actions import Ask
-from bot.callbacks import Action, parse_callback
+from bot.callbacks import DIALOG_ACTIONS, Action, Callback, parse_callback
 from bot.consumer import QUESTIONS
 from bot.errors import BotError
 from bot.handlers import answering, sender_of, thread_of
@@ -147,6 +147,8 @@ async def on_button(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     try:
         if tapped.action is Action.ANSWER:
             await _tap_option(ask, tapped.target, tapped.option or 0, query.answer)
+        elif tapped.action in DIALOG_ACTIONS:
+            await _tap_dialog(ask, tapped, query.answer)
         else:
             agent = await rt.find_agent(tapped.target)
             if agent is None:
@@ -156,6 +158,26 @@ async def on_button(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
             await actions.BUTTONS[tapped.action](ask, agent)
     except (BotError, BusError) as e:
         rt.say(thread, escape(f"⚠ {e}"), ask.reply_to)
+
+
+async def _tap_dialog(ask: Ask, tapped: Callback, answer: Any) -> None:
+    """Allow, always allow or deny an agent's dialog, through its worker: only the dialog the button
+    belongs to, so a second answer (here or from the CLI) is told it was already answered."""
+    agent = await ask.rt.find_agent(tapped.target)
+    if agent is None:
+        await answer(f"{tapped.target} is gone")
+        return
+    op = "deny" if tapped.action is Action.DENY else "approve"
+    args = {"agent": agent.id, "prompt": tapped.prompt, "always": tapped.action is Action.ALWAYS}
+    try:
+        done = await ask.rt.command(agent.worker, op, args, ask.sender)
+    except BusError as e:
+        await answer(str(e)[:200])
+        raise
+    await answer(str(done)[:200])
+    ask.rt.say(ask.thread, escape(f"✓ {done}"), ask.reply_to)
+    if ask.reply_to is not None:
+        await ask.rt.sender.drop_buttons(ask.reply_to)
 
 
 async def _tap_option(ask: Ask, question_id: str, option: int, answer: Any) -> None:

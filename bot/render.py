@@ -307,6 +307,45 @@ def _agent_buttons(agent: str) -> tuple[tuple[Button, ...], ...]:
     return (tuple(row),)
 
 
+_DIALOG_LABELS = {
+    "permission": ((Action.ALLOW, "Allow"), (Action.ALWAYS, "Always allow"), (Action.DENY, "Deny")),
+    "plan": ((Action.ALLOW, "Approve"), (Action.DENY, "Keep planning")),
+    "trust": ((Action.ALLOW, "Trust"), (Action.DENY, "Refuse")),
+}
+
+
+def _dialog_buttons(event: Event) -> tuple[tuple[Button, ...], ...]:
+    """Allow / Deny (plan: Approve / Keep planning; folder trust: Trust / Refuse) for the dialog."""
+    prompt = _text(event.data, "prompt_id")
+    labels = _DIALOG_LABELS.get(_text(event.data, "kind", "permission"), ())
+    row = []
+    for action, label in labels:
+        data = Callback(action, _agent(event), prompt=prompt).encode()
+        if data is None:
+            return ()
+        row.append(Button(label, data))
+    return (tuple(row),) if row else ()
+
+
+def _permission(event: Event) -> _View:
+    kind, agent = _text(event.data, "kind", "permission"), _agent(event)
+    if kind == "trust":
+        head = f"🔐 {agent} asks whether Claude Code may trust the folder {_text(event.data, 'folder', '?')}"
+    elif kind == "plan":
+        plan = _text(event.data, "plan").strip()
+        head = _lines(f"📋 {agent} has a plan and asks to go ahead", plan or None)
+    else:
+        tool, detail = _text(event.data, "tool", "a tool"), _text(event.data, "detail").strip()
+        head = _lines(f"🔐 {agent} asks to use {tool}", detail or None)
+    return _View(head, _dialog_buttons(event))
+
+
+def _error(event: Event) -> _View:
+    kind = _text(event.data, "kind", "other")
+    said = _text(event.data, "last_message").strip()
+    return _View(_lines(f"⚠ {_agent(event)}: the turn ended with an API error ({kind})", said or None))
+
+
 def _question_buttons(event: Event) -> tuple[tuple[Button, ...], ...]:
     options = event.data.get("options")
     question_id = _text(event.data, "question_id")
@@ -389,5 +428,8 @@ _RENDERERS: dict[str, Callable[[Event], _View]] = {
     "killed": _lifecycle("✗", "was killed"),
     "merged": _lifecycle("✓", "merged"),
     "rate_limited": _lifecycle("⏳", "is rate limited"),
+    "permission": _permission,
+    "error": _error,
+    "notification": _lifecycle("🔔", "notifies"),
     "message": _lifecycle("💬", "says"),
 }

@@ -712,3 +712,27 @@ def test_auto_with_worktrees_from_the_project_topic(
     assert (repo / "auth.txt").read_text() == "jwt\n" and (repo / "tests.txt").read_text() == "47 tests\n"
     fake.inject_message(USER, "/status", thread_id=project)
     wait_shown(fake, project, "Auto mode: finished")
+
+
+def test_a_permission_dialog_is_allowed_from_telegram_once(
+    agents_ib: IbRunner, bot: BotProcess, fake: FakeTelegram, running_worker: Worker, repo: Path
+) -> None:
+    bot.start()
+    spawn(agents_ib, "builder", "fake: permission touch allowed.txt", "fake: done")
+    topic = wait_agent_topic(fake, "builder")
+    wait_shown(fake, topic, "🔐 builder asks to use Bash", timeout=40)
+    shown_dialog = next(m for m in bot_messages(fake, topic) if "🔐" in m.text)
+    assert "touch allowed.txt" in shown_dialog.text
+    assert [label for label, _data in shown_dialog.buttons[0]] == ["Allow", "Always allow", "Deny"]
+    allow, deny = shown_dialog.buttons[0][0][1], shown_dialog.buttons[0][2][1]
+    fake.inject_callback(USER, shown_dialog.message_id, allow)
+    made = repo / ".ib" / "agents" / "builder" / "repo" / "allowed.txt"
+    retry_until(made.exists, 30, 0.1, "the allowed command ran")
+    wait_shown(fake, topic, "✓ builder completed", timeout=40)
+    fake.inject_callback(USER, shown_dialog.message_id, deny)  # a second person, too late
+    wait_shown(fake, topic, "⚠ that dialog of builder was already answered")
+    late = agents_ib.run("deny", "builder", "--prompt", "p-" + allow.rsplit(":", 1)[1])
+    assert (late.returncode, late.stderr.strip()) == (
+        1,
+        "ib deny: error: that dialog of builder was already answered (or has closed)",
+    )

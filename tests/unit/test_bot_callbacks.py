@@ -17,6 +17,9 @@ VALID = [
     ("answer-stream-id", "a:1732560005123-0:12", Callback(Action.ANSWER, "1732560005123-0", 12)),
     ("dots-underscores", "d:my_agent.v2", Callback(Action.DIFF, "my_agent.v2")),
     ("longest-answer", f"a:{'q' * 56}:99", Callback(Action.ANSWER, "q" * 56, 99)),
+    ("allow", "y:agent-abc123:0a1b2c3d", Callback(Action.ALLOW, "agent-abc123", prompt="p-0a1b2c3d")),
+    ("always", "w:agent-abc123:0a1b2c3d", Callback(Action.ALWAYS, "agent-abc123", prompt="p-0a1b2c3d")),
+    ("deny", "n:agent-abc123:0a1b2c3d", Callback(Action.DENY, "agent-abc123", prompt="p-0a1b2c3d")),
 ]
 
 
@@ -47,6 +50,10 @@ FORGED = [
     ("over-64-bytes", "a:" + "q" * 70 + ":1"),
     ("html", "d:<b>"),
     ("null-byte", "d:agent\x00"),
+    ("allow-without-dialog", "y:agent-1"),
+    ("allow-short-dialog", "y:agent-1:0a1b2c3"),
+    ("allow-dialog-not-hex", "y:agent-1:0a1b2c3z"),
+    ("deny-upper-hex", "n:agent-1:0A1B2C3D"),
 ]
 
 

@@ -403,3 +403,43 @@ def test_any_event_renders_valid_html(type_: str, data: dict[str, Any], style: S
 )
 def test_shorten(text: str, width: int, expected: str) -> None:
     assert shorten(text, width) == expected
+
+
+DIALOGS = {
+    "permission": (
+        {"kind": "permission", "tool": "Bash", "detail": "rm -rf build", "prompt_id": "p-0a1b2c3d"},
+        "🔐 agent-x asks to use Bash\nrm -rf build",
+        ["Allow", "Always allow", "Deny"],
+    ),
+    "plan": (
+        {"kind": "plan", "plan": "1. add the flag", "prompt_id": "p-0a1b2c3d"},
+        "📋 agent-x has a plan and asks to go ahead\n1. add the flag",
+        ["Approve", "Keep planning"],
+    ),
+    "trust": (
+        {"kind": "trust", "folder": "/srv/repo", "prompt_id": "p-0a1b2c3d"},
+        "🔐 agent-x asks whether Claude Code may trust the folder /srv/repo",
+        ["Trust", "Refuse"],
+    ),
+}
+
+
+@pytest.mark.parametrize(("data", "text", "labels"), DIALOGS.values(), ids=DIALOGS.keys())
+def test_a_dialog_gets_its_answer_buttons(data: dict[str, Any], text: str, labels: list[str]) -> None:
+    shown = render(event("permission", "m", agent="agent-x", data=data), Style.FULL)
+    assert shown.text == escape(text)
+    [row] = shown.buttons
+    assert [b.label for b in row] == labels
+    for button in row:
+        tapped = parse_callback(button.data)
+        assert tapped is not None and (tapped.target, tapped.prompt) == ("agent-x", "p-0a1b2c3d")
+
+
+def test_a_dialog_without_its_prompt_id_gets_no_buttons() -> None:
+    shown = render(event("permission", "m", agent="agent-x", data={"tool": "Bash"}), Style.FULL)
+    assert shown.buttons == ()
+
+
+def test_an_api_error_says_its_kind() -> None:
+    shown = render(event("error", "m", agent="agent-x", data={"kind": "overloaded"}), Style.FULL)
+    assert shown.text == escape("⚠ agent-x: the turn ended with an API error (overloaded)")

@@ -138,6 +138,8 @@ class FakeAgent:
                 raise Interrupted
         elif step.verb == "exit":
             raise SystemExit(0)
+        elif step.verb in ("permission", "choose"):
+            (self.permission if step.verb == "permission" else self.choose)(step.arg)
         elif step.verb == "invalid":
             self.say(f"I cannot follow the fake step {step.arg!r}: {step.text}.")
         if step.verb == "ask":
@@ -148,6 +150,43 @@ class FakeAgent:
             self.completed = True
             return f"{step.arg or 'All the steps are done.'}\n\n{COMPLETION_MARKER}"
         return None
+
+    def permission(self, command: str) -> None:
+        """A Bash call that needs the person's permission: the dialog, the PermissionRequest hook, and
+        the call run (1, 2) or refused (3, Escape: the turn ends, as Claude Code's does)."""
+        tool_input: JsonObject = {"command": command, "description": "fake permission step"}
+        self.hook(
+            "PermissionRequest", "Bash", tool_name="Bash", tool_input=tool_input, permission_suggestions=[]
+        )
+        key = self.ask_person(permission_dialog(command, self.cwd), {b"1", b"2", b"3", b"\x1b"})
+        if key in (b"3", b"\x1b"):
+            raise Interrupted
+        self.tool("Bash", tool_input)
+
+    def choose(self, spec: str) -> None:
+        """An AskUserQuestion dialog: `QUESTION | OPTION | OPTION`; the answer goes on in the turn."""
+        question, *options = [part.strip() for part in spec.split("|")]
+        questions = [{"question": question, "header": "Question", "multiSelect": False,
+                      "options": [{"label": o, "description": ""} for o in options]}]  # fmt: skip
+        self.hook("PermissionRequest", "AskUserQuestion", tool_name="AskUserQuestion",
+                  tool_input={"questions": questions})  # fmt: skip
+        digits = {str(i).encode() for i in range(1, len(options) + 1)}
+        key = self.ask_person(question_dialog(question, options), digits | {b"\x1b"})
+        if key == b"\x1b":
+            raise Interrupted
+        self.say(f"You chose {options[int(key) - 1]}.")
+
+    def ask_person(self, dialog: str, keys: set[bytes]) -> bytes:
+        """Show `dialog` and wait for one of `keys`; the dialog is erased once answered."""
+        self.keys.dialog.set()
+        height = self.screen.dialog(dialog)
+        try:
+            while (key := self.keys.choices.get()) not in keys:
+                continue
+        finally:
+            self.keys.dialog.clear()
+        self.screen.erase(height)
+        return key
 
     def say(self, text: str) -> None:
         self.screen.bullet(text)
@@ -295,6 +334,27 @@ class FakeAgent:
             "assistant",
             {"id": message_id, "type": "message", "role": "assistant", "model": "fake", "content": [block]},
         )
+
+
+def permission_dialog(command: str, cwd: str) -> str:
+    """Claude Code 2.1.332's Bash permission dialog (its text, without the colours)."""
+    rule = "─" * 60
+    return (
+        f"{rule}\n Bash command\n\n   {command}\n   fake permission step\n\n Do you want to proceed?\n"
+        f" ❯ 1. Yes\n   2. Yes, and always allow access to {cwd} from this project\n   3. No\n\n"
+        " Esc to cancel · Tab to amend\n"
+    )
+
+
+def question_dialog(question: str, options: list[str]) -> str:
+    """Claude Code 2.1.332's AskUserQuestion dialog."""
+    rule = "─" * 60
+    numbered = [f"{'❯' if i == 1 else ' '} {i}. {option}" for i, option in enumerate(options, 1)]
+    more = len(options) + 1
+    return "\n".join(
+        [rule, " ☐ Question", question, *numbered, f"  {more}. Type something.", rule,
+         f"  {more + 1}. Chat about this", "Enter to select · ↑/↓ to navigate · Esc to cancel", ""]
+    )  # fmt: skip
 
 
 def _load_json(path: str | None) -> tuple[object, str]:

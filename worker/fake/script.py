@@ -16,8 +16,24 @@ from typing import Literal
 # ends with one), `read PATH` (Read), `commit MESSAGE`, `run CMD`, `ask QUESTION` (Bash: `git add -A &&
 # git commit -m "MESSAGE"`, CMD, `ib ask "QUESTION"`). Others: `say TEXT`, `sleep SECONDS`, `exit`.
 # `ask`, `wait [TEXT]` and `done [TEXT]` end the turn with a reply (WAITING / the completion marker).
-VERBS = ("write", "read", "commit", "ask", "run", "say", "sleep", "wait", "done", "exit")
-NEEDS_ARGUMENT = ("write", "read", "commit", "ask", "run", "say", "sleep")
+# Dialogs as Claude Code 2.1.332 draws them: `permission CMD` (Bash CMD after "Do you want to proceed?";
+# 1 / 2 run it, 3 or Escape interrupt the turn) and `choose QUESTION | OPTION | OPTION...` (an
+# AskUserQuestion dialog; the digit picks the option).
+VERBS = (
+    "write",
+    "read",
+    "commit",
+    "ask",
+    "run",
+    "say",
+    "sleep",
+    "wait",
+    "done",
+    "exit",
+    "permission",
+    "choose",
+)
+NEEDS_ARGUMENT = ("write", "read", "commit", "ask", "run", "say", "sleep", "permission", "choose")
 MAX_SLEEP = 3600.0
 HOOK_TIMEOUT = 10.0
 

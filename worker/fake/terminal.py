@@ -52,6 +52,8 @@ class Keyboard:
         self.fd, self.screen, self.decoder = fd, screen, KeyDecoder()
         self.submissions: queue.Queue[bytes | None] = queue.Queue()
         self.interrupt, self.idle = threading.Event(), threading.Event()
+        self.dialog = threading.Event()  # a dialog is on screen: keys are choices, not typing
+        self.choices: queue.Queue[bytes] = queue.Queue()
 
     def start(self) -> None:
         threading.Thread(target=self._read, name="keyboard", daemon=True).start()
@@ -70,6 +72,9 @@ class Keyboard:
             for event in events:
                 if event.kind in ("submit", "eof"):
                     self.submissions.put(event.data if event.kind == "submit" else None)
+                elif self.dialog.is_set() and event.kind in ("echo", "interrupt"):
+                    self.decoder.line.clear()
+                    self.choices.put(b"\x1b" if event.kind == "interrupt" else event.data)
                 elif event.kind == "interrupt":
                     self.interrupt.set()
                 elif self.idle.is_set():
@@ -99,6 +104,15 @@ class Screen:
 
     def spinner(self, on: bool) -> None:
         self.text(SPINNER if on else "\r\x1b[2K")
+
+    def dialog(self, text: str) -> int:
+        """Draw a dialog under the conversation; returns its height, for `erase`."""
+        self.text(text)
+        return text.count("\n")
+
+    def erase(self, lines: int) -> None:
+        """Remove the last `lines` lines (an answered dialog), as Claude Code redraws its screen."""
+        self.text(f"\x1b[{lines}A\r\x1b[J" if lines else "")
 
     def input_box(self) -> None:
         self.text("\n" + "─" * min(shutil.get_terminal_size().columns, 80) + "\n> ")

@@ -1,0 +1,89 @@
+"""Dialogs with the fake agent (Claude Code 2.1.332's dialog text, fast): answered from the CLI, refused
+to `ib send`, gone before the answer lands, and AskUserQuestion through `ib answer`."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import redis
+
+from bus.keys import Keys
+from tests.cli import IbRunner
+from tests.waiting import retry_until
+
+TIMEOUT = 30.0
+
+
+def _spawn(ib: IbRunner, name: str, *steps: str) -> None:
+    done = ib.run("new-agent", "\n".join(["Do it.", *steps]), "--name", name)
+    assert done.returncode == 0, done.stderr
+
+
+def _event(rds: redis.Redis, keys: Keys, kind: str) -> dict[str, object]:
+    def found() -> dict[str, object] | None:
+        events = (json.loads(f["e"]) for _i, f in rds.xrange(keys.events))
+        return next((e for e in events if e["type"] == kind), None)
+
+    return retry_until(found, TIMEOUT, what=f"a {kind} event")
+
+
+def _shows(ib: IbRunner, agent: str, text: str) -> bool:
+    return text in ib.run("look", agent).stdout
+
+
+def test_permission_approved_from_the_cli(
+    agents_ib: IbRunner, rds: redis.Redis, keys: Keys, repo: Path, tmp_path: Path
+) -> None:
+    _spawn(agents_ib, "maker", "fake: permission touch made.txt", "fake: done")
+    asked = _event(rds, keys, "permission")
+    assert asked["data"]["detail"] == "touch made.txt"  # type: ignore[index]
+    retry_until(lambda: _shows(agents_ib, "maker", "Do you want to proceed?"), TIMEOUT)
+    refused = agents_ib.run("send", "maker", "yes please")
+    assert refused.returncode == 1
+    assert "maker shows a permission dialog (Do you want to proceed?); nothing was typed" in refused.stderr
+    assert not (tmp_path / "received.txt").exists()
+    approved = agents_ib.run("approve", "maker")
+    assert (approved.returncode, approved.stdout.strip()) == (
+        0,
+        "approved a permission dialog (Do you want to proceed?) of maker: Yes",
+    )
+    _event(rds, keys, "complete")
+    assert (repo / ".ib" / "agents" / "maker" / "repo" / "made.txt").exists()
+
+
+def test_a_dialog_answered_in_the_terminal_first(
+    agents_ib: IbRunner, rds: redis.Redis, keys: Keys, repo: Path, tmp_path: Path, tmux_socket: str
+) -> None:
+    _spawn(agents_ib, "quick", "fake: permission touch never.txt", "fake: done")
+    _event(rds, keys, "permission")
+    retry_until(lambda: _shows(agents_ib, "quick", "Do you want to proceed?"), TIMEOUT)
+    session = json.loads(agents_ib.run("list", "--json").stdout)[0]["session"]
+    # someone attached to the session answers "No" first
+    subprocess.run(["tmux", "-L", tmux_socket, "send-keys", "-t", session, "3"], check=True)
+    retry_until(lambda: not _shows(agents_ib, "quick", "Do you want to proceed?"), TIMEOUT)
+    late = agents_ib.run("approve", "quick")
+    assert (late.returncode, late.stderr.strip()) == (
+        1,
+        "ib approve: error: quick no longer shows its dialog (answered in its terminal, or it closed); "
+        "nothing was typed",
+    )
+    assert not (tmp_path / "received.txt").exists()
+    assert not (repo / ".ib" / "agents" / "quick" / "repo" / "never.txt").exists()
+    nothing = agents_ib.run("deny", "quick")
+    assert "quick shows no dialog; nothing to answer" in nothing.stderr
+
+
+def test_a_question_dialog_answered_by_label(agents_ib: IbRunner, rds: redis.Redis, keys: Keys) -> None:
+    _spawn(agents_ib, "picker", "fake: choose Which colour? | Red | Green", "fake: done")
+    asked = _event(rds, keys, "question")
+    assert (asked["data"]["question"], asked["data"]["options"]) == ("Which colour?", ["Red", "Green"])  # type: ignore[index]
+    retry_until(lambda: _shows(agents_ib, "picker", "Which colour?"), TIMEOUT)
+    wrong = agents_ib.run("answer", "picker", "Blue")
+    assert "'Blue' is not one of the dialog's options: 1. Red, 2. Green" in wrong.stderr
+    picked = agents_ib.run("answer", "picker", "green")
+    assert picked.returncode == 0, picked.stderr
+    retry_until(lambda: _shows(agents_ib, "picker", "You chose Green."), TIMEOUT)
+    _event(rds, keys, "complete")
+    assert json.loads(agents_ib.run("questions", "--json").stdout) == []
