@@ -92,6 +92,24 @@ class Keys:
         """The lock one worker takes to add the task of one firing (schedule id + due time)."""
         return self._k("schedule-fire", schedule_id, str(due))
 
+    # plans (a planner agent's task graph, a draft until approved)
+    def plan(self, plan_id: str) -> str:
+        return self._k("plan", plan_id)
+
+    @property
+    def plans(self) -> str:
+        """Plan ids scored by creation time (Unix seconds)."""
+        return self._k("plans")
+
+    @property
+    def planning(self) -> str:
+        """Plan ids whose planner is at work, scored by their deadline (Unix seconds)."""
+        return self._k("planning")
+
+    @property
+    def plan_seq(self) -> str:
+        return self._k("plan-seq")
+
     # merges
     def merge_queue(self, project: str) -> str:
         return self._k("merges", project)

@@ -91,6 +91,12 @@ class Settings(BaseSettings):
     schedule_min_interval: float = Field(
         60.0, ge=60, description="seconds a schedule must leave between two firings at least (cron: >= 60)"
     )
+    plan_timeout: float = Field(
+        600.0,
+        gt=0,
+        description="seconds a planner (/plan, ib plan) has to write its plan before it fails",
+    )
+    plan_max_tasks: int = Field(100, ge=1, le=1000, description="most tasks a plan may have; more is refused")
 
     # the CLAUDE.md status block (`ib status-node`)
     status_max_messages: int = Field(

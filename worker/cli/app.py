@@ -19,6 +19,7 @@ from worker.cli import (
     task_commands,
     worker_commands,
 )
+from worker.cli import plan_commands as plans
 from worker.cli import stack_commands as stack
 from worker.cli.bot_commands import bot as bot_command
 from worker.cli.schedule_commands import schedule_app
@@ -40,6 +41,11 @@ app.command("spool")(bus_commands.spool_cmd)
 app.command()(bus_commands.config)
 app.add_typer(bus_commands.bus_app, name="bus")
 app.command("new-agent")(agents.new_agent_cmd)
+app.command()(plans.plan)
+app.command()(plans.plans)
+app.command("plan-approve")(plans.plan_approve)
+app.command("plan-edit")(plans.plan_edit)
+app.command("plan-discard")(plans.plan_discard)
 app.command("list")(agents.list_cmd)
 for command in (agents.tree, agents.info, agents.look, agents.status, agents.diff, agents.log):
     app.command()(command)

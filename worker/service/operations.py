@@ -17,6 +17,7 @@ from worker.auto.loop import AutoLoops
 from worker.git import merge
 from worker.git.merge_queue import MergeQueue
 from worker.service.runtime import Runtime
+from worker.tasks import planning
 
 Operation = Callable[[Runtime, dict[str, Any]], Any]
 
@@ -111,6 +112,10 @@ OPERATIONS: dict[str, Operation] = {
     "auto-stop": _auto_stop,
     "auto-pause": _auto_pause,
     "queue-merge": _queue_merge,
+    "plan-start": lambda rt, a: planning.start(rt, _text(a, "goal"), _optional(a, "project")).as_dict(),
+    "plan-approve": lambda rt, a: [t.id for t in planning.approve(rt, _text(a, "plan"))],
+    "plan-edit": lambda rt, a: planning.edit(rt, _text(a, "plan"), _text(a, "changes")).as_dict(),
+    "plan-discard": lambda rt, a: planning.discard(rt, _text(a, "plan")).as_dict(),
 }
 
 

@@ -38,6 +38,7 @@ from worker.service.inbox import Batch, Inbox
 from worker.service.operations import run_operation
 from worker.service.runtime import Runtime
 from worker.service.signals import stop_on_signals
+from worker.tasks import planning
 from worker.tmux.pane_watch import PaneWatcher
 
 log = logging.getLogger(__name__)
@@ -113,6 +114,7 @@ class WorkerService:
             self.status_node.tick,
             self.fire_schedules,
             self.flush_spool,
+            self.expire_plans,
         )
         for step in steps:
             try:
@@ -129,6 +131,10 @@ class WorkerService:
     def fire_schedules(self) -> None:
         """Scheduled tasks that are due: every worker tries, one lock per firing lets one add it."""
         self.rt.schedules.fire_due(self.rt.worker_id)
+
+    def expire_plans(self) -> None:
+        """Planners of this worker that gave no answer in time: their plans fail."""
+        planning.expire(self.rt)
 
     def adopt(self) -> None:
         """Agents of this worker still in tmux are watched again; the others are marked stopped."""
@@ -176,6 +182,7 @@ class WorkerService:
             if event.type in MERGE_TYPES and event.project:
                 self.merges.process(event.project)
             self.autos.on_event(event)
+            planning.on_event(self.rt, event)
         except Exception:  # one event must not take the worker down; the loop pauses itself on errors
             log.exception("worker %s: handling event %s %s failed", self.rt.worker_id, event.id, event.type)
 
