@@ -39,6 +39,7 @@ from bot.gate import gate
 from bot.handlers import COMMAND_HANDLERS
 from bot.outbound import Batch, Outbox
 from bot.output_feed import OutputFeed
+from bot.plan_handlers import PLAN_HANDLERS
 from bot.relay import on_button, on_text
 from bot.runtime import RUNTIME_KEY, BotRuntime
 from bot.schedule_handlers import SCHEDULE_HANDLERS
@@ -55,7 +56,7 @@ from bus.streams import consumer_name
 log = logging.getLogger(__name__)
 
 POLL_TIMEOUT = 10
-HANDLERS = {**COMMAND_HANDLERS, **SCHEDULE_HANDLERS}
+HANDLERS = {**COMMAND_HANDLERS, **SCHEDULE_HANDLERS, **PLAN_HANDLERS}
 
 
 async def on_error(update: object, context: ContextTypes.DEFAULT_TYPE) -> None:

@@ -1,7 +1,8 @@
 """Callback data of the bot's inline buttons: building it and checking what comes back.
 
 Pure. The format is short and strict so it always fits Telegram's 64 bytes and anything forged or
-garbled parses to None: `<action>:<agent id>` for d (diff), m (merge), k (kill), l (look), s (screenshot), and
+garbled parses to None: `<action>:<agent id>` for d (diff), m (merge), k (kill), l (look), s (screenshot),
+`<action>:<plan id>` for p (approve), e (edit), x (discard) of a plan,
 `a:<question id>:<option index>` for the answer buttons of a question, and `<y|w|n>:<agent id>:<dialog>`
 (allow, always allow, deny; the dialog is the 8 hex digits of its prompt id `p-…`) for an agent's dialog.
 """
@@ -17,6 +18,7 @@ MAX_OPTION_INDEX = 99
 
 _ID = r"[A-Za-z0-9][A-Za-z0-9._-]{0,55}"  # at most 56 characters: "a:<id>:99" stays within 64 bytes
 _AGENT_DATA = re.compile(rf"([dmkls]):({_ID})")
+_PLAN_DATA = re.compile(rf"([pex]):({_ID})")
 _ANSWER_DATA = re.compile(rf"a:({_ID}):(0|[1-9][0-9]?)")
 _DIALOG_DATA = re.compile(rf"([ywn]):({_ID}):([0-9a-f]{{8}})")
 
@@ -29,6 +31,9 @@ class Action(StrEnum):
     KILL = "k"
     LOOK = "l"
     SHOT = "s"
+    PLAN_APPROVE = "p"
+    PLAN_EDIT = "e"
+    PLAN_DISCARD = "x"
     ANSWER = "a"
     ALLOW = "y"
     ALWAYS = "w"
@@ -69,6 +74,8 @@ def parse_callback(data: str) -> Callback | None:
     if len(data.encode("utf-8", "replace")) > CALLBACK_MAX_BYTES:
         return None
     if m := _AGENT_DATA.fullmatch(data):
+        return Callback(Action(m.group(1)), m.group(2))
+    if m := _PLAN_DATA.fullmatch(data):
         return Callback(Action(m.group(1)), m.group(2))
     if m := _ANSWER_DATA.fullmatch(data):
         return Callback(Action.ANSWER, m.group(1), int(m.group(2)))

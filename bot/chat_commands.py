@@ -31,6 +31,8 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("merge", "Merge the agent's branch: /merge [AGENT]"),
     ("kill", "Kill the agent: /kill [AGENT]"),
     ("status", "Status of this topic's agent, or of the project"),
+    ("plan", "Plan tasks for a goal with a planner agent: /plan GOAL"),
+    ("plans", "List the plans (of this topic's project)"),
     ("schedules", "List the scheduled tasks (of this topic's project)"),
     ("schedule", "Add a scheduled task: /schedule CRON TITLE [-p N], e.g. /schedule 0 9 * * mon-fri Audit"),
     ("unschedule", "Delete a schedule: /unschedule ID"),

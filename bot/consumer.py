@@ -231,6 +231,8 @@ class EventConsumer:
         rendered = render(show.event, show.style)
         parts = split_message(rendered.text) or [escape(show.event.type)]
         question = show.event.data.get("question_id") if show.event.type == "question" else None
+        if show.event.type == "plan_ready" and show.event.data.get("plan"):
+            question = f"plan:{show.event.data['plan']}"  # a reply to it is changes for the planner
         anchor = str(question) if question and show.style is Style.FULL else None
         for i, part in enumerate(parts):
             last = i == len(parts) - 1

@@ -20,6 +20,7 @@ from bot.callbacks import DIALOG_ACTIONS, Action, Callback, parse_callback
 from bot.consumer import QUESTIONS
 from bot.errors import BotError
 from bot.handlers import answering, sender_of, thread_of
+from bot.plan_handlers import ANCHOR_PREFIX, PLAN_TAPS, send_changes
 from bot.render import escape
 from bot.runtime import BotRuntime, runtime
 from bus.agents import Agent
@@ -101,6 +102,9 @@ async def on_text(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     rt = runtime(context)
     ask = Ask(rt, thread_of(message), message.message_id, sender_of(update))
     replied = await _question_replied(rt, message)
+    if replied is not None and replied[0].startswith(ANCHOR_PREFIX):
+        await send_changes(ask, replied[0].removeprefix(ANCHOR_PREFIX), message.text)
+        return
     if replied is not None:
         question_id, question_message = replied
         await answer_question(ask, question_id, message.text, message.message_id)
@@ -145,7 +149,10 @@ async def on_button(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         await query.answer()
         return
     try:
-        if tapped.action is Action.ANSWER:
+        if tapped.action in PLAN_TAPS:
+            await query.answer()
+            await PLAN_TAPS[tapped.action](ask, tapped.target)
+        elif tapped.action is Action.ANSWER:
             await _tap_option(ask, tapped.target, tapped.option or 0, query.answer)
         elif tapped.action in DIALOG_ACTIONS:
             await _tap_dialog(ask, tapped, query.answer)

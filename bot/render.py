@@ -14,6 +14,7 @@ from enum import StrEnum
 from typing import Any, NamedTuple
 
 from bot.callbacks import Action, Callback, parse_callback
+from bot.plan_render import PLAN_VIEWS
 from bus.events import Event
 
 __all__ = [
@@ -79,6 +80,11 @@ class _View(NamedTuple):
     buttons: tuple[tuple[Button, ...], ...] = ()
 
 
+def _plan_view(event: Event) -> _View:
+    text, rows = PLAN_VIEWS[event.type](event)
+    return _View(text, tuple(tuple(Button(label, data) for label, data in row) for row in rows))
+
+
 def render(event: Event, style: Style) -> Rendered:
     """The message that shows `event` in the given style. The text is never empty.
 
@@ -86,7 +92,7 @@ def render(event: Event, style: Style) -> Rendered:
     """
     if style is Style.OUTPUT and event.type == "message" and event.msg.strip():
         return Rendered(render_output(event.msg))
-    view = _RENDERERS.get(event.type, _other)(event)
+    view = _plan_view(event) if event.type in PLAN_VIEWS else _RENDERERS.get(event.type, _other)(event)
     if style is Style.SUMMARY:
         return Rendered(escape(shorten(view.text)))
     return Rendered(escape(view.text.strip()), view.buttons)

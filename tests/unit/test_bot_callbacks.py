@@ -13,6 +13,10 @@ VALID = [
     ("merge", "m:agent-abc123", Callback(Action.MERGE, "agent-abc123")),
     ("kill", "k:agent-abc123", Callback(Action.KILL, "agent-abc123")),
     ("look", "l:agent-abc123", Callback(Action.LOOK, "agent-abc123")),
+    ("screenshot", "s:agent-abc123", Callback(Action.SHOT, "agent-abc123")),
+    ("plan-approve", "p:plan-3", Callback(Action.PLAN_APPROVE, "plan-3")),
+    ("plan-edit", "e:plan-3", Callback(Action.PLAN_EDIT, "plan-3")),
+    ("plan-discard", "x:plan-3", Callback(Action.PLAN_DISCARD, "plan-3")),
     ("answer", "a:q-17:0", Callback(Action.ANSWER, "q-17", 0)),
     ("answer-stream-id", "a:1732560005123-0:12", Callback(Action.ANSWER, "1732560005123-0", 12)),
     ("dots-underscores", "d:my_agent.v2", Callback(Action.DIFF, "my_agent.v2")),
@@ -32,7 +36,7 @@ def test_valid_data_round_trips(data: str, callback: Callback) -> None:
 
 FORGED = [
     ("empty", ""),
-    ("unknown-action", "x:agent-1"),
+    ("unknown-action", "z:agent-1"),
     ("no-target", "d:"),
     ("upper-case-action", "D:agent-1"),
     ("extra-field", "d:agent-1:2"),

@@ -65,6 +65,11 @@ FULL = [
         "+ audit-1 added (priority 5) by schedule sched-1\nAudit",
     ),
     (
+        "plan_failed",
+        event("plan_failed", data={"plan": "plan-2", "error": "the plan has a cycle: a → a"}),
+        "✗ plan-2 failed: the plan has a cycle: a → a — nothing was added",
+    ),
+    (
         "task_ready",
         event("task_ready", task="impl-endpoints", data={"priority": 7}),
         "→ impl-endpoints ready (priority 7)",
@@ -212,6 +217,17 @@ FULL = [
 @pytest.mark.parametrize(("event_", "text"), [r[1:] for r in FULL], ids=[r[0] for r in FULL])
 def test_full_texts(event_: Event, text: str) -> None:
     assert render(event_, Style.FULL) == Rendered(text)
+
+
+def test_a_ready_plan_gets_approve_edit_discard() -> None:
+    plan = event(
+        "plan_ready", data={"plan": "plan-2", "goal": "Auth", "count": 2, "tree": "a (p5) A\n└─ b (p5) B"}
+    )
+    assert render(plan, Style.FULL) == Rendered(
+        "🗺 plan-2: 2 tasks for: Auth\na (p5) A\n└─ b (p5) B\nApprove adds them; to change the plan, "
+        "reply to this message (or tap Edit); Discard drops it.",
+        ((Button("✓ Approve", "p:plan-2"), Button("✎ Edit", "e:plan-2"), Button("✗ Discard", "x:plan-2")),),
+    )
 
 
 def test_question_with_options_gets_answer_buttons() -> None:
