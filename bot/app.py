@@ -29,6 +29,7 @@ from telegram.ext import (
     filters,
 )
 
+from bot.agent_handlers import AGENT_HANDLERS
 from bot.budget import SharedBudget
 from bot.chat_commands import COMMANDS, command_of
 from bot.config import BotConfig, bot_config
@@ -56,7 +57,7 @@ from bus.streams import consumer_name
 log = logging.getLogger(__name__)
 
 POLL_TIMEOUT = 10
-HANDLERS = {**COMMAND_HANDLERS, **SCHEDULE_HANDLERS, **PLAN_HANDLERS}
+HANDLERS = {**COMMAND_HANDLERS, **SCHEDULE_HANDLERS, **PLAN_HANDLERS, **AGENT_HANDLERS}
 
 
 async def on_error(update: object, context: ContextTypes.DEFAULT_TYPE) -> None:

@@ -15,7 +15,7 @@ from bus.errors import InvalidInput
 from bus.repo_paths import agent_from_path
 from worker.agents import lifecycle, teardown, user_messages, views
 from worker.agents.spawn import SpawnRequest, new_agent
-from worker.agents.talk import Screenshot, screenshot
+from worker.agents.talk import Screenshot, press, screenshot
 from worker.agents.talk import look as look_at
 from worker.agents.talk import send as send_text
 from worker.cli.context import Context
@@ -222,6 +222,12 @@ def kill(
     """
     teardown.kill(Context().runtime, agent_id, force)
     console.print(f"killed {agent_id}")
+
+
+def esc(agent_id: str = typer.Argument(..., help="agent id")) -> None:
+    """Press Escape in the agent's pane (interrupt what it is doing, as /esc does)."""
+    press(Context().runtime, agent_id, "Escape")
+    console.print(f"Escape sent to {agent_id}")
 
 
 def pause(agent_id: str = typer.Argument(..., help="agent id")) -> None:

@@ -59,6 +59,8 @@ for command in (dialog_commands.approve, dialog_commands.deny, dialog_commands.a
 app.command()(question_commands.ask)
 app.command()(question_commands.questions)
 app.command()(question_commands.acknowledge)
+app.command("reply")(question_commands.answer)
+app.command()(agents.esc)
 app.command("parse-state")(question_commands.parse_state)
 app.command("status-node")(status_commands.status_node)
 app.command()(status_commands.messages)

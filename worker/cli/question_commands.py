@@ -11,6 +11,7 @@ from rich.console import Console
 
 from bus.repo_paths import agent_from_path
 from worker.agents import user_messages
+from worker.agents.talk import answer as answer_question
 from worker.agents.talk import ask as ask_question
 from worker.agents.views import format_age
 from worker.cli.context import Context
@@ -52,6 +53,18 @@ def questions(as_json: bool = typer.Option(False, "--json", help="print JSON")) 
         console.print(f"{q.id}  {q.agent}  {format_age(time.time() - q.asked_at)} ago: {text}", markup=False)
         if q.options:
             console.print("        options: " + " | ".join(printable(o) for o in q.options), markup=False)
+
+
+def answer(
+    question_id: str = typer.Argument(..., help="question id (q-..., see ib questions)"),
+    text: list[str] = typer.Argument(..., help="the answer; words are joined with spaces"),
+) -> None:
+    """Send the answer to the agent that asked, and acknowledge the question (as a reply in Telegram does).
+
+    Example: ib reply q-1a2b3c4d "Postgres"
+    """
+    done = answer_question(Context().runtime, question_id, " ".join(text))
+    console.print(f"answered {done.id}: sent to {done.agent}")
 
 
 def acknowledge(
