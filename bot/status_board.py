@@ -16,7 +16,7 @@ from collections.abc import Callable
 from bot.render import escape
 from bot.sender import Sender
 from bot.topics import TopicRegistry
-from bus.activity import Activity, activity_line, end_turn, ends_turn, fold, item_time
+from bus.activity import Activity, activity_line, end_turn, ends_turn, fold_item
 from bus.events import Event
 
 
@@ -37,8 +37,7 @@ class StatusBoard:
     def item(self, agent: str, fields: dict[str, str]) -> None:
         """One output item of `agent` (an `out:<agent>` entry), in stream order."""
         before = self.activities.get(agent, Activity())
-        at = item_time(fields.get("ts", ""), self.clock())
-        after = fold(before, fields.get("kind", ""), fields.get("text", ""), fields.get("tool", ""), at)
+        after = fold_item(before, fields, self.clock())
         if after != before:
             self.activities[agent] = after
             self._show(agent)

@@ -31,6 +31,19 @@ class Activity:
     doing: str = THINKING
     since: float | None = None
     tools: int = 0
+    tokens: int | None = None  # the context's size, from the latest answer that said it
+
+
+def item_tokens(value: str) -> int | None:
+    """An item's `tokens` field; None when it has none."""
+    return int(value) if value.isdigit() else None
+
+
+def fold_item(activity: Activity, fields: Mapping[str, str], now: float) -> Activity:
+    """`fold` for one `out:<agent>` entry (its fields as read from the stream)."""
+    at = item_time(fields.get("ts", ""), now)
+    kind, text, tool = fields.get("kind", ""), fields.get("text", ""), fields.get("tool", "")
+    return fold(activity, kind, text, tool, at, item_tokens(fields.get("tokens", "")))
 
 
 def item_time(ts: str, default: float) -> float:
@@ -52,11 +65,15 @@ def tool_doing(text: str, tool: str = "") -> str:
     return f"{m.group('name')} {arg}" if arg else m.group("name")
 
 
-def fold(activity: Activity, kind: str, text: str, tool: str, at: float) -> Activity:
+def fold(
+    activity: Activity, kind: str, text: str, tool: str, at: float, tokens: int | None = None
+) -> Activity:
     """The activity after one output item written at `at`. A prompt starts a turn; items after the
     turn ended (the transcript tail lags the Stop hook) change nothing."""
     if kind == "prompt":
-        return Activity(working=True, turn_started=at, doing=THINKING, since=at)
+        return Activity(working=True, turn_started=at, doing=THINKING, since=at, tokens=activity.tokens)
+    if tokens is not None:
+        activity = replace(activity, tokens=tokens)
     if not activity.working:
         return activity
     if kind == "tool_use":
@@ -71,8 +88,7 @@ def current(items: Iterable[Mapping[str, str]], state: str, now: float) -> Activ
     with no prompt among the items is a turn whose start fell outside them (its length unknown)."""
     activity = Activity(working=state not in IDLE_STATES)
     for fields in items:
-        at = item_time(fields.get("ts", ""), now)
-        activity = fold(activity, fields.get("kind", ""), fields.get("text", ""), fields.get("tool", ""), at)
+        activity = fold_item(activity, fields, now)
     return activity if state not in IDLE_STATES else end_turn(activity)
 
 
@@ -104,4 +120,15 @@ def activity_line(activity: Activity, now: float) -> str:
     if activity.turn_started is not None:  # else the turn began before the items at hand
         tools = f", {activity.tools} tool" + ("" if activity.tools == 1 else "s")
         line += f" — turn {duration(now - activity.turn_started)}{tools}"
+    if activity.tokens is not None:
+        line += f" · {kilo(activity.tokens)} tokens"
     return line
+
+
+def kilo(n: int) -> str:
+    """`812`, `45k`, `1.2M`."""
+    if n < 1000:
+        return str(n)
+    if n < 1_000_000:
+        return f"{n / 1000:.0f}k"
+    return f"{n / 1_000_000:.1f}M"

@@ -8,7 +8,17 @@ import pytest
 
 from bot.outbound import Batch, Limits, Outbox, Outgoing
 from bot.status_lines import STATUS_EVERY, STATUS_RESERVE
-from bus.activity import Activity, activity_line, duration, end_turn, ends_turn, fold, item_time, tool_doing
+from bus.activity import (
+    Activity,
+    activity_line,
+    duration,
+    end_turn,
+    ends_turn,
+    fold,
+    item_time,
+    kilo,
+    tool_doing,
+)
 
 CHAT = -100
 MINUTE = Limits(window=60.0)  # Telegram's minute, without the bot's margin of a second
@@ -119,6 +129,15 @@ def test_a_turn_folds_into_what_the_agent_does_now() -> None:
     a = fold(a, "text", "Done.", "", T0 + 201)
     assert activity_line(a, T0 + 203) == "⚙ thinking · 2s — turn 3m23s, 2 tools"
     assert activity_line(end_turn(a), T0 + 204) == ""
+    a = fold(a, "prompt", "", "", T0 + 300)
+    a = fold(a, "text", "On it.", "", T0 + 301, tokens=45_300)
+    assert activity_line(a, T0 + 303) == "⚙ thinking · 2s — turn 3s, 0 tools · 45k tokens"
+    assert fold(a, "prompt", "", "", T0 + 400).tokens == 45_300  # the context outlives the turn
+
+
+@pytest.mark.parametrize(("n", "shown"), [(812, "812"), (45_300, "45k"), (1_234_567, "1.2M")])
+def test_kilo(n: int, shown: str) -> None:
+    assert kilo(n) == shown
 
 
 ENDS = [

@@ -292,3 +292,32 @@ def test_escaped_unicode_is_read_too() -> None:
 )
 def test_shorten(text: str, expected: str) -> None:
     assert shorten(text) == expected
+
+
+USAGE = [
+    (
+        "all-four",
+        {
+            "input_tokens": 3,
+            "cache_read_input_tokens": 40000,
+            "cache_creation_input_tokens": 1200,
+            "output_tokens": 250,
+        },
+        41453,
+    ),
+    ("output-only", {"output_tokens": 7}, 7),
+    ("nonsense", {"input_tokens": "many", "output_tokens": True}, None),
+    ("not-a-mapping", [1, 2], None),
+    ("missing", None, None),
+]
+
+
+@pytest.mark.parametrize(("usage", "tokens"), [u[1:] for u in USAGE], ids=[u[0] for u in USAGE])
+def test_items_carry_the_context_size_of_their_answer(usage: object, tokens: int | None) -> None:
+    record = {
+        "type": "assistant",
+        "timestamp": TS,
+        "message": {"role": "assistant", "content": [{"type": "text", "text": "hi"}], "usage": usage},
+    }
+    items, _ = parse_chunk((json.dumps(record) + "\n").encode())
+    assert items == [OutputItem("text", "hi", ts=TS, tokens=tokens)]

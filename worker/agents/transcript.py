@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 OutputKind = Literal["text", "tool_use", "tool_result", "prompt"]
@@ -46,6 +46,7 @@ class OutputItem:
     tool: str | None = None
     tool_use_id: str | None = None
     ts: str = ""
+    tokens: int | None = None  # the context's size after the model's answer it came in, when known
 
 
 def shorten(text: str, width: int = ARGUMENT_WIDTH) -> str:
@@ -168,12 +169,13 @@ class TranscriptParser:
         if not isinstance(content, list):
             return []
         items = []
+        tokens = context_tokens(message.get("usage")) if entry["type"] == "assistant" else None
         for block in content:
             if not isinstance(block, Mapping):
                 continue
             item = self._block_item(str(entry["type"]), block, ts, cwd)
             if item is not None:
-                items.append(item)
+                items.append(item if tokens is None else replace(item, tokens=tokens))
         return items
 
     def _block_item(self, role: str, block: Mapping[str, object], ts: str, cwd: str) -> OutputItem | None:
@@ -203,6 +205,16 @@ class TranscriptParser:
         self._pending[tool_id] = (name, tool_input)
         while len(self._pending) > MAX_PENDING:
             del self._pending[next(iter(self._pending))]
+
+
+def context_tokens(usage: object) -> int | None:
+    """The tokens in the model's context after one answer: what it read (fresh and cached) and wrote."""
+    if not isinstance(usage, Mapping):
+        return None
+    keys = ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens", "output_tokens")
+    counts = [usage.get(key) for key in keys]
+    numbers = [c for c in counts if isinstance(c, int) and not isinstance(c, bool) and c >= 0]
+    return sum(numbers) if numbers else None
 
 
 def _is_prompt(content: object) -> bool:

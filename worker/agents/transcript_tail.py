@@ -49,6 +49,8 @@ class TranscriptTailer:
         pipe = self.rt.client.pipeline()
         for item in items:
             fields = {"kind": item.kind, "text": item.text, "tool": item.tool or "", "ts": item.ts or ""}
+            if item.tokens is not None:
+                fields["tokens"] = str(item.tokens)
             append_entry(pipe, self.rt.keys.output(agent.id), fields, OUTPUT_MAXLEN)
         pipe.hset(key, "transcript_offset", str(offset + consumed))
         pipe.execute()
