@@ -123,14 +123,17 @@ async def serve(config: BotConfig, url: str, settings: Settings, stop: asyncio.E
     async def accepted(batch: Batch, message_id: int | None) -> None:
         await consumer.confirm(batch, message_id)
         await feed.confirm(batch, message_id)
+        await board.confirm(batch, message_id)
 
     budget = SharedBudget(client, keys, config.chat_id, config.limits)
     sender = Sender(forum, Outbox(config.limits), registry, accepted, budget)
     consumer = EventConsumer(client, keys, registry, forum, sender, f"bot-{consumer_name()}")
     feed = OutputFeed(client, reader, keys, registry, sender)
-    board = StatusBoard(sender, registry, every=config.limits.local_seconds(STATUS_EVERY) / 2)
+    board = StatusBoard(client, keys, sender, registry, every=config.limits.local_seconds(STATUS_EVERY) / 2)
     feed.observers.append(board.item)
+    feed.seeders.append(board.seed)
     consumer.observers.append(board.event)
+    await board.load()
     application.bot_data[RUNTIME_KEY] = BotRuntime(
         config,
         keys,

@@ -177,6 +177,10 @@ class Outbox:
             line = self._status[(chat, thread)] = StatusLine()
         line.wanted = text
 
+    def adopt_status(self, chat: int, thread: int | None, message_id: int) -> None:
+        """A status message an earlier bot left in the topic: changed in place, or deleted if not wanted."""
+        self._status.setdefault((chat, thread), StatusLine()).message_id = message_id
+
     def status_shown(self, chat: int, thread: int | None) -> str:
         line = self._status.get((chat, thread))
         return line.shown if line is not None else ""

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any, cast
 
 import redis.asyncio as aredis
@@ -45,6 +45,7 @@ class OutputFeed:
         self.sender = sender
         self.cursors: dict[str, str] = {}
         self.observers: list[Callable[[str, dict[str, str]], None]] = []  # (agent, item): the status board
+        self.seeders: list[Callable[[str, str], Awaitable[None]]] = []  # (agent, cursor), for new agents
         self._changed = asyncio.Event()
         self._reader_id: int | None = None
         self._reading = False
@@ -108,6 +109,8 @@ class OutputFeed:
             stored = await self.client.hmget(self.keys.topics(OFFSETS), unknown)
             for agent, last in zip(unknown, stored, strict=True):
                 self.cursors[agent] = str(last) if last else "0"
+                for seed in self.seeders:
+                    await seed(agent, self.cursors[agent])
         return {self.keys.output(agent): self.cursors[agent] for agent in agents}
 
     def _queue(self, items: list[tuple[str, str, dict[str, str]]]) -> None:

@@ -71,6 +71,11 @@ class Sender:
         self.outbox.set_status(self.forum.chat_id, thread, html)
         self._wake.set()
 
+    def adopt_status(self, thread: int, message_id: int) -> None:
+        """A status message an earlier bot left in topic `thread`."""
+        self.outbox.adopt_status(self.forum.chat_id, thread, message_id)
+        self._wake.set()
+
     def new_turn(self, thread: int | None, tokens: tuple[str, ...]) -> None:
         """The agent of topic `thread` started a new turn: its output goes in a new message."""
         self.outbox.new_turn(self.forum.chat_id, thread, tokens)
@@ -166,8 +171,11 @@ class Sender:
                 return
             log.info("status line in topic %s not changed: %s", batch.thread, e)
             self.outbox.status_failed(batch, started, failure is Failure.MESSAGE_GONE)
+            if failure is Failure.MESSAGE_GONE and batch.delete is not None:
+                await self.accepted(batch, None)  # gone is as good as deleted
             return
         self.outbox.sent(batch, started, message_id)
+        await self.accepted(batch, message_id)
 
     async def _done(self, batch: Batch, message_id: int | None) -> None:
         self._refusals.pop(batch.key, None)

@@ -5,34 +5,95 @@ The source is the agent's output stream (`out:<agent>`), which the bot reads any
 output: tool uses carry the tool and its argument, every item the transcript's time. A turn starts
 with a `prompt` item and ends with a turn-ending event (complete, waiting, question, ...); then the
 line is removed. A tick refreshes the elapsed times of working agents.
+
+The status messages shown are kept in `topic:status` (thread → message id), so a restarted bot edits
+or deletes the one its predecessor left instead of leaving it behind; and an agent it meets mid-turn
+gets its line from the tail of its output stream up to where the bot stands, and its state.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import Callable
+from typing import cast
 
+import redis.asyncio as aredis
+from redis.exceptions import RedisError
+
+from bot.outbound import Batch
 from bot.render import escape
 from bot.sender import Sender
 from bot.topics import TopicRegistry
-from bus.activity import Activity, activity_line, end_turn, ends_turn, fold_item
+from bus.activity import Activity, activity_line, current, end_turn, ends_turn, fold_item
 from bus.events import Event
+from bus.keys import Keys
+
+log = logging.getLogger(__name__)
+
+SHOWN = "status"  # topic:status — thread → message id of its status line
+SEED_ITEMS = 200  # output items read back for an agent met mid-turn
 
 
 class StatusBoard:
     def __init__(
         self,
+        client: aredis.Redis,
+        keys: Keys,
         sender: Sender,
         registry: TopicRegistry,
         every: float,
         clock: Callable[[], float] = time.time,
     ) -> None:
+        self.client = client
+        self.keys = keys
         self.sender = sender
         self.registry = registry
         self.every = every  # seconds between two refreshes of the elapsed times
         self.clock = clock
         self.activities: dict[str, Activity] = {}
+        self._left: dict[int, int] = {}  # status messages an earlier bot left in agents' topics
+
+    async def load(self) -> None:
+        """The status messages an earlier bot left: the sender will change or delete them. Those in an
+        agent's topic wait until `seed` knows what the agent does, so they are not deleted first."""
+        shown = cast(dict[str, str], await self.client.hgetall(self.keys.topics(SHOWN)))
+        for thread, message_id in shown.items():
+            if not (thread.lstrip("-").isdigit() and message_id.isdigit()):
+                continue
+            if any(kind == "agent" for kind, _key in self.registry.bound_to(int(thread))):
+                self._left[int(thread)] = int(message_id)
+            else:
+                self.sender.adopt_status(int(thread), int(message_id))
+
+    async def seed(self, agent: str, cursor: str) -> None:
+        """An agent met for the first time, its output read on from `cursor`: what it was doing then."""
+        if cursor not in ("0", "0-0") and agent not in self.activities:
+            tail = await self.client.xrevrange(self.keys.output(agent), max=cursor, min="-", count=SEED_ITEMS)
+            state = str(await self.client.hget(self.keys.agent(agent), "state") or "")
+            fields = [f for _id, f in reversed(cast(list[tuple[str, dict[str, str]]], tail))]
+            self.activities[agent] = current(fields, state, self.clock())
+        thread = self.registry.thread_of("agent", agent)
+        left = self._left.pop(thread, None) if thread is not None else None
+        if thread is not None and left is not None:
+            self.sender.adopt_status(thread, left)
+        if agent in self.activities:
+            self._show(agent)
+
+    async def confirm(self, batch: Batch, message_id: int | None) -> None:
+        """Keep `topic:status` in step with the status messages Telegram shows."""
+        if batch.status is None or batch.thread is None:
+            return
+        key, thread = self.keys.topics(SHOWN), str(batch.thread)
+        try:
+            if batch.delete is not None:
+                if await self.client.hget(key, thread) == str(batch.delete):
+                    await self.client.hdel(key, thread)
+            elif batch.edit is None and message_id is not None:
+                await self.client.hset(key, thread, str(message_id))
+        except RedisError as e:  # a restarted bot may then leave this status message behind
+            log.warning("status line of topic %s shown, but not recorded: %s", thread, e)
 
     def item(self, agent: str, fields: dict[str, str]) -> None:
         """One output item of `agent` (an `out:<agent>` entry), in stream order."""

@@ -489,6 +489,33 @@ def test_a_live_status_line_while_the_agent_works(
     assert fake.rejected_429 == 0
 
 
+def test_a_restarted_bot_takes_over_the_status_line_it_finds(
+    bot: BotProcess, fake: FakeTelegram, rds: redis.Redis, keys: Keys
+) -> None:
+    bot.start()
+    emit(rds, keys, "spawned", "agent-10 started", agent="agent-10", sender="system")
+    topic = wait_topic(fake, "agent-10")
+    started = dt.datetime.now(dt.UTC)
+    for kind, text, tool in [("prompt", "", ""), ("tool_use", "**Grep**(TODO)", "Grep")]:
+        rds.xadd(
+            keys.output("agent-10"), {"kind": kind, "text": text, "tool": tool, "ts": started.isoformat()}
+        )
+
+    def status_lines() -> list[FakeMessage]:
+        return [m for m in bot_messages(fake, topic) if m.text.startswith("⚙")]
+
+    (line,) = retry_until(status_lines, 20, 0.05, "the status line")
+    retry_until(lambda: rds.hget(keys.topics("status"), str(topic)) == str(line.message_id), 10, 0.05)
+    bot.stop(signal.SIGKILL)
+    bot.start()  # mid-turn: the new bot knows the line from the output stream and the message from Redis
+    retry_until(lambda: (fake.message(line.message_id) or line).text != line.text, 20, 0.05, "an edit")
+    assert [m.message_id for m in status_lines()] == [line.message_id]  # the same message, none left behind
+    assert (fake.message(line.message_id) or line).text.startswith("⚙ Grep TODO · ")
+    emit(rds, keys, "complete", "done", agent="agent-10")
+    retry_until(lambda: not status_lines(), 20, 0.05, "the status line removed")
+    retry_until(lambda: rds.hget(keys.topics("status"), str(topic)) is None, 10, 0.05, "forgotten")
+
+
 def test_a_plain_notify_gets_no_agent_buttons(
     bot: BotProcess, fake: FakeTelegram, ib: IbRunner, rds: redis.Redis, keys: Keys
 ) -> None:
