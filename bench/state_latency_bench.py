@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import shutil
 import subprocess
 import tempfile
@@ -150,6 +151,7 @@ class LatencyRig:
         arrived: list[float] = []
         watcher = threading.Thread(target=self._await_event, args=(matches, arrived), daemon=True)
         self.fake.script(turn)
+        time.sleep(random.uniform(0, self.pane_interval))  # start at any phase of the watcher's tick
         watcher.start()
         self.keys("-l", f"go {kind}")
         self.keys("Enter")

@@ -48,6 +48,7 @@ class Stage:
     out: Path
     version: str
     extra: str = ""  # arguments every start of the CLI gets (e.g. --ax-screen-reader)
+    verbose: bool = True  # print each file saved
     socket: str = field(default_factory=lambda: f"ibcap-{uuid.uuid4().hex[:8]}")
     saved: list[Path] = field(default_factory=list)
 
@@ -96,7 +97,8 @@ class Stage:
         path = self.out / f"{state}-cc{self.version}-{what}-w{self.width}.txt"
         path.write_text(self.text() if screen is None else screen, encoding="utf-8")
         self.saved.append(path)
-        print(f"saved {path}", flush=True)
+        if self.verbose:
+            print(f"saved {path}", flush=True)
         return path
 
     def close(self) -> None:
@@ -105,14 +107,20 @@ class Stage:
 
 
 def run_scenario(
-    scenario: Callable[[Stage], None], width: int, out: Path, version: str, extra: str = ""
+    scenario: Callable[[Stage], None],
+    width: int,
+    out: Path,
+    version: str,
+    extra: str = "",
+    *,
+    verbose: bool = True,
 ) -> list[Path]:
     folder = tempfile.TemporaryDirectory(prefix="ib-capture-", ignore_cleanup_errors=True)
     with folder as tmp, FakeAnthropic() as fake:
         work = Path(tmp)
         init_repo(work / "repo")
         write_home(work / "home", [work / "repo"])
-        stage = Stage(fake, width, work, out, version, extra)
+        stage = Stage(fake, width, work, out, version, extra, verbose)
         try:
             scenario(stage)
         finally:
