@@ -195,6 +195,7 @@ def test_script_writes_commits_and_completes(pane: AgentPane) -> None:
         (i.kind, i.tool, i.text if i.text.startswith("**") or i.tool != "Bash" else i.text[:6]) for i in items
     ]
     assert shown == [
+        ("prompt", None, ""),  # a new turn starts here
         ("tool_use", "Write", "**Write**(notes.txt)"),
         ("tool_result", "Write", "Wrote 2 lines"),
         ("tool_use", "Bash", '**Bash**(git add -A && git commit -m "Add notes")'),
@@ -203,7 +204,7 @@ def test_script_writes_commits_and_completes(pane: AgentPane) -> None:
         ("tool_result", "Bash", "Output"),
         ("text", None, f"All the steps are done.\n\n{MARKER}"),
     ]
-    assert items[5].text == "Output 2 lines"
+    assert items[6].text == "Output 2 lines"
 
 
 @pytest.mark.parametrize(

@@ -65,5 +65,8 @@ def test_bad_stdin_never_fails(ib: IbRunner, rds: redis.Redis, keys: Keys, stdin
     assert out == "" or "hookSpecificOutput" in json.loads(out)
 
 
-def test_bad_configuration_is_silent(ib: IbRunner) -> None:
-    assert _hook(ib, "{}", env={"IB_NAMESPACE": "has space"}) == (0, "", "")
+def test_bad_configuration_is_one_line_and_never_fails_the_session(ib: IbRunner) -> None:
+    code, out, err = _hook(ib, "{}", env={"IB_NAMESPACE": "has space"})
+    assert (code, out) == (0, "")
+    assert err.count("\n") == 1
+    assert err.startswith("ib hook post-tool-use: error: bad configuration: IB_NAMESPACE")
