@@ -48,6 +48,7 @@ from bot.sender import Sender
 from bot.status_board import StatusBoard
 from bot.status_lines import STATUS_EVERY
 from bot.topics import TopicRegistry
+from bot.worker_watch import watch_workers
 from bus.clients import client_for, client_options, resolve_url
 from bus.errors import BusError
 from bus.keys import Keys
@@ -154,6 +155,7 @@ async def serve(config: BotConfig, url: str, settings: Settings, stop: asyncio.E
                 _task(consumer.run(), "events"),
                 _task(feed.run(), "output"),
                 _task(board.run(), "status"),
+                _task(watch_workers(sync, keys, settings.events_maxlen, settings.heartbeat_ttl), "workers"),
             ]
             await application.start()
             assert application.updater is not None

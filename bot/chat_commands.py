@@ -13,6 +13,7 @@ from bot.errors import CommandUsage
 from bus.errors import InvalidInput
 from bus.ids import validate_id
 from bus.task_model import DEFAULT_PRIORITY, check_priority
+from bus.workers import worker_id_problem
 
 COMMANDS: tuple[tuple[str, str], ...] = (
     ("help", "Show the commands"),
@@ -21,8 +22,8 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("agents", "List the agents (of this topic's project)"),
     ("tasks", "Show the project's task queue"),
     ("add", "Add a task to the project: /add TITLE [-p PRIORITY]"),
-    ("new", "Start an agent on a goal in this project: /new GOAL"),
-    ("auto", "Work through the project's ready tasks: /auto [--worktrees]"),
+    ("new", "Start an agent on a goal in this project: /new [--on WORKER] GOAL"),
+    ("auto", "Work through the project's ready tasks: /auto [--worktrees] [--on WORKER]"),
     ("stop", "Stop auto mode; the current task stays claimed"),
     ("esc", "Press Escape in this topic's agent"),
     ("look", "Show the agent's screen: /look [AGENT] [LINES]"),
@@ -44,6 +45,7 @@ COMMANDS: tuple[tuple[str, str], ...] = (
 
 _COMMAND = re.compile(r"^/([A-Za-z0-9_]{1,32})(?:@([A-Za-z0-9_]+))?(?:\s|$)")
 _COMMAND_PREFIX = re.compile(r"^/[A-Za-z0-9_]+(@[A-Za-z0-9_]+)?\s?")
+_ON_FLAG = re.compile(r"^--on(?:=|\s+)(\S+)(?:\s+|$)")
 _PRIORITY_FLAG = re.compile(r"^(?:-p|--priority)(?:=?(-?\d+))?$")
 _CRON_WORD = re.compile(r"[\d,-]*[*/][\d*/,-]*")  # `*`, `*/5`, `1-5/2`: a field, not a title's word
 LOOK_LINES = 40
@@ -116,19 +118,53 @@ def parse_add(text: str) -> NewTask:
     return NewTask(" ".join(title), priority)
 
 
-def parse_goal(text: str) -> str:
-    goal = rest_of(text)
+@dataclass(frozen=True)
+class NewAgent:
+    goal: str
+    on: str | None = None  # the worker (machine) to start it on; None: the default one
+
+
+def parse_new(text: str) -> NewAgent:
+    """`/new [--on WORKER] GOAL`: the machine comes first, so the goal's own words are never options."""
+    usage = "usage: /new [--on WORKER] GOAL — e.g. /new Add rate limiting to the login endpoint"
+    goal, on = rest_of(text), None
+    flag = _ON_FLAG.match(goal)
+    if flag is not None:
+        on, goal = _worker(flag.group(1), usage), goal[flag.end() :].strip()
     if not goal:
-        raise CommandUsage("usage: /new GOAL — e.g. /new Add rate limiting to the login endpoint")
-    return goal
+        raise CommandUsage(usage)
+    return NewAgent(goal, on)
 
 
-def parse_auto(args: list[str]) -> bool:
-    """True for `/auto --worktrees` (a worktree and topic per task)."""
-    unknown = [a for a in args if a not in ("--worktrees", "-w")]
-    if unknown:
-        raise CommandUsage(f"unknown option {unknown[0]!r}; usage: /auto [--worktrees]")
-    return bool(args)
+@dataclass(frozen=True)
+class AutoOptions:
+    worktrees: bool = False
+    on: str | None = None
+
+
+def parse_auto_options(args: list[str]) -> AutoOptions:
+    """`/auto [--worktrees] [--on WORKER]` (--worktrees: a worktree and topic per task)."""
+    usage = "usage: /auto [--worktrees] [--on WORKER]"
+    worktrees, on = False, None
+    rest = list(args)
+    while rest:
+        arg = rest.pop(0)
+        if arg in ("--worktrees", "-w"):
+            worktrees = True
+        elif arg == "--on" and rest:
+            on = _worker(rest.pop(0), usage)
+        elif arg.startswith("--on="):
+            on = _worker(arg.removeprefix("--on="), usage)
+        else:
+            raise CommandUsage(f"unknown option {arg!r}; {usage}")
+    return AutoOptions(worktrees, on)
+
+
+def _worker(value: str, usage: str) -> str:
+    problem = worker_id_problem(value)
+    if problem:
+        raise CommandUsage(f"{problem}; {usage}")
+    return value
 
 
 @dataclass(frozen=True)

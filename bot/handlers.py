@@ -19,8 +19,8 @@ from bot.chat_commands import (
     LOOK_LINES,
     help_text,
     parse_add,
-    parse_auto,
-    parse_goal,
+    parse_auto_options,
+    parse_new,
     parse_project,
     parse_target,
     rest_of,
@@ -169,10 +169,10 @@ async def add_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> Non
 async def new_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     """Start an agent on a goal in this project: /new GOAL."""
     rt, message, ask = _ask(update, context)
-    goal = parse_goal(message.text or "")
+    wanted = parse_new(message.text or "")
     project = await rt.project_of_topic(ask.thread)
-    worker = await rt.default_worker()
-    args: dict[str, Any] = {"goal": goal, "project": project} if project else {"goal": goal}
+    worker = wanted.on or await rt.default_worker()
+    args: dict[str, Any] = {"goal": wanted.goal, "project": project} if project else {"goal": wanted.goal}
     made = await rt.command(worker, "new-agent", args, ask.sender, timeout=SPAWN_TIMEOUT)
     agent = str(cast(dict[str, Any], made).get("id") if isinstance(made, dict) else made)
     rt.say(
@@ -186,10 +186,10 @@ async def new_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> Non
 async def auto_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     """Work through the project's ready tasks: /auto [--worktrees]."""
     rt, _message, ask = _ask(update, context)
-    worktrees = parse_auto(words(update))
+    options = parse_auto_options(words(update))
     project = await rt.project_for(ask.thread)
-    worker = await rt.default_worker()
-    args = {"project": project, "worktrees": worktrees}
+    worker = options.on or await rt.default_worker()
+    args = {"project": project, "worktrees": options.worktrees}
     answer = await rt.command(worker, "auto-start", args, ask.sender, timeout=AUTO_TIMEOUT)
     rt.say(ask.thread, escape(f"Auto mode on {worker}: {_auto_line(answer)}"), ask.reply_to)
 

@@ -25,6 +25,7 @@ from bot.render import escape
 from bot.runtime import BotRuntime, runtime
 from bus.agents import Agent
 from bus.errors import BusError, BusUnavailable
+from bus.workers import describe_age, seen_ago_ms
 
 log = logging.getLogger(__name__)
 
@@ -58,11 +59,13 @@ async def _to_worker(ask: Ask, agent: Agent, op: str, args: dict[str, Any], mess
         return
     await ask.rt.queue_command(agent.worker, op, args, ask.sender)
     log.info("worker %s down: %s for %s queued", agent.worker, op, agent.id)
+    ago = await ask.rt.blocking(seen_ago_ms, ask.rt.sync, ask.rt.keys, agent.worker)
+    seen = f" (last seen {describe_age(ago)} ago)" if ago is not None else ""
     ask.rt.say(
         ask.thread,
         escape(
-            f"⚠ Worker {agent.worker} is not running, so {agent.id} has not got this yet. It is queued "
-            "and will be delivered when the worker is back (start it with `ib worker`)."
+            f"⚠ Worker {agent.worker} is not running{seen}, so {agent.id} has not got this yet. It is "
+            "queued and will be delivered when the worker is back (start it with `ib worker`)."
         ),
         message_id,
     )

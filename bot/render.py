@@ -397,6 +397,10 @@ def _spawned(event: Event) -> _View:
 
 def _state(event: Event) -> _View:
     before, after = _text(event.data, "from_state", "?"), _text(event.data, "to_state", "?")
+    worker = _text(event.data, "worker", "")
+    if worker and "unreachable" in (before, after):  # its worker died, or came back
+        why = f"worker {worker} stopped answering" if after == "unreachable" else f"worker {worker} is back"
+        return _View(f"{_agent(event)}: {before} → {after} ({why})")
     return _View(f"{_agent(event)}: {before} → {after}")
 
 

@@ -150,7 +150,10 @@ class BotRuntime:
             raise NoWorker(
                 "no worker is running: start one with `ib worker` on the machine with the repository"
             )
-        raise NoWorker(f"{len(live)} workers are running ({', '.join(live)}): set IB_WORKER_ID to pick one")
+        raise NoWorker(
+            f"{len(live)} workers are running ({', '.join(live)}): name one with --on WORKER "
+            "(or set IB_WORKER_ID for the bot)"
+        )
 
     async def find_agent(self, agent_id: str) -> Agent | None:
         data = cast(dict[str, str], await self.client.hgetall(self.keys.agent(agent_id)))

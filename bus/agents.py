@@ -16,6 +16,8 @@ from bus.errors import NotFound
 from bus.hashes import members, read_hash, read_hashes, write_hash
 from bus.keys import Keys
 
+RESERVATION_TTL = 600  # seconds an agent id stays claimed by a spawn that never finished
+
 
 @dataclass(frozen=True)
 class Agent:
@@ -78,9 +80,24 @@ class AgentStore:
         self.client = client
         self.keys = keys
 
+    def reserve(self, agent_id: str, worker: str) -> str | None:
+        """Claim an agent id for `worker` before spawning it, so two machines never both make it.
+
+        None when claimed; else the worker that has it. The claim expires unless `save` follows."""
+        key = self.keys.agent(agent_id)
+        pipe = self.client.pipeline()
+        pipe.hsetnx(key, "worker", worker)
+        pipe.hget(key, "worker")
+        claimed, holder = pipe.execute()
+        if claimed:
+            self.client.expire(key, RESERVATION_TTL)
+            return None
+        return str(holder or "another worker")
+
     def save(self, agent: Agent) -> None:
         pipe = self.client.pipeline()
         write_hash(pipe, self.keys.agent(agent.id), agent.to_hash())
+        pipe.persist(self.keys.agent(agent.id))
         pipe.sadd(self.keys.agents, agent.id)
         pipe.execute()
 

@@ -156,6 +156,16 @@ class Keys:
     def workers(self) -> str:
         return self._k("workers")
 
+    @property
+    def worker_seen(self) -> str:
+        """Hash: worker id -> Redis time (ms) of its last heartbeat, kept after the heartbeat expires."""
+        return self._k("worker-seen")
+
+    @property
+    def workers_down(self) -> str:
+        """Workers whose heartbeat expired and whose agents were marked unreachable."""
+        return self._k("workers-down")
+
     def listener(self, name: str) -> str:
         return self._k("listener", name)
 

@@ -18,6 +18,7 @@ from bus import defaults
 from bus.errors import ConfigError
 from bus.repo_paths import repo_root
 from bus.resp import Address
+from bus.workers import worker_id_problem
 
 
 class Settings(BaseSettings):
@@ -147,6 +148,14 @@ class Settings(BaseSettings):
             if bad:
                 raise ValueError(f"must be comma-separated variable names, none of them IB_*; got {bad[0]!r}")
             return names
+        return value
+
+    @field_validator("worker_id")
+    @classmethod
+    def _worker_id_usable(cls, value: str) -> str:
+        problem = worker_id_problem(value)
+        if problem:
+            raise ValueError(problem)
         return value
 
     @field_validator("telegram_allowed_users", mode="before")

@@ -14,6 +14,7 @@ import redis
 
 from bus.errors import BusError, BusUnavailable
 from bus.keys import Keys
+from bus.workers import alive, require_alive
 
 COMMAND_FIELD = "c"
 REPLY_TTL = 300
@@ -24,7 +25,7 @@ class CommandFailed(BusError):
 
 
 def worker_alive(client: redis.Redis, keys: Keys, worker: str) -> bool:
-    return bool(client.exists(keys.worker(worker)))
+    return alive(client, keys, worker)
 
 
 def submit(
@@ -51,11 +52,9 @@ def request(
     timeout: float = 30.0,
     sender: str = "",
 ) -> Any:
-    """Ask `worker` to run `op` and wait for its answer. A dead worker is refused at once, not queued."""
-    if not worker_alive(client, keys, worker):
-        raise BusUnavailable(
-            f"worker {worker!r} is not running (no heartbeat); start it with `ib worker` on that machine"
-        )
+    """Ask `worker` to run `op` and wait for its answer. A dead worker is refused at once, not queued
+    (WorkerGone says when it was last seen), so nothing runs late behind the person's back."""
+    require_alive(client, keys, worker)
     command_id = submit(client, keys, worker, op, args, sender)
     reply = client.blpop([keys.reply(command_id)], timeout=max(1, round(timeout)))
     if reply is None:

@@ -65,6 +65,26 @@ def test_redis_keeps_an_append_only_file_on_a_volume(compose: dict[str, Any]) ->
     assert redis["healthcheck"]["test"] == ["CMD", "redis-cli", "ping"]
 
 
+def test_redis_wants_a_password_and_every_service_gives_it(compose: dict[str, Any]) -> None:
+    """One Redis for several machines is reachable from the network: no service talks to it without AUTH."""
+    redis = compose["services"]["redis"]
+    password = redis["command"][redis["command"].index("--requirepass") + 1]
+    assert password.startswith("${IB_REDIS_PASSWORD:?")
+    assert redis["environment"]["REDISCLI_AUTH"].startswith("${IB_REDIS_PASSWORD:?")  # the health check
+    for name in ("worker", "worker-2", "bot"):
+        url = compose["services"][name]["environment"]["IB_REDIS_URL"]
+        assert url.startswith("redis://:${IB_REDIS_PASSWORD:?") and url.endswith("@redis:6379/0"), name
+
+
+def test_two_workers_have_their_own_repository_and_worker_id(compose: dict[str, Any]) -> None:
+    one, two = compose["services"]["worker"], compose["services"]["worker-2"]
+    assert one["command"] == two["command"] == ["ib", "worker", "--verbose"]
+    assert one["environment"]["IB_WORKER_ID"] != two["environment"]["IB_WORKER_ID"]
+    assert one["working_dir"] != two["working_dir"] and two["working_dir"].startswith("${IB_REPO_2:?")
+    assert two["profiles"] == ["second-worker"]
+    assert one["volumes"][1] != two["volumes"][1]  # Claude Code's home: one per worker
+
+
 def test_worker_mounts_the_repository_where_it_is_on_the_host(compose: dict[str, Any]) -> None:
     worker = compose["services"]["worker"]
     assert worker["command"][:2] == ["ib", "worker"]
@@ -74,10 +94,10 @@ def test_worker_mounts_the_repository_where_it_is_on_the_host(compose: dict[str,
     assert worker["depends_on"]["redis"]["condition"] == "service_healthy"
 
 
-@pytest.mark.parametrize("service", ["worker", "bot"])
+@pytest.mark.parametrize("service", ["worker", "worker-2", "bot"])
 def test_services_reach_the_bus_and_read_the_env_file(compose: dict[str, Any], service: str) -> None:
     spec = compose["services"][service]
-    assert spec["environment"]["IB_REDIS_URL"] == "redis://redis:6379/0"
+    assert "@redis:6379/0" in spec["environment"]["IB_REDIS_URL"]
     assert spec["env_file"] == [{"path": ".env", "required": False}]
     assert spec["build"] == "." and spec["init"] is True
 
@@ -93,7 +113,7 @@ def test_every_ib_variable_is_a_setting(compose: dict[str, Any]) -> None:
     text = (TOP / "compose.yaml").read_text(encoding="utf-8")
     named = {m for spec in compose["services"].values() for m in spec.get("environment", {})}
     named |= set(re.findall(r"\$\{(IB_\w+?)(?::?[-?][^}]*)?\}", text))
-    own = {"IB_REPO", "IB_REDIS_PORT"}  # compose's own knobs, not settings
+    own = {"IB_REPO", "IB_REPO_2", "IB_REDIS_PORT", "IB_REDIS_BIND", "IB_REDIS_PASSWORD"}  # compose's knobs
     settings = {f"IB_{name.upper()}" for name in Settings.model_fields}
     assert {n for n in named if n.startswith("IB_")} - own <= settings
 

@@ -7,13 +7,15 @@ import pytest
 from bot.chat_commands import (
     COMMANDS,
     LOOK_LINES,
+    AutoOptions,
+    NewAgent,
     NewTask,
     Target,
     command_of,
     help_text,
     parse_add,
-    parse_auto,
-    parse_goal,
+    parse_auto_options,
+    parse_new,
     parse_project,
     parse_schedule,
     parse_target,
@@ -89,23 +91,55 @@ def test_parse_project() -> None:
             parse_project(args)
 
 
-def test_parse_goal() -> None:
-    assert parse_goal("/new Add rate limiting") == "Add rate limiting"
-    with pytest.raises(CommandUsage, match="/new GOAL"):
-        parse_goal("/new   ")
+NEW = [
+    ("goal", "/new Add rate limiting", NewAgent("Add rate limiting")),
+    ("on-first", "/new --on wb Add rate limiting", NewAgent("Add rate limiting", "wb")),
+    ("on-equals", "/new --on=build.box-2 fix it", NewAgent("fix it", "build.box-2")),
+    ("on-later-is-goal", "/new fix the --on flag", NewAgent("fix the --on flag")),
+]
 
 
-AUTO = [("plain", [], False), ("worktrees", ["--worktrees"], True), ("short", ["-w"], True)]
+@pytest.mark.parametrize(("text", "expected"), [n[1:] for n in NEW], ids=[n[0] for n in NEW])
+def test_parse_new(text: str, expected: NewAgent) -> None:
+    assert parse_new(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "match"),
+    [
+        ("/new   ", "/new \\[--on WORKER\\] GOAL"),
+        ("/new --on wb", "GOAL"),
+        ("/new --on a:b go", "bad worker id"),
+    ],
+    ids=["empty", "only-worker", "bad-worker"],
+)
+def test_parse_new_refuses(text: str, match: str) -> None:
+    with pytest.raises(CommandUsage, match=match):
+        parse_new(text)
+
+
+AUTO = [
+    ("plain", [], AutoOptions()),
+    ("worktrees", ["--worktrees"], AutoOptions(worktrees=True)),
+    ("short", ["-w"], AutoOptions(worktrees=True)),
+    ("on", ["--on", "wa", "-w"], AutoOptions(True, "wa")),
+    ("on-equals", ["--on=wa"], AutoOptions(on="wa")),
+]
 
 
 @pytest.mark.parametrize(("args", "expected"), [a[1:] for a in AUTO], ids=[a[0] for a in AUTO])
-def test_parse_auto(args: list[str], expected: bool) -> None:
-    assert parse_auto(args) is expected
+def test_parse_auto(args: list[str], expected: AutoOptions) -> None:
+    assert parse_auto_options(args) == expected
 
 
-def test_parse_auto_refuses_unknown_options() -> None:
-    with pytest.raises(CommandUsage, match="--worktree"):
-        parse_auto(["--worktree"])
+@pytest.mark.parametrize(
+    ("args", "match"),
+    [(["--worktree"], "--worktree"), (["--on"], "--on"), (["--on", "w b*"], "bad worker id")],
+    ids=["typo", "on-without-worker", "bad-worker"],
+)
+def test_parse_auto_refuses(args: list[str], match: str) -> None:
+    with pytest.raises(CommandUsage, match=match):
+        parse_auto_options(args)
 
 
 TARGETS = [

@@ -13,6 +13,7 @@ from bus.errors import Conflict
 from bus.prompts import Prompt
 from bus.questions import Question
 from worker.agents import talk
+from worker.agents.ownership import owned
 from worker.agents.talk import look, send
 from worker.errors import WorkerError
 from worker.service.runtime import Runtime
@@ -81,7 +82,7 @@ def open_dialog(rt: Runtime, agent_id: str) -> Dialog | None:
 def _answer(
     rt: Runtime, agent_id: str, prompt_id: str | None, choose_option: Callable[[Dialog], int]
 ) -> tuple[Dialog, str]:
-    agent = rt.agents.get(agent_id)
+    agent = owned(rt, agent_id)
     prompt = rt.prompts.get(agent.id)
     if prompt_id and (prompt is None or prompt.id != prompt_id or rt.prompts.answered(prompt_id)):
         raise AlreadyAnswered(f"that dialog of {agent.id} was already answered (or has closed)")

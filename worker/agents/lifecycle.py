@@ -12,6 +12,7 @@ from bus.agents import Agent
 from bus.errors import Conflict
 from worker.agents import agent_log
 from worker.agents.layout import AgentPaths
+from worker.agents.ownership import owned
 from worker.agents.spawn import start_script
 from worker.agents.talk import press, send
 from worker.errors import WorkerError
@@ -24,7 +25,7 @@ _STARTED = ("Claude Code v", "❯", "> ")
 
 
 def pause(rt: Runtime, agent_id: str) -> Agent:
-    agent = rt.agents.get(agent_id)
+    agent = owned(rt, agent_id)
     if agent.paused:
         raise Conflict(f"{agent.id} is already paused; ib resume {agent.id} to go on")
     press(rt, agent.id, "Escape")
@@ -54,7 +55,7 @@ class ResumeFailed(WorkerError):
 def resume(rt: Runtime, agent_id: str) -> Resumed:
     """A paused agent is told to continue; a stopped one gets its session back (`--resume`), or a fresh
     one when its conversation never started (Claude Code keeps no transcript for it)."""
-    agent = rt.agents.get(agent_id)
+    agent = owned(rt, agent_id)
     paths = AgentPaths(Path(agent.root), agent.id)
     if _session_alive(rt, agent):
         if not agent.paused:

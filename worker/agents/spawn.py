@@ -67,19 +67,25 @@ def new_agent(rt: Runtime, req: SpawnRequest) -> Agent:
         )
     root = rt.root
     paths = AgentPaths(root, agent_id)
-    if rt.agents.find(agent_id) is not None or paths.folder.exists():
+    if paths.folder.exists():
         raise SpawnRefused(
             f"an agent named {agent_id!r} already exists; pick another --name or `ib kill {agent_id}`"
         )
     if req.on_note is not None:
         for note in spawn_notes(rt):
             req.on_note(note)
-    ensure_ignored(root)
+    holder = rt.agents.reserve(agent_id, rt.worker_id)  # atomic: one machine gets the name
+    if holder is not None:
+        raise SpawnRefused(
+            f"an agent named {agent_id!r} already exists on worker {holder!r}; pick another --name "
+            f"or `ib kill {agent_id}`"
+        )
     git = Git(root)
-    base = _base_branch(git, rt, manager)
-    paths.folder.mkdir(parents=True)
     branch = "" if req.no_worktree else f"agent/{agent_id}"
     try:
+        ensure_ignored(root)
+        base = _base_branch(git, rt, manager)
+        paths.folder.mkdir(parents=True)
         if branch:
             git.add_worktree(paths.worktree, branch, base)
         agent = _record(rt, req, agent_id, goal, manager, paths, branch, base)
@@ -137,6 +143,11 @@ def spawn_notes(rt: Runtime) -> list[str]:
     return notes
 
 
+def read_goal(req: SpawnRequest) -> str:
+    """The goal text: `--prompt-file`'s content, then the goal given, refused when both are empty."""
+    return _goal(req)
+
+
 def _goal(req: SpawnRequest) -> str:
     goal = req.goal
     if req.prompt_file:
@@ -168,7 +179,7 @@ def _base_branch(git: Git, rt: Runtime, manager: str) -> str:
     """Workers of a manager start from the manager's branch; others from the branch checked out here."""
     if manager:
         parent = rt.agents.get(manager)
-        if parent.branch:
+        if parent.branch and parent.worker == rt.worker_id:  # another machine's branch is not here
             return parent.branch
     branch = git.current_branch()
     if branch is None:
@@ -251,6 +262,7 @@ def start_script(rt: Runtime, agent: Agent, paths: AgentPaths) -> str:
         "IB_ROOT": agent.root,
         "IB_AGENT_WORKTREE": agent.worktree or agent.root,  # where its tools may write (hook pre-tool-use)
         "IB_NAMESPACE": rt.settings.namespace,
+        "IB_WORKER_ID": rt.worker_id,  # the agent's own `ib` commands act on this machine's agents
         "IB_SPOOL_DIR": str(rt.settings.spool_dir),
         "PATH": f"{Path(rt.ib_command).parent}{os.pathsep}{os.environ.get('PATH', '/usr/bin:/bin')}",
     }

@@ -12,6 +12,7 @@ from bus.errors import InvalidInput
 from bus.questions import Question
 from worker.agents import agent_log
 from worker.agents.layout import AgentPaths
+from worker.agents.ownership import owned
 from worker.errors import SessionGone, WorkerError
 from worker.service.runtime import Runtime
 from worker.tmux.dialogs import read_dialog, refusal
@@ -39,7 +40,7 @@ def send(rt: Runtime, agent_id: str, text: str, sender: str | None = None) -> Ag
         raise InvalidInput('nothing to send: give the text, e.g. ib send agent-1 "run the tests"')
     if len(text.encode("utf-8", "surrogatepass")) > MAX_SEND_BYTES:
         raise InvalidInput(f"the text is over {MAX_SEND_BYTES} bytes; send a file path instead")
-    agent = rt.agents.get(agent_id)
+    agent = owned(rt, agent_id)
     message = sent_text(text, sender)
     try:
         dialog = read_dialog(rt.tmux.capture(agent.session))
@@ -71,7 +72,7 @@ def _make_sure_submitted(rt: Runtime, agent: Agent, message: str) -> None:
 
 def press(rt: Runtime, agent_id: str, *keys: str) -> None:
     """Named keys (Escape, C-c) into the agent's pane."""
-    agent = rt.agents.get(agent_id)
+    agent = owned(rt, agent_id)
     try:
         rt.tmux.send_keys(agent.session, *keys)
     except SessionGone as e:
@@ -79,7 +80,7 @@ def press(rt: Runtime, agent_id: str, *keys: str) -> None:
 
 
 def look(rt: Runtime, agent_id: str, lines: int | None = None) -> str:
-    agent = rt.agents.get(agent_id)
+    agent = owned(rt, agent_id)
     try:
         return rt.tmux.capture(agent.session, lines=lines)
     except SessionGone as e:
@@ -109,7 +110,7 @@ def screenshot(rt: Runtime, agent_id: str) -> Screenshot:
     """The agent's terminal as a PNG, colours included."""
     from worker.tmux.screenshot import render_png  # Pillow loads only for screenshots
 
-    agent = rt.agents.get(agent_id)
+    agent = owned(rt, agent_id)
     try:
         width, height, screen = rt.tmux.capture_screen(agent.session)
     except SessionGone as e:

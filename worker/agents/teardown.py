@@ -19,6 +19,7 @@ from bus.agents import Agent
 from bus.errors import Conflict
 from worker.agents import agent_log
 from worker.agents.layout import AgentPaths, archive_root
+from worker.agents.ownership import NotOwner, owned
 from worker.errors import SessionGone
 from worker.git.repo import Git
 from worker.service.runtime import Runtime
@@ -28,7 +29,7 @@ GRACE_SECONDS = 2.0
 
 def kill(rt: Runtime, agent_id: str, force: bool = False) -> Agent:
     """Stop an agent without merging. Unmerged work is refused unless `force`."""
-    agent = rt.agents.get(agent_id)
+    agent = owned(rt, agent_id)
     if not force:
         _refuse_unmerged(agent)
     agent_log.append(_paths(agent).log, "Agent killed")
@@ -125,14 +126,21 @@ def _archive(agent: Agent, paths: AgentPaths, scrollback: str) -> Path:
     return folder
 
 
-def nuke(rt: Runtime, agent_id: str | None) -> list[str]:
-    """Kill (forced) an agent and all its descendants, deepest first; or every agent of this repository."""
+def nuke(rt: Runtime, agent_id: str | None, tree: bool = True) -> list[str]:
+    """Kill (forced) an agent and all its descendants (`tree`), deepest first; or every agent of this
+    repository on this machine. Agents of other workers are theirs to kill (`ib nuke` reaches them)."""
     if agent_id is not None:
-        top = rt.agents.get(agent_id)
-        doomed = [*rt.agents.descendants(agent_id), top]
+        top = owned(rt, agent_id)
+        doomed = [*rt.agents.descendants(agent_id), top] if tree else [top]
+        foreign = [a.id for a in doomed if a.worker != rt.worker_id]
+        if foreign:
+            raise NotOwner(
+                f"{', '.join(foreign)} below {top.id} run on other workers; nothing was killed: "
+                f"`ib nuke {top.id}` reaches every worker"
+            )
     else:
         root = str(rt.root)
-        everyone = [a for a in rt.agents.all() if a.root == root]
+        everyone = [a for a in rt.agents.all() if a.root == root and a.worker == rt.worker_id]
         doomed = sorted(everyone, key=lambda a: -_depth(a, {x.id: x for x in everyone}))
     for agent in doomed:
         agent_log.append(_paths(agent).log, "Agent nuked")

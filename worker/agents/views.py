@@ -6,6 +6,7 @@ from pathlib import Path
 
 from bus.agents import Agent
 from bus.errors import Conflict
+from worker.agents.ownership import owned
 from worker.frontends.status_block import format_age
 from worker.git.repo import Git
 from worker.service.runtime import Runtime
@@ -62,7 +63,7 @@ def info_lines(rt: Runtime, agent: Agent) -> list[str]:
 
 
 def status_text(rt: Runtime, agent_id: str) -> str:
-    agent = rt.agents.get(agent_id)
+    agent = owned(rt, agent_id)
     if not agent.branch:
         raise Conflict(f"{agent.id} works without a worktree: see `git status` in {agent.root}")
     git = Git(Path(agent.root))
@@ -80,7 +81,7 @@ def status_text(rt: Runtime, agent_id: str) -> str:
 
 
 def diff_text(rt: Runtime, agent_id: str, stat: bool = False) -> str:
-    agent = rt.agents.get(agent_id)
+    agent = owned(rt, agent_id)
     if not agent.branch:
         raise Conflict(f"{agent.id} works without a worktree: there is no branch to diff")
     return Git(Path(agent.root)).diff(agent.base_branch, agent.branch, stat=stat)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import sys
 import time
+from base64 import b64decode
+from typing import Any
 
 import typer
 from rich.console import Console
@@ -13,13 +15,11 @@ from rich.table import Table
 
 from bus.errors import InvalidInput
 from bus.repo_paths import agent_from_path
-from worker.agents import lifecycle, teardown, user_messages, views
-from worker.agents.spawn import SpawnRequest, new_agent
-from worker.agents.talk import Screenshot, press, screenshot
-from worker.agents.talk import look as look_at
-from worker.agents.talk import send as send_text
+from bus.workers import require_alive
+from worker.agents import user_messages, views
+from worker.agents.spawn import SpawnRequest, new_agent, read_goal
+from worker.agents.talk import Screenshot
 from worker.cli.context import Context
-from worker.git import merge as merging
 
 console = Console(highlight=False)
 
@@ -42,10 +42,11 @@ def new_agent_cmd(
         "--task",
         help="give it this task: claimed for it if ready; its title and body are the default goal",
     ),
+    on: str = typer.Option(None, "--on", help="the machine (worker id) to run it on (default: this one)"),
 ) -> None:
     """Spawn an agent in its own worktree and tmux session; prints its id.
 
-    Example: ib new-agent "add a --verbose flag to the CLI" --name verbose-flag
+    Example: ib new-agent "add a --verbose flag to the CLI" --name verbose-flag --on build-box
     """
     ctx = Context()
     req = SpawnRequest(
@@ -61,6 +62,21 @@ def new_agent_cmd(
         caller=_caller(ctx),
         on_note=lambda note: print(f"ib new-agent: note: {note}", file=sys.stderr),
     )
+    if on and on != ctx.settings.worker_id:
+        args = {
+            "goal": read_goal(req) if goal or prompt_file or not task else "",
+            "name": name,
+            "manager": manager,
+            "worker": worker,
+            "no_worktree": no_worktree,
+            "model": model,
+            "project": project,
+            "task": task,
+            "caller": req.caller,
+        }
+        made = ctx.on_owner("new-agent", {k: v for k, v in args.items() if v}, on=on)
+        print(made.get("id") if isinstance(made, dict) else made)
+        return
     if task:
         from worker.tasks.assign import new_agent_for_task
 
@@ -120,11 +136,13 @@ def look(
 
     Example: ib look agent-1 --lines 100; ib look agent-1 --png agent-1.png
     """
-    rt = Context().runtime
+    ctx = Context()
     if png is not None:
-        _save_png(screenshot(rt, agent_id), png)
+        shot = ctx.on_owner("screenshot", {"agent": agent_id})
+        _save_png(Screenshot(shot["agent"], shot["width"], shot["height"], b64decode(shot["png"])), png)
         return
-    text = look_at(rt, agent_id, lines)
+    args: dict[str, Any] = {"agent": agent_id, "lines": lines} if lines else {"agent": agent_id}
+    text = str(ctx.on_owner("look", args))
     print(text.rstrip("\n"))
     if not follow:
         return
@@ -132,7 +150,7 @@ def look(
         previous = text
         while True:  # pane text cannot push: polling tmux is the only way
             time.sleep(0.5)
-            current = look_at(rt, agent_id, lines)
+            current = str(ctx.on_owner("look", args))
             if current != previous:
                 print("\033[2J\033[H" + current.rstrip("\n"), flush=True)
                 previous = current
@@ -170,13 +188,13 @@ def send(
         queued = user_messages.send_to_user(ctx.runtime, message, sender or _caller(ctx))
         console.print(f"queued {queued.kind} message {queued.id} for the user")
         return
-    send_text(ctx.runtime, agent_id, message, sender or _caller(ctx))
+    ctx.on_owner("send", {"agent": agent_id, "text": message, "sender": sender or _caller(ctx) or ""})
     console.print(f"sent to {agent_id}")
 
 
 def status(agent_id: str = typer.Argument(..., help="agent id")) -> None:
     """The agent's commits and uncommitted changes."""
-    print(views.status_text(Context().runtime, agent_id))
+    print(Context().on_owner("status", {"agent": agent_id}))
 
 
 def diff(
@@ -184,7 +202,7 @@ def diff(
     stat: bool = typer.Option(False, "--stat", help="a summary of changed files"),
 ) -> None:
     """Everything the agent's branch changed since it started."""
-    print(views.diff_text(Context().runtime, agent_id, stat), end="")
+    print(Context().on_owner("diff", {"agent": agent_id, "stat": stat}), end="")
 
 
 def log(
@@ -220,25 +238,25 @@ def kill(
 
     Example: ib kill agent-1 --force
     """
-    teardown.kill(Context().runtime, agent_id, force)
+    Context().on_owner("kill", {"agent": agent_id, "force": force})
     console.print(f"killed {agent_id}")
 
 
 def esc(agent_id: str = typer.Argument(..., help="agent id")) -> None:
     """Press Escape in the agent's pane (interrupt what it is doing, as /esc does)."""
-    press(Context().runtime, agent_id, "Escape")
+    Context().on_owner("keys", {"agent": agent_id, "keys": ["Escape"]})
     console.print(f"Escape sent to {agent_id}")
 
 
 def pause(agent_id: str = typer.Argument(..., help="agent id")) -> None:
     """Interrupt an agent and leave it waiting."""
-    lifecycle.pause(Context().runtime, agent_id)
+    Context().on_owner("pause", {"agent": agent_id})
     console.print(f"paused {agent_id}")
 
 
 def resume(agent_id: str = typer.Argument(..., help="agent id")) -> None:
     """Let a paused agent go on, or restart a stopped agent's session with its conversation."""
-    console.print(lifecycle.resume(Context().runtime, agent_id).message)
+    console.print(Context().on_owner("resume", {"agent": agent_id}))
 
 
 def merge(
@@ -249,8 +267,11 @@ def merge(
 
     Example: ib merge agent-1 --into main
     """
-    done = merging.merge(Context().runtime, agent_id, into)
-    console.print(f"merged {done.agent} into {done.target} ({done.sha[:7]}, {done.commits} commit(s))")
+    args = {"agent": agent_id, "into": into} if into else {"agent": agent_id}
+    done = Context().on_owner("merge", args)
+    console.print(
+        f"merged {done['agent']} into {done['target']} ({str(done['sha'])[:7]}, {done['commits']} commit(s))"
+    )
 
 
 def merge_check(
@@ -258,7 +279,8 @@ def merge_check(
     into: str = typer.Option(None, "--into", help="target branch"),
 ) -> None:
     """Tell whether the agent would merge cleanly now, changing nothing (exit 1 when it would conflict)."""
-    files = merging.merge_check(Context().runtime, agent_id, into)
+    args = {"agent": agent_id, "into": into} if into else {"agent": agent_id}
+    files = Context().on_owner("merge-check", args)
     if files:
         console.print("would conflict in:\n" + "\n".join(f"  - {f}" for f in files))
         raise typer.Exit(1)
@@ -269,8 +291,10 @@ def nuke(
     agent_id: str = typer.Argument(None, help="an agent (with all its descendants); none: every agent"),
     yes: bool = typer.Option(False, "--yes", "-y", help="do not ask"),
 ) -> None:
-    """Emergency stop: kill an agent and everything below it, or all agents of this repository."""
-    rt = Context().runtime
+    """Emergency stop: kill an agent and everything below it (on every machine), or all agents of this
+    repository on this machine."""
+    ctx = Context()
+    rt = ctx.runtime
     if (
         agent_id is None
         and not yes
@@ -278,5 +302,17 @@ def nuke(
         and not typer.confirm("Kill every agent of this repository?")
     ):
         raise typer.Exit(1)
-    gone = teardown.nuke(rt, agent_id)
+    gone = ctx.on_owner("nuke", {}, on=rt.worker_id) if agent_id is None else _nuke_tree(ctx, agent_id)
     console.print(f"nuked {len(gone)} agent(s): {', '.join(gone) or '-'}")
+
+
+def _nuke_tree(ctx: Context, agent_id: str) -> list[str]:
+    """Deepest first, each agent on its own worker; every worker is checked first, so a worker that is
+    gone stops the nuke before anything is killed."""
+    rt = ctx.runtime
+    doomed = [*rt.agents.descendants(agent_id), rt.agents.get(agent_id)]
+    for worker in sorted({a.worker for a in doomed} - {rt.worker_id}):
+        require_alive(rt.client, rt.keys, worker)
+    for agent in doomed:
+        ctx.on_owner("nuke", {"agent": agent.id, "tree": False})
+    return [a.id for a in doomed]

@@ -15,6 +15,7 @@ from bus.envelope import Envelope, to_jsonl
 from bus.errors import Conflict, InvalidInput, NotFound
 from bus.follow import EventFilter, follow
 from bus.worker_rpc import request, worker_alive
+from bus.workers import validate_worker_id
 from worker.auto.loop import AutoLoops
 from worker.cli.context import Context
 
@@ -34,7 +35,7 @@ def auto(
     worktrees: bool = typer.Option(False, "--worktrees", help="an agent and a worktree per task, merged"),
     max_tasks: int = typer.Option(0, "--max-tasks", min=0, help="stop after N tasks (0: all)"),
     agent: str = typer.Option(None, "--agent", help="without --worktrees: the agent to give the tasks to"),
-    worker: str = typer.Option(None, "--worker", help="the worker to run the loop (default: this one)"),
+    on: str = typer.Option(None, "--on", help="the machine (worker id) to run it on (default: this one)"),
     detach: bool = typer.Option(False, "--detach", "-d", help="start it and return"),
     as_json: bool = typer.Option(False, "--json", help="print the events as JSONL"),
 ) -> None:
@@ -51,7 +52,7 @@ def auto(
     last = cast(list[tuple[str, Any]], client.xrevrange(ctx.keys.events, count=1))
     since = str(last[0][0]) if last else "0"
     args = {"project": project, "worktrees": worktrees, "max_tasks": max_tasks, "agent": agent or ""}
-    on = worker or ctx.settings.worker_id
+    on = validate_worker_id(on) if on else ctx.settings.worker_id
     state = AutoState.from_hash(
         {k: _flat(v) for k, v in request(client, ctx.keys, on, "auto-start", args, START_TIMEOUT).items()}
     )

@@ -6,6 +6,7 @@ import os
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
+from typing import Any
 
 import redis
 
@@ -46,3 +47,13 @@ class Context:
     def blocking_redis(self) -> redis.Redis:
         """A client for BLOCK reads: no socket timeout."""
         return client_for(self.url, blocking=True)
+
+    def on_owner(self, op: str, args: dict[str, Any], on: str | None = None) -> Any:
+        """Run a worker operation on the agent's own machine: here, or through its worker over the bus."""
+        from bus.repo_paths import agent_from_path
+        from worker.service.route import (
+            run_on_owner,  # loads every operation: only for the commands that need it
+        )
+
+        caller = agent_from_path(self.cwd) or self.settings.agent_id or ""
+        return run_on_owner(self.runtime, op, args, on=on, reader=self.blocking_redis(), sender=caller)

@@ -1,12 +1,12 @@
 """`ib approve`, `ib deny`, `ib answer`: answer the dialog an agent shows (permission, plan, folder
-trust, AskUserQuestion) with the keys the dialog expects."""
+trust, AskUserQuestion) with the keys the dialog expects, on the agent's own machine (through its worker
+when that is another one)."""
 
 from __future__ import annotations
 
 import typer
 from rich.console import Console
 
-from worker.agents import dialog_answer
 from worker.cli.context import Context
 
 console = Console(highlight=False)
@@ -22,7 +22,8 @@ def approve(
 
     Example: ib approve agent-1 --always
     """
-    console.print(dialog_answer.approve(Context().runtime, agent_id, always, prompt))
+    args = {"agent": agent_id, "always": always, "prompt": prompt or ""}
+    console.print(Context().on_owner("approve", args))
 
 
 def deny(
@@ -34,7 +35,8 @@ def deny(
 
     Example: ib deny agent-1 "do not touch the database; use the fixtures"
     """
-    console.print(dialog_answer.deny(Context().runtime, agent_id, " ".join(reason or []), prompt))
+    args = {"agent": agent_id, "reason": " ".join(reason or []), "prompt": prompt or ""}
+    console.print(Context().on_owner("deny", args))
 
 
 def answer(
@@ -46,4 +48,5 @@ def answer(
 
     Example: ib answer agent-1 SQLite
     """
-    console.print(dialog_answer.choose(Context().runtime, agent_id, " ".join(option), prompt))
+    args = {"agent": agent_id, "answer": " ".join(option), "prompt": prompt or ""}
+    console.print(Context().on_owner("choose", args))

@@ -11,7 +11,6 @@ from rich.console import Console
 
 from bus.repo_paths import agent_from_path
 from worker.agents import user_messages
-from worker.agents.talk import answer as answer_question
 from worker.agents.talk import ask as ask_question
 from worker.agents.views import format_age
 from worker.cli.context import Context
@@ -63,8 +62,10 @@ def answer(
 
     Example: ib reply q-1a2b3c4d "Postgres"
     """
-    done = answer_question(Context().runtime, question_id, " ".join(text))
-    console.print(f"answered {done.id}: sent to {done.agent}")
+    ctx = Context()
+    asker = ctx.runtime.questions.get(question_id).agent
+    ctx.on_owner("answer", {"question": question_id, "text": " ".join(text)})  # on the asker's machine
+    console.print(f"answered {question_id}: sent to {asker}")
 
 
 def acknowledge(

@@ -13,6 +13,7 @@ from bus.agents import Agent
 from bus.errors import Conflict
 from worker.agents import agent_log
 from worker.agents.layout import AgentPaths
+from worker.agents.ownership import owned
 from worker.agents.teardown import teardown
 from worker.errors import WorkerError
 from worker.git.repo import Git
@@ -38,7 +39,7 @@ class Merged:
 
 
 def merge(rt: Runtime, agent_id: str, into: str | None = None) -> Merged:
-    agent = rt.agents.get(agent_id)
+    agent = owned(rt, agent_id)
     target = into or agent.base_branch
     if not agent.branch:
         raise Conflict(f"{agent.id} works without a worktree (--no-worktree): there is no branch to merge")
@@ -80,7 +81,7 @@ def _conflict(rt: Runtime, agent: Agent, target: str, files: list[str], paths: A
 
 def merge_check(rt: Runtime, agent_id: str, into: str | None = None) -> list[str]:
     """The files that would conflict if the agent were merged now ([] = clean). Changes nothing."""
-    agent = rt.agents.get(agent_id)
+    agent = owned(rt, agent_id)
     if not agent.branch:
         raise Conflict(f"{agent.id} works without a worktree: there is no branch to merge")
     target = into or agent.base_branch

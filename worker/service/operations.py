@@ -11,6 +11,7 @@ from typing import Any
 
 from bus.errors import InvalidInput
 from worker.agents import dialog_answer, lifecycle, teardown, views
+from worker.agents.ownership import NotOwner, owner_of_args
 from worker.agents.spawn import SpawnRequest, new_agent
 from worker.agents.talk import look, press, screenshot, send
 from worker.auto.loop import AutoLoops
@@ -18,6 +19,7 @@ from worker.git import merge
 from worker.git.merge_queue import MergeQueue
 from worker.service.runtime import Runtime
 from worker.tasks import planning
+from worker.tasks.assign import new_agent_for_task
 
 Operation = Callable[[Runtime, dict[str, Any]], Any]
 
@@ -44,8 +46,10 @@ def _new_agent(rt: Runtime, args: dict[str, Any]) -> Any:
         model=_optional(args, "model"),
         project=_optional(args, "project"),
         task=_optional(args, "task"),
+        caller=_optional(args, "caller"),
     )
-    return json.loads(new_agent(rt, req).to_json())
+    made = new_agent_for_task(rt, req) if req.task else new_agent(rt, req)
+    return json.loads(made.to_json())
 
 
 def _merged(rt: Runtime, args: dict[str, Any]) -> Any:
@@ -105,7 +109,7 @@ OPERATIONS: dict[str, Operation] = {
     ),
     "pause": lambda rt, a: lifecycle.pause(rt, _text(a, "agent")).id,
     "resume": lambda rt, a: lifecycle.resume(rt, _text(a, "agent")).message,
-    "nuke": lambda rt, a: teardown.nuke(rt, _optional(a, "agent")),
+    "nuke": lambda rt, a: teardown.nuke(rt, _optional(a, "agent"), a.get("tree") is not False),
     "diff": lambda rt, a: views.diff_text(rt, _text(a, "agent"), bool(a.get("stat"))),
     "status": lambda rt, a: views.status_text(rt, _text(a, "agent")),
     "auto-start": _auto_start,
@@ -119,9 +123,18 @@ OPERATIONS: dict[str, Operation] = {
 }
 
 
+# These change only what is on the bus (the merge queue is worked by the agent's own worker), so any
+# worker may run them; every other operation naming an agent runs on the agent's worker only.
+BUS_ONLY = frozenset({"queue-merge"})
+
+
 def run_operation(rt: Runtime, op: str, args: dict[str, Any]) -> Any:
+    """Run `op` here; refused before anything happens when the agent it names is another worker's."""
     try:
         operation = OPERATIONS[op]
     except KeyError as e:
         raise InvalidInput(f"unknown command {op!r} (known: {', '.join(sorted(OPERATIONS))})") from e
+    owner = owner_of_args(rt, args) if op not in BUS_ONLY else None
+    if owner is not None and owner != rt.worker_id:
+        raise NotOwner(f"{op}: the agent runs on worker {owner!r}, not on {rt.worker_id!r}; ask that worker")
     return operation(rt, args)

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 import redis
 
-from bus import dead_letters
+from bus import dead_letters, workers
 from bus.clients import hotconf
 from bus.dead_letters import Poison
 from bus.envelope import MERGE_TYPES
@@ -97,10 +97,28 @@ class WorkerService:
         next_tick = 0.0
         while not self.stopping.is_set():
             wait = max(0.0, next_tick - time.monotonic())
-            self._handle(self.inbox.read(block_ms=max(1, int(wait * 1000))))
-            if time.monotonic() >= next_tick:
-                self.tick()
-                next_tick = time.monotonic() + interval
+            try:
+                self._handle(self.inbox.read(block_ms=max(1, int(wait * 1000))))
+                if time.monotonic() >= next_tick:
+                    self.tick()
+                    next_tick = time.monotonic() + interval
+            except (redis.ConnectionError, redis.TimeoutError) as e:
+                self._wait_for_bus(e)
+
+    def _wait_for_bus(self, error: Exception) -> None:
+        """Redis is out of reach (for this machine, maybe only): the agents keep running; try again, more
+        slowly each time, until it answers. Meanwhile the others mark our agents unreachable; the next
+        tick sees that and puts them back (`_back`)."""
+        log.warning("worker %s: the bus is out of reach (%s); retrying", self.me, error)
+        delay = 0.5
+        while not self.stopping.wait(delay):
+            try:
+                self.rt.client.ping()
+            except (redis.ConnectionError, redis.TimeoutError):
+                delay = min(delay * 2, 5.0)
+                continue
+            log.warning("worker %s: the bus answers again", self.me)
+            return
 
     def _drain(self) -> None:
         while batch := self.inbox.read(block_ms=1):
@@ -108,7 +126,10 @@ class WorkerService:
 
     def tick(self) -> None:
         self.heartbeat.renew()
+        if workers.record_seen(self.rt.client, self.rt.keys, self.rt.worker_id):
+            self._back()  # others marked us down (Redis was out of reach, or we were stopped)
         steps = (
+            self._sweep,
             self.watcher.tick,
             self.tailer.tick,
             self.status_node.tick,
@@ -136,8 +157,24 @@ class WorkerService:
         """Planners of this worker that gave no answer in time: their plans fail."""
         planning.expire(self.rt)
 
+    def _sweep(self) -> None:
+        """Other workers whose heartbeat expired: their agents are marked unreachable (once, by anyone)."""
+        for gone in workers.sweep(self.rt.client, self.rt.keys, self.rt.settings.events_maxlen):
+            log.warning("worker %s: worker %s stopped answering; its agents are unreachable", self.me, gone)
+
+    def _back(self) -> None:
+        back = workers.come_back(self.rt.client, self.rt.keys, self.me, self.rt.settings.events_maxlen)
+        if back:
+            log.info("worker %s: back; %d agent(s) reachable again", self.me, len(back))
+
+    @property
+    def me(self) -> str:
+        return self.rt.worker_id
+
     def adopt(self) -> None:
         """Agents of this worker still in tmux are watched again; the others are marked stopped."""
+        workers.record_seen(self.rt.client, self.rt.keys, self.me)
+        self._back()
         sessions = set(self.rt.tmux.sessions())
         for agent in self.rt.agents.all():
             if agent.worker != self.rt.worker_id:

@@ -42,7 +42,7 @@ class PaneWatcher:
             self.record(agent, PaneState.STOPPED.value)
             return
         quiet = pane.activity is not None and not needs_capture(pane.activity, self.captured_at.get(agent.id))
-        if quiet and agent.state not in ("creating", "unknown"):
+        if quiet and agent.state not in ("creating", "unknown", "unreachable"):
             return  # nothing printed since we last looked
         try:
             now = time.time()
