@@ -147,16 +147,14 @@ class TaskStore:
         nothing is ready. Its dependencies' results, observations and handoffs are copied into its notes."""
         validate_id("project", project)
         validate_id("agent", agent)
-        claimed = self._run("claim", [self._keys.ready(project)], [agent])
-        return self.get(str(claimed)) if claimed else None
+        return _claimed(self._run("claim", [self._keys.ready(project)], [agent]))
 
     def claim_task(self, task_id: str, agent: str) -> Task | None:
         """Claim this one task for `agent` (the same script as `claim`, so never for two claimers);
         None when it is not ready now."""
         validate_id("agent", agent)
         task = self.get(task_id)
-        claimed = self._run("claim", [self._keys.ready(task.project)], [agent, task_id])
-        return self.get(task_id) if claimed else None
+        return _claimed(self._run("claim", [self._keys.ready(task.project)], [agent, task_id]))
 
     def done(self, task_id: str, agent: str, summary: str = "") -> TaskList:
         """Finish a task `agent` holds; returns the tasks that became ready because of it, in claim order."""
@@ -341,3 +339,12 @@ class TaskStore:
             if fields:
                 tasks.append(Task.from_hash(fields, deps, notes))
         return tasks
+
+
+def _claimed(reply: Any) -> Task | None:
+    """The task the claim script returns with its claim: id, flat hash, dependency ids, notes."""
+    if not reply:
+        return None
+    _id, flat, deps, notes = reply
+    fields = {str(flat[i]): str(flat[i + 1]) for i in range(0, len(flat), 2)}
+    return Task.from_hash(fields, [str(d) for d in deps], [str(n) for n in notes])

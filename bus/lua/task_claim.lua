@@ -1,5 +1,6 @@
 -- Claim the next ready task of a project, or one given task. KEYS[5] the project's ready queue.
--- arg: 1 agent, 2 (optional) the one task wanted. Returns the claimed task's id, or false when
+-- arg: 1 agent, 2 (optional) the one task wanted. Returns the claimed task read back in the same round
+-- trip — {id, its hash as a flat field/value list, its dependency ids, its notes} — or false when
 -- nothing is ready (or the task wanted is not). The queue's order (see ready_score) makes this highest
 -- priority first, then oldest; one script runs at a time, so a task is never handed to two claimers.
 local agent, wanted = arg(1), arg(2)
@@ -45,4 +46,5 @@ local max_attempts = tonumber(field(id, "max_attempts"))
 emit("task_claimed", agent, field(id, "project"), agent, id, id .. " claimed by " .. agent,
   jobj({"title", J(field(id, "title")), "priority", J(tonumber(field(id, "priority"))),
     "attempt", J(attempt), "max_attempts", J(max_attempts)}))
-return id
+return {id, redis.call("HGETALL", hash), redis.call("SMEMBERS", key("deps", id)),
+  redis.call("LRANGE", notes_key, 0, -1)}
