@@ -152,7 +152,7 @@ def _cluster(tmp: Path, network: Network | None, stack: ExitStack) -> Cluster:
             env.update(
                 {
                     "IB_TMUX_SOCKET": socket_name,
-                    "IB_AGENT_COMMAND": f"{sys.executable} -m worker.fake_agent",
+                    "IB_AGENT_COMMAND": f"{sys.executable} -m worker.fake.agent",
                     "IB_FAKE_TRANSCRIPT_DIR": str(home / "transcripts"),
                     "IB_FAKE_RECEIVED": str(home / "received.txt"),
                     "IB_SEND_DELAY": "0.05",
