@@ -173,6 +173,8 @@ INLINE_CASES = [
     ),
     ("shell-prompt-after-exit", "Resume this session with:\nclaude --resume 1f2e\n$ \n", "stopped"),
     ("user-host-shell-prompt", "me@box:~/repo$ \n", "stopped"),
+    ("bash-version-shell-prompt", "Resume this session with:\nclaude --resume 1f2e\nbash-5.2$ \n", "stopped"),
+    ("dollar-amount-is-no-prompt", "● It costs 5 $\n", "unknown"),
     ("dollar-line-in-conversation", f"● Type this:\n  $\n\n{IDLE}", "waiting"),
     ("blank-pane", "\n" * 50, "creating"),
     (

@@ -47,7 +47,7 @@ _STARTED = ("Claude Code v", "[USER TASK]")
 _WELCOME = _patterns(r"^│\s*Welcome (?:back|to Claude Code)")
 
 _EXITED = _patterns(r"^Pane is dead\b")
-_SHELL_PROMPT = re.compile(r"^(?:[\w.-]+@[\w.-]+:\S*\s?)?[$#%]$")
+_SHELL_PROMPT = re.compile(r"^(?:[\w.-]+@[\w.-]+:\S*\s?|[\w.-]+)?[$#%]$")  # $, me@box:~/repo$, bash-5.2$
 # An open dialog: its selected option, its footer, or its question; nothing of the input box below it.
 _DIALOG = _patterns(
     r"^\s*❯\s*\d+\.\s",
