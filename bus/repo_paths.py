@@ -48,3 +48,13 @@ def agent_from_path(start: str) -> str | None:
 
 def state_dir(root: str) -> str:
     return os.path.join(root, STATE_DIR)
+
+
+def ensure_state_dir(root: str) -> str:
+    """`<root>/.ib`, created private (0700) and tightened to 0700 when an older version left it open:
+    the bus's password, agents' settings and logs live below it."""
+    path = state_dir(root)
+    os.makedirs(path, mode=0o700, exist_ok=True)
+    if os.stat(path).st_mode & 0o077:
+        os.chmod(path, 0o700)
+    return path

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
+import stat
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
+import redis
 
 from bus.embedded import Embedded
 from tests.cli import IbRunner
@@ -33,16 +37,59 @@ def test_processes_of_one_repository_meet_on_one_bus(local: IbRunner, repo: Path
     assert (repo / ".ib" / "redis" / "appendonly.aof").exists()
 
 
-def test_status_stop_and_data_survives_restart(local: IbRunner, repo: Path) -> None:
+def test_stop_means_stopped_until_start_and_data_survives(local: IbRunner, repo: Path) -> None:
     assert local.run("notify", "kept").returncode == 0
     status = local.run("bus", "status")
-    assert status.returncode == 0 and "embedded, redis://127.0.0.1:" in status.stdout
+    assert status.returncode == 0 and "embedded, redis://***@127.0.0.1:" in status.stdout
     assert local.run("bus", "stop").stdout.strip() == "stopped"
     stopped = local.run("bus", "status")
-    assert stopped.returncode == 3 and "not running" in stopped.stdout
+    assert stopped.returncode == 3 and "stopped (ib bus start starts it)" in stopped.stdout
     assert local.run("bus", "stop").stdout.strip() == "not running"
-    out = local.run("listen", "--timeout", "5").stdout  # starts it again, from the AOF
-    assert [json.loads(line)["msg"] for line in out.splitlines()] == ["kept"]
+
+    spooled = local.run("notify", "while stopped")  # a hook or notify does not start it again: it spools
+    assert spooled.returncode == 0 and "ib bus stop" in spooled.stderr
+    listen = local.run("listen", "--timeout", "1")
+    assert listen.returncode == 1 and listen.stderr.count("\n") == 1 and "ib bus start" in listen.stderr
+    assert not (repo / ".ib" / "redis" / "url").exists()
+
+    assert local.run("bus", "start").returncode == 0
+    out = local.run("listen", "--timeout", "5").stdout  # from the AOF, then the spool, in order
+    assert [json.loads(line)["msg"] for line in out.splitlines()] == ["kept", "while stopped"]
+
+
+def test_the_embedded_bus_is_locked(local: IbRunner, repo: Path) -> None:
+    assert local.run("notify", "x").returncode == 0
+    state, folder = repo / ".ib", repo / ".ib" / "redis"
+    assert stat.S_IMODE(state.stat().st_mode) == 0o700
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+    files = [p for p in folder.rglob("*") if p.is_file()]
+    assert {"redis.conf", "url", "redis.pid", "redis.log"} <= {p.name for p in files}
+    assert {p.name: oct(stat.S_IMODE(p.stat().st_mode)) for p in files} == {p.name: "0o600" for p in files}
+
+    url = (folder / "url").read_text().strip()
+    parts = urlsplit(url)
+    assert parts.hostname == "127.0.0.1" and parts.password
+    anonymous = redis.Redis(host="127.0.0.1", port=parts.port)
+    with pytest.raises(redis.AuthenticationError):
+        anonymous.ping()
+    client = redis.Redis.from_url(url)
+    assert client.ping()
+    for command in (
+        ("CONFIG", "SET", "dir", "/tmp"),
+        ("DEBUG", "SLEEP", "0"),
+        ("MODULE", "LIST"),
+        ("SHUTDOWN",),
+    ):
+        with pytest.raises(redis.ResponseError, match="unknown command"):
+            client.execute_command(*command)
+    assert client.ping()
+
+
+def test_an_open_state_folder_from_an_older_version_is_closed(local: IbRunner, repo: Path) -> None:
+    (repo / ".ib").mkdir(mode=0o755)
+    os.chmod(repo / ".ib", 0o755)
+    assert local.run("notify", "x").returncode == 0
+    assert stat.S_IMODE((repo / ".ib").stat().st_mode) == 0o700
 
 
 def test_with_redis_url_nothing_is_started(ib: IbRunner, repo: Path) -> None:

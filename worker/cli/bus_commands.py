@@ -150,6 +150,13 @@ def _flush_file(item: spool.SpoolFile, maxlen: int) -> int:
         return spool.flush_file(conn, os.path.dirname(item.path), item.target, item.namespace, maxlen)
 
 
+def _masked(url: str) -> str:
+    """The URL without its password: `redis://***@127.0.0.1:41234/0`."""
+    scheme, sep, rest = url.partition("://")
+    credentials, at, location = rest.rpartition("@")
+    return f"{scheme}{sep}***@{location}" if at and credentials else url
+
+
 @bus_app.command("status")
 def bus_status() -> None:
     """Which Redis this repository uses and whether it answers.
@@ -164,8 +171,11 @@ def bus_status() -> None:
     elif root is None:
         raise BusUnavailable("no IB_REDIS_URL is set and this is not inside a git repository")
     else:
-        url = Embedded(str(root)).alive()
-        console.print(f"bus: embedded, {url or 'not running'} (data in {Embedded(str(root)).folder})")
+        embedded = Embedded(str(root))
+        url = embedded.alive()
+        stopped = "stopped (ib bus start starts it)" if embedded.stopped_on_purpose() else "not running"
+        state = _masked(url) if url else stopped
+        console.print(f"bus: embedded, {state} (data in {embedded.folder})")
         if url is None:
             raise typer.Exit(3)
     client = ctx.client
@@ -183,7 +193,11 @@ def bus_start() -> None:
     if ctx.settings.redis_url:
         console.print(f"IB_REDIS_URL is set ({ctx.settings.redis_url}); nothing to start")
         return
-    console.print(f"embedded bus at {ctx.url}")
+    root = ctx.settings.repository(ctx.cwd)
+    if root is None:
+        raise BusUnavailable("no IB_REDIS_URL is set and this is not inside a git repository")
+    Embedded(str(root)).start()
+    console.print(f"embedded bus at {_masked(ctx.url)}")
 
 
 @bus_app.command("stop")

@@ -19,6 +19,7 @@ import typer
 from rich.console import Console
 
 from bus.clients import client_for, resolve_url
+from bus.embedded import Embedded
 from bus.errors import BusError
 from worker.cli.context import Context
 from worker.frontends.dashboard import Dashboard, keys_fd
@@ -62,6 +63,13 @@ def _bus_label(ctx: Context, url: str) -> str:
     return bus_label(url, embedded=not ctx.settings.redis_url)
 
 
+def resume_embedded(ctx: Context) -> None:
+    """Start the embedded bus even after `ib bus stop` (a plain `ib` command would not)."""
+    root = ctx.settings.repository(ctx.cwd)
+    if not ctx.settings.redis_url and root is not None:
+        Embedded(str(root)).start()
+
+
 def up(
     detached: bool = typer.Option(False, "--detach", "-d", help="run in the background; `ib down` stops it"),
     watch: bool = typer.Option(True, "--watch/--no-watch", help="show the dashboard in this terminal"),
@@ -77,6 +85,7 @@ def up(
     """
     ctx = Context()
     files = _files(ctx)
+    resume_embedded(ctx)
     if detached:
         _detach(ctx, files)
         return
