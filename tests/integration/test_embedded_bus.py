@@ -99,13 +99,15 @@ def test_with_redis_url_nothing_is_started(ib: IbRunner, repo: Path) -> None:
     assert refused.returncode == 1 and "IB_REDIS_URL is set" in refused.stderr
 
 
-def test_outside_a_repository_without_url_spools(tmp_path: Path) -> None:
+def test_outside_a_repository_without_url_says_so(tmp_path: Path) -> None:
+    """No bus can ever exist there, so nothing is spooled (issue 10): one line, exit 1."""
     outside = tmp_path / "plain"
     outside.mkdir()
     runner = IbRunner(outside, {"IB_SPOOL_DIR": str(tmp_path / "spool")})
     done = runner.run("notify", "nowhere to go")
-    assert done.returncode == 0
-    assert "not inside a git repository" in done.stderr
+    assert done.returncode == 1
+    assert done.stderr.count("\n") == 1 and "not inside a git repository" in done.stderr
+    assert not (tmp_path / "spool").exists()
     listen = runner.run("listen", "--timeout", "1")
     assert listen.returncode == 1
     assert listen.stderr.startswith("ib listen: error:") and "IB_REDIS_URL" in listen.stderr
