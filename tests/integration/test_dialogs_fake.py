@@ -87,3 +87,46 @@ def test_a_question_dialog_answered_by_label(agents_ib: IbRunner, rds: redis.Red
     retry_until(lambda: _shows(agents_ib, "picker", "You chose Green."), TIMEOUT)
     _event(rds, keys, "complete")
     assert json.loads(agents_ib.run("questions", "--json").stdout) == []
+
+
+def test_an_older_claude_code_gets_only_the_hook_events_it_has(
+    agents_ib: IbRunner, repo: Path, tmp_path: Path
+) -> None:
+    program = tmp_path / "old-claude"
+    program.write_text(
+        "#!/bin/sh\n"
+        'if [ "$1" = --version ]; then echo "2.1.70 (Claude Code)"; exit 0; fi\n'
+        f'exec {agents_ib.env["IB_AGENT_COMMAND"]} "$@"\n'
+    )
+    program.chmod(0o755)
+    agents_ib.env["IB_AGENT_COMMAND"] = str(program)
+    done = agents_ib.run("new-agent", "fake: wait", "--name", "oldie")
+    assert done.returncode == 0, done.stderr
+    assert (
+        "ib new-agent: note: Claude Code 2.1.70 has no StopFailure hook events; agents run without them "
+        "(tested with 2.1.332)"
+    ) in done.stderr
+    settings = json.loads((repo / ".ib" / "agents" / "oldie" / "settings.json").read_text())
+    assert "StopFailure" not in settings["hooks"]
+    assert {"Stop", "PermissionRequest", "Notification", "SessionEnd"} <= settings["hooks"].keys()
+
+
+def test_a_resume_that_fails_is_reported_as_failed(
+    agents_ib: IbRunner, rds: redis.Redis, keys: Keys, tmux_socket: str, tmp_path: Path
+) -> None:
+    _spawn(agents_ib, "phoenix", "fake: wait")
+    retry_until(lambda: rds.hget(keys.agent("phoenix"), "transcript_path"), TIMEOUT, what="its transcript")
+    transcript = Path(str(rds.hget(keys.agent("phoenix"), "transcript_path")))
+    retry_until(transcript.exists, TIMEOUT, what="the transcript file")
+    session = str(rds.hget(keys.agent("phoenix"), "session"))
+    subprocess.run(["tmux", "-L", tmux_socket, "kill-session", "-t", session], check=True)
+    broken = tmp_path / "broken-claude"
+    broken.write_text("#!/bin/sh\necho 'No conversation found with session ID: x' >&2\nexit 1\n")
+    broken.chmod(0o755)
+    resumed = agents_ib.run("resume", "phoenix", env={"IB_AGENT_COMMAND": str(broken)})
+    assert resumed.returncode == 1
+    assert resumed.stderr.strip() == (
+        "ib resume: error: resuming phoenix failed: the agent program exited at once (status 1) "
+        "(see ib look phoenix)"
+    )
+    assert "resumed" not in resumed.stdout

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shlex
 import time
 import uuid
@@ -21,6 +22,7 @@ from worker.service.runtime import Runtime
 CONTINUE = "Continue where you left off."
 START_WAIT = 15.0  # seconds a restarted agent has to show its program before we stop watching
 _FAILED = "No conversation found"
+_DEAD = re.compile(r"Pane is dead \(status (\d+)")
 _STARTED = ("Claude Code v", "❯", "> ")
 
 
@@ -108,14 +110,19 @@ def _check_started(rt: Runtime, agent: Agent) -> None:
         text = rt.tmux.capture(agent.session) if pane is not None else ""
         failure = next((line.strip() for line in text.splitlines() if _FAILED in line), "")
         if pane is None or pane.dead or failure:
-            said = failure or next((x.strip() for x in reversed(text.splitlines()) if x.strip()), "")
             rt.agents.update(agent.id, state="stopped", state_by="")
-            raise ResumeFailed(
-                f"resuming {agent.id} failed" + (f": {said}" if said else "") + f" (see ib look {agent.id})"
-            )
+            raise ResumeFailed(f"resuming {agent.id} failed: {_why(failure, text)} (see ib look {agent.id})")
         if any(sign in text for sign in _STARTED):
             return
         time.sleep(0.1)
+
+
+def _why(failure: str, text: str) -> str:
+    """What the dead pane says: Claude Code's own line, else the exit status tmux noted."""
+    if failure:
+        return failure
+    found = _DEAD.search(text)
+    return f"the agent program exited at once (status {found[1]})" if found else "its session ended at once"
 
 
 def _session_alive(rt: Runtime, agent: Agent) -> bool:

@@ -19,6 +19,7 @@ from worker.service.runtime import Runtime
 from worker.tmux.dialogs import Dialog, read_dialog
 from worker.tmux.pane_state import PaneState, pane_state
 from worker.tmux.parse import PaneInfo, needs_capture
+from worker.tmux.retry import retry_notice
 from worker.tmux.state_authority import pane_may_set
 
 log = logging.getLogger(__name__)
@@ -57,7 +58,8 @@ class PaneWatcher:
             if dialog is not None and dialog.kind == "trust":
                 self._trust_dialog(agent, dialog)
                 state = "permission"
-        self.record(agent, state)
+        retry = retry_notice(text) if state in ("error", "rate_limited") else None
+        self.record(agent, state, retry)
 
     def _trust_dialog(self, agent: Agent, dialog: Dialog) -> None:
         """Claude Code asks whether it may work in the folder before any hook runs: a person decides
@@ -75,9 +77,9 @@ class PaneWatcher:
             data={"kind": "trust", "folder": folder, "options": list(TRUST_OPTIONS), "prompt_id": prompt.id},
         )
 
-    def record(self, agent: Agent, state: str) -> None:
+    def record(self, agent: Agent, state: str, retry: dict[str, object] | None = None) -> None:
         """Store a state the watcher saw, unless a hook's state stands against it; publish `state` (and
-        `rate_limited` / `stopped`) when it changed."""
+        `rate_limited` / `stopped`; `error` with the retry facts while Claude Code retries) on a change."""
         current, by = self.rt.agents.state_of(agent.id)
         if not pane_may_set(current, by, state):
             return
@@ -92,6 +94,14 @@ class PaneWatcher:
             data={"from_state": previous, "to_state": state},
             **common,
         )
+        if retry is not None:
+            self.rt.publish(
+                "error",
+                f"{agent.id}: API error ({retry['kind']}); Claude Code retries in {retry['retry_in']}s "
+                f"(attempt {retry['attempt']}/{retry['attempts']})",
+                data=retry,
+                **common,
+            )
         if state == "rate_limited":
             self.rt.publish("rate_limited", f"{agent.id} hit a rate limit", **common)
         elif state == "stopped":

@@ -1,0 +1,38 @@
+"""Claude Code retrying an API call, read from real 2.1.332 captures: the facts the `error` event carries."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from worker.tmux.retry import retry_notice
+
+PANES = Path(__file__).resolve().parents[1] / "fixtures" / "pane-states"
+
+
+@pytest.mark.parametrize(
+    ("name", "kind", "attempt"),
+    [
+        ("rate_limited-cc2.1.332-retrying-429-w80.txt", "rate_limit", 4),
+        ("rate_limited-cc2.1.332-retrying-429-w200.txt", "rate_limit", 4),
+        ("error-cc2.1.332-retrying-529-w100.txt", "other", 2),
+    ],
+)
+def test_retrying_captures(name: str, kind: str, attempt: int) -> None:
+    notice = retry_notice((PANES / name).read_text(encoding="utf-8"))
+    assert notice is not None
+    assert (notice["kind"], notice["attempt"], notice["attempts"]) == (kind, attempt, 10)
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["error-cc2.1.332-api-529-overloaded-w100.txt", "rate_limited-cc2.1.332-api-429-turn-ended-w80.txt"],
+)
+def test_a_turn_that_ended_is_not_retrying(name: str) -> None:
+    assert retry_notice((PANES / name).read_text(encoding="utf-8")) is None
+
+
+def test_overloaded_by_its_status() -> None:
+    notice = retry_notice("✻ 529 Overloaded · retrying in 10s · attempt 5/10\n")
+    assert notice is not None and (notice["kind"], notice["retry_in"]) == ("overloaded", 10)
