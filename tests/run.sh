@@ -73,7 +73,13 @@ EMBEDDED_PASS=(
     tests/integration/test_tasks.py
     tests/integration/test_tasks_concurrency.py
     tests/integration/test_task_wait.py
-    tests/integration/test_task_cli.py
+    tests/integration/test_task_cli.py::test_refusals_are_one_line_and_exit_1
+    tests/integration/test_task_cli.py::test_claim_with_nothing_ready_exits_3_and_says_so
+    tests/integration/test_task_cli.py::test_claim_wait_is_woken_by_another_process_finishing_the_last_dependency
+    tests/integration/test_task_cli.py::test_two_waiting_claimers_and_one_task_exactly_one_gets_it
+    tests/integration/test_task_cli.py::test_done_of_a_task_held_by_another_runs_no_tests
+    tests/integration/test_task_cli.py::test_new_agent_refuses_a_task_it_cannot_have
+    tests/integration/test_task_cli.py::test_stop_hook_finishes_the_agents_task
     tests/integration/test_notify_listen.py
     tests/integration/test_events_cmd.py
     tests/integration/test_spool.py
