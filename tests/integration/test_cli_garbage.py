@@ -82,3 +82,45 @@ def test_garbage_gets_one_line_and_exit_2(
     assert len(lines) == 1, err
     assert lines[0].startswith(f"ib {argv[0]}") and ": error: " in lines[0], lines[0]
     assert "Traceback" not in err
+
+
+GARBAGE = "\x1b[2J../../etc/passwd;$(rm -rf /) \u202e"
+# `up` starts services and `bot` a Telegram client: they run, so they are not fed garbage here
+RUNS_SERVICES = {("up",), ("bot",)}
+
+
+def _with_garbage() -> list[tuple[str, list[str]]]:
+    cases = []
+    for path, command in COMMANDS:
+        arguments = [p for p in command.params if p.param_type_name == "argument"]
+        if not arguments or path in RUNS_SERVICES or path[0] == "hook":
+            continue
+        cases.append((" ".join(path), [*path, *[GARBAGE] * len(arguments)]))
+    return cases
+
+
+@pytest.mark.parametrize("argv", [c[1] for c in _with_garbage()], ids=[c[0] for c in _with_garbage()])
+def test_garbage_arguments_get_at_most_one_line(
+    argv: list[str],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    repo: object,
+    tmp_path: object,
+) -> None:
+    """Garbage where ids, titles and files go, with Redis unreachable: a refusal in one line (or the
+    command's answer), never a traceback."""
+    monkeypatch.chdir(str(repo))
+    monkeypatch.setattr(sys, "argv", ["ib", *argv])
+    monkeypatch.setattr(sys, "stdin", open("/dev/null"))  # noqa: SIM115 - closed with the test's process
+    monkeypatch.setenv("IB_REDIS_URL", "redis://127.0.0.1:1/0")
+    monkeypatch.setenv("IB_CONNECT_TIMEOUT", "0.2")
+    monkeypatch.setenv("IB_SPOOL_DIR", str(tmp_path))
+    code: object = 0
+    try:
+        main()
+    except SystemExit as e:
+        code = e.code
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    errors = [line for line in err.splitlines() if ": error: " in line]
+    assert code in (0, None) or (code in (1, 2, 3) and len(errors) == 1), (code, err)
