@@ -169,8 +169,8 @@ def test_nothing_writable_stop_hook_says_it_and_logs_it(ib: IbRunner, tmp_path: 
     payload = json.dumps({"session_id": "s", "last_assistant_message": "x\nWAITING", "cwd": str(ib.cwd)})
     done = ib.run("hook", "stop", stdin=payload, env=env)
     assert (done.returncode, done.stdout) == (0, "")
-    last = done.stderr.splitlines()[-1]
-    assert last.startswith("ib hook stop: error: cannot spool the event (")
+    assert done.stderr.startswith("ib hook stop: error: cannot spool the event (")
+    assert len(done.stderr.splitlines()) == 1
     assert "[hook stop] cannot spool the event" in (folder / "agent.log").read_text()
 
 
@@ -189,3 +189,22 @@ def test_a_running_worker_sends_what_was_spooled(agents_ib: IbRunner, tmp_path: 
         worker.communicate(timeout=20)
     got = lines(agents_ib.run("listen", "--timeout", "5", "--types", "waiting").stdout)
     assert [e["msg"] for e in got] == ["spooled 0", "spooled 1", "spooled 2"]
+
+
+def test_nothing_writable_event_hook_says_it_and_logs_it(ib: IbRunner, tmp_path: Path) -> None:
+    (tmp_path / "spool").write_text("in the way\n")
+    (tmp_path / "tmp").write_text("the temp dir is a file too\n")
+    folder = ib.cwd / ".ib" / "agents" / "a1"
+    folder.mkdir(parents=True)
+    env = {
+        "IB_REDIS_URL": _closed_port(),
+        "TMPDIR": str(tmp_path / "tmp"),
+        "IB_AGENT_ID": "a1",
+        "IB_ROOT": str(ib.cwd),
+    }
+    payload = {"hook_event_name": "Notification", "notification_type": "idle_prompt", "cwd": str(ib.cwd)}
+    done = ib.run("hook", "event", stdin=json.dumps(payload), env=env)
+    assert (done.returncode, done.stdout) == (0, "")
+    assert done.stderr.startswith("ib hook event: error: cannot spool the event (")
+    assert len(done.stderr.splitlines()) == 1
+    assert "[hook event] cannot spool the event" in (folder / "agent.log").read_text()
