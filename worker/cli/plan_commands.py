@@ -17,6 +17,7 @@ from bus.envelope import EVENT_FIELD
 from bus.events import Event
 from bus.plan_store import PlanDraft
 from bus.plans import render_tree
+from worker.cli import values
 from worker.cli.context import Context
 from worker.errors import WorkerError
 from worker.service.runtime import Runtime
@@ -31,7 +32,9 @@ def plan(
     goal: list[str] = typer.Argument(..., help="what to plan, in words"),
     project: str = typer.Option(None, "--project", help="project (default: the repository's name)"),
     yes: bool = typer.Option(False, "--yes", "-y", help="add the tasks at once when the plan is valid"),
-    timeout: float = typer.Option(None, "--timeout", help="seconds to wait (default IB_PLAN_TIMEOUT)"),
+    timeout: float = typer.Option(
+        None, "--timeout", callback=values.seconds, help="seconds to wait (default IB_PLAN_TIMEOUT)"
+    ),
 ) -> None:
     """Ask a planner agent for a task graph; print it as a tree, and with --yes add its tasks.
 
@@ -106,7 +109,9 @@ def plan_approve(plan_id: str = typer.Argument(..., help="plan id (see ib plans)
 def plan_edit(
     plan_id: str = typer.Argument(..., help="plan id"),
     changes: list[str] = typer.Argument(..., help="what to change, in words"),
-    timeout: float = typer.Option(None, "--timeout", help="seconds to wait (default IB_PLAN_TIMEOUT)"),
+    timeout: float = typer.Option(
+        None, "--timeout", callback=values.seconds, help="seconds to wait (default IB_PLAN_TIMEOUT)"
+    ),
 ) -> None:
     """Send changes back to the planner and print the new tree when it is done."""
     ctx = Context()
