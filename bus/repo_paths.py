@@ -51,10 +51,28 @@ def state_dir(root: str) -> str:
 
 
 def ensure_state_dir(root: str) -> str:
-    """`<root>/.ib`, created private (0700) and tightened to 0700 when an older version left it open:
-    the bus's password, agents' settings and logs live below it."""
+    """`<root>/.ib`, created private (0700) and tightened to 0700 when an older version left it open
+    (the bus's password, agents' settings and logs live below it), and kept out of `git status` (in
+    `.git/info/exclude`, not the person's .gitignore) by whichever command creates it first."""
     path = state_dir(root)
     os.makedirs(path, mode=0o700, exist_ok=True)
     if os.stat(path).st_mode & 0o077:
         os.chmod(path, 0o700)
+    _exclude_from_git(root)
     return path
+
+
+def _exclude_from_git(root: str) -> None:
+    git_dir = os.path.join(root, ".git")
+    if not os.path.isdir(git_dir):  # not the main checkout of a repository: nothing to exclude from
+        return
+    exclude = os.path.join(git_dir, "info", "exclude")
+    try:
+        with open(exclude, encoding="utf-8") as f:
+            current = f.read()
+    except FileNotFoundError:
+        current = ""
+    if f"/{STATE_DIR}/" not in current.split():
+        os.makedirs(os.path.dirname(exclude), exist_ok=True)
+        with open(exclude, "a", encoding="utf-8") as f:
+            f.write(("\n" if current and not current.endswith("\n") else "") + f"/{STATE_DIR}/\n")

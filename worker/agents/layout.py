@@ -14,7 +14,7 @@ import secrets
 from dataclasses import dataclass
 from pathlib import Path
 
-from bus.repo_paths import STATE_DIR
+from bus.repo_paths import STATE_DIR, ensure_state_dir
 
 SESSION_PREFIX = "ib"
 
@@ -68,7 +68,7 @@ def repo_id(root: Path) -> str:
         return path.read_text().strip()
     except FileNotFoundError:
         pass
-    path.parent.mkdir(parents=True, exist_ok=True)
+    ensure_state_dir(str(root))
     candidate = secrets.token_hex(4)
     try:  # O_EXCL: when two processes race, the first id written wins
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
@@ -81,16 +81,3 @@ def repo_id(root: Path) -> str:
 
 def session_name(root: Path, agent_id: str) -> str:
     return f"{SESSION_PREFIX}-{repo_id(root)}-{agent_id}"
-
-
-def ensure_ignored(root: Path) -> None:
-    """Keep `.ib/` out of `git status` without touching the person's .gitignore."""
-    exclude = root / ".git" / "info" / "exclude"
-    try:
-        current = exclude.read_text()
-    except FileNotFoundError:
-        current = ""
-    if f"/{STATE_DIR}/" not in current.split():
-        exclude.parent.mkdir(parents=True, exist_ok=True)
-        with exclude.open("a") as f:
-            f.write(("" if current.endswith("\n") or not current else "\n") + f"/{STATE_DIR}/\n")

@@ -20,13 +20,13 @@ from pathlib import Path
 from bus.agents import Agent
 from bus.errors import Conflict, InvalidInput
 from bus.ids import folder_project, validate_id
-from bus.repo_paths import agent_from_path
+from bus.repo_paths import agent_from_path, ensure_state_dir
 from worker.agents import agent_log
 from worker.agents.agent_env import env_command, passed_names
 from worker.agents.claude_settings import AGENT_HOOKS, build_agent_settings
 from worker.agents.claude_trust import claude_trusts
 from worker.agents.claude_version import TESTED_VERSION, format_version, lacking_events, program_version
-from worker.agents.layout import AgentPaths, ensure_ignored, session_name
+from worker.agents.layout import AgentPaths, session_name
 from worker.agents.prompt import PromptFacts, build_prompt
 from worker.errors import WorkerError
 from worker.git.repo import Git
@@ -83,7 +83,7 @@ def new_agent(rt: Runtime, req: SpawnRequest) -> Agent:
     git = Git(root)
     branch = "" if req.no_worktree else f"agent/{agent_id}"
     try:
-        ensure_ignored(root)
+        ensure_state_dir(str(root))
         base = _base_branch(git, rt, manager)
         paths.folder.mkdir(parents=True)
         if branch:

@@ -32,6 +32,25 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     add_completion=False,
 )
+
+
+def _print_version(wanted: bool) -> None:
+    if wanted:
+        from importlib.metadata import version
+
+        print(f"ib (ittybus) {version('ittybus')}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(
+    version: bool = typer.Option(
+        False, "--version", "-V", callback=_print_version, is_eager=True, help="Print the version and exit."
+    ),
+) -> None:
+    """ittybus: coding agents in tmux on a Redis bus."""
+
+
 hook_app = typer.Typer(help="Claude Code hooks (called by Claude Code, not by people).", no_args_is_help=True)
 
 app.command()(bus_commands.notify)

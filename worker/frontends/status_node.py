@@ -22,8 +22,8 @@ from bus.envelope import AGENT_TYPES
 from bus.heartbeat import Heartbeat
 from bus.keys import Keys
 from bus.messages import Message, MessageStore
+from bus.repo_paths import ensure_state_dir
 from bus.streams import Entry, Group, consumer_name
-from worker.agents.layout import state_root
 from worker.errors import StatusFileError, WorkerError
 from worker.frontends.claude_md import write_if_changed
 from worker.frontends.status_block import (
@@ -252,8 +252,7 @@ class StatusNodeStarter:
     def _start(self, root: Path, path: Path) -> subprocess.Popen[bytes] | None:
         command = [self.rt.ib_command, "status-node", "--auto", "--file", str(path)]
         try:
-            folder = state_root(root)
-            folder.mkdir(parents=True, exist_ok=True)
+            folder = Path(ensure_state_dir(str(root)))
             with (folder / LOG_FILE).open("ab") as out:
                 child = subprocess.Popen(
                     command,

@@ -24,7 +24,7 @@ from typing import IO
 import redis
 
 from bus.keys import Keys
-from bus.repo_paths import state_dir
+from bus.repo_paths import ensure_state_dir, state_dir
 from worker.errors import WorkerError
 from worker.service.supervisor_state import BOT_HINT, Probe, ServiceRecord, StackRecord, describe_exit
 
@@ -89,14 +89,14 @@ class StackFiles:
             return None
 
     def write(self, record: StackRecord) -> None:
-        self.folder.mkdir(parents=True, exist_ok=True)
+        ensure_state_dir(str(self.root))
         tmp = self.state.with_suffix(f".{os.getpid()}.tmp")
         tmp.write_text(record.to_json(), encoding="utf-8")
         os.replace(tmp, self.state)
 
     def take_lock(self) -> IO[str]:
         """The supervisor's lock, held as long as the returned file stays open."""
-        self.folder.mkdir(parents=True, exist_ok=True)
+        ensure_state_dir(str(self.root))
         handle = open(self.lock, "a+", encoding="ascii")  # noqa: SIM115 - held for the process's lifetime
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
