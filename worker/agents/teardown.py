@@ -17,6 +17,7 @@ from pathlib import Path
 
 from bus.agents import Agent
 from bus.errors import Conflict
+from bus.poll import wait_until
 from worker.agents import agent_log
 from worker.agents.layout import AgentPaths, archive_root
 from worker.agents.ownership import NotOwner, owned
@@ -92,6 +93,14 @@ def _stop_session(rt: Runtime, agent: Agent, paths: AgentPaths, graceful: bool) 
     return scrollback
 
 
+def _gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
 def _terminate(pane_pid: int | None) -> None:
     """SIGTERM the pane's process (the agent: start.sh execs it), wait a little, then SIGKILL."""
     if pane_pid is None:
@@ -100,13 +109,8 @@ def _terminate(pane_pid: int | None) -> None:
         os.kill(pane_pid, signal.SIGTERM)
     except ProcessLookupError:
         return
-    deadline = time.monotonic() + GRACE_SECONDS
-    while time.monotonic() < deadline:
-        try:
-            os.kill(pane_pid, 0)
-        except ProcessLookupError:
-            return
-        time.sleep(0.05)
+    if wait_until(lambda: _gone(pane_pid), GRACE_SECONDS):
+        return
     with contextlib.suppress(ProcessLookupError):
         os.kill(pane_pid, signal.SIGKILL)
 

@@ -24,6 +24,7 @@ from typing import IO
 import redis
 
 from bus.keys import Keys
+from bus.poll import wait_until
 from bus.repo_paths import ensure_state_dir, state_dir
 from worker.errors import WorkerError
 from worker.service.supervisor_state import BOT_HINT, Probe, ServiceRecord, StackRecord, describe_exit
@@ -289,12 +290,9 @@ def _terminate(pid: int, timeout: float, proc: subprocess.Popen[bytes] | None = 
             return
         except subprocess.TimeoutExpired:
             pass
-    else:
-        deadline = time.monotonic() + timeout
-        while process_alive(pid) and time.monotonic() < deadline:
-            time.sleep(0.05)  # not our child: nothing to wait on but its pid
-        if not process_alive(pid):
-            return
+    # not our child: nothing to wait on but its pid
+    elif wait_until(lambda: not process_alive(pid), timeout):
+        return
     log.warning("pid %s did not stop within %.0fs: killing it", pid, timeout)
     try:
         os.kill(pid, signal.SIGKILL)
@@ -326,13 +324,13 @@ def detach(files: StackFiles, argv: Sequence[str], env: Mapping[str, str] | None
 
 def wait_until_up(files: StackFiles, pid: int, timeout: float = 30.0) -> StackRecord:
     """Wait for the detached supervisor to start its services; StackError when it died instead."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+
+    def started() -> StackRecord | None:
         record = files.read()
-        started = record is not None and record.supervisor == pid and record.services
         if (
             record is not None
-            and started
+            and record.supervisor == pid
+            and record.services
             and all(s.state in ("running", "backoff", "off") for s in record.services)
         ):
             return record
@@ -340,7 +338,11 @@ def wait_until_up(files: StackFiles, pid: int, timeout: float = 30.0) -> StackRe
             raise StackError(
                 f"ib up stopped right away; see {files.log_of('stack')}:\n{tail(files.log_of('stack'))}"
             )
-        time.sleep(0.05)  # a process of our own starting up: nothing to block on
+        return None
+
+    record = wait_until(started, timeout)  # a process of our own starting up: nothing to block on
+    if record is not None:
+        return record
     raise StackError(f"ib up did not start its services within {timeout:g}s; see {files.log_of('stack')}")
 
 
@@ -367,11 +369,8 @@ def stop_stack(files: StackFiles, timeout: float = 2 * STOP_TIMEOUT + 5) -> Stac
         left = stop_leftovers(files)
         return replace(record, services=tuple(left)) if left else None
     os.kill(record.supervisor, signal.SIGTERM)
-    deadline = time.monotonic() + timeout
-    while process_alive(record.supervisor):
-        if time.monotonic() > deadline:
-            raise StackError(f"the supervisor (pid {record.supervisor}) did not stop within {timeout:g}s")
-        time.sleep(0.05)
+    if not wait_until(lambda: not process_alive(record.supervisor), timeout):
+        raise StackError(f"the supervisor (pid {record.supervisor}) did not stop within {timeout:g}s")
     return record
 
 

@@ -1,0 +1,87 @@
+"""Dependencies are declared exactly as imported: every third-party import of the packages is a declared
+dependency and every dependency is imported; the same for the tests and benchmarks and the dev extras.
+Imports are read from the source (every `import`, lazy ones included, and `find_spec("name")`)."""
+
+from __future__ import annotations
+
+import ast
+import re
+import sys
+import tomllib
+from importlib.metadata import packages_distributions
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+OWN = {"bus", "worker", "bot", "tests", "bench"}
+# dev extras that are never imported, and why they are declared anyway
+DEV_NOT_IMPORTED = {
+    "mypy": "a tool: tests/run.sh runs it",
+    "ruff": "a tool: tests/run.sh runs it",
+    "pytest-timeout": "a pytest plugin: the timeout setting and marker",
+    "build": "run as `python -m build` by tests/integration/test_install.py",
+}
+
+
+def normalized(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def declared(requirements: list[str]) -> set[str]:
+    return {normalized(re.match(r"[A-Za-z0-9._-]+", r)[0]) for r in requirements}  # type: ignore[index]
+
+
+def imported_modules(folders: tuple[str, ...]) -> dict[str, set[str]]:
+    """Top-level third-party module → the files that import it."""
+    found: dict[str, set[str]] = {}
+    for folder in folders:
+        for path in (ROOT / folder).rglob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                for name in _names(node):
+                    top = name.partition(".")[0]
+                    if top not in sys.stdlib_module_names and top not in OWN and top != "__future__":
+                        found.setdefault(top, set()).add(str(path.relative_to(ROOT)))
+    return found
+
+
+def _names(node: ast.AST) -> list[str]:
+    if isinstance(node, ast.Import):
+        return [alias.name for alias in node.names]
+    if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+        return [node.module]
+    if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant):
+        func = node.func
+        called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        if called in ("find_spec", "import_module") and isinstance(node.args[0].value, str):
+            return [node.args[0].value]
+    return []
+
+
+def distributions(modules: dict[str, set[str]]) -> dict[str, set[str]]:
+    """Distribution → the files that import it; a module no installed distribution provides fails."""
+    provided = packages_distributions()
+    by_dist: dict[str, set[str]] = {}
+    for module, files in modules.items():
+        assert module in provided, f"{module} (imported by {sorted(files)}) comes from no installed package"
+        for dist in provided[module]:
+            by_dist.setdefault(normalized(dist), set()).update(files)
+    return by_dist
+
+
+PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+RUNTIME = declared(PROJECT["dependencies"])
+DEV = declared(PROJECT["optional-dependencies"]["dev"])
+
+
+def test_the_packages_import_exactly_the_declared_dependencies() -> None:
+    used = distributions(imported_modules(("bus", "worker", "bot")))
+    undeclared = {dist: sorted(files) for dist, files in used.items() if dist not in RUNTIME}
+    assert not undeclared, f"imported but not in [project.dependencies]: {undeclared}"
+    assert RUNTIME - set(used) == set(), "declared in [project.dependencies] but never imported"
+
+
+def test_tests_and_benchmarks_import_only_declared_dependencies() -> None:
+    used = distributions(imported_modules(("tests", "bench")))
+    undeclared = {dist: sorted(files) for dist, files in used.items() if dist not in RUNTIME | DEV}
+    assert not undeclared, f"imported but declared nowhere (add it to the dev extras): {undeclared}"
+    unused = DEV - set(used) - set(DEV_NOT_IMPORTED)
+    assert not unused, f"dev extras that nothing imports: {sorted(unused)}"
