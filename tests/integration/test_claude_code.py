@@ -61,7 +61,11 @@ def test_worker_reads_a_real_permission_dialog(
     claude_ib: IbRunner, anthropic: FakeAnthropic, claude_bin: Path
 ) -> None:
     claude_ib.env["IB_AGENT_COMMAND"] = f"{claude_bin} --permission-mode default"  # ask, as without auto mode
-    anthropic.script(reply("I need to rebuild.", bash("rm -rf build && make", "Rebuild from scratch")))
+    # sandboxed commands run without asking (autoAllowBashIfSandboxed); one with `$?`, which Claude Code
+    # cannot check before it runs, still asks
+    anthropic.script(
+        reply("I need to rebuild.", bash('make clean all; echo "exit=$?"', "Rebuild from scratch"))
+    )
     assert claude_ib.run("new-agent", "rebuild it", "--name", "builder").returncode == 0
     retry_until(
         lambda: "Do you want to proceed?" in _screen(claude_ib, "builder"), TURN_TIMEOUT, 0.2, "dialog"

@@ -11,6 +11,7 @@ import os
 import secrets
 import shlex
 import subprocess
+import sys
 import time
 import uuid
 from collections.abc import Callable
@@ -28,6 +29,7 @@ from worker.agents.claude_trust import claude_trusts
 from worker.agents.claude_version import TESTED_VERSION, format_version, lacking_events, program_version
 from worker.agents.layout import AgentPaths, session_name
 from worker.agents.prompt import PromptFacts, build_prompt
+from worker.agents.sandbox import Confinement, permission_settings, sandbox_problem, sandbox_settings
 from worker.errors import WorkerError
 from worker.git.repo import Git
 from worker.permissions.policy import merge_permissions
@@ -246,11 +248,39 @@ def _write_files(rt: Runtime, agent: Agent, paths: AgentPaths, req: SpawnRequest
     if lacking:
         agent_log.append(paths.log, f"Claude Code lacks the hook events {', '.join(lacking)}: left out")
     settings = build_agent_settings(agent.role, permissions, rt.ib_command, lacking)
+    _confine(rt, agent, paths, settings)
     paths.settings.write_text(json.dumps(settings, indent=2) + "\n", encoding="utf-8")
     paths.meta.write_text(
         json.dumps(json.loads(agent.to_json()), indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
     )
     paths.start_script.write_text(start_script(rt, agent, paths), encoding="utf-8")
+
+
+def _confine(rt: Runtime, agent: Agent, paths: AgentPaths, settings: dict[str, object]) -> None:
+    """Claude Code's sandbox and read block in the agent's settings (worker.agents.sandbox); where this
+    machine has no sandbox, the agent's log says so, and so does stderr once per repository."""
+    problem = sandbox_problem()
+    refs = rt.root / ".git" / "refs" / "heads"
+    branches = Git(rt.root).output("for-each-ref", "--format=%(refname:short)", "refs/heads").split()
+    protected = [b for b in branches if b != agent.branch and (refs / b).is_file()]
+    confinement = Confinement(agent.worktree or agent.root, agent.root, protected, rt.ib_command)
+    rules = settings.setdefault("permissions", {})
+    assert isinstance(rules, dict)
+    rules.update(permission_settings())
+    settings["sandbox"] = sandbox_settings(confinement, available=problem is None)
+    if problem is None:
+        return
+    agent_log.append(
+        paths.log, f"No sandbox for Bash commands: {problem}; only the PreToolUse hook checks them"
+    )
+    noted = rt.root / ".ib" / "no-sandbox-noted"
+    if not noted.exists():
+        noted.write_text(problem + "\n", encoding="utf-8")
+        print(
+            f"ib new-agent: warning: agents' commands run without a sandbox here ({problem}); "
+            "only the PreToolUse hook checks them",
+            file=sys.stderr,
+        )
 
 
 def start_script(rt: Runtime, agent: Agent, paths: AgentPaths) -> str:

@@ -17,6 +17,8 @@ from bus.errors import InvalidInput
 from bus.repo_paths import agent_from_path
 from bus.workers import require_alive
 from worker.agents import user_messages, views
+from worker.agents.layout import AgentPaths
+from worker.agents.sandbox import sandbox_line
 from worker.agents.spawn import SpawnRequest, new_agent, read_goal
 from worker.agents.talk import Screenshot
 from worker.cli.context import Context
@@ -122,8 +124,10 @@ def tree() -> None:
 def info(agent_id: str = typer.Argument(..., help="agent id")) -> None:
     """Everything about one agent."""
     rt = Context().runtime
-    for line in views.info_lines(rt, rt.agents.get(agent_id)):
+    agent = rt.agents.get(agent_id)
+    for line in views.info_lines(rt, agent):
         console.print(line, markup=False, highlight=False)
+    console.print(sandbox_line(AgentPaths(rt.root, agent.id).settings), markup=False, highlight=False)
 
 
 def look(

@@ -1,0 +1,128 @@
+"""Claude Code's own sandbox for an agent's Bash commands, and the read block for its file tools and
+@-mentions: the `sandbox` and extra `permissions` sections of the agent's settings.json.
+
+On Linux the sandbox is bubblewrap (with socat for its network proxy), on macOS Seatbelt; elsewhere there
+is none, and the spawn says so. What it holds, for every command and whatever runs below it: writes only
+in the worktree and Claude Code's per-user temp folder (`$TMPDIR`, /tmp/claude-<uid>) — Claude Code adds
+the repository's `.git`, which git in a worktree needs; its HEAD, index, packed-refs, config, hooks and
+every branch but the agent's own are kept read-only;
+no reads of the repository's `.ib/` (the agent's own worktree aside) and `.env`, nor of the person's
+credentials; no host network beyond a few package registries; Claude's API key and the bus URL hidden from
+commands. `ib` itself runs outside it (it must reach the bus), through the normal permission rules.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+
+from bus.record import Record
+from worker.permissions.policy import SECRET_PLACES
+
+REGISTRIES = (
+    "pypi.org",
+    "files.pythonhosted.org",
+    "registry.npmjs.org",
+    "registry.yarnpkg.com",
+    "github.com",
+    "codeload.github.com",
+    "objects.githubusercontent.com",
+    "proxy.golang.org",
+    "sum.golang.org",
+    "crates.io",
+    "static.crates.io",
+    "index.crates.io",
+)
+"""Hosts sandboxed commands may reach (package installs, git over https); the rest is refused."""
+HIDDEN_VARIABLES = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "IB_REDIS_URL")
+"""Variables Claude Code keeps from sandboxed commands (`echo $ANTHROPIC_API_KEY` prints nothing)."""
+_PROBE_TIMEOUT = 5.0
+
+
+class Confinement(Record):
+    """Where one agent lives: its worktree (the root for an agent without one), the repository, the
+    branches it must not move, and the `ib` it runs outside the sandbox."""
+
+    __slots__ = ("ib_command", "protected_branches", "root", "worktree")
+
+    def __init__(self, worktree: str, root: str, protected_branches: Iterable[str], ib_command: str) -> None:
+        self.worktree, self.root, self.ib_command = worktree, root, ib_command
+        self.protected_branches = tuple(protected_branches)
+
+
+def permission_settings() -> dict[str, object]:
+    """The `permissions` keys beside allow / deny: file tools and @-mentions read nothing outside the
+    working folder (the worktree). Claude Code honours the block only from --settings at launch, which
+    is how agents get theirs. No additional directories: a folder added here (say /tmp) is writable by
+    sandboxed commands too, and so is every repository below it."""
+    return {"blockFileToolReadsOutsideWorkingDirectories": True}
+
+
+def sandbox_settings(c: Confinement, available: bool) -> dict[str, object]:
+    """The `sandbox` section. Unavailable: off (the hook stays the only line; the spawn says so)."""
+    if not available:
+        return {"enabled": False}
+    git = os.path.join(c.root, ".git")
+    read_only_git = [os.path.join(git, name) for name in ("HEAD", "index", "packed-refs", "config", "hooks")]
+    read_only_git += [os.path.join(git, "refs", "heads", *b.split("/")) for b in c.protected_branches]
+    # only what exists: for a missing path the sandbox would put an unreadable stand-in there, and git
+    # cannot read a packed-refs it is not allowed to see
+    read_only_git = [path for path in read_only_git if os.path.exists(path)]
+    deny_read = [os.path.join(c.root, ".ib"), os.path.join(c.root, ".env"), *SECRET_PLACES]
+    filesystem: dict[str, object] = {
+        "denyWrite": read_only_git,
+        "denyRead": deny_read,
+    }
+    if c.worktree != c.root:
+        filesystem["allowRead"] = [c.worktree]  # inside the hidden .ib/: its own worktree only
+    return {
+        "enabled": True,
+        "failIfUnavailable": True,
+        "autoAllowBashIfSandboxed": True,
+        "allowUnsandboxedCommands": False,
+        "excludedCommands": ["ib:*", f"{c.ib_command}:*"],
+        "filesystem": filesystem,
+        "network": {"allowedDomains": list(REGISTRIES)},
+        "credentials": {"envVars": [{"name": name, "mode": "deny"} for name in HIDDEN_VARIABLES]},
+    }
+
+
+def sandbox_problem() -> str | None:
+    """Why this machine cannot sandbox agents' commands, or None when it can."""
+    if sys.platform == "darwin":
+        return None if os.path.exists("/usr/bin/sandbox-exec") else "macOS without sandbox-exec"
+    if not sys.platform.startswith("linux"):
+        return f"Claude Code has no sandbox on {sys.platform}"
+    missing = [tool for tool in ("bwrap", "socat") if shutil.which(tool) is None]
+    if missing:
+        return f"{' and '.join(missing)} not installed (apt-get install bubblewrap socat)"
+    try:
+        probe = subprocess.run(
+            ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "true"],
+            capture_output=True,
+            text=True,
+            timeout=_PROBE_TIMEOUT,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return f"bubblewrap does not run here: {e}"
+    if probe.returncode != 0:
+        return f"bubblewrap does not run here: {probe.stderr.strip() or probe.returncode}"
+    return None
+
+
+def sandbox_line(settings_file: Path) -> str:
+    """`ib info`'s line: whether the agent's Bash commands run in the sandbox, from its settings.json."""
+    try:
+        sandbox = json.loads(settings_file.read_text(encoding="utf-8")).get("sandbox") or {}
+    except (OSError, ValueError, AttributeError):
+        sandbox = {}
+    if isinstance(sandbox, dict) and sandbox.get("enabled") is True:
+        return "sandbox:   on — Bash commands write only in the worktree and $TMPDIR"
+    why = sandbox_problem() or "the agent was started without one"
+    return f"sandbox:   none ({why}); only the PreToolUse hook checks Bash commands"
