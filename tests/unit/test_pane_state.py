@@ -135,6 +135,7 @@ INLINE_CASES = [
     ("idle-without-marker", f"● Shall I go on?\n\n{IDLE}", "waiting"),
     ("idle-auto-mode-turn-done", f"● Done.\n\n✻ Worked for 1s · done 2:29 AM\n\n{AUTO_IDLE}", "waiting"),
     ("idle-older-ui-proves-nothing", f"⏺ Shall I go on?\n\n{FOOTER}", "unknown"),
+    ("marker-prompt-then-spinner", f"● Hi.\n\n  {DONE}\n\n❯ more\n\n✶ Pondering…\n\n{IDLE}", "running"),
     ("marker-prompt-then-idle", f"● Hi.\n\n  {DONE}\n\n❯ /compact\n  ⎿  Compacted\n\n{IDLE}", "waiting"),
     (
         "after-escape",

@@ -191,8 +191,13 @@ def _retrying(screen: Screen) -> PaneState | None:
 
 
 def _idle(screen: Screen) -> bool:
-    """The current UI with an input box and nothing running: the turn is over."""
-    return screen.has_input_box and _matches(_CURRENT_UI, screen.lines)
+    """The current UI's input box with no sign of work on screen: the turn is over. (Called after the
+    strong signs of work were ruled out; the weaker ones are checked here.)"""
+    return (
+        screen.has_input_box
+        and _matches(_CURRENT_UI, screen.lines)
+        and _first_check(screen, _AFTER_MARKERS) is None
+    )
 
 
 def _last_marker(window: Sequence[Line], idle: bool) -> PaneState | None:
