@@ -2,5 +2,6 @@
 rebase and merge that leave the repository clean), the pure parsing of what git prints (`parse`), `ib merge`
 (`merge`) and the worker's side of the per-project merge queue (`merge_queue`).
 
-May import bus, worker.errors and worker.agents' layout; never service, front ends or cli.
+May import bus, worker.errors, worker.agents (a merged agent is torn down) and worker.service.runtime, the
+context every operation takes; never the front ends or the cli.
 """
