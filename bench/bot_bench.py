@@ -273,9 +273,10 @@ def status() -> None:
         status_sends = sum(1 for _t, m, text in log if m == "sendmessage" and text.startswith("⚙"))
         status_edits = sum(1 for _t, m, text in log if m == "editmessagetext" and text.startswith("⚙"))
         deletes = sum(1 for _t, m, _text in log if m == "deletemessage")
-        output_sends = sum(1 for _t, m, text in log if m == "sendmessage" and text.startswith("Read("))
-        output_edits = sum(1 for _t, m, text in log if m == "editmessagetext" and not text.startswith("⚙"))
         event_sends = sum(1 for _t, m, text in log if m == "sendmessage" and text.startswith("+ ev-"))
+        output_sends = sum(1 for _t, m, text in log if m == "sendmessage" and not text.startswith("⚙"))
+        output_sends -= event_sends  # what is neither status nor event: the agent's output
+        output_edits = sum(1 for _t, m, text in log if m == "editmessagetext" and not text.startswith("⚙"))
         counted = status_sends + status_edits + output_sends + output_edits + event_sends
         latencies = [seen[marker] - at for marker, at in published.items() if marker in seen]
         lost = len(published) - len(latencies)

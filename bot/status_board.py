@@ -50,7 +50,9 @@ class StatusBoard:
         self.keys = keys
         self.sender = sender
         self.registry = registry
-        self.every = every  # seconds between two refreshes of the elapsed times
+        self.every = every  # seconds between two refreshes of the elapsed times; a turn gets its line
+        # once it is two of them old (a status line in a turn of a few seconds is churn: sent, then
+        # moved below the turn's first output, then deleted)
         self.clock = clock
         self.activities: dict[str, Activity] = {}
         self._left: dict[int, int] = {}  # status messages an earlier bot left in agents' topics
@@ -113,7 +115,9 @@ class StatusBoard:
         thread = self.registry.thread_of("agent", agent)
         if thread is None:
             return
-        line = activity_line(self.activities[agent], self.clock())
+        activity, now = self.activities[agent], self.clock()
+        young = activity.turn_started is not None and now - activity.turn_started < 2 * self.every
+        line = "" if young else activity_line(activity, now)  # a short turn is all in its output message
         self.sender.set_status(thread, escape(line))
 
     async def run(self) -> None:
