@@ -57,6 +57,7 @@ class Sender:
         self._loaded = asyncio.Event()
         self._loaded.set()
         self._started = 0.0  # when the call to Telegram under way began
+        self._tidying: set[asyncio.Task[None]] = set()
 
     def put(self, item: Outgoing) -> None:
         self.outbox.put(item)
@@ -82,11 +83,24 @@ class Sender:
         self._wake.set()
 
     async def drop_buttons(self, message_id: int) -> None:
-        """Tidy a message's buttons away, if the minute's budget has room to spare (else leave them)."""
+        """Tidy a message's buttons away once the minute's budget has room to spare (in the background;
+        given up after a minute of waiting, the buttons then stay)."""
+        task = asyncio.get_running_loop().create_task(self._tidy(message_id))
+        self._tidying.add(task)
+        task.add_done_callback(self._tidying.discard)
+
+    async def _tidy(self, message_id: int) -> None:
         pacer = self.outbox.pacer(self.forum.chat_id)
-        if pacer.wait(self.clock(), TIDY_RESERVE) > 0 or not await self._spend(TIDY_RESERVE):
-            log.info("message %s keeps its buttons: the minute's budget is short", message_id)
-            return
+        gap = 1 / self.outbox.limits.per_second
+        deadline = self.clock() + self.outbox.limits.window
+        while True:
+            wait = pacer.wait(self.clock(), TIDY_RESERVE)
+            if wait <= 0 and await self._spend(TIDY_RESERVE):
+                break
+            if self.clock() + max(wait, gap) > deadline:
+                log.info("message %s keeps its buttons: the minute's budget stayed short", message_id)
+                return
+            await asyncio.sleep(max(wait, gap))
         try:
             await self.forum.drop_buttons(message_id)
         except TelegramError as e:  # it had none, or it is gone: nothing to tidy
