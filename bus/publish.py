@@ -13,6 +13,7 @@ from bus import spool
 from bus.envelope import EVENT_FIELD, Envelope, encode
 from bus.errors import BusError, ConfigError
 from bus.hotconf import HotConf
+from bus.keys import Keys
 from bus.record import Record
 from bus.redis_url import bus_url
 from bus.resp import Address, Connection
@@ -60,7 +61,14 @@ def flush_spool(conf: HotConf) -> int:
 
 def xadd(conn: Connection, conf: HotConf, event: Envelope) -> str:
     reply = conn.call(
-        "XADD", conf.namespace + "events", "MAXLEN", "~", conf.events_maxlen, "*", EVENT_FIELD, encode(event)
+        "XADD",
+        Keys(conf.namespace).events,
+        "MAXLEN",
+        "~",
+        conf.events_maxlen,
+        "*",
+        EVENT_FIELD,
+        encode(event),
     )
     return reply.decode() if isinstance(reply, bytes) else str(reply)
 

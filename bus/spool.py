@@ -16,6 +16,7 @@ import zlib
 from bus import fastjson
 from bus.envelope import Envelope, encode
 from bus.errors import BusError, BusUnavailable
+from bus.keys import Keys
 from bus.record import Record
 from bus.resp import Connection, ServerError
 
@@ -125,7 +126,7 @@ def flush_file(conn: Connection, spool_dir: str, target: str, namespace: str, ma
 
 
 def _publish_lines(conn: Connection, lines: list[bytes], namespace: str, maxlen: int, path: str) -> int:
-    events_key = namespace + "events"
+    keys = Keys(namespace)
     commands: list[tuple[str | bytes | int | float, ...]] = []
     damaged: list[bytes] = []
     for raw in lines:
@@ -135,8 +136,7 @@ def _publish_lines(conn: Connection, lines: list[bytes], namespace: str, maxlen:
         except (ValueError, KeyError, TypeError):
             damaged.append(raw)  # a line cut short by a crash: keep it aside, never drop it silently
             continue
-        marker = namespace + "spooled:" + spool_id
-        commands.append(("EVAL", _script(), 2, events_key, marker, maxlen, body, MARKER_TTL))
+        commands.append(("EVAL", _script(), 2, keys.events, keys.spooled(spool_id), maxlen, body, MARKER_TTL))
     if damaged:
         with open(path + ".damaged", "ab") as bad:
             bad.write(b"\n".join(damaged) + b"\n")

@@ -14,6 +14,7 @@ import sys
 import time
 
 from bus import fastjson
+from bus.keys import Keys
 
 TYPE_CHECKING = False  # typing costs milliseconds on the hooks' path; the checker still sees the types
 if TYPE_CHECKING:
@@ -51,8 +52,8 @@ def handle(payload: dict[str, object], agent_id: str, cwd: str) -> None:
 
 
 def apply(conn: Connection, conf: HotConf, agent_id: str, payload: dict[str, object], found: Outcome) -> None:
-    ns = conf.namespace
-    record = conn.call("HMGET", f"{ns}agent:{agent_id}", "state", "project", "task")
+    keys = Keys(conf.namespace)
+    record = conn.call("HMGET", keys.agent(agent_id), "state", "project", "task")
     replies = record if isinstance(record, list) else []
     values = [v.decode() if isinstance(v, bytes) else "" for v in replies]
     if not any(values):
@@ -63,14 +64,14 @@ def apply(conn: Connection, conf: HotConf, agent_id: str, payload: dict[str, obj
         return  # the Stop or PermissionRequest hook already said it
     if found.state:
         conn.call(
-            "HSET", f"{ns}agent:{agent_id}", "state", found.state, "state_at", f"{time.time():.3f}",
+            "HSET", keys.agent(agent_id), "state", found.state, "state_at", f"{time.time():.3f}",
             "state_by", "hook",
         )  # fmt: skip
     if found.state in ("running", "stopped"):
-        drop_prompt(conn, ns, agent_id)
+        drop_prompt(conn, keys, agent_id)
     data = dict(found.data)
     if found.prompt:
-        data["prompt_id"] = _record_prompt(conn, ns, agent_id, project, found.prompt, data)
+        data["prompt_id"] = _record_prompt(conn, keys, agent_id, project, found.prompt, data)
     event_type, message = found.event_type, found.message
     if event_type == "state":
         if previous == found.state:
@@ -98,17 +99,17 @@ def _event(
     )
 
 
-def drop_prompt(conn: Connection, ns: str, agent_id: str) -> None:
+def drop_prompt(conn: Connection, keys: Keys, agent_id: str) -> None:
     """The agent's dialog is over: forget it, and the question it opened."""
-    question = conn.call("HGET", f"{ns}prompt:{agent_id}", "question_id")
-    commands: list[tuple[str | bytes | int | float, ...]] = [("DEL", f"{ns}prompt:{agent_id}")]
+    question = conn.call("HGET", keys.prompt(agent_id), "question_id")
+    commands: list[tuple[str | bytes | int | float, ...]] = [("DEL", keys.prompt(agent_id))]
     if isinstance(question, bytes) and question:
-        commands += [("DEL", f"{ns}question:{question.decode()}"), ("ZREM", f"{ns}questions", question)]
+        commands += [("DEL", keys.question(question.decode())), ("ZREM", keys.questions, question)]
     conn.pipeline(commands)
 
 
 def _record_prompt(
-    conn: Connection, ns: str, agent_id: str, project: str, kind: str, data: dict[str, object]
+    conn: Connection, keys: Keys, agent_id: str, project: str, kind: str, data: dict[str, object]
 ) -> str:
     """Store the open dialog (and, for AskUserQuestion, a question people can answer, its id added to
     `data`); the dialog's id."""
@@ -130,19 +131,19 @@ def _record_prompt(
         conn.pipeline(
             [
                 (
-                    "HSET", f"{ns}question:{question_id}", "id", question_id, "agent", agent_id,
+                    "HSET", keys.question(question_id), "id", question_id, "agent", agent_id,
                     "text", fields["question"], "asked_at", asked, "project", project,
                     "options", fields["options"], "dialog", prompt_id,
                 ),
-                ("ZADD", f"{ns}questions", asked, question_id),
+                ("ZADD", keys.questions, asked, question_id),
             ]
         )  # fmt: skip
     flat = [x for kv in fields.items() for x in kv]
-    drop_prompt(conn, ns, agent_id)
+    drop_prompt(conn, keys, agent_id)
     conn.pipeline(
         [
-            ("HSET", f"{ns}prompt:{agent_id}", *flat),
-            ("EXPIRE", f"{ns}prompt:{agent_id}", PROMPT_TTL),
+            ("HSET", keys.prompt(agent_id), *flat),
+            ("EXPIRE", keys.prompt(agent_id), PROMPT_TTL),
         ]
     )
     return prompt_id

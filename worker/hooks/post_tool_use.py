@@ -48,13 +48,15 @@ def main(argv: Sequence[str]) -> int:
         conf = read_hotconf(cwd=cwd)
         if conf.agent_id or agent_from_path(cwd) or not (conf.redis_url or conf.root):
             return 0  # agents have their own hooks; outside a repository without a URL there is no bus
+        from bus.keys import Keys
         from bus.publish import open_bus
 
+        keys = Keys(conf.namespace)
         with open_bus(conf, start=False) as conn:
             count, alive = conn.pipeline(
                 [
-                    ("SCARD", conf.namespace + "agents"),
-                    ("EXISTS", conf.namespace + "listener:" + conf.listener_name),
+                    ("SCARD", keys.agents),
+                    ("EXISTS", keys.listener(conf.listener_name)),
                 ]
             )
         out = reminder(payload, count if isinstance(count, int) else 0, alive == 1)

@@ -28,6 +28,7 @@ def main(argv: Sequence[str]) -> int:
         if not isinstance(payload, dict) or not agent_id:
             return 0
         from bus.hotconf import read_hotconf
+        from bus.keys import Keys
         from bus.publish import open_bus
 
         conf = read_hotconf(cwd=str(payload.get("cwd") or os.getcwd()))
@@ -37,7 +38,7 @@ def main(argv: Sequence[str]) -> int:
                 fields += [ours, payload[theirs]]
         if fields:
             with open_bus(conf) as conn:
-                conn.call("HSET", f"{conf.namespace}agent:{agent_id}", *fields)
+                conn.call("HSET", Keys(conf.namespace).agent(agent_id), *fields)
         out = {
             "hookSpecificOutput": {
                 "hookEventName": "SessionStart",

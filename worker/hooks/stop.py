@@ -12,6 +12,7 @@ import time
 import zlib
 
 from bus import fastjson
+from bus.keys import Keys
 
 TYPE_CHECKING = False  # typing costs milliseconds on the hooks' path; the checker still sees the types
 if TYPE_CHECKING:
@@ -107,14 +108,14 @@ def _publish_turn(
     from bus.errors import BusError
     from bus.publish import keep, publish
 
-    ns = conf.namespace
+    keys = Keys(conf.namespace)
     record: dict[str, str] = {}
     event = None
     try:
         found, previous = conn.pipeline(
             [
-                ("HMGET", f"{ns}agent:{agent_id}", *FIELDS),
-                ("SET", f"{ns}agent:{agent_id}:turn", turn_id(payload), "GET", "EX", 86400),
+                ("HMGET", keys.agent(agent_id), *FIELDS),
+                ("SET", keys.stop_turn(agent_id), turn_id(payload), "GET", "EX", 86400),
             ]
         )
         if previous == turn_id(payload).encode():
@@ -126,10 +127,10 @@ def _publish_turn(
         fields = {"state": decision, "state_at": f"{time.time():.3f}", "state_by": "hook"}
         if isinstance(payload.get("transcript_path"), str):
             fields["transcript_path"] = str(payload["transcript_path"])
-        conn.call("HSET", f"{ns}agent:{agent_id}", *[x for kv in fields.items() for x in kv])
+        conn.call("HSET", keys.agent(agent_id), *[x for kv in fields.items() for x in kv])
         from worker.hooks.agent_event import drop_prompt
 
-        drop_prompt(conn, ns, agent_id)  # the turn ended: no dialog is open any more
+        drop_prompt(conn, keys, agent_id)  # the turn ended: no dialog is open any more
         last = payload.get("last_assistant_message")
         if decision == "complete" and record.get("task"):
             _finish_task(conn, conf, agent_id, record["task"], last if isinstance(last, str) else "")
@@ -139,7 +140,7 @@ def _publish_turn(
     publish(conf, event, conn)
     manager = record.get("manager")
     if manager:
-        reply = conn.call("HGET", f"{ns}agent:{manager}", "session")
+        reply = conn.call("HGET", keys.agent(manager), "session")
         if isinstance(reply, bytes) and reply:
             _tell_manager(reply.decode(), manager_note(decision, agent_id))
 
@@ -190,7 +191,6 @@ def task_summary(last_message: str) -> str:
 def _finish_task(conn: Connection, conf: HotConf, agent_id: str, task_id: str, last_message: str) -> None:
     """The agent completed without `ib task done`: finish its task for it while it still holds it. A task
     with a test command is left to `ib task done`, which runs the tests (too slow for a hook)."""
-    from bus.keys import Keys  # only on this rare path: dataclasses cost the hook ~15 ms
     from bus.resp import ServerError
     from bus.task_lua import done_call
 
