@@ -4,6 +4,7 @@ the dialog recorded once, and bad payloads that never fail the session."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 import redis
@@ -118,3 +119,28 @@ def test_bad_payloads_never_fail(
 def test_not_one_of_our_agents(ib: IbRunner, rds: redis.Redis, keys: Keys) -> None:
     _hook(ib, {"hook_event_name": "StopFailure", "error": "overloaded"}, agent="stranger")
     assert _events(rds, keys) == []
+
+
+def test_exit_plan_mode_shows_the_plan_from_the_transcript(
+    ib: IbRunner, rds: redis.Redis, keys: Keys, agent: str, tmp_path: Path
+) -> None:
+    transcript = tmp_path / "t.jsonl"
+    call = {"type": "tool_use", "id": "toolu_1", "name": "ExitPlanMode", "input": {"plan": "1. Add the flag"}}
+    lines = [
+        {"type": "user", "message": {"role": "user", "content": "plan it"}},
+        {"type": "assistant", "message": {"role": "assistant", "content": [call]}},
+        "not json at all",
+    ]
+    transcript.write_text("".join((x if isinstance(x, str) else json.dumps(x)) + "\n" for x in lines))
+    _hook(
+        ib,
+        {
+            "hook_event_name": "PermissionRequest",
+            "tool_name": "ExitPlanMode",
+            "tool_input": {},
+            "transcript_path": str(transcript),
+        },
+    )
+    [event] = _events(rds, keys)
+    assert (event["type"], event["data"]["kind"]) == ("permission", "plan")
+    assert event["data"]["plan"] == "1. Add the flag"

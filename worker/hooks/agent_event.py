@@ -70,6 +70,8 @@ def apply(conn: Connection, conf: HotConf, agent_id: str, payload: dict[str, obj
     if found.state in ("running", "stopped"):
         drop_prompt(conn, keys, agent_id)
     data = dict(found.data)
+    if found.prompt == "plan" and not data.get("plan"):
+        data["plan"] = plan_from_transcript(payload.get("transcript_path"))
     if found.prompt:
         data["prompt_id"] = _record_prompt(conn, keys, agent_id, project, found.prompt, data)
     event_type, message = found.event_type, found.message
@@ -97,6 +99,38 @@ def _event(
         task=task or None,
         data=data,
     )
+
+
+TRANSCRIPT_TAIL = 262144  # bytes of the transcript read back for the plan ExitPlanMode proposes
+
+
+def plan_from_transcript(path: object) -> str:
+    """The plan of the agent's last ExitPlanMode call, from its transcript (Claude Code 2.1.332 leaves
+    it out of the PermissionRequest payload); "" when it cannot be found."""
+    if not isinstance(path, str) or not path:
+        return ""
+    try:
+        with open(path, "rb") as f:
+            f.seek(max(0, os.fstat(f.fileno()).st_size - TRANSCRIPT_TAIL))
+            lines = f.read().decode("utf-8", "replace").splitlines()
+    except OSError:
+        return ""
+    for line in reversed(lines):
+        if '"ExitPlanMode"' not in line:
+            continue
+        try:
+            entry = fastjson.loads(line)
+        except (ValueError, SystemError):  # SystemError: see worker.hooks.pre_tool_use
+            continue
+        message = entry.get("message") if isinstance(entry, dict) else None
+        content = message.get("content") if isinstance(message, dict) else None
+        for block in content if isinstance(content, list) else []:
+            ours = isinstance(block, dict) and block.get("name") == "ExitPlanMode"
+            given = block.get("input") if ours else None
+            plan = given.get("plan") if isinstance(given, dict) else None
+            if isinstance(plan, str):
+                return plan[:2000]
+    return ""
 
 
 def drop_prompt(conn: Connection, keys: Keys, agent_id: str) -> None:
