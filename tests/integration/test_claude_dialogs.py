@@ -20,6 +20,7 @@ from tests.waiting import retry_until
 
 pytestmark = pytest.mark.claude
 TURN = 60.0  # deadline for one turn of a cold CLI on 2 busy cores
+APPROVED = 'touch approved.txt; echo "exit=$?"'
 
 
 def _events(rds: redis.Redis, keys: Keys, kind: str) -> list[dict[str, object]]:
@@ -40,15 +41,17 @@ def _spawn(ib: IbRunner, name: str, goal: str, mode: str = "default") -> None:
 def test_permission_dialog_approved_then_denied_with_a_reason(
     claude_ib: IbRunner, anthropic: FakeAnthropic, rds: redis.Redis, keys: Keys, repo: Path
 ) -> None:
+    # sandboxed commands run without asking (autoAllowBashIfSandboxed); one with `$?`, which Claude Code
+    # cannot check before it runs, still asks
     anthropic.script(
-        reply("Making it.", bash("touch approved.txt", "make a file")),
-        reply("Another one.", bash("touch denied.txt", "make another file")),
+        reply("Making it.", bash(APPROVED, "make a file")),
+        reply("Another one.", bash('touch denied.txt; echo "exit=$?"', "make another file")),
         reply("Understood, I use the fixtures.\n\nWAITING"),
     )
     _spawn(claude_ib, "asker", "make two files")
     worktree = repo / ".ib" / "agents" / "asker" / "repo"
     first = _wait_event(rds, keys, "permission")
-    assert (first["data"]["tool"], first["data"]["detail"]) == ("Bash", "touch approved.txt")  # type: ignore[index]
+    assert (first["data"]["tool"], first["data"]["detail"]) == ("Bash", APPROVED)  # type: ignore[index]
     retry_until(lambda: "Do you want to proceed?" in claude_ib.run("look", "asker").stdout, TURN)
 
     typed = claude_ib.run("send", "asker", "yes")
