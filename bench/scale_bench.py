@@ -154,6 +154,7 @@ class Run:
 
 def scenario(workers: int, agents: int) -> Run:
     folder = tempfile.mkdtemp(prefix="ib-scale-")
+    subprocess.run(["git", "init", "-q", folder], check=True)  # the workers' repository (no agents use it)
     port = free_port()
     server = subprocess.Popen(
         ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",

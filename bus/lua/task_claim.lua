@@ -23,28 +23,37 @@ redis.call("ZADD", CLAIMS, NOW_MS, id)
 
 -- Context from the dependencies: their own result, observation and handoff notes, copied with
 -- source_task set. Copies from an earlier claim are replaced, so a retry sees them once, up to date.
-local wanted = {result = true, observation = true, handoff = true}
+local deps = redis.call("SMEMBERS", key("deps", id))
 local inherited = {}
-for _, dep in ipairs(redis.call("SORT", key("deps", id), "ALPHA")) do
-  for _, raw in ipairs(redis.call("LRANGE", key("notes", dep), 0, -1)) do
-    local note = cjson.decode(raw)
-    if note.source_task == dep and wanted[note.kind] then inherited[#inherited + 1] = raw end
+if #deps > 0 then
+  local kinds = {result = true, observation = true, handoff = true}
+  table.sort(deps)
+  for _, dep in ipairs(deps) do
+    for _, raw in ipairs(redis.call("LRANGE", key("notes", dep), 0, -1)) do
+      local note = cjson.decode(raw)
+      if note.source_task == dep and kinds[note.kind] then inherited[#inherited + 1] = raw end
+    end
   end
 end
 local notes_key = key("notes", id)
+local notes = redis.call("LRANGE", notes_key, 0, -1)
 local own = {}
-for _, raw in ipairs(redis.call("LRANGE", notes_key, 0, -1)) do
+for _, raw in ipairs(notes) do
   if cjson.decode(raw).source_task == id then own[#own + 1] = raw end
 end
-if #inherited > 0 or redis.call("LLEN", notes_key) ~= #own then
+if #inherited > 0 or #notes ~= #own then
   redis.call("DEL", notes_key)
-  for _, raw in ipairs(inherited) do redis.call("RPUSH", notes_key, raw) end
-  for _, raw in ipairs(own) do redis.call("RPUSH", notes_key, raw) end
+  notes = {}
+  for _, raw in ipairs(inherited) do notes[#notes + 1] = raw end
+  for _, raw in ipairs(own) do notes[#notes + 1] = raw end
+  if #notes > 0 then redis.call("RPUSH", notes_key, unpack(notes)) end
 end
 
-local max_attempts = tonumber(field(id, "max_attempts"))
-emit("task_claimed", agent, field(id, "project"), agent, id, id .. " claimed by " .. agent,
-  jobj({"title", J(field(id, "title")), "priority", J(tonumber(field(id, "priority"))),
-    "attempt", J(attempt), "max_attempts", J(max_attempts)}))
-return {id, redis.call("HGETALL", hash), redis.call("SMEMBERS", key("deps", id)),
-  redis.call("LRANGE", notes_key, 0, -1)}
+-- The task as it is now, read once: for the event and for the reply (no second round trip).
+local flat = redis.call("HGETALL", hash)
+local t = {}
+for i = 1, #flat, 2 do t[flat[i]] = flat[i + 1] end
+emit("task_claimed", agent, t.project, agent, id, id .. " claimed by " .. agent,
+  jobj({"title", J(t.title), "priority", J(tonumber(t.priority)),
+    "attempt", J(attempt), "max_attempts", J(tonumber(t.max_attempts))}))
+return {id, flat, deps, notes}

@@ -325,6 +325,7 @@ def _scenario(c: Cluster, fake: FakeTelegram) -> None:
     _mark("nothing lost")
     # nothing lost, nothing doubled
     assert c.received("wa").count("hello A") == 1
+    assert c.received("wa").count("welcome back") == (1 if c.network else 0)
     ra_states = [e["data"] for e in c.events("state") if e["agent"] == "ra"]
     cut_off = [(d["from_state"], d["to_state"]) for d in ra_states if "unreachable" in d.values()]
     assert cut_off == ([("waiting", "unreachable"), ("unreachable", "waiting")] if c.network else [])
