@@ -32,7 +32,7 @@ from bench.bot_bench import SCALE, TELEGRAM, TimedFake, start_bot, stop_bot
 from bench.common import IB, REDIS_URL, ib_env, percentile, scratch_namespace
 from bench.state_latency_bench import TURNS, LatencyRig, state_event
 from bus.keys import Keys
-from tests.fake_anthropic import ask_user_question, reply
+from tests.fake_anthropic import ask_user_question, bash, reply
 from tests.fake_anthropic.script import Turn
 
 GAP = 4.0 / SCALE  # real seconds between two samples: well inside the group's 20 messages a minute
@@ -137,12 +137,14 @@ def _event_type(kind: str) -> Callable[[dict[str, Any]], bool]:
     return lambda e: e.get("type") == kind
 
 
+ASKED_COMMAND = 'make clean all; echo "exit=$?"'
 # kind → (state the pane parser reads, the scripted turn)
 REAL: dict[str, tuple[str, Callable[[], Turn]]] = {
     "complete": ("complete", TURNS["complete"]),
     "waiting": ("waiting", TURNS["waiting"]),
     "question": ("permission", lambda: reply("One question.", ask_user_question("Which one?", ["A", "B"]))),
-    "permission": ("permission", TURNS["permission"]),
+    # a command with `$?`: the sandbox cannot vouch for it before it runs, so Claude Code asks
+    "permission": ("permission", lambda: reply("Rebuilding.", bash(ASKED_COMMAND, "Rebuild"))),
     "error": ("error", TURNS["error"]),
 }
 
