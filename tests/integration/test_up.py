@@ -121,9 +121,14 @@ def test_up_dashboard_answer_ctrl_c_and_readopt(
 
     spawned = local.run("new-agent", SCRIPT, "--name", "painter")
     assert spawned.returncode == 0, spawned.stderr
-    retry_until(lambda: "What colour should the shed be?" in screen.text("up"), what="the question on screen")
-    board = screen.text("up")
-    assert "painter" in board and "QUESTIONS 1" in board
+
+    # a capture can land in the middle of a redraw: wait for one whole frame that shows it all
+    def whole_frame() -> str:
+        text = screen.text("up")
+        wanted = ("painter", "QUESTIONS 1", "What colour should the shed be?")
+        return text if all(w in text for w in wanted) else ""
+
+    board = retry_until(whole_frame, what="the agent and its question on screen")
     assert len(board.splitlines()) <= 24 and all(len(line) <= 80 for line in board.splitlines())
 
     screen.keys("up", "a")
