@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import uuid
 from collections.abc import Iterator
 
@@ -12,6 +13,12 @@ import redis
 from bus.keys import Keys
 
 REDIS_URL = os.environ.get("IB_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
+
+# A shell without job control starts background commands with SIGINT ignored, and an ignored signal stays
+# ignored in every child: the `ib` processes the tests stop with SIGINT (as Ctrl-C would) would never hear
+# it. Tests start their children the way a terminal does.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(scope="session")
