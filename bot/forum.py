@@ -71,20 +71,9 @@ class Forum:
             if batch.reply_to is not None
             else None
         )
-        if batch.document is not None and batch.document.photo:
-            sent = await self.bot.send_photo(
-                self.chat_id,
-                batch.document.content,
-                filename=batch.document.filename,
-                caption=text or None,
-                parse_mode=mode,
-                message_thread_id=batch.thread,
-                reply_markup=markup,
-                reply_parameters=reply,
-            )
-            return sent.message_id
         if batch.document is not None:
-            sent = await self.bot.send_document(
+            upload = self.bot.send_photo if batch.document.photo else self.bot.send_document
+            sent = await upload(
                 self.chat_id,
                 batch.document.content,
                 filename=batch.document.filename,

@@ -11,19 +11,19 @@ from __future__ import annotations
 
 import itertools
 import json
-import sys
 import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from types import TracebackType
 from typing import Any
 from urllib.parse import urlsplit
 
 from tests.fake_anthropic import sse
 from tests.fake_anthropic.script import ApiError, Reply, Turn, reply
+from tests.loopback import LoopbackServer, close, serve
 
 API_KEY = "sk-ant-api03-ittybus-test-key-0000000000000000000000000000-0123456789abcdefghij"
 NOTHING_SCRIPTED = "The stand-in has no scripted turn left."
@@ -98,22 +98,12 @@ class FakeAnthropic:
     def start(self) -> FakeAnthropic:
         self._httpd = _Server(("127.0.0.1", 0), _Handler)
         self._httpd.fake = self
-        self._thread = threading.Thread(
-            target=self._httpd.serve_forever,
-            kwargs={"poll_interval": 0.05},
-            name="fake-anthropic",
-            daemon=True,
-        )
-        self._thread.start()
+        self._thread = serve(self._httpd, "fake-anthropic")
         return self
 
     def stop(self) -> None:
         self.release()
-        if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
+        close(self._httpd, self._thread)
 
     def __enter__(self) -> FakeAnthropic:
         return self.start()
@@ -222,14 +212,8 @@ def request_kind(body: dict[str, Any]) -> str:
     return "compact" if any(_COMPACT_SIGN in str(text) for text in blocks) else "turn"
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
+class _Server(LoopbackServer):
     fake: FakeAnthropic
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        """A client that hung up mid-stream (Escape, a killed CLI) is no error; anything else is printed."""
-        if not isinstance(sys.exc_info()[1], ConnectionError):
-            super().handle_error(request, client_address)
 
 
 class _Handler(BaseHTTPRequestHandler):

@@ -9,12 +9,11 @@ from __future__ import annotations
 import copy
 import json
 import re
-import sys
 import threading
 from collections.abc import Iterable
 from email import policy
 from email.parser import BytesParser
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from types import TracebackType
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
@@ -23,6 +22,7 @@ from tests.fake_telegram.api import BotApi, Params, Upload
 from tests.fake_telegram.errors import ApiError
 from tests.fake_telegram.forum import BOT_ID, CallbackAnswer, FakeDocument, FakeMessage, FakeTopic, Forum
 from tests.fake_telegram.limits import Clock, Limits, RateLimiter
+from tests.loopback import LoopbackServer, close, serve
 
 DEFAULT_TOKEN = "123456:fake-telegram-test-token"
 # Everything that puts or changes a message in the group counts towards its flood limits.
@@ -70,24 +70,14 @@ class FakeTelegram:
     def start(self) -> FakeTelegram:
         self._httpd = _Server(("127.0.0.1", 0), _Handler)
         self._httpd.fake = self
-        self._thread = threading.Thread(
-            target=self._httpd.serve_forever,
-            kwargs={"poll_interval": 0.05},
-            name="fake-telegram",
-            daemon=True,
-        )
-        self._thread.start()
+        self._thread = serve(self._httpd, "fake-telegram")
         return self
 
     def stop(self) -> None:
         with self.forum.cond:
             self.forum.closed = True
             self.forum.cond.notify_all()
-        if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
+        close(self._httpd, self._thread)
 
     def __enter__(self) -> FakeTelegram:
         return self.start()
@@ -260,14 +250,8 @@ class FakeTelegram:
             return len(self.forum.updates)
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
+class _Server(LoopbackServer):
     fake: FakeTelegram
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        """A client that hung up (a cancelled long poll) is no error; anything else is printed."""
-        if not isinstance(sys.exc_info()[1], ConnectionError):
-            super().handle_error(request, client_address)
 
 
 class _Handler(BaseHTTPRequestHandler):
