@@ -1,8 +1,9 @@
 """Where things are on disk: the repository an `ib` process belongs to and the agent it runs as.
 
 Pure path logic plus `os.path` checks, no subprocess: hooks call this on every tool call.
-Agent worktrees live at `<root>/.ib/agents/<id>/repo`; the root repository is the nearest
-ancestor whose `.git` is a folder (a worktree's `.git` is a file).
+Agent worktrees live at `<root>/.ib/agents/<id>/repo` and belong to the repository above `.ib`.
+Anywhere else the root is the nearest ancestor with a `.git`: a folder in a main checkout, a file
+(`gitdir: ...`) in a linked worktree or a submodule, which then is a root of its own.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ def repo_root(start: str) -> str | None:
     if match:
         return path[: match[0]] or "/"
     while True:
-        if os.path.isdir(os.path.join(path, ".git")):
+        if git_dir(path) is not None:
             return path
         parent = os.path.dirname(path)
         if parent == path:
@@ -62,11 +63,43 @@ def ensure_state_dir(root: str) -> str:
     return path
 
 
+def git_dir(top: str) -> str | None:
+    """The git folder of the checkout at `top`: `top/.git`, or where the `gitdir:` line of a linked
+    worktree's or submodule's `.git` file points; None when `top` is no checkout's top."""
+    dot_git = os.path.join(top, ".git")
+    if os.path.isdir(dot_git):
+        return dot_git
+    try:
+        with open(dot_git, encoding="utf-8") as f:
+            first = f.readline().strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    if not first.startswith("gitdir:"):
+        return None
+    target = os.path.join(top, first[len("gitdir:") :].strip())
+    return os.path.normpath(target) if os.path.isdir(target) else None
+
+
+def common_git_dir(own: str) -> str:
+    """The folder a linked worktree's git folder `own` shares with its main checkout (`commondir`);
+    `own` itself for a main checkout or a submodule."""
+    try:
+        with open(os.path.join(own, "commondir"), encoding="utf-8") as f:
+            common = f.readline().strip()
+    except (OSError, UnicodeDecodeError):
+        return own
+    return os.path.normpath(os.path.join(own, common)) if common else own
+
+
+def shared_git_dir(top: str) -> str:
+    """The common git folder of the checkout at `top` (branches, config, hooks, info/exclude)."""
+    return common_git_dir(git_dir(top) or os.path.join(top, ".git"))
+
+
 def _exclude_from_git(root: str) -> None:
-    git_dir = os.path.join(root, ".git")
-    if not os.path.isdir(git_dir):  # not the main checkout of a repository: nothing to exclude from
+    if git_dir(root) is None:  # not the top of a checkout (IB_ROOT set elsewhere): nothing to exclude from
         return
-    exclude = os.path.join(git_dir, "info", "exclude")
+    exclude = os.path.join(shared_git_dir(root), "info", "exclude")
     try:
         with open(exclude, encoding="utf-8") as f:
             current = f.read()

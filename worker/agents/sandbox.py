@@ -5,7 +5,8 @@ On Linux the sandbox is bubblewrap (with socat for its network proxy), on macOS 
 is none, and the spawn says so. What it holds, for every command and whatever runs below it: writes only
 in the worktree and Claude Code's per-user temp folder (`$TMPDIR`, /tmp/claude-<uid>) — Claude Code adds
 the repository's `.git`, which git in a worktree needs; its HEAD, index, packed-refs, config, hooks and
-every branch but the agent's own are kept read-only;
+every branch but the agent's own are kept read-only (for a root that is itself a linked worktree, in both
+its own git folder and the shared one);
 no reads of the repository's `.ib/` (the agent's own worktree aside) and `.env`, nor of the person's
 credentials; no host network beyond a few package registries; Claude's API key and the bus URL hidden from
 commands. `ib` itself runs outside it (it must reach the bus), through the normal permission rules.
@@ -22,6 +23,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from bus.record import Record
+from bus.repo_paths import git_dir, shared_git_dir
 from worker.permissions.policy import SECRET_PLACES
 
 REGISTRIES = (
@@ -67,9 +69,7 @@ def sandbox_settings(c: Confinement, available: bool) -> dict[str, object]:
     """The `sandbox` section. Unavailable: off (the hook stays the only line; the spawn says so)."""
     if not available:
         return {"enabled": False}
-    git = os.path.join(c.root, ".git")
-    read_only_git = [os.path.join(git, name) for name in ("HEAD", "index", "packed-refs", "config", "hooks")]
-    read_only_git += [os.path.join(git, "refs", "heads", *b.split("/")) for b in c.protected_branches]
+    read_only_git = _read_only_git(c)
     # only what exists: for a missing path the sandbox would put an unreadable stand-in there, and git
     # cannot read a packed-refs it is not allowed to see
     read_only_git = [path for path in read_only_git if os.path.exists(path)]
@@ -90,6 +90,18 @@ def sandbox_settings(c: Confinement, available: bool) -> dict[str, object]:
         "network": {"allowedDomains": list(REGISTRIES)},
         "credentials": {"envVars": [{"name": name, "mode": "deny"} for name in HIDDEN_VARIABLES]},
     }
+
+
+def _read_only_git(c: Confinement) -> list[str]:
+    """The git files no agent command may change: the root checkout's HEAD and index, the shared
+    packed-refs, config, hooks and the other branches. In a linked worktree root these live in two
+    places (its own git folder and the common one the main checkout shares); each path once."""
+    own = git_dir(c.root) or os.path.join(c.root, ".git")
+    common = shared_git_dir(c.root)
+    paths = [os.path.join(own, "HEAD"), os.path.join(own, "index")]
+    paths += [os.path.join(common, name) for name in ("HEAD", "index", "packed-refs", "config", "hooks")]
+    paths += [os.path.join(common, "refs", "heads", *b.split("/")) for b in c.protected_branches]
+    return list(dict.fromkeys(paths))
 
 
 def sandbox_problem() -> str | None:

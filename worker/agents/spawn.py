@@ -21,7 +21,7 @@ from pathlib import Path
 from bus.agents import Agent
 from bus.errors import Conflict, InvalidInput
 from bus.ids import folder_project, validate_id
-from bus.repo_paths import agent_from_path, ensure_state_dir
+from bus.repo_paths import agent_from_path, ensure_state_dir, shared_git_dir
 from worker.agents import agent_log
 from worker.agents.agent_env import env_command, passed_names
 from worker.agents.claude_settings import AGENT_HOOKS, build_agent_settings
@@ -260,7 +260,7 @@ def _confine(rt: Runtime, agent: Agent, paths: AgentPaths, settings: dict[str, o
     """Claude Code's sandbox and read block in the agent's settings (worker.agents.sandbox); where this
     machine has no sandbox, the agent's log says so, and so does stderr once per repository."""
     problem = sandbox_problem()
-    refs = rt.root / ".git" / "refs" / "heads"
+    refs = Path(shared_git_dir(str(rt.root))) / "refs" / "heads"
     branches = Git(rt.root).output("for-each-ref", "--format=%(refname:short)", "refs/heads").split()
     protected = [b for b in branches if b != agent.branch and (refs / b).is_file()]
     confinement = Confinement(agent.worktree or agent.root, agent.root, protected, rt.ib_command)
