@@ -96,6 +96,13 @@ def shared_git_dir(top: str) -> str:
     return common_git_dir(git_dir(top) or os.path.join(top, ".git"))
 
 
+def main_checkout(top: str) -> str:
+    """The main checkout of the repository whose checkout is at `top`: `top` itself, or for a linked
+    worktree the folder its shared git folder belongs to (the folder Claude Code asks to trust)."""
+    shared = shared_git_dir(top)
+    return os.path.dirname(shared) if os.path.basename(shared) == ".git" else top
+
+
 def _exclude_from_git(root: str) -> None:
     if git_dir(root) is None:  # not the top of a checkout (IB_ROOT set elsewhere): nothing to exclude from
         return

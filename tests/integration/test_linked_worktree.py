@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from bus.repo_paths import ensure_state_dir, repo_root
+from bus.repo_paths import ensure_state_dir, main_checkout, repo_root
 from tests.cli import IbRunner, git
 from worker.agents.sandbox import Confinement, sandbox_settings
 
@@ -25,6 +25,7 @@ def test_a_linked_worktree_is_a_root_of_its_own(repo: Path, linked: Path) -> Non
     assert repo_root(str(linked / "src")) == str(linked)
     assert repo_root(str(repo)) == str(repo)
     assert repo_root(str(linked / ".ib" / "agents" / "a1" / "repo" / "x")) == str(linked)
+    assert main_checkout(str(linked)) == str(repo) and main_checkout(str(repo)) == str(repo)
 
 
 def test_the_state_folder_of_a_linked_worktree_stays_out_of_git_status(repo: Path, linked: Path) -> None:

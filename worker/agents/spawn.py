@@ -21,7 +21,7 @@ from pathlib import Path
 from bus.agents import Agent
 from bus.errors import Conflict, InvalidInput
 from bus.ids import folder_project, validate_id
-from bus.repo_paths import agent_from_path, ensure_state_dir, shared_git_dir
+from bus.repo_paths import agent_from_path, ensure_state_dir, main_checkout, shared_git_dir
 from worker.agents import agent_log
 from worker.agents.agent_env import env_command, passed_names
 from worker.agents.claude_settings import AGENT_HOOKS, build_agent_settings
@@ -136,9 +136,10 @@ def spawn_notes(rt: Runtime) -> list[str]:
             f"Claude Code {format_version(version)} has no {', '.join(lacking)} hook events; "
             f"agents run without them (tested with {TESTED_VERSION})"
         )
-    if not claude_trusts(str(rt.root)):
+    trusted = main_checkout(str(rt.root))  # Claude Code asks about a worktree's main checkout
+    if not claude_trusts(trusted):
         notes.append(
-            f"Claude Code does not trust {rt.root} yet: the agent will wait at the folder-trust dialog; "
+            f"Claude Code does not trust {trusted} yet: the agent will wait at the folder-trust dialog; "
             "answer it with `ib approve AGENT` (trust) or `ib deny AGENT` (refuse), or run `claude` "
             "there once and accept"
         )
