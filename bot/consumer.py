@@ -22,6 +22,7 @@ from telegram.error import BadRequest, Forbidden, RetryAfter, TelegramError
 
 from bot.forum import Forum, retry_seconds
 from bot.outbound import Batch, Outgoing
+from bot.plan_render import ANCHOR_PREFIX
 from bot.render import Style, escape, render
 from bot.routing import Bindings, Delivery, TopicKind, route
 from bot.sender import Sender
@@ -232,7 +233,7 @@ class EventConsumer:
         parts = split_message(rendered.text) or [escape(show.event.type)]
         question = show.event.data.get("question_id") if show.event.type == "question" else None
         if show.event.type == "plan_ready" and show.event.data.get("plan"):
-            question = f"plan:{show.event.data['plan']}"  # a reply to it is changes for the planner
+            question = f"{ANCHOR_PREFIX}{show.event.data['plan']}"  # a reply to it is changes for the planner
         anchor = str(question) if question and show.style is Style.FULL else None
         for i, part in enumerate(parts):
             last = i == len(parts) - 1

@@ -20,7 +20,6 @@ from bot.render import escape, shorten
 from bus.plan_store import PlanDraft, PlanStore
 
 PLAN_TIMEOUT = 90.0  # the worker answers once the planner agent is started
-ANCHOR_PREFIX = "plan:"  # a plan message's anchor: replies to it are changes for the planner
 
 
 @answering

@@ -11,6 +11,8 @@ from typing import Any
 from bot.callbacks import Action, Callback
 from bus.events import Event
 
+ANCHOR_PREFIX = "plan:"  # a plan message's anchor: replies to it are changes for the planner
+
 Rows = tuple[tuple[tuple[str, str], ...], ...]  # rows of (label, callback data)
 PLAN_BUTTONS = (
     (Action.PLAN_APPROVE, "✓ Approve"),

@@ -20,7 +20,8 @@ from bot.callbacks import DIALOG_ACTIONS, Action, Callback, parse_callback
 from bot.consumer import QUESTIONS
 from bot.errors import BotError
 from bot.handlers import answering, sender_of, thread_of
-from bot.plan_handlers import ANCHOR_PREFIX, PLAN_TAPS, send_changes
+from bot.plan_handlers import PLAN_TAPS, send_changes
+from bot.plan_render import ANCHOR_PREFIX
 from bot.render import escape
 from bot.runtime import BotRuntime, runtime
 from bus.agents import Agent
