@@ -159,6 +159,17 @@ def test_reserved_names_are_refused(agents_ib: IbRunner) -> None:
     assert done.returncode == 1 and "reserved" in done.stderr
 
 
+def test_an_agent_program_that_is_not_installed_is_refused_before_anything_is_made(
+    agents_ib: IbRunner, repo: Path
+) -> None:
+    done = agents_ib.run("new-agent", "goal", "--name", "a1", env={"IB_AGENT_COMMAND": "claude-not-here --x"})
+    assert done.returncode == 1 and done.stderr.count("\n") == 1, done.stderr
+    assert "'claude-not-here' (IB_AGENT_COMMAND) is not installed or not on PATH" in done.stderr
+    assert not (repo / ".ib" / "agents" / "a1").exists()
+    assert "agent/a1" not in git(repo, "branch", "--list")
+    assert "a1" not in agents_ib.run("list").stdout
+
+
 @pytest.mark.parametrize(
     "name",
     ["../up", "a/b", "has space", "a:b", "a.b", "UPPER", "-dash", ""],

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from worker.agents.claude_trust import trusted_in
-from worker.agents.claude_version import lacking_events, parse_version
+from worker.agents.claude_version import lacking_events, parse_version, program_problem
 
 EVENTS = ("SessionStart", "Stop", "PermissionRequest", "StopFailure", "Notification")
 
@@ -37,3 +37,34 @@ def test_lacking_events(text: str, lacking: tuple[str, ...]) -> None:
 )
 def test_trusted_in(config: object, folder: str, trusted: bool) -> None:
     assert trusted_in(config, folder) is trusted
+
+
+@pytest.mark.parametrize(
+    ("command", "says"),
+    [
+        ("sh -c true", None),
+        ("FOO=1 BAR=2 sh", None),
+        ("claude --model x", "Claude Code (`claude`) is not installed or not on PATH"),
+        (
+            "no-such-program-here",
+            "the agent program 'no-such-program-here' (IB_AGENT_COMMAND) is not installed",
+        ),
+        ("FOO=1 no-such-program-here", "the agent program 'no-such-program-here'"),
+        ("", "names no program"),
+        ("FOO=1", "names no program"),
+        ("'unclosed", "is not valid shell words"),
+    ],
+    ids=[
+        "found",
+        "after-variables",
+        "claude-missing",
+        "other-missing",
+        "missing-after-variables",
+        "empty",
+        "only-variables",
+        "bad-quoting",
+    ],
+)
+def test_program_problem(command: str, says: str | None) -> None:
+    found = program_problem(command, path="/usr/bin:/bin")  # a PATH with sh and without claude
+    assert found is None if says is None else (found is not None and says in found)

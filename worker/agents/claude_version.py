@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import re
 import shlex
+import shutil
 import subprocess
 
 HOOK_EVENT_SINCE: dict[str, tuple[int, int, int]] = {
@@ -42,6 +43,30 @@ def lacking_events(version: tuple[int, int, int] | None, events: tuple[str, ...]
     if version is None:
         return ()
     return tuple(e for e in events if e in HOOK_EVENT_SINCE and version < HOOK_EVENT_SINCE[e])
+
+
+_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+
+
+def program_problem(agent_command: str, path: str | None = None) -> str | None:
+    """Why the agent command cannot start (not shell words, empty, its program not found on `path`,
+    default PATH), or None. Leading `NAME=value` words are variables for the program, as in sh."""
+    try:
+        words = shlex.split(agent_command)
+    except ValueError as e:
+        return f"IB_AGENT_COMMAND {agent_command!r} is not valid shell words ({e})"
+    while words and _ASSIGNMENT.match(words[0]):
+        words.pop(0)
+    if not words:
+        return f"IB_AGENT_COMMAND {agent_command!r} names no program"
+    if shutil.which(words[0], path=path) is not None:
+        return None
+    if words[0] == "claude":
+        return (
+            "Claude Code (`claude`) is not installed or not on PATH: install it "
+            "(npm install -g @anthropic-ai/claude-code) or point IB_AGENT_COMMAND at it"
+        )
+    return f"the agent program {words[0]!r} (IB_AGENT_COMMAND) is not installed or not on PATH"
 
 
 def format_version(version: tuple[int, int, int] | None) -> str:

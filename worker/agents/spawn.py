@@ -26,7 +26,13 @@ from worker.agents import agent_log
 from worker.agents.agent_env import env_command, passed_names
 from worker.agents.claude_settings import AGENT_HOOKS, build_agent_settings
 from worker.agents.claude_trust import claude_trusts
-from worker.agents.claude_version import TESTED_VERSION, format_version, lacking_events, program_version
+from worker.agents.claude_version import (
+    TESTED_VERSION,
+    format_version,
+    lacking_events,
+    program_problem,
+    program_version,
+)
 from worker.agents.layout import AgentPaths, session_name
 from worker.agents.prompt import PromptFacts, build_prompt
 from worker.agents.sandbox import Confinement, permission_settings, sandbox_problem, sandbox_settings
@@ -73,6 +79,9 @@ def new_agent(rt: Runtime, req: SpawnRequest) -> Agent:
         raise SpawnRefused(
             f"an agent named {agent_id!r} already exists; pick another --name or `ib kill {agent_id}`"
         )
+    problem = program_problem(rt.settings.agent_command)
+    if problem is not None:
+        raise SpawnRefused(problem)
     if req.on_note is not None:
         for note in spawn_notes(rt):
             req.on_note(note)
