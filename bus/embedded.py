@@ -107,8 +107,8 @@ class Embedded(Record):
         import subprocess
 
         binary = server_binary()
-        port = free_port()
-        password = secrets.token_urlsafe(32)
+        # the address it had before, when it is free: workers and agents keep the URL they were given
+        port, password = self._previous_address() or (free_port(), secrets.token_urlsafe(32))
         conf = os.path.join(self.folder, "redis.conf")
         _write_private(conf, server_config(self.folder, port, password))
         result = subprocess.run([binary, conf], capture_output=True, text=True, check=False, umask=0o077)
@@ -125,9 +125,21 @@ class Embedded(Record):
         os.replace(tmp, self.url_file)
         return url
 
+    def _previous_address(self) -> tuple[int, str] | None:
+        """(port, password) of the last server, when that port is still free to listen on."""
+        url = self.recorded_url()
+        try:
+            address = Address.from_url(url) if url else None
+        except BusError:
+            return None
+        if address is None or not address.password or not port_free(address.port):
+            return None
+        return address.port, address.password
+
     def stop(self) -> bool:
         """Stop the server (its AOF keeps the data) and leave the `stopped` mark, so nothing starts it
-        again before `start()`. False when none was running."""
+        again before `start()`; its URL stays recorded, and the next start listens there again when it
+        can. False when none was running."""
         ensure_state_dir(self.root)
         os.makedirs(self.folder, mode=0o700, exist_ok=True)
         _write_private(self.stopped_mark, "stopped by `ib bus stop`; `ib bus start` or `ib up` starts it\n")
@@ -139,10 +151,6 @@ class Embedded(Record):
 
         os.kill(pid, signal.SIGTERM)  # redis-server saves and exits on SIGTERM, as SHUTDOWN would
         wait_until(lambda: not self.alive(0.2), STOP_TIMEOUT, interval=0.02)
-        try:  # noqa: SIM105 - contextlib is not worth its import time on the hooks' path
-            os.unlink(self.url_file)
-        except FileNotFoundError:
-            pass
         return True
 
     def _pid(self) -> int | None:
@@ -202,6 +210,21 @@ def free_port() -> int:
         s.bind(("127.0.0.1", 0))
         port: int = s.getsockname()[1]
         return port
+
+
+def port_free(port: int) -> bool:
+    """Whether a server could listen on this loopback port now."""
+    import socket
+
+    with socket.socket() as s:
+        s.setsockopt(
+            socket.SOL_SOCKET, socket.SO_REUSEADDR, 1
+        )  # as redis-server binds: TIME_WAIT is no obstacle
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+        return True
 
 
 def server_config(folder: str, port: int, password: str) -> str:

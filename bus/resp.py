@@ -139,6 +139,13 @@ class Address(Record):
         return cls(host=host or "127.0.0.1", port=port, username=user, password=password, db=db, tls=tls)
 
 
+def masked_url(url: str) -> str:
+    """The URL for people to see: user and password hidden (`redis://***@127.0.0.1:41234/0`)."""
+    scheme, sep, rest = url.partition("://")
+    credentials, at, location = rest.rpartition("@")
+    return f"{scheme}{sep}***@{location}" if at and credentials else url
+
+
 def _without_password(url: str) -> str:
     scheme, sep, rest = url.partition("://")
     credentials, at, location = rest.rpartition("@")

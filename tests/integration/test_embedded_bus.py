@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import stat
 from collections.abc import Iterator
 from pathlib import Path
@@ -50,11 +51,53 @@ def test_stop_means_stopped_until_start_and_data_survives(local: IbRunner, repo:
     assert spooled.returncode == 0 and "ib bus stop" in spooled.stderr
     listen = local.run("listen", "--timeout", "1")
     assert listen.returncode == 1 and listen.stderr.count("\n") == 1 and "ib bus start" in listen.stderr
-    assert not (repo / ".ib" / "redis" / "url").exists()
 
     assert local.run("bus", "start").returncode == 0
     out = local.run("listen", "--timeout", "5").stdout  # from the AOF, then the spool, in order
     assert [json.loads(line)["msg"] for line in out.splitlines()] == ["kept", "while stopped"]
+
+
+def test_a_restarted_bus_listens_where_it_did(local: IbRunner, repo: Path) -> None:
+    """Workers and agents were given the URL when they started: after `ib bus stop` and `ib bus start`
+    the same URL reaches the bus again."""
+    assert local.run("notify", "x").returncode == 0
+    url = (repo / ".ib" / "redis" / "url").read_text().strip()
+    held = redis.Redis.from_url(url)  # what a running worker holds
+    assert held.ping()
+    assert local.run("bus", "stop").returncode == 0
+    with pytest.raises(redis.ConnectionError):
+        held.ping()
+    assert local.run("bus", "start").returncode == 0
+    assert (repo / ".ib" / "redis" / "url").read_text().strip() == url
+    assert held.ping()
+
+
+def test_a_restarted_bus_whose_port_was_taken_moves(local: IbRunner, repo: Path) -> None:
+    assert local.run("notify", "x").returncode == 0
+    old = urlsplit((repo / ".ib" / "redis" / "url").read_text().strip())
+    assert local.run("bus", "stop").returncode == 0
+    with socket.socket() as squatter:
+        squatter.bind(("127.0.0.1", old.port or 0))
+        squatter.listen()
+        assert local.run("bus", "start").returncode == 0
+        new = urlsplit((repo / ".ib" / "redis" / "url").read_text().strip())
+    assert new.port != old.port and new.password != old.password
+    assert local.run("notify", "y").returncode == 0
+
+
+def test_the_worker_shows_the_bus_without_its_password(local: IbRunner, repo: Path) -> None:
+    assert local.run("notify", "x").returncode == 0
+    password = urlsplit((repo / ".ib" / "redis" / "url").read_text().strip()).password
+    assert password
+    worker = local.popen("worker", env={"IB_TMUX_SOCKET": f"ibtest-{os.getpid()}-banner"})
+    try:
+        assert worker.stdout is not None
+        banner = worker.stdout.readline()
+    finally:
+        worker.terminate()
+        worker.wait(timeout=30)
+    assert "running on redis://***@127.0.0.1:" in banner and password not in banner
+    assert password not in local.run("bus", "status").stdout
 
 
 def test_the_embedded_bus_is_locked(local: IbRunner, repo: Path) -> None:

@@ -19,7 +19,7 @@ from bus.envelope import NOTIFY_TYPES, Envelope
 from bus.errors import BusUnavailable
 from bus.follow import EventFilter, follow, follow_group
 from bus.listener import TIMEOUT_MESSAGE, Listener, ListenerBusy
-from bus.resp import Address, Connection
+from bus.resp import Address, Connection, masked_url
 from bus.settings import sources
 from worker.cli.context import Context
 from worker.cli.output import emit_jsonl
@@ -150,13 +150,6 @@ def _flush_file(item: spool.SpoolFile, maxlen: int) -> int:
         return spool.flush_file(conn, os.path.dirname(item.path), item.target, item.namespace, maxlen)
 
 
-def _masked(url: str) -> str:
-    """The URL without its password: `redis://***@127.0.0.1:41234/0`."""
-    scheme, sep, rest = url.partition("://")
-    credentials, at, location = rest.rpartition("@")
-    return f"{scheme}{sep}***@{location}" if at and credentials else url
-
-
 @bus_app.command("status")
 def bus_status() -> None:
     """Which Redis this repository uses and whether it answers.
@@ -167,14 +160,14 @@ def bus_status() -> None:
     settings = ctx.settings
     root = settings.repository(ctx.cwd)
     if settings.redis_url:
-        console.print(f"bus: {settings.redis_url} (IB_REDIS_URL)")
+        console.print(f"bus: {masked_url(settings.redis_url)} (IB_REDIS_URL)")
     elif root is None:
         raise BusUnavailable("no IB_REDIS_URL is set and this is not inside a git repository")
     else:
         embedded = Embedded(str(root))
         url = embedded.alive()
         stopped = "stopped (ib bus start starts it)" if embedded.stopped_on_purpose() else "not running"
-        state = _masked(url) if url else stopped
+        state = masked_url(url) if url else stopped
         console.print(f"bus: embedded, {state} (data in {embedded.folder})")
         if url is None:
             raise typer.Exit(3)
@@ -191,13 +184,13 @@ def bus_start() -> None:
     """Start the repository's embedded Redis (it also starts on first use)."""
     ctx = Context()
     if ctx.settings.redis_url:
-        console.print(f"IB_REDIS_URL is set ({ctx.settings.redis_url}); nothing to start")
+        console.print(f"IB_REDIS_URL is set ({masked_url(ctx.settings.redis_url)}); nothing to start")
         return
     root = ctx.settings.repository(ctx.cwd)
     if root is None:
         raise BusUnavailable("no IB_REDIS_URL is set and this is not inside a git repository")
     Embedded(str(root)).start()
-    console.print(f"embedded bus at {_masked(ctx.url)}")
+    console.print(f"embedded bus at {masked_url(ctx.url)}")
 
 
 @bus_app.command("stop")

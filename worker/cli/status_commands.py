@@ -13,6 +13,7 @@ import typer
 from rich.console import Console
 
 from bus.errors import BusUnavailable
+from bus.resp import masked_url
 from worker.agents.user_messages import store
 from worker.agents.views import format_age
 from worker.cli.context import Context
@@ -70,7 +71,7 @@ def status_node(
             console.print(f"keeping the status block in {node.path} (Ctrl-C stops)")
         node.run()
     except redis.RedisError as e:
-        raise BusUnavailable(f"lost the bus at {ctx.url}: {e}") from e
+        raise BusUnavailable(f"lost the bus at {masked_url(ctx.url)}: {e}") from e
 
 
 def messages(as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:

@@ -7,6 +7,7 @@ import logging
 import typer
 from rich.console import Console
 
+from bus.resp import masked_url
 from worker.cli.context import Context
 from worker.hooks.install import install, status, uninstall
 from worker.service.process import WorkerService
@@ -29,8 +30,10 @@ def worker(
     service = WorkerService(ctx.runtime, ctx.blocking_redis())
     service.stop_on_signals()
     if not once:
+        where = masked_url(ctx.url)
         console.print(
-            f"worker {ctx.settings.worker_id} running on {ctx.url} (Ctrl-C stops it; agents keep running)"
+            f"worker {ctx.settings.worker_id} running on {where} (Ctrl-C stops it; agents keep running)",
+            soft_wrap=True,  # one line in a log file too
         )
     service.run(once=once)
 
