@@ -112,7 +112,7 @@ def run_worker(url: str, worker_id: str, agents: int, folder: str) -> None:
     now = time.time()
     for n in range(agents):
         store.save(
-            Agent(f"{worker_id}-a{n}", goal="simulated", project="sim", session="none", worker=worker_id,
+            Agent(id=f"{worker_id}-a{n}", goal="simulated", project="sim", session="none", worker=worker_id,
                   created_at=now, state="waiting", state_at=now)
         )  # fmt: skip
     service = WorkerService(rt, client_for(url, blocking=True))

@@ -50,7 +50,7 @@ def populate(client: redis.Redis, keys: Keys) -> None:
     for i in range(AGENTS):
         manager = "agent-00" if i and i % 3 == 0 else ""
         agents.save(
-            Agent(f"agent-{i:02d}", f"goal {i}", manager=manager, project="bench", created_at=now - i)
+            Agent(id=f"agent-{i:02d}", goal=f"goal {i}", manager=manager, project="bench", created_at=now - i)
         )
     tasks = TaskStore(client, keys, 100_000)
     previous: list[str] = []

@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 import functools
-import json
 import logging
 from collections.abc import Callable, Coroutine
 from typing import Any, cast
@@ -230,18 +229,10 @@ def _auto_line(answer: object) -> str:
     """What a worker's answer about an auto loop says: its status, phase and count of tasks done."""
     if not isinstance(answer, dict):
         return str(answer or "asked")
-    loop = AutoState.from_hash({str(k): _flat(v) for k, v in answer.items()})
+    loop = AutoState.from_dict({str(k): v for k, v in answer.items()}, source="the worker's answer")
     task = f"; task {loop.task}" if loop.task else ""
     reason = f" ({loop.reason})" if loop.reason else ""
     return f"{loop.status}, {loop.phase}{reason} — {loop.summary}{task}"
-
-
-def _flat(value: object) -> str:
-    if isinstance(value, list | tuple):
-        return json.dumps(list(value), ensure_ascii=False)
-    if isinstance(value, bool):
-        return "1" if value else "0"
-    return str(value)
 
 
 @answering

@@ -36,7 +36,7 @@ async def schedule_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -
     rt, message, ask = _ask(update, context)
     project = await rt.project_for(ask.thread)
     new = parse_schedule(message.text or "")
-    template = TaskTemplate(new.task.title, project, priority=new.task.priority)
+    template = TaskTemplate(title=new.task.title, project=project, priority=new.task.priority)
     schedule = await rt.blocking(rt.schedules.add, new.cron, template)
     rt.say(ask.thread, escape(f"+ {schedule.line()}"), ask.reply_to)
 

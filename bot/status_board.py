@@ -27,6 +27,7 @@ from bot.render import escape
 from bot.sender import Sender
 from bot.topics import TopicRegistry
 from bus.activity import Activity, activity_line, current, end_turn, ends_turn, fold_item
+from bus.agents import Agent
 from bus.events import Event
 from bus.keys import Keys
 
@@ -73,7 +74,7 @@ class StatusBoard:
         """An agent met for the first time, its output read on from `cursor`: what it was doing then."""
         if cursor not in ("0", "0-0") and agent not in self.activities:
             tail = await self.client.xrevrange(self.keys.output(agent), max=cursor, min="-", count=SEED_ITEMS)
-            state = str(await self.client.hget(self.keys.agent(agent), "state") or "")
+            state = str(await self.client.hget(self.keys.agent(agent), Agent.hash_key("state")) or "")
             fields = [f for _id, f in reversed(cast(list[tuple[str, dict[str, str]]], tail))]
             self.activities[agent] = current(fields, state, self.clock())
         thread = self.registry.thread_of("agent", agent)

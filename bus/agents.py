@@ -1,26 +1,25 @@
 """Agents on the bus: one hash per agent (`agent:<id>`) and the index of live agents (`agents`).
 
 Any machine can read an agent's record; only its worker (the machine that runs its tmux session)
-changes the session itself. The record is plain strings, as Redis keeps it.
+changes the session itself. `bus.hash_record` converts the record to and from the hash.
 """
 
 from __future__ import annotations
 
-import json
 import time
-from dataclasses import asdict, dataclass, fields
+from typing import Any
 
 import redis
 
 from bus.errors import NotFound
+from bus.hash_record import HashRecord
 from bus.hashes import members, read_hash, read_hashes, write_hash
 from bus.keys import Keys
 
 RESERVATION_TTL = 600  # seconds an agent id stays claimed by a spawn that never finished
 
 
-@dataclass(frozen=True)
-class Agent:
+class Agent(HashRecord):
     id: str
     goal: str = ""
     role: str = "manager"  # manager | worker
@@ -42,30 +41,6 @@ class Agent:
     transcript_path: str = ""
     paused: bool = False
 
-    @classmethod
-    def from_hash(cls, data: dict[str, str]) -> Agent:
-        known = {f.name: f.type for f in fields(cls)}
-        values: dict[str, object] = {}
-        for name, raw in data.items():
-            if name not in known:
-                continue
-            if name in ("created_at", "state_at"):
-                values[name] = float(raw or 0)
-            elif name == "paused":
-                values[name] = raw == "1"
-            else:
-                values[name] = raw
-        return cls(**values)  # type: ignore[arg-type]
-
-    def to_hash(self) -> dict[str, str]:
-        out: dict[str, str] = {}
-        for name, value in asdict(self).items():
-            out[name] = ("1" if value else "0") if isinstance(value, bool) else str(value)
-        return out
-
-    def to_json(self) -> str:
-        return json.dumps(asdict(self), ensure_ascii=False)
-
     def event_fields(self) -> dict[str, str | None]:
         """The envelope fields of an event about this agent: agent, project, task."""
         return {"agent": self.id, "project": self.project or None, "task": self.task or None}
@@ -86,8 +61,8 @@ class AgentStore:
         None when claimed; else the worker that has it. The claim expires unless `save` follows."""
         key = self.keys.agent(agent_id)
         pipe = self.client.pipeline()
-        pipe.hsetnx(key, "worker", worker)
-        pipe.hget(key, "worker")
+        pipe.hsetnx(key, Agent.hash_key("worker"), worker)
+        pipe.hget(key, Agent.hash_key("worker"))
         claimed, holder = pipe.execute()
         if claimed:
             self.client.expire(key, RESERVATION_TTL)
@@ -102,37 +77,41 @@ class AgentStore:
         pipe.execute()
 
     def get(self, agent_id: str) -> Agent:
-        data = read_hash(self.client, self.keys.agent(agent_id))
+        key = self.keys.agent(agent_id)
+        data = read_hash(self.client, key)
         if not data:
             raise NotFound(f"no agent {agent_id!r} (see `ib list`)")
-        return Agent.from_hash(data)
+        return Agent.from_hash(data, key=key)
 
     def find(self, agent_id: str) -> Agent | None:
-        data = read_hash(self.client, self.keys.agent(agent_id))
-        return Agent.from_hash(data) if data else None
+        key = self.keys.agent(agent_id)
+        data = read_hash(self.client, key)
+        return Agent.from_hash(data, key=key) if data else None
 
     def all(self) -> list[Agent]:
-        ids = sorted(members(self.client, self.keys.agents))
-        found = read_hashes(self.client, [self.keys.agent(i) for i in ids])
-        return sorted((Agent.from_hash(d) for d in found if d), key=lambda a: (a.created_at, a.id))
+        keys = [self.keys.agent(i) for i in sorted(members(self.client, self.keys.agents))]
+        found = zip(keys, read_hashes(self.client, keys), strict=True)
+        return sorted((Agent.from_hash(d, key=k) for k, d in found if d), key=lambda a: (a.created_at, a.id))
 
-    def update(self, agent_id: str, **changes: str | float | bool) -> None:
-        mapping = {k: ("1" if v else "0") if isinstance(v, bool) else str(v) for k, v in changes.items()}
-        write_hash(self.client, self.keys.agent(agent_id), mapping)
+    def update(self, agent_id: str, **changes: Any) -> None:
+        """Change some fields; each name must be a field of `Agent` and each value must fit it."""
+        write_hash(self.client, self.keys.agent(agent_id), Agent.hash_fields(**changes))
 
     def state_of(self, agent_id: str) -> tuple[str, str]:
         """(state, who decided it) as stored now."""
-        state, by = self.client.hmget(self.keys.agent(agent_id), ["state", "state_by"])
+        state, by = self.client.hmget(
+            self.keys.agent(agent_id), [Agent.hash_key("state"), Agent.hash_key("state_by")]
+        )
         return str(state or ""), str(by or "")
 
     def set_state(self, agent_id: str, state: str, by: str = "") -> str | None:
         """Record a new state (`by`: who decided it, "hook" or "" for the pane and the operations);
         returns the previous one when it changed, else None."""
         key = self.keys.agent(agent_id)
-        previous = self.client.hget(key, "state")
+        previous = self.client.hget(key, Agent.hash_key("state"))
         if previous == state:
             return None
-        self.client.hset(key, mapping={"state": state, "state_at": str(time.time()), "state_by": by})
+        write_hash(self.client, key, Agent.hash_fields(state=state, state_at=time.time(), state_by=by))
         return str(previous or "")
 
     def remove(self, agent_id: str) -> None:

@@ -1,13 +1,13 @@
-"""The state of one /auto loop as plain data, and its Redis hash form (`auto:<project>`).
+"""The state of one /auto loop as plain data, kept as the Redis hash `auto:<project>` (`bus.hash_record`
+converts it).
 
-Pure (json only). The worker's loop (worker/auto/loop.py) changes it; `ib auto status` and the bot read it
-through `bus.auto_store.AutoStore`.
+Pure (pydantic only). The worker's loop (worker/auto/loop.py) changes it; `ib auto status` and the bot read
+it through `bus.auto_store.AutoStore`.
 """
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass, fields
+from bus.hash_record import HashRecord
 
 STATUSES = ("running", "paused", "stopped", "finished")
 PHASES = ("idle", "claiming", "working", "merging", "resolving", "waiting")
@@ -15,13 +15,8 @@ PHASES = ("idle", "claiming", "working", "merging", "resolving", "waiting")
 branch is in the merge queue; resolving: a merge agent resolves a conflict; waiting: nothing ready, but
 tasks others work on may unblock more."""
 
-_LISTS = ("files", "taken", "done", "failed")
-_INTS = ("max_tasks",)
-_BOOLS = ("worktrees",)
 
-
-@dataclass(frozen=True)
-class AutoState:
+class AutoState(HashRecord):
     project: str
     worker: str = ""  # the worker that runs the loop
     worktrees: bool = False  # an agent (and worktree) per task, else one agent for the project
@@ -46,35 +41,3 @@ class AutoState:
         """`3/3 tasks done` (and how many failed)."""
         text = f"{len(self.done)}/{len(self.taken)} tasks done"
         return text + (f", {len(self.failed)} failed" if self.failed else "")
-
-    def to_hash(self) -> dict[str, str]:
-        out: dict[str, str] = {}
-        for f in fields(self):
-            value = getattr(self, f.name)
-            if f.name in _LISTS:
-                out[f.name] = json.dumps(list(value), ensure_ascii=False)
-            elif f.name in _BOOLS:
-                out[f.name] = "1" if value else "0"
-            else:
-                out[f.name] = str(value)
-        return out
-
-    @classmethod
-    def from_hash(cls, data: dict[str, str]) -> AutoState:
-        values: dict[str, object] = {}
-        for f in fields(cls):
-            if f.name not in data:
-                continue
-            raw = data[f.name]
-            if f.name in _LISTS:
-                values[f.name] = tuple(str(x) for x in json.loads(raw or "[]"))
-            elif f.name in _BOOLS:
-                values[f.name] = raw == "1"
-            elif f.name in _INTS:
-                values[f.name] = int(raw or 0)
-            else:
-                values[f.name] = raw
-        return cls(**values)  # type: ignore[arg-type]
-
-    def as_dict(self) -> dict[str, object]:
-        return {f.name: list(v) if isinstance(v := getattr(self, f.name), tuple) else v for f in fields(self)}

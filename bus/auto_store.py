@@ -25,11 +25,12 @@ class AutoStore:
         self.keys = keys
 
     def load(self, project: str) -> tuple[AutoState, Outbox] | None:
-        data = read_hash(self.client, self.keys.auto(project))
-        if not data.get("project"):
+        key = self.keys.auto(project)
+        data = read_hash(self.client, key)
+        if not data.get(AutoState.hash_key("project")):
             return None
         outbox = json.loads(data.get(OUTBOX_FIELD) or "[]")
-        return AutoState.from_hash(data), outbox if isinstance(outbox, list) else []
+        return AutoState.from_hash(data, key=key), outbox if isinstance(outbox, list) else []
 
     def get(self, project: str) -> AutoState | None:
         found = self.load(project)

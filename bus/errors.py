@@ -25,3 +25,7 @@ class NotFound(BusError):
 
 class Conflict(BusError):
     """The operation contradicts the current state (already claimed, already done, ...)."""
+
+
+class BadRecord(BusError):
+    """A stored record (or a change to one) has a field that does not fit; the message names the field."""

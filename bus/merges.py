@@ -6,15 +6,14 @@ A request enters the queue and its `merge_ready` event is appended in one transa
 
 from __future__ import annotations
 
-import json
 import time
-from dataclasses import dataclass, replace
 from typing import Any, cast
 
 import redis
 
 from bus.envelope import EVENT_FIELD, encode, make_event
 from bus.errors import NotFound
+from bus.hash_record import HashRecord
 from bus.hashes import members, read_hash, write_hash
 from bus.keys import Keys
 
@@ -24,16 +23,15 @@ HISTORY_TTL = 7 * 24 * 3600
 """How long a finished request's hash is kept (for `ib auto status` and the bot's merge topics)."""
 
 
-@dataclass(frozen=True)
-class MergeRequest:
+class MergeRequest(HashRecord):
     """Merge `branch` (the agent's) into `target`. `worker` owns the agent and runs the merge."""
 
     id: str
-    project: str
-    agent: str
-    branch: str
-    target: str
-    worker: str
+    project: str = ""
+    agent: str = ""
+    branch: str = ""
+    target: str = ""
+    worker: str = ""
     task: str = ""
     title: str = ""
     status: str = "queued"  # queued | merging | merged | conflict | failed
@@ -43,45 +41,6 @@ class MergeRequest:
     error: str = ""
     requested_at: float = 0.0
     finished_at: float = 0.0
-
-    @classmethod
-    def from_hash(cls, data: dict[str, str]) -> MergeRequest:
-        return cls(
-            id=data["id"],
-            project=data.get("project", ""),
-            agent=data.get("agent", ""),
-            branch=data.get("branch", ""),
-            target=data.get("target", ""),
-            worker=data.get("worker", ""),
-            task=data.get("task", ""),
-            title=data.get("title", ""),
-            status=data.get("status", "queued"),
-            sha=data.get("sha", ""),
-            commits=int(data.get("commits") or 0),
-            files=tuple(json.loads(data.get("files") or "[]")),
-            error=data.get("error", ""),
-            requested_at=float(data.get("requested_at") or 0),
-            finished_at=float(data.get("finished_at") or 0),
-        )
-
-    def to_hash(self) -> dict[str, str]:
-        return {
-            "id": self.id,
-            "project": self.project,
-            "agent": self.agent,
-            "branch": self.branch,
-            "target": self.target,
-            "worker": self.worker,
-            "task": self.task,
-            "title": self.title,
-            "status": self.status,
-            "sha": self.sha,
-            "commits": str(self.commits),
-            "files": json.dumps(list(self.files), ensure_ascii=False),
-            "error": self.error,
-            "requested_at": str(self.requested_at),
-            "finished_at": str(self.finished_at),
-        }
 
     @property
     def is_open(self) -> bool:
@@ -131,7 +90,15 @@ class MergeStore:
         """Append a request to the project's queue and publish `merge_ready`, in one transaction."""
         merge_id = str(self.client.incr(self.keys.merge_seq))
         req = MergeRequest(
-            merge_id, project, agent, branch, target, worker, task, title, requested_at=time.time()
+            id=merge_id,
+            project=project,
+            agent=agent,
+            branch=branch,
+            target=target,
+            worker=worker,
+            task=task,
+            title=title,
+            requested_at=time.time(),
         )
         position = int(self.client.llen(self.keys.merge_queue(project))) + 1
         event = _event(
@@ -149,20 +116,20 @@ class MergeStore:
         return req
 
     def get(self, merge_id: str) -> MergeRequest:
-        data = read_hash(self.client, self.keys.merge(merge_id))
-        if not data:
+        found = self._find(merge_id)
+        if found is None:
             raise NotFound(f"no merge request {merge_id!r}")
-        return MergeRequest.from_hash(data)
+        return found
+
+    def _find(self, merge_id: str) -> MergeRequest | None:
+        key = self.keys.merge(merge_id)
+        data = read_hash(self.client, key)
+        return MergeRequest.from_hash(data, key=key) if data else None
 
     def queue(self, project: str) -> list[MergeRequest]:
         """The project's requests still in the queue, first to be merged first."""
         ids = cast(list[str], self.client.lrange(self.keys.merge_queue(project), 0, -1))
-        found = []
-        for merge_id in ids:
-            data = read_hash(self.client, self.keys.merge(merge_id))
-            if data:
-                found.append(MergeRequest.from_hash(data))
-        return found
+        return [r for r in map(self._find, ids) if r is not None]
 
     def head(self, project: str) -> MergeRequest | None:
         """The request to merge next; a dangling id (its hash gone) is dropped from the queue."""
@@ -170,9 +137,9 @@ class MergeStore:
             merge_id = cast(str | None, self.client.lindex(self.keys.merge_queue(project), 0))
             if merge_id is None:
                 return None
-            data = read_hash(self.client, self.keys.merge(merge_id))
-            if data:
-                return MergeRequest.from_hash(data)
+            found = self._find(merge_id)
+            if found is not None:
+                return found
             self.client.lrem(self.keys.merge_queue(project), 1, merge_id)
 
     def open_for(self, project: str, agent: str) -> MergeRequest | None:
@@ -184,14 +151,14 @@ class MergeStore:
 
     def mark(self, req: MergeRequest, **changes: Any) -> MergeRequest:
         """Record progress (`merging`, or the result before the agent goes) without leaving the queue."""
-        updated = replace(req, **changes)
+        updated = req.replace(**changes)
         write_hash(self.client, self.keys.merge(req.id), updated.to_hash())
         return updated
 
     def finish(self, req: MergeRequest) -> None:
         """Record the result, take the request out of the queue and publish its event, in one transaction."""
         pipe = self.client.pipeline(transaction=True)
-        write_hash(pipe, self.keys.merge(req.id), replace(req, finished_at=time.time()).to_hash())
+        write_hash(pipe, self.keys.merge(req.id), req.replace(finished_at=time.time()).to_hash())
         pipe.expire(self.keys.merge(req.id), HISTORY_TTL)
         pipe.lrem(self.keys.merge_queue(req.project), 1, req.id)
         self._append(pipe, result_event(req))

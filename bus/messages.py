@@ -7,14 +7,14 @@ from __future__ import annotations
 import secrets
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any, ClassVar, cast
 
 import redis
 
 from bus.defaults import EVENTS_MAXLEN
 from bus.envelope import EVENT_FIELD, encode, make_event
 from bus.errors import InvalidInput, NotFound
+from bus.hash_record import HashRecord
 from bus.hashes import ordered, read_hash, read_hashes, write_hash
 from bus.keys import Keys
 
@@ -22,37 +22,17 @@ KINDS = ("question", "status", "alert", "complete")
 ID_PREFIX = "m-"
 
 
-@dataclass(frozen=True)
-class Message:
-    """One message for the person; `ts` is epoch seconds, `sender` the agent that sent it."""
+class Message(HashRecord):
+    """One message for the person; `ts` is epoch seconds, `sender` the agent that sent it (key `from`)."""
+
+    hash_keys: ClassVar[dict[str, str]] = {"sender": "from"}
 
     id: str
-    sender: str
-    kind: str
-    text: str
-    ts: float
+    sender: str = "unknown"
+    kind: str = "status"
+    text: str = ""
+    ts: float = 0.0
     project: str = ""
-
-    @classmethod
-    def from_hash(cls, data: dict[str, str]) -> Message:
-        return cls(
-            id=data["id"],
-            sender=data.get("from", "unknown"),
-            kind=data.get("kind", "status"),
-            text=data.get("text", ""),
-            ts=float(data.get("ts") or 0),
-            project=data.get("project", ""),
-        )
-
-    def to_hash(self) -> dict[str, str]:
-        return {
-            "id": self.id,
-            "from": self.sender,
-            "kind": self.kind,
-            "text": self.text,
-            "ts": repr(self.ts),
-            "project": self.project,
-        }
 
     def to_dict(self) -> dict[str, Any]:
         return {"id": self.id, "from": self.sender, "kind": self.kind, "text": self.text, "ts": self.ts}
@@ -72,7 +52,14 @@ class MessageStore:
         """Store the message and append its `message` event in one transaction: no reader sees one alone."""
         if kind not in KINDS:
             raise InvalidInput(f"bad message kind {kind!r}: use one of {', '.join(KINDS)}")
-        message = Message(f"{ID_PREFIX}{secrets.token_hex(6)}", sender, kind, text, time.time(), project)
+        message = Message(
+            id=f"{ID_PREFIX}{secrets.token_hex(6)}",
+            sender=sender,
+            kind=kind,
+            text=text,
+            ts=time.time(),
+            project=project,
+        )
         event = make_event(
             "message",
             f"To the user ({kind}): {text}",
@@ -90,15 +77,16 @@ class MessageStore:
 
     def pending(self) -> list[Message]:
         """Every message not acknowledged yet, oldest first."""
-        ids = ordered(self.client, self.keys.user_messages)
-        found = read_hashes(self.client, [self.keys.user_message(i) for i in ids])
-        return [Message.from_hash(d) for d in found if d]
+        keys = [self.keys.user_message(i) for i in ordered(self.client, self.keys.user_messages)]
+        found = zip(keys, read_hashes(self.client, keys), strict=True)
+        return [Message.from_hash(d, key=k) for k, d in found if d]
 
     def get(self, message_id: str) -> Message:
-        data = read_hash(self.client, self.keys.user_message(message_id))
+        key = self.keys.user_message(message_id)
+        data = read_hash(self.client, key)
         if not data:
             raise NotFound(f"no pending message {message_id!r} (see `ib messages`)")
-        return Message.from_hash(data)
+        return Message.from_hash(data, key=key)
 
     def acknowledge(self, message_id: str, by: str = "user") -> Message:
         """Remove one message; an id nobody queued (or already acknowledged) is `NotFound`."""

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
 from typing import Any, TypeAlias, cast
 
 import redis
 
 from bus.errors import Conflict, NotFound
+from bus.hash_record import HashRecord
+from bus.hashes import read_hash, write_hash
 from bus.ids import validate_id
 from bus.keys import Keys
 from bus.plans import Plan
@@ -23,16 +24,15 @@ from bus.plans import Plan
 PlanList: TypeAlias = "list[PlanDraft]"
 
 
-@dataclass(frozen=True)
-class PlanDraft:
+class PlanDraft(HashRecord):
     id: str
-    goal: str
-    project: str
-    status: str
-    agent: str
-    worker: str
-    created_at: int
-    deadline: int
+    goal: str = ""
+    project: str = ""
+    status: str = "planning"
+    agent: str = ""
+    worker: str = ""
+    created_at: int = 0
+    deadline: int = 0
     plan: str = ""  # the validated plan as JSON
     error: str = ""
     round: int = 1
@@ -41,7 +41,7 @@ class PlanDraft:
         return Plan.model_validate_json(self.plan)
 
     def as_dict(self) -> dict[str, Any]:
-        body = asdict(self)
+        body = super().as_dict()
         body["plan"] = json.loads(self.plan) if self.plan else None
         return body
 
@@ -57,19 +57,18 @@ class PlanStore:
     def create(self, goal: str, project: str, agent: str, worker: str, timeout: float) -> PlanDraft:
         now = self.now()
         plan_id = f"plan-{self._r.incr(self._keys.plan_seq)}"
-        fields = {
-            "id": plan_id,
-            "goal": goal,
-            "project": project,
-            "status": "planning",
-            "agent": agent,
-            "worker": worker,
-            "created_at": now,
-            "deadline": now + int(timeout),
-            "round": 1,
-        }
+        draft = PlanDraft(
+            id=plan_id,
+            goal=goal,
+            project=project,
+            status="planning",
+            agent=agent,
+            worker=worker,
+            created_at=now,
+            deadline=now + int(timeout),
+        )
         pipe = self._r.pipeline(transaction=True)
-        pipe.hset(self._keys.plan(plan_id), mapping=cast(Any, fields))
+        write_hash(pipe, self._keys.plan(plan_id), draft.to_hash())
         pipe.zadd(self._keys.plans, {plan_id: now})
         pipe.zadd(self._keys.planning, {plan_id: now + int(timeout)})
         pipe.execute()
@@ -77,19 +76,14 @@ class PlanStore:
 
     def get(self, plan_id: str) -> PlanDraft:
         validate_id("plan", plan_id)
-        fields = cast(dict[str, str], self._r.hgetall(self._keys.plan(plan_id)))
-        if not fields:
+        found = self._find(plan_id)
+        if found is None:
             raise NotFound(f"no plan {plan_id}: see them with `ib plans`")
-        return _from_hash(fields)
+        return found
 
     def list(self) -> PlanList:
         ids = cast(list[str], self._r.zrange(self._keys.plans, 0, -1))
-        found = []
-        for plan_id in ids:
-            fields = cast(dict[str, str], self._r.hgetall(self._keys.plan(plan_id)))
-            if fields:
-                found.append(_from_hash(fields))
-        return found
+        return [d for d in map(self._find, ids) if d is not None]
 
     def planning(self, due_by: int | None = None) -> PlanList:
         """Plans whose planner is at work (only those past their deadline at `due_by`)."""
@@ -102,25 +96,23 @@ class PlanStore:
         return next((p for p in self.planning() if p.agent == agent), None)
 
     def _find(self, plan_id: str) -> PlanDraft | None:
-        fields = cast(dict[str, str], self._r.hgetall(self._keys.plan(plan_id)))
-        return _from_hash(fields) if fields else None
+        key = self._keys.plan(plan_id)
+        fields = read_hash(self._r, key)
+        return PlanDraft.from_hash(fields, key=key) if fields else None
 
     def settle(self, plan_id: str, plan: Plan | None, error: str = "") -> PlanDraft | None:
         """planning → ready (with the plan) or failed (with the error); None when it was not planning."""
         changes = (
-            {"status": "ready", "plan": plan.model_dump_json(), "error": ""}
+            PlanDraft.hash_fields(status="ready", plan=plan.model_dump_json(), error="")
             if plan
-            else {
-                "status": "failed",
-                "error": error,
-            }
+            else PlanDraft.hash_fields(status="failed", error=error)
         )
         return self._change(plan_id, lambda d: d.status == "planning", changes, planning=None)
 
     def replan(self, plan_id: str, timeout: float) -> PlanDraft:
         """ready | failed → planning again, for the planner to rework it."""
         deadline = self.now() + int(timeout)
-        changes = {"status": "planning", "deadline": str(deadline)}
+        changes = PlanDraft.hash_fields(status="planning", deadline=deadline)
         done = self._change(plan_id, lambda d: d.status in ("ready", "failed"), changes, deadline, bump=True)
         if done is None:
             raise Conflict(
@@ -131,7 +123,8 @@ class PlanStore:
     def finish(self, plan_id: str, status: str) -> PlanDraft:
         """ready → approved, or anything but approved → discarded."""
         allowed = ("ready",) if status == "approved" else ("planning", "ready", "failed")
-        done = self._change(plan_id, lambda d: d.status in allowed, {"status": status}, planning=None)
+        changes = PlanDraft.hash_fields(status=status)
+        done = self._change(plan_id, lambda d: d.status in allowed, changes, planning=None)
         if done is None:
             current = self.get(plan_id).status
             raise Conflict(f"{plan_id} is {current}, so it cannot be {status}")
@@ -145,7 +138,8 @@ class PlanStore:
         planning: int | None,
         bump: bool = False,
     ) -> PlanDraft | None:
-        """Apply `changes` if `allowed(current)`; `planning` is the new deadline, None when done planning."""
+        """Apply `changes` (hash fields) if `allowed(current)`; `planning` is the new deadline, None when done
+        planning."""
         key = self._keys.plan(plan_id)
         with self._r.pipeline(transaction=True) as pipe:
             try:
@@ -154,9 +148,9 @@ class PlanStore:
                 if not allowed(current):
                     return None
                 pipe.multi()
-                pipe.hset(key, mapping=cast(Any, changes))
+                write_hash(pipe, key, changes)
                 if bump:
-                    pipe.hincrby(key, "round", 1)
+                    pipe.hincrby(key, PlanDraft.hash_key("round"), 1)
                 if planning is None:
                     pipe.zrem(self._keys.planning, plan_id)
                 else:
@@ -165,19 +159,3 @@ class PlanStore:
             except redis.WatchError:
                 return None
         return self.get(plan_id)
-
-
-def _from_hash(fields: dict[str, str]) -> PlanDraft:
-    return PlanDraft(
-        id=fields["id"],
-        goal=fields.get("goal", ""),
-        project=fields.get("project", ""),
-        status=fields.get("status", "planning"),
-        agent=fields.get("agent", ""),
-        worker=fields.get("worker", ""),
-        created_at=int(fields.get("created_at", 0)),
-        deadline=int(fields.get("deadline", 0)),
-        plan=fields.get("plan", ""),
-        error=fields.get("error", ""),
-        round=int(fields.get("round", 1)),
-    )

@@ -3,25 +3,27 @@ pane watcher, for dialogs that come before any hook), answered once (`prompt-ans
 
 from __future__ import annotations
 
-import json
 import time
 import uuid
-from dataclasses import dataclass
 
 import redis
 
-from bus.hashes import read_hash
+from bus.hash_record import HashRecord
+from bus.hashes import read_hash, write_hash
 from bus.keys import Keys
 
 PROMPT_TTL = 86400
 ANSWERED_TTL = 86400
 
 
-@dataclass(frozen=True)
-class Prompt:
-    id: str
+class Prompt(HashRecord):
+    """One open dialog; `agent` is the key's, not a field of the hash. The hooks write it too
+    (worker/hooks/agent_event.py), as strings by hand: the hot path cannot afford pydantic;
+    tests/unit/test_hash_record.py reads what they write."""
+
+    id: str = ""
     agent: str
-    kind: str  # permission | plan | ask | trust
+    kind: str = ""  # permission | plan | ask | trust
     tool: str = ""
     detail: str = ""  # the command, path or plan; the folder of a trust dialog
     question: str = ""
@@ -29,23 +31,10 @@ class Prompt:
     at: float = 0.0
     question_id: str = ""  # the question an AskUserQuestion dialog opened
 
-    @classmethod
-    def from_hash(cls, agent: str, data: dict[str, str]) -> Prompt:
-        try:
-            options = json.loads(data.get("options") or "[]")
-        except ValueError:
-            options = []
-        return cls(
-            id=data.get("id", ""),
-            agent=agent,
-            kind=data.get("kind", ""),
-            tool=data.get("tool", ""),
-            detail=data.get("detail", ""),
-            question=data.get("question", ""),
-            options=tuple(str(o) for o in options) if isinstance(options, list) else (),
-            at=float(data.get("at") or 0),
-            question_id=data.get("question_id", ""),
-        )
+    def to_hash(self) -> dict[str, str]:
+        stored = super().to_hash()
+        del stored["agent"]
+        return stored
 
 
 class PromptStore:
@@ -54,26 +43,18 @@ class PromptStore:
         self.keys = keys
 
     def get(self, agent: str) -> Prompt | None:
-        data = read_hash(self.client, self.keys.prompt(agent))
-        return Prompt.from_hash(agent, data) if data.get("id") else None
+        key = self.keys.prompt(agent)
+        data = read_hash(self.client, key)
+        return Prompt.from_hash(data, key=key, agent=agent) if data.get("id") else None
 
     def record(self, agent: str, kind: str, detail: str = "", options: tuple[str, ...] = ()) -> Prompt:
         """A dialog seen on the pane (the trust dialog, which comes before any hook)."""
         prompt_id = f"p-{uuid.uuid4().hex[:8]}"
-        prompt = Prompt(prompt_id, agent, kind, detail=detail, options=options, at=time.time())
+        prompt = Prompt(id=prompt_id, agent=agent, kind=kind, detail=detail, options=options, at=time.time())
         key = self.keys.prompt(agent)
         pipe = self.client.pipeline()
         pipe.delete(key)
-        pipe.hset(
-            key,
-            mapping={
-                "id": prompt.id,
-                "kind": kind,
-                "detail": detail,
-                "options": json.dumps(list(options)),
-                "at": str(prompt.at),
-            },
-        )
+        write_hash(pipe, key, prompt.to_hash())
         pipe.expire(key, PROMPT_TTL)
         pipe.execute()
         return prompt

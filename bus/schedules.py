@@ -9,16 +9,16 @@ the machines' clocks.
 
 from __future__ import annotations
 
-import json
 import logging
-from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
-from typing import Any, TypeAlias, cast
+from typing import TypeAlias, cast
 
 import redis
 
 from bus import cron
 from bus.errors import BusError, NotFound
+from bus.hash_record import HashRecord
+from bus.hashes import read_hash, write_hash
 from bus.ids import validate_id
 from bus.keys import Keys
 from bus.task_model import (
@@ -39,9 +39,8 @@ ScheduleList: TypeAlias = "list[Schedule]"
 FIRE_LOCK_SECONDS = 60  # long enough to add one task; a worker that died holding it is replaced after
 
 
-@dataclass(frozen=True)
-class TaskTemplate:
-    """What each firing adds: the options of `ib task add`."""
+class TaskTemplate(HashRecord):
+    """What each firing adds: the options of `ib task add`. Kept as JSON in the schedule's hash."""
 
     title: str
     project: str
@@ -62,10 +61,11 @@ class TaskTemplate:
         return self
 
 
-@dataclass(frozen=True)
-class Schedule:
+class Schedule(HashRecord):
+    """A schedule; `next_due` is its score in the `schedules` sorted set, not a field of its hash."""
+
     id: str
-    cron: str
+    cron: str = ""
     task: TaskTemplate
     next_due: int  # Unix seconds
     last_due: int | None = None
@@ -78,10 +78,10 @@ class Schedule:
         last = f", last {self.last_task}" if self.last_task else ""
         return f'{self.id}  {self.cron}  → "{self.task.title}" [{self.task.project}] next {nxt} UTC{last}'
 
-    def as_dict(self) -> dict[str, Any]:
-        body = asdict(self)
-        body["task"]["after"] = list(self.task.after)
-        return body
+    def to_hash(self) -> dict[str, str]:
+        stored = super().to_hash()
+        del stored["next_due"]
+        return stored
 
 
 def due_stamp(due: int) -> str:
@@ -111,36 +111,34 @@ class ScheduleStore:
         if schedule_id is None:
             schedule_id = f"sched-{self._r.incr(self._keys.schedule_seq)}"
         validate_id("schedule", schedule_id)
-        next_due = _next(parsed, now)
-        fields = {
-            "id": schedule_id,
-            "cron": parsed.text,
-            "task": json.dumps(asdict(template), ensure_ascii=False),
-            "created_at": str(now),
-        }
-        if not self._r.hsetnx(self._keys.schedule(schedule_id), "id", schedule_id):
+        schedule = Schedule(
+            id=schedule_id, cron=parsed.text, task=template, next_due=_next(parsed, now), created_at=now
+        )
+        if not self._r.hsetnx(self._keys.schedule(schedule_id), Schedule.hash_key("id"), schedule_id):
             raise BusError(f"schedule {schedule_id} already exists: pick another id or delete it first")
         pipe = self._r.pipeline(transaction=True)
-        pipe.hset(self._keys.schedule(schedule_id), mapping=cast(Any, fields))
-        pipe.zadd(self._keys.schedules, {schedule_id: next_due})
+        write_hash(pipe, self._keys.schedule(schedule_id), schedule.to_hash())
+        pipe.zadd(self._keys.schedules, {schedule_id: schedule.next_due})
         pipe.execute()
         return self.get(schedule_id)
 
     def get(self, schedule_id: str) -> Schedule:
         validate_id("schedule", schedule_id)
-        fields = cast(dict[str, str], self._r.hgetall(self._keys.schedule(schedule_id)))
+        key = self._keys.schedule(schedule_id)
+        fields = read_hash(self._r, key)
         score = self._r.zscore(self._keys.schedules, schedule_id)
         if not fields or score is None:
             raise NotFound(f"no schedule {schedule_id}: see them with `ib task schedule list`")
-        return _from_hash(fields, int(score))
+        return Schedule.from_hash(fields, key=key, next_due=int(score))
 
     def list(self) -> ScheduleList:
         found = []
         ranked = cast(list[tuple[str, float]], self._r.zrange(self._keys.schedules, 0, -1, withscores=True))
         for schedule_id, score in ranked:
-            fields = cast(dict[str, str], self._r.hgetall(self._keys.schedule(schedule_id)))
+            key = self._keys.schedule(schedule_id)
+            fields = read_hash(self._r, key)
             if fields:
-                found.append(_from_hash(fields, int(score)))
+                found.append(Schedule.from_hash(fields, key=key, next_due=int(score)))
         return found
 
     def delete(self, schedule_id: str) -> None:
@@ -207,9 +205,8 @@ class ScheduleStore:
                     return
                 pipe.multi()
                 pipe.zadd(self._keys.schedules, {schedule.id: next_due}, xx=True)
-                pipe.hset(self._keys.schedule(schedule.id), "last_due", str(due))
-                if task_id:
-                    pipe.hset(self._keys.schedule(schedule.id), "last_task", task_id)
+                last = Schedule.hash_fields(last_due=due, **({"last_task": task_id} if task_id else {}))
+                write_hash(pipe, self._keys.schedule(schedule.id), last)
                 pipe.execute()
             except redis.WatchError:
                 return  # another worker moved it on
@@ -220,26 +217,3 @@ def _next(parsed: cron.Cron, after: int) -> int:
     if found is None:
         raise BusError(f"cron expression {parsed.text!r} never fires again")
     return int(found.timestamp())
-
-
-def _from_hash(fields: dict[str, str], next_due: int) -> Schedule:
-    raw = json.loads(fields.get("task", "{}"))
-    template = TaskTemplate(
-        title=str(raw.get("title", "")),
-        project=str(raw.get("project", "")),
-        body=str(raw.get("body", "")),
-        priority=int(raw.get("priority", DEFAULT_PRIORITY)),
-        after=tuple(str(d) for d in raw.get("after", ())),
-        max_attempts=int(raw.get("max_attempts", DEFAULT_MAX_ATTEMPTS)),
-        test_cmd=raw.get("test_cmd") or None,
-    )
-    last = fields.get("last_due")
-    return Schedule(
-        id=fields["id"],
-        cron=fields.get("cron", ""),
-        task=template,
-        next_due=next_due,
-        last_due=int(last) if last else None,
-        last_task=fields.get("last_task") or None,
-        created_at=int(fields.get("created_at", 0)),
-    )

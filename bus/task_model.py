@@ -1,16 +1,17 @@
 """One task of the graph as plain data: `Task`, its context `Note`s, and the checks on what people type.
 
-Pure (json only): `bus.task_store.TaskStore` reads hashes from Redis and builds these with `Task.from_hash`.
+Pure (json and pydantic only): `bus.task_store.TaskStore` reads hashes from Redis and builds these with
+`Task.from_hash` (`bus.hash_record` converts the strings).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, Self
 
-from bus.errors import InvalidInput
+from bus.errors import BadRecord, InvalidInput
+from bus.hash_record import HashRecord
 
 STATUSES = ("draft", "pending", "ready", "claimed", "done", "failed")
 NOTE_KINDS = ("observation", "result", "handoff", "test_failure")
@@ -24,9 +25,9 @@ MAX_TEST_CMD_CHARS = 4096
 DEFAULT_MAX_BODY_BYTES = 256 * 1024
 
 
-@dataclass(frozen=True)
-class Note:
-    """A piece of context: what an agent saw, did or hands on. `source_task` is the task it was written on."""
+class Note(HashRecord):
+    """A piece of context: what an agent saw, did or hands on. `source_task` is the task it was written on.
+    Kept as JSON in the task's list of notes (the Lua scripts write it), not as a hash of its own."""
 
     kind: str
     text: str
@@ -35,23 +36,27 @@ class Note:
 
     @classmethod
     def from_json(cls, raw: str) -> Note:
-        body = json.loads(raw)
-        return cls(str(body["kind"]), str(body["text"]), int(body["ts"]), str(body["source_task"]))
+        try:
+            body = json.loads(raw)
+        except ValueError:
+            raise BadRecord(f"bad Note record: not JSON: {raw[:40]!r}") from None
+        if not isinstance(body, dict):
+            raise BadRecord(f"bad Note record: not a JSON object: {raw[:40]!r}")
+        return cls.from_dict(body)
 
 
-@dataclass(frozen=True)
-class Task:
+class Task(HashRecord):
     """A unit of work. Times are Unix milliseconds from the Redis clock; `after` lists the dependencies."""
 
     id: str
     project: str
-    title: str
-    body: str
-    priority: int
-    status: str
-    attempt: int
-    max_attempts: int
-    created_at: int
+    title: str = ""
+    body: str = ""
+    priority: int = DEFAULT_PRIORITY
+    status: str = "pending"
+    attempt: int = 0
+    max_attempts: int = DEFAULT_MAX_ATTEMPTS
+    created_at: int = 0
     claimed_by: str | None = None
     claimed_at: int | None = None
     done_at: int | None = None
@@ -63,42 +68,22 @@ class Task:
 
     @classmethod
     def from_hash(
-        cls, fields: Mapping[str, str], after: Iterable[str] = (), notes: Iterable[str] = ()
-    ) -> Task:
+        cls,
+        data: Mapping[str, str],
+        *,
+        key: str = "",
+        after: Iterable[str] = (),
+        notes: Iterable[str] = (),
+        **known: Any,
+    ) -> Self:
         """A task from its Redis hash, its dependency ids and its notes (JSON strings, oldest first)."""
-        return cls(
-            id=fields["id"],
-            project=fields["project"],
-            title=fields.get("title", ""),
-            body=fields.get("body", ""),
-            priority=int(fields.get("priority", DEFAULT_PRIORITY)),
-            status=fields.get("status", "pending"),
-            attempt=int(fields.get("attempt", 0)),
-            max_attempts=int(fields.get("max_attempts", DEFAULT_MAX_ATTEMPTS)),
-            created_at=int(fields.get("created_at", 0)),
-            claimed_by=fields.get("claimed_by") or None,
-            claimed_at=_optional_int(fields.get("claimed_at")),
-            done_at=_optional_int(fields.get("done_at")),
-            test_cmd=fields.get("test_cmd") or None,
-            summary=fields.get("summary") or None,
-            schedule=fields.get("schedule") or None,
+        return super().from_hash(
+            data,
+            key=key,
             after=tuple(sorted(after)),
             notes=tuple(Note.from_json(raw) for raw in notes),
+            **known,
         )
-
-    def as_dict(self) -> dict[str, Any]:
-        body = asdict(self)
-        body["after"] = list(self.after)
-        body["notes"] = [asdict(note) for note in self.notes]
-        return body
-
-    def to_json(self) -> str:
-        """The task for `--json` output: one object, unicode kept as is."""
-        return json.dumps(self.as_dict(), ensure_ascii=False)
-
-
-def _optional_int(raw: str | None) -> int | None:
-    return int(raw) if raw else None
 
 
 def check_priority(value: object) -> int:

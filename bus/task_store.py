@@ -216,7 +216,7 @@ class TaskStore:
         check_note_kind(kind)
         text = check_text("note", text.strip(), self._max_body, allow_empty=False)
         ts = self._run("note", self._own_keys(task_id), [task_id, kind, text])
-        return Note(kind, text, int(ts), task_id)
+        return Note(kind=kind, text=text, ts=int(ts), source_task=task_id)
 
     def observe(self, task_id: str, text: str) -> Note:
         return self.add_note(task_id, "observation", text)
@@ -337,7 +337,9 @@ class TaskStore:
         for i in range(0, len(replies), 3):
             fields, deps, notes = replies[i : i + 3]
             if fields:
-                tasks.append(Task.from_hash(fields, deps, notes))
+                tasks.append(
+                    Task.from_hash(fields, key=self._keys.task(ids[i // 3]), after=deps, notes=notes)
+                )
         return tasks
 
 
@@ -347,4 +349,4 @@ def _claimed(reply: Any) -> Task | None:
         return None
     _id, flat, deps, notes = reply
     fields = {str(flat[i]): str(flat[i + 1]) for i in range(0, len(flat), 2)}
-    return Task.from_hash(fields, [str(d) for d in deps], [str(n) for n in notes])
+    return Task.from_hash(fields, after=[str(d) for d in deps], notes=[str(n) for n in notes])

@@ -311,7 +311,7 @@ def test_steps_cut_short_by_a_kill_are_done_once(agents_ib: IbRunner, rds: redis
     store = AutoStore(rds, keys)
     # the worker claimed `lone` for its agent and was killed before it saved that it had
     TaskStore(rds, keys, 10_000).claim("cut", "lone")
-    claiming = AutoState("cut", worker=ib.env["IB_WORKER_ID"], worktrees=True, phase="claiming")
+    claiming = AutoState(project="cut", worker=ib.env["IB_WORKER_ID"], worktrees=True, phase="claiming")
     store.save(claiming, [action_to_dict(Claim("lone"))])
     for _ in range(2):
         assert ib.run("worker", "--once").returncode == 0

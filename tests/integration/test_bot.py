@@ -274,7 +274,7 @@ def test_strangers_reach_no_agent_and_no_worker(
     bot: BotProcess, fake: FakeTelegram, rds: redis.Redis, keys: Keys
 ) -> None:
     worker = f"w-{uuid.uuid4().hex[:6]}"  # never started: anything that reaches it waits in its stream
-    AgentStore(rds, keys).save(Agent("agent-1", goal="x", project="backend", worker=worker, session="s"))
+    AgentStore(rds, keys).save(Agent(id="agent-1", goal="x", project="backend", worker=worker, session="s"))
     bot.start()
     emit(rds, keys, "spawned", agent="agent-1", project="backend")
     topic = wait_topic(fake, "agent-1 [backend]")
@@ -314,8 +314,10 @@ def test_in_the_project_topic_text_goes_to_the_agent_auto_mode_works_with(
     bot: BotProcess, fake: FakeTelegram, rds: redis.Redis, keys: Keys
 ) -> None:
     worker = f"w-{uuid.uuid4().hex[:6]}"  # not running: the text waits in its command stream
-    AgentStore(rds, keys).save(Agent("auto-backend", project="backend", worker=worker, session="s"))
-    loop = AutoState("backend", worker=worker, agent="auto-backend", task="t1", task_agent="auto-backend")
+    AgentStore(rds, keys).save(Agent(id="auto-backend", project="backend", worker=worker, session="s"))
+    loop = AutoState(
+        project="backend", worker=worker, agent="auto-backend", task="t1", task_agent="auto-backend"
+    )
     rds.hset(keys.auto("backend"), mapping=cast(Any, loop.to_hash()))
     bot.start()
     project = bind_project(fake, "backend")

@@ -21,8 +21,8 @@ def test_a_working_agent_shows_its_live_status_line(
     redis_url: str, namespace: str, rds: redis.Redis, keys: Keys, tmp_path: Path
 ) -> None:
     store = AgentStore(rds, keys)
-    store.save(Agent("painter", goal="Paint the shed", state="running", created_at=1.0))
-    store.save(Agent("sweeper", goal="Sweep up", state="waiting", created_at=2.0))
+    store.save(Agent(id="painter", goal="Paint the shed", state="running", created_at=1.0))
+    store.save(Agent(id="sweeper", goal="Sweep up", state="waiting", created_at=2.0))
     started = dt.datetime.now(dt.UTC) - dt.timedelta(seconds=75)
     for agent in ("painter", "sweeper"):
         for kind, text, tool, at in [

@@ -92,7 +92,7 @@ def test_two_worker_processes_add_one_task(agents_ib: IbRunner, rds: redis.Redis
 
 def test_eight_racers_twenty_firings_each_once(rds: redis.Redis, keys: Keys) -> None:
     schedules = store(rds, keys)
-    schedules.add("* * * * *", TaskTemplate("Tick", "race"), "tick")
+    schedules.add("* * * * *", TaskTemplate(title="Tick", project="race"), "tick")
     dues = []
     for round_ in range(20):
         dues.append(make_due(rds, keys, "tick", seconds_ago=60 * (21 - round_)))
@@ -117,7 +117,7 @@ def test_eight_racers_twenty_firings_each_once(rds: redis.Redis, keys: Keys) -> 
 
 def test_a_deleted_schedule_never_fires(rds: redis.Redis, keys: Keys) -> None:
     schedules = store(rds, keys)
-    schedules.add("@hourly", TaskTemplate("Gone", "race"), "gone")
+    schedules.add("@hourly", TaskTemplate(title="Gone", project="race"), "gone")
     make_due(rds, keys, "gone")
     schedules.delete("gone")
     assert schedules.fire_due("w") == []

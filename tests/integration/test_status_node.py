@@ -53,7 +53,9 @@ def make_node(rds: redis.Redis, reader: redis.Redis, keys: Keys, path: Path, **o
 
 def add_agent(rds: redis.Redis, keys: Keys, agent_id: str, manager: str = "", state: str = "running") -> None:
     AgentStore(rds, keys).save(
-        Agent(agent_id, goal=f"Goal of {agent_id}\nsecond line", manager=manager, created_at=NOW, state=state)
+        Agent(
+            id=agent_id, goal=f"Goal of {agent_id}\nsecond line", manager=manager, created_at=NOW, state=state
+        )
     )
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -44,17 +43,17 @@ def ev(type_: str, task: str | None = None, agent: str | None = None, **data: An
     return Event(id=NEXT, type=type_, project=P, task=task, agent=agent, data=data)
 
 
-TREES = AutoState(P, worker="w1", worktrees=True, last_event=LAST)
-SINGLE = AutoState(P, worker="w1", agent="auto-backend", last_event=LAST)
-CLAIMING = replace(TREES, phase="claiming")
-WORKING = replace(
-    TREES, phase="working", task="impl", task_agent="impl", taken=("design", "impl"), done=("design",)
+TREES = AutoState(project=P, worker="w1", worktrees=True, last_event=LAST)
+SINGLE = AutoState(project=P, worker="w1", agent="auto-backend", last_event=LAST)
+CLAIMING = TREES.replace(phase="claiming")
+WORKING = TREES.replace(
+    phase="working", task="impl", task_agent="impl", taken=("design", "impl"), done=("design",)
 )
-SINGLE_WORKING = replace(SINGLE, phase="working", task="impl", task_agent="auto-backend", taken=("impl",))
-MERGING = replace(WORKING, phase="merging")
-RESOLVING = replace(MERGING, phase="resolving", merge_agent="merge-impl", files=("api.txt",), target="main")
-MERGING_RESOLVED = replace(RESOLVING, phase="merging")
-WAITING = replace(TREES, phase="waiting")
+SINGLE_WORKING = SINGLE.replace(phase="working", task="impl", task_agent="auto-backend", taken=("impl",))
+MERGING = WORKING.replace(phase="merging")
+RESOLVING = MERGING.replace(phase="resolving", merge_agent="merge-impl", files=("api.txt",), target="main")
+MERGING_RESOLVED = RESOLVING.replace(phase="merging")
+WAITING = TREES.replace(phase="waiting")
 BETWEEN = {"phase": "claiming", "task": "", "task_agent": "", "merge_agent": "", "files": (), "target": ""}
 PAUSE_HINT = f"\nResume with: ib auto --project {P}"
 
@@ -112,7 +111,7 @@ CASES: list[tuple[str, AutoState, Happening, dict[str, Any], list[Action]]] = [
     ),
     (
         "claimed-goes-to-the-projects-agent",
-        replace(SINGLE, phase="claiming"),
+        SINGLE.replace(phase="claiming"),
         Claimed("design", "auto-backend"),
         {"phase": "working", "task": "design", "task_agent": "auto-backend", "taken": ("design",)},
         [GiveTask("auto-backend", "design", worktree=False)],
@@ -120,7 +119,7 @@ CASES: list[tuple[str, AutoState, Happening, dict[str, Any], list[Action]]] = [
     ("claimed-out-of-turn-is-ignored", WORKING, Claimed("other", "other"), {}, []),
     (
         "queue-empty-finishes",
-        replace(CLAIMING, taken=("a", "b"), done=("a", "b")),
+        CLAIMING.replace(taken=("a", "b"), done=("a", "b")),
         NothingReady(claimed=0, pending=0),
         {"status": "finished", "phase": "idle"},
         [finished("Queue empty.", ("a", "b"), ("a", "b"))],
@@ -171,7 +170,7 @@ CASES: list[tuple[str, AutoState, Happening, dict[str, Any], list[Action]]] = [
     ),
     (
         "merged-reaches-max-tasks",
-        replace(MERGING, max_tasks=2),
+        MERGING.replace(max_tasks=2),
         ev("merge_merged", "impl", "impl", sha="abc", commits=1),
         {"status": "finished", "phase": "idle", "task": "", "task_agent": "", "done": ("design", "impl")}
         | {"last_event": NEXT},
@@ -241,7 +240,7 @@ CASES: list[tuple[str, AutoState, Happening, dict[str, Any], list[Action]]] = [
     ("waiting-ignores-other-events", WAITING, ev("complete", None, "x"), {}, []),
     (
         "an-event-seen-before-a-restart-is-ignored",
-        replace(WORKING, last_event=NEXT),
+        WORKING.replace(last_event=NEXT),
         ev("task_done", "impl", "impl"),
         {},
         [],
@@ -255,7 +254,7 @@ CASES: list[tuple[str, AutoState, Happening, dict[str, Any], list[Action]]] = [
     ),
     (
         "a-paused-loop-ignores-events",
-        replace(WORKING, status="paused"),
+        WORKING.replace(status="paused"),
         ev("task_done", "impl", "impl"),
         {},
         [],
@@ -274,7 +273,7 @@ CASES: list[tuple[str, AutoState, Happening, dict[str, Any], list[Action]]] = [
             )
         ],
     ),
-    ("stop-a-finished-loop-does-nothing", replace(TREES, status="finished"), StopAsked(), {}, []),
+    ("stop-a-finished-loop-does-nothing", TREES.replace(status="finished"), StopAsked(), {}, []),
     (
         "pause-asked",
         WORKING,
@@ -298,56 +297,56 @@ CASES: list[tuple[str, AutoState, Happening, dict[str, Any], list[Action]]] = [
     ),
     (
         "resume-after-the-task-was-done",
-        replace(WORKING, status="paused", reason="lunch"),
+        WORKING.replace(status="paused", reason="lunch"),
         Resumed(frozenset({"impl"}), "done"),
         {"phase": "merging"},
         [RESUMED, QueueMerge("impl", "impl")],
     ),
     (
         "resume-while-the-agent-works",
-        replace(WORKING, status="paused"),
+        WORKING.replace(status="paused"),
         Resumed(frozenset({"impl"}), "claimed"),
         {},
         [RESUMED],
     ),
     (
         "resume-when-the-agent-never-started",
-        replace(WORKING, status="paused"),
+        WORKING.replace(status="paused"),
         Resumed(frozenset(), "claimed"),
         {},
         [RESUMED, GiveTask("impl", "impl", worktree=True)],
     ),
     (
         "resume-after-the-task-failed-for-good",
-        replace(WORKING, status="paused"),
+        WORKING.replace(status="paused"),
         Resumed(frozenset(), "failed"),
         {**BETWEEN, "failed": ("impl",)},
         [RESUMED, Claim("")],
     ),
     (
         "resume-retries-a-failed-merge",
-        replace(MERGING, status="paused"),
+        MERGING.replace(status="paused"),
         Resumed(frozenset({"impl"}), "done"),
         {},
         [RESUMED, QueueMerge("impl", "impl")],
     ),
     (
         "resume-after-a-merge-by-hand",
-        replace(MERGING, status="paused"),
+        MERGING.replace(status="paused"),
         Resumed(frozenset(), "done"),
         {**BETWEEN, "done": ("design", "impl")},
         [RESUMED, Claim("")],
     ),
     (
         "resume-respawns-a-missing-merge-agent",
-        replace(RESOLVING, status="paused"),
+        RESOLVING.replace(status="paused"),
         Resumed(frozenset({"impl"}), "done"),
         {},
         [RESUMED, SpawnMergeAgent("merge-impl", "impl", "impl", "main", ("api.txt",))],
     ),
     (
         "resume-between-tasks-claims",
-        replace(CLAIMING, status="paused"),
+        CLAIMING.replace(status="paused"),
         Resumed(),
         {"phase": "claiming"},
         [Publish("auto_started", f"Auto mode resumed for project {P}", "", {"resumed": True}), Claim("")],
@@ -360,9 +359,9 @@ CASES: list[tuple[str, AutoState, Happening, dict[str, Any], list[Action]]] = [
 )
 def test_decide(state: AutoState, got: Happening, changes: dict[str, Any], actions: list[Action]) -> None:
     new, done = decide(state, got)
-    expected = replace(state, **changes)
+    expected = state.replace(**changes)
     if isinstance(got, Resumed):
-        expected = replace(expected, status="running", reason="")
+        expected = expected.replace(status="running", reason="")
     assert (new, done) == (expected, actions)
 
 
@@ -427,7 +426,7 @@ def test_actions_survive_the_outbox(action: Action) -> None:
 
 
 def test_state_survives_its_hash() -> None:
-    state = replace(
-        RESOLVING, max_tasks=3, failed=("x",), reason="why: ünïcode", started_at="2026-01-01T00:00:00+00:00"
+    state = RESOLVING.replace(
+        max_tasks=3, failed=("x",), reason="why: ünïcode", started_at="2026-01-01T00:00:00+00:00"
     )
     assert AutoState.from_hash(state.to_hash()) == state

@@ -9,11 +9,22 @@ from worker.auto.prompts import merge_again, merge_goal, task_goal, task_message
 
 
 def task(body: str = "", notes: tuple[Note, ...] = ()) -> Task:
-    return Task("impl", "backend", "Add the endpoints", body, 7, "claimed", 1, 3, 0, notes=notes)
+    return Task(
+        id="impl",
+        project="backend",
+        title="Add the endpoints",
+        body=body,
+        priority=7,
+        status="claimed",
+        attempt=1,
+        max_attempts=3,
+        created_at=0,
+        notes=notes,
+    )
 
 
-HANDOFF = Note("handoff", "use the JWT helper in auth.py", 1, "design")
-OWN = Note("test_failure", "2 tests failed", 2, "impl")
+HANDOFF = Note(kind="handoff", text="use the JWT helper in auth.py", ts=1, source_task="design")
+OWN = Note(kind="test_failure", text="2 tests failed", ts=2, source_task="impl")
 
 
 @pytest.mark.parametrize(

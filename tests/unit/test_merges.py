@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any, cast
 
 import fakeredis
@@ -11,7 +10,16 @@ import pytest
 from bus.keys import Keys
 from bus.merges import MergeRequest, MergeStore, result_event
 
-REQ = MergeRequest("7", "backend", "impl", "agent/impl", "main", "w1", task="impl", title="Add endpoints")
+REQ = MergeRequest(
+    id="7",
+    project="backend",
+    agent="impl",
+    branch="agent/impl",
+    target="main",
+    worker="w1",
+    task="impl",
+    title="Add endpoints",
+)
 
 
 @pytest.mark.parametrize(
@@ -39,7 +47,7 @@ REQ = MergeRequest("7", "backend", "impl", "agent/impl", "main", "w1", task="imp
     ids=["merged", "conflict", "failed"],
 )
 def test_result_event(changes: dict[str, Any], type_: str, msg: str, data: dict[str, Any]) -> None:
-    event = result_event(replace(REQ, **changes))
+    event = result_event(REQ.replace(**changes))
     assert (event["type"], event["msg"], event["project"], event["agent"], event["task"]) == (
         type_,
         msg,
@@ -51,7 +59,7 @@ def test_result_event(changes: dict[str, Any], type_: str, msg: str, data: dict[
 
 
 def test_request_survives_its_hash() -> None:
-    full = replace(REQ, status="conflict", files=("a b.txt", "ü.txt"), requested_at=1.5, finished_at=2.5)
+    full = REQ.replace(status="conflict", files=("a b.txt", "ü.txt"), requested_at=1.5, finished_at=2.5)
     assert MergeRequest.from_hash(full.to_hash()) == full
 
 
@@ -65,7 +73,7 @@ def test_queue_is_fifo_and_finishing_takes_the_head_out() -> None:
     assert store.open_for("p", "b") == second and store.open_for("p", "c") is None
     head = store.head("p")
     assert head == first
-    store.finish(replace(store.mark(first, status="merging"), status="merged", sha="abc"))
+    store.finish(store.mark(first, status="merging").replace(status="merged", sha="abc"))
     assert store.head("p") == second
     assert store.get(first.id).status == "merged" and client.ttl(keys.merge(first.id)) > 0
     kinds = [f["e"] for _i, f in cast(list[tuple[str, dict[str, str]]], client.xrange(keys.events))]

@@ -57,7 +57,7 @@ def test_from_hash_reads_every_field() -> None:
         test_cmd="pytest -q",
         summary=None,
         after=("api", "spec"),
-        notes=(Note("result", "done it", 1700000002000, "spec"),),
+        notes=(Note(kind="result", text="done it", ts=1700000002000, source_task="spec"),),
     )
 
 

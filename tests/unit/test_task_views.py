@@ -59,8 +59,8 @@ def test_row_shows_attempts_holder_and_deps() -> None:
 
 def test_show_lists_deps_dependents_body_and_context() -> None:
     notes = (
-        Note("result", "schema is in db/schema.sql", T, "db"),
-        Note("observation", "slow\nvery", T, "api"),
+        Note(kind="result", text="schema is in db/schema.sql", ts=T, source_task="db"),
+        Note(kind="observation", text="slow\nvery", ts=T, source_task="api"),
     )
     lines = show_lines(
         task("api", "ready", ("auth", "db"), body="Build it.\nWith tests.", notes=notes, test_cmd="pytest"),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import shlex
 import uuid
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 from bus.agents import Agent
@@ -81,7 +81,7 @@ def _restart(rt: Runtime, agent: Agent, paths: AgentPaths, fresh: bool) -> None:
     if rt.tmux.has_session(agent.session):  # the pane is dead (remain-on-exit): make room
         rt.tmux.kill_session(agent.session)
     if fresh:
-        agent = replace(agent, claude_session=str(uuid.uuid4()), transcript_path="")
+        agent = agent.replace(claude_session=str(uuid.uuid4()), transcript_path="")
         rt.agents.update(agent.id, claude_session=agent.claude_session, transcript_path="")
         script = start_script(rt, agent, paths)
     else:

@@ -7,7 +7,7 @@ resume asked for, an action that failed); the actions are what the worker then d
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar
 
 from bus.auto_state import AutoState
@@ -220,7 +220,7 @@ def _step(state: AutoState, got: Started | Claimed | NothingReady | PauseAsked |
 
 def _nothing_ready(state: AutoState, got: NothingReady) -> Plan:
     if got.claimed:  # someone works on a task that may unblock more: wait for the bus to say so
-        return replace(state, phase="waiting"), []
+        return state.replace(phase="waiting"), []
     return _finish(state, f"Nothing can run ({got.pending} blocked)." if got.pending else "Queue empty.")
 
 
@@ -241,7 +241,7 @@ def _on_event(state: AutoState, event: Event) -> Plan:
     new, actions = handler(state, event)
     if new == state and not actions:
         return state, []
-    return replace(new, last_event=event.id or state.last_event), actions
+    return new.replace(last_event=event.id or state.last_event), actions
 
 
 def _while_working(state: AutoState, event: Event) -> Plan:
@@ -257,14 +257,14 @@ def _while_working(state: AutoState, event: Event) -> Plan:
 
 def _task_done(state: AutoState) -> Plan:
     if state.worktrees:
-        return replace(state, phase="merging", target=""), [QueueMerge(state.task_agent, state.task)]
-    return _after_task(replace(state, done=_with(state.done, state.task)), [])
+        return state.replace(phase="merging", target=""), [QueueMerge(state.task_agent, state.task)]
+    return _after_task(state.replace(done=_with(state.done, state.task)), [])
 
 
 def _task_failed(state: AutoState, will_retry: bool) -> Plan:
     failed = state.failed if will_retry else _with(state.failed, state.task)
     actions: list[Action] = [RemoveAgent(state.task_agent)] if state.worktrees else []
-    return _after_task(replace(state, failed=failed), actions)
+    return _after_task(state.replace(failed=failed), actions)
 
 
 def _while_merging(state: AutoState, event: Event) -> Plan:
@@ -276,21 +276,21 @@ def _while_merging(state: AutoState, event: Event) -> Plan:
     if event.type == "merge_conflict":
         files = tuple(str(f) for f in event.data.get("files") or ())
         target = str(event.data.get("target") or state.target)
-        resolving = replace(state, phase="resolving", files=files, target=target)
+        resolving = state.replace(phase="resolving", files=files, target=target)
         if state.merge_agent:
             return resolving, [RetryMerge(state.merge_agent, target, files)]
         name = merge_agent_name(state.task_agent)
         spawn = SpawnMergeAgent(name, state.task, state.task_agent, target, files)
-        return replace(resolving, merge_agent=name), [spawn]
+        return resolving.replace(merge_agent=name), [spawn]
     if state.merge_agent and not event.data.get("commits"):
         return _pause(state, f"{state.merge_agent} brought no commits: {state.task_agent} is not merged")
     actions: list[Action] = [RemoveAgent(state.task_agent)] if state.merge_agent else []
-    return _after_task(replace(state, done=_with(state.done, state.task)), actions)
+    return _after_task(state.replace(done=_with(state.done, state.task)), actions)
 
 
 def _while_resolving(state: AutoState, event: Event) -> Plan:
     if event.type == "complete" and event.agent == state.merge_agent:
-        return replace(state, phase="merging"), [QueueMerge(state.merge_agent, state.task, state.target)]
+        return state.replace(phase="merging"), [QueueMerge(state.merge_agent, state.task, state.target)]
     return state, []
 
 
@@ -303,8 +303,7 @@ def _while_waiting(state: AutoState, event: Event) -> Plan:
 def _claimed(state: AutoState, got: Claimed) -> Plan:
     if state.phase != "claiming":
         return state, []
-    working = replace(
-        state,
+    working = state.replace(
         phase="working",
         task=got.task,
         task_agent=got.agent,
@@ -325,12 +324,12 @@ def _after_task(state: AutoState, actions: list[Action]) -> Plan:
 
 
 def _next(state: AutoState, actions: list[Action]) -> Plan:
-    claiming = replace(state, phase="claiming", task="", task_agent="", merge_agent="", files=(), target="")
+    claiming = state.replace(phase="claiming", task="", task_agent="", merge_agent="", files=(), target="")
     return claiming, [*actions, Claim("" if state.worktrees else state.agent)]
 
 
 def _finish(state: AutoState, why: str) -> Plan:
-    done = replace(state, status="finished", phase="idle", task="", task_agent="", merge_agent="")
+    done = state.replace(status="finished", phase="idle", task="", task_agent="", merge_agent="")
     msg = f"{why} Auto mode finished. {done.summary}."
     data = {"done": list(state.done), "failed": list(state.failed), "taken": list(state.taken)}
     return done, [Publish("auto_finished", msg, data=data)]
@@ -340,7 +339,7 @@ def _pause(state: AutoState, reason: str) -> Plan:
     again = f"ib auto --project {state.project}"
     msg = f"Auto mode paused for project {state.project}: {reason}\nResume with: {again}"
     data = {"reason": reason, "phase": state.phase, "agent": state.merge_agent or state.task_agent}
-    return replace(state, status="paused", reason=reason), [Publish("auto_paused", msg, state.task, data)]
+    return state.replace(status="paused", reason=reason), [Publish("auto_paused", msg, state.task, data)]
 
 
 def _stop(state: AutoState, reason: str) -> Plan:
@@ -348,12 +347,12 @@ def _stop(state: AutoState, reason: str) -> Plan:
     if state.task and state.phase != "claiming":
         msg += f"; {state.task} stays claimed by {state.task_agent}"
     data = {"reason": reason, "agent": state.task_agent}
-    stopped = replace(state, status="stopped", reason=reason or "stopped by the person")
+    stopped = state.replace(status="stopped", reason=reason or "stopped by the person")
     return stopped, [Publish("auto_stopped", msg, state.task, data)]
 
 
 def _resume(state: AutoState, got: Resumed) -> Plan:
-    running = replace(state, status="running", reason="")
+    running = state.replace(status="running", reason="")
     resumed = Publish(
         "auto_started", f"Auto mode resumed for project {state.project}", state.task, {"resumed": True}
     )
@@ -392,7 +391,7 @@ def _resume_merging(state: AutoState, got: Resumed) -> Plan:
     if merging in got.alive:
         return state, [QueueMerge(merging, state.task, state.target if state.merge_agent else "")]
     leftover = [RemoveAgent(state.task_agent)] if state.merge_agent and state.task_agent in got.alive else []
-    return _after_task(replace(state, done=_with(state.done, state.task)), list(leftover))
+    return _after_task(state.replace(done=_with(state.done, state.task)), list(leftover))
 
 
 def _with(items: tuple[str, ...], item: str) -> tuple[str, ...]:

@@ -53,9 +53,8 @@ def auto(
     since = str(last[0][0]) if last else "0"
     args = {"project": project, "worktrees": worktrees, "max_tasks": max_tasks, "agent": agent or ""}
     on = validate_worker_id(on) if on else ctx.settings.worker_id
-    state = AutoState.from_hash(
-        {k: _flat(v) for k, v in request(client, ctx.keys, on, "auto-start", args, START_TIMEOUT).items()}
-    )
+    reply = request(client, ctx.keys, on, "auto-start", args, START_TIMEOUT)
+    state = AutoState.from_dict(reply, source=f"worker {on}")
     if detach:
         print(f"auto mode {state.status} for {project} on worker {on} ({state.summary})")
         return
@@ -133,20 +132,11 @@ def _control(project: str, op: str, args: dict[str, object]) -> AutoState:
         raise NotFound(f"no auto loop for project {project} (see `ib auto status`)")
     if worker_alive(ctx.client, ctx.keys, state.worker):
         answer = request(ctx.blocking_redis(), ctx.keys, state.worker, op, {"project": project, **args})
-        return AutoState.from_hash({k: _flat(v) for k, v in answer.items()})
+        return AutoState.from_dict(answer, source=f"worker {state.worker}")
     loops = AutoLoops(ctx.runtime)
     if op == "auto-stop":
         return loops.stop(project, str(args.get("reason") or ""))
     return loops.pause(project, "paused by the person")
-
-
-def _flat(value: object) -> str:
-    """A value of `AutoState.as_dict()` back in its hash form."""
-    if isinstance(value, list):
-        return json.dumps(value)
-    if isinstance(value, bool):
-        return "1" if value else "0"
-    return str(value)
 
 
 def _line(event: Envelope) -> str:

@@ -6,7 +6,6 @@ worker owns. A conflict or a failure leaves the repository and the agent as they
 from __future__ import annotations
 
 import logging
-from dataclasses import replace
 from pathlib import Path
 
 from bus.errors import BusError, Conflict
@@ -66,7 +65,7 @@ class MergeQueue:
             return req
         agent = self.rt.agents.find(req.agent)
         if agent is None or not agent.worktree:
-            return replace(req, status="failed", error=f"agent {req.agent} is gone; nothing was merged")
+            return req.replace(status="failed", error=f"agent {req.agent} is gone; nothing was merged")
         req = self.store.mark(req, status="merging")
         git = Git(Path(agent.root))
         paths = AgentPaths(Path(agent.root), agent.id)
@@ -76,11 +75,11 @@ class MergeQueue:
             result = git.merge_into(req.target, req.branch, message) if rebased.ok else None
         except (WorkerError, BusError) as e:
             agent_log.append(paths.log, f"Merge into {req.target} failed: {e}")
-            return replace(req, status="failed", error=str(e))
+            return req.replace(status="failed", error=str(e))
         if result is None or not result.ok:
             conflicts = rebased.conflicts if result is None else result.conflicts
             agent_log.append(paths.log, f"Merge into {req.target} conflicts: {', '.join(conflicts)}")
-            return replace(req, status="conflict", files=tuple(conflicts))
+            return req.replace(status="conflict", files=tuple(conflicts))
         agent_log.append(paths.log, f"Agent merged into {req.target} ({len(result.commits)} commits)")
         req = self.store.mark(req, status="merged", sha=result.sha or "", commits=len(result.commits))
         self._remove(req)
