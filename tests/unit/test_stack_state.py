@@ -44,7 +44,7 @@ def test_next_streak(streak: int, ran_for: float, expected: int) -> None:
 
 
 def test_crashes_in_a_row_back_off_and_count() -> None:
-    record = ServiceRecord("worker").started(100, T)
+    record = ServiceRecord(name="worker").started(100, T)
     record = record.crashed(-9, T + 1)
     assert (record.state, record.pid, record.restarts, record.streak) == ("backoff", None, 1, 1)
     assert record.next_start_at == T + 1 + 1.0
@@ -55,11 +55,11 @@ def test_crashes_in_a_row_back_off_and_count() -> None:
     assert (record.restarts, record.streak) == (3, 1)
 
 
-RUNNING = ServiceRecord("worker", ("ib", "worker"), "running", pid=42, started_at=T - 90)
+RUNNING = ServiceRecord(name="worker", argv=("ib", "worker"), state="running", pid=42, started_at=T - 90)
 BACKOFF = ServiceRecord(
-    "worker", state="backoff", restarts=2, last_exit=-9, last_crash_at=T - 1, next_start_at=T + 3
+    name="worker", state="backoff", restarts=2, last_exit=-9, last_crash_at=T - 1, next_start_at=T + 3
 )
-OFF = ServiceRecord("bot", state="off", note="set IB_TELEGRAM_TOKEN to add it")
+OFF = ServiceRecord(name="bot", state="off", note="set IB_TELEGRAM_TOKEN to add it")
 
 
 @pytest.mark.parametrize(
@@ -120,7 +120,15 @@ def test_bus_label_never_shows_a_password(url: str, embedded: bool, label: str) 
 
 
 def test_stack_file_round_trip_and_unknown_fields() -> None:
-    stack = StackRecord(7, T, "embedded 127.0.0.1:1", "ib:", "host", True, (RUNNING, OFF))
+    stack = StackRecord(
+        supervisor=7,
+        started_at=T,
+        bus="embedded 127.0.0.1:1",
+        namespace="ib:",
+        worker_id="host",
+        detached=True,
+        services=(RUNNING, OFF),
+    )
     assert StackRecord.from_json(stack.to_json()) == stack
     newer = stack.to_json().replace('"supervisor": 7,', '"supervisor": 7, "from_the_future": 1,')
     assert StackRecord.from_json(newer) == stack
@@ -130,19 +138,64 @@ def test_stack_file_round_trip_and_unknown_fields() -> None:
     "raw", ["[]", '{"services": 3}', "{}", "not json"], ids=["list", "bad", "empty", "text"]
 )
 def test_garbage_is_not_a_stack_file(raw: str) -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"^not a stack file: ") as caught:
         StackRecord.from_json(raw)
+    assert "\n" not in str(caught.value)
+
+
+# `.ib/stack.json` as the dataclass version wrote it (json.dumps of asdict): read the same
+OLD_STACK_FILE = """{
+  "supervisor": 4242,
+  "started_at": 1800000000.5,
+  "bus": "embedded 127.0.0.1:41234",
+  "namespace": "ib:",
+  "worker_id": "laptop",
+  "detached": false,
+  "services": [
+    {"name": "worker", "argv": ["ib", "worker"], "state": "running", "pid": 4243, "started_at": 1800000001.0,
+     "restarts": 1, "streak": 1, "last_exit": -9, "last_crash_at": 1799999990.0, "next_start_at": 0.0,
+     "log": "/r/.ib/logs/worker.log", "note": ""},
+    {"name": "bot", "argv": [], "state": "off", "pid": null, "started_at": 0.0, "restarts": 0, "streak": 0,
+     "last_exit": null, "last_crash_at": 0.0, "next_start_at": 0.0, "log": "", "note": "set a token"}
+  ]
+}
+"""
+
+
+def test_a_stack_file_of_the_dataclass_version_reads_the_same() -> None:
+    stack = StackRecord.from_json(OLD_STACK_FILE)
+    worker = ServiceRecord(
+        name="worker",
+        argv=("ib", "worker"),
+        state="running",
+        pid=4243,
+        started_at=1800000001.0,
+        restarts=1,
+        streak=1,
+        last_exit=-9,
+        last_crash_at=1799999990.0,
+        log="/r/.ib/logs/worker.log",
+    )
+    bot = ServiceRecord(name="bot", state="off", note="set a token")
+    assert stack == StackRecord(
+        supervisor=4242,
+        started_at=1800000000.5,
+        bus="embedded 127.0.0.1:41234",
+        namespace="ib:",
+        worker_id="laptop",
+        services=(worker, bot),
+    )
 
 
 def test_with_service_replaces_or_appends() -> None:
-    stack = StackRecord(1, T, services=(RUNNING,))
+    stack = StackRecord(supervisor=1, started_at=T, services=(RUNNING,))
     changed = stack.with_service(BACKOFF).with_service(OFF)
     assert [s.name for s in changed.services] == ["worker", "bot"]
     assert changed.service("worker") == BACKOFF
 
 
 def test_ps_rows_and_table() -> None:
-    stack = StackRecord(1, T, services=(BACKOFF, OFF))
+    stack = StackRecord(supervisor=1, started_at=T, services=(BACKOFF, OFF))
     rows = ps_rows(stack, {"worker": Probe(alive=False)}, T)
     assert rows == [
         ("worker", "-", "backoff", "restarting in 3s", "2", "-", "killed by SIGKILL, 1s ago"),

@@ -9,7 +9,6 @@ import socket
 import sys
 import threading
 import time
-from dataclasses import asdict
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -233,7 +232,7 @@ def ps(as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None
 def ps_json(record: StackRecord | None, probes: dict[str, Probe], running: bool, bus: bool) -> dict[str, Any]:
     services = []
     for s in record.services if record else ():
-        services.append({**asdict(s), "health": health(s, probes[s.name], time.time())})
+        services.append({**s.model_dump(mode="json"), "health": health(s, probes[s.name], time.time())})
     return {
         "running": running,
         "bus": bus,

@@ -16,7 +16,7 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import IO
@@ -194,9 +194,11 @@ class Supervisor:
         self.files.logs.mkdir(parents=True, exist_ok=True)
         for spec in self.specs:
             log_path = str(self.files.log_of(spec.name))
-            self.record = self.record.with_service(ServiceRecord(spec.name, spec.argv, log=log_path))
+            self.record = self.record.with_service(
+                ServiceRecord(name=spec.name, argv=spec.argv, log=log_path)
+            )
         if not any(s.name == "bot" for s in self.specs):
-            self.record = self.record.with_service(ServiceRecord("bot", state="off", note=self.bot_note))
+            self.record = self.record.with_service(ServiceRecord(name="bot", state="off", note=self.bot_note))
         self.files.write(self.record)
         for spec in self.specs:
             thread = threading.Thread(target=self._keep, args=(spec,), name=f"keep-{spec.name}", daemon=True)
@@ -248,7 +250,7 @@ class Supervisor:
         return proc
 
     def _update(self, name: str, change: ServiceChange) -> ServiceRecord:
-        current = self.record.service(name) or ServiceRecord(name)
+        current = self.record.service(name) or ServiceRecord(name=name)
         changed = change(current)
         self.record = self.record.with_service(changed)
         self.files.write(self.record)
@@ -303,7 +305,14 @@ def _terminate(pid: int, timeout: float, proc: subprocess.Popen[bytes] | None = 
 
 
 def new_record(bus: str, namespace: str, worker_id: str, detached: bool) -> StackRecord:
-    return StackRecord(os.getpid(), time.time(), bus, namespace, worker_id, detached)
+    return StackRecord(
+        supervisor=os.getpid(),
+        started_at=time.time(),
+        bus=bus,
+        namespace=namespace,
+        worker_id=worker_id,
+        detached=detached,
+    )
 
 
 def detach(files: StackFiles, argv: Sequence[str], env: Mapping[str, str] | None = None) -> int:
@@ -367,7 +376,7 @@ def stop_stack(files: StackFiles, timeout: float = 2 * STOP_TIMEOUT + 5) -> Stac
         return None
     if not process_alive(record.supervisor):
         left = stop_leftovers(files)
-        return replace(record, services=tuple(left)) if left else None
+        return record.model_copy(update={"services": tuple(left)}) if left else None
     os.kill(record.supervisor, signal.SIGTERM)
     if not wait_until(lambda: not process_alive(record.supervisor), timeout):
         raise StackError(f"the supervisor (pid {record.supervisor}) did not stop within {timeout:g}s")
@@ -389,4 +398,4 @@ def stale(record: StackRecord) -> StackRecord:
             services.append(s)
         else:
             services.append(s.stopped())
-    return replace(record, services=tuple(services))
+    return record.model_copy(update={"services": tuple(services)})

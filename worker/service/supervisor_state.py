@@ -1,17 +1,17 @@
-"""What `ib up` keeps about its services, as plain data: the records in `.ib/stack.json`, the restart
-backoff, each service's health and the rows of `ib ps`.
+"""What `ib up` keeps about its services, as plain data: the records in `.ib/stack.json` (pydantic models,
+read and written as JSON by pydantic), the restart backoff, each service's health and the rows of `ib ps`.
 
-Pure (json, signal names and URL parsing only): `worker.service.supervisor` runs the processes and
+Pure (pydantic, signal names and URL parsing only): `worker.service.supervisor` runs the processes and
 probes them.
 """
 
 from __future__ import annotations
 
-import json
 import signal
-from dataclasses import asdict, dataclass, field, replace
-from typing import Any
+from dataclasses import dataclass
 from urllib.parse import urlsplit
+
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 BASE_DELAY = 1.0  # seconds before the first restart after a crash
 MAX_DELAY = 60.0
@@ -36,9 +36,10 @@ def next_streak(streak: int, ran_for: float, stable_after: float = STABLE_AFTER)
     return 1 if ran_for >= stable_after else streak + 1
 
 
-@dataclass(frozen=True)
-class ServiceRecord:
+class ServiceRecord(BaseModel):
     """One service of the stack. `last_exit` is the exit code, negative for a signal (as subprocess says)."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
 
     name: str
     argv: tuple[str, ...] = ()
@@ -54,29 +55,33 @@ class ServiceRecord:
     note: str = ""
 
     def started(self, pid: int, now: float) -> ServiceRecord:
-        return replace(self, state="running", pid=pid, started_at=now, next_start_at=0.0)
+        return self.model_copy(
+            update={"state": "running", "pid": pid, "started_at": now, "next_start_at": 0.0}
+        )
 
     def crashed(self, code: int, now: float) -> ServiceRecord:
         """The process ended on its own: count it and schedule the restart."""
         streak = next_streak(self.streak, now - self.started_at)
-        return replace(
-            self,
-            state="backoff",
-            pid=None,
-            restarts=self.restarts + 1,
-            streak=streak,
-            last_exit=code,
-            last_crash_at=now,
-            next_start_at=now + restart_delay(streak),
+        return self.model_copy(
+            update={
+                "state": "backoff",
+                "pid": None,
+                "restarts": self.restarts + 1,
+                "streak": streak,
+                "last_exit": code,
+                "last_crash_at": now,
+                "next_start_at": now + restart_delay(streak),
+            }
         )
 
     def stopped(self) -> ServiceRecord:
-        return replace(self, state="stopped", pid=None, next_start_at=0.0)
+        return self.model_copy(update={"state": "stopped", "pid": None, "next_start_at": 0.0})
 
 
-@dataclass(frozen=True)
-class StackRecord:
+class StackRecord(BaseModel):
     """The content of `.ib/stack.json`: who supervises, on which bus, and each service."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
 
     supervisor: int
     started_at: float
@@ -84,7 +89,7 @@ class StackRecord:
     namespace: str = ""
     worker_id: str = ""
     detached: bool = False
-    services: tuple[ServiceRecord, ...] = field(default_factory=tuple)
+    services: tuple[ServiceRecord, ...] = ()
 
     def service(self, name: str) -> ServiceRecord | None:
         return next((s for s in self.services if s.name == name), None)
@@ -93,27 +98,20 @@ class StackRecord:
         kept = tuple(record if s.name == record.name else s for s in self.services)
         if self.service(record.name) is None:
             kept += (record,)
-        return replace(self, services=kept)
+        return self.model_copy(update={"services": kept})
 
     def to_json(self) -> str:
-        return json.dumps(asdict(self), indent=2, ensure_ascii=False) + "\n"
+        return self.model_dump_json(indent=2) + "\n"
 
     @classmethod
     def from_json(cls, raw: str) -> StackRecord:
-        """Raises ValueError when `raw` is not a stack file."""
+        """Raises ValueError, one line, when `raw` is not a stack file."""
         try:
-            body = json.loads(raw)
-            services = tuple(_service(s) for s in body.pop("services", []))
-            known = {k: v for k, v in body.items() if k in cls.__dataclass_fields__}
-            return cls(**known, services=services)
-        except (TypeError, KeyError, AttributeError) as e:
-            raise ValueError(f"not a stack file: {e}") from e
-
-
-def _service(body: dict[str, Any]) -> ServiceRecord:
-    known = {k: v for k, v in body.items() if k in ServiceRecord.__dataclass_fields__}
-    known["argv"] = tuple(known.get("argv", ()))
-    return ServiceRecord(**known)
+            return cls.model_validate_json(raw)
+        except ValidationError as e:
+            first = e.errors()[0]
+            where = ".".join(str(part) for part in first["loc"]) or "the file"
+            raise ValueError(f"not a stack file: {where}: {first['msg']}") from None
 
 
 @dataclass(frozen=True)
