@@ -16,6 +16,7 @@ from bot.errors import BotError
 from bot.render import escape
 from bot.runtime import BotRuntime
 from bus.agents import Agent
+from bus.worker_commands import Diff, Kill, Look, Merge, PressKeys, Status, TakeScreenshot
 
 DIFF_INLINE_LIMIT = 3000
 MERGE_TIMEOUT = 120.0
@@ -38,14 +39,14 @@ def _pre(text: str, language: str = "") -> str:
 
 
 async def look(ask: Ask, agent: Agent, lines: int = LOOK_LINES) -> None:
-    screen = str(await ask.rt.command(agent.worker, "look", {"agent": agent.id, "lines": lines}, ask.sender))
+    screen = str(await ask.rt.command(agent.worker, Look(agent=agent.id, lines=lines), ask.sender))
     body = screen.rstrip() or "(the screen is empty)"
     ask.rt.say(ask.thread, f"<b>{escape(agent.id)}</b>\n{_pre(body)}", ask.reply_to)
 
 
 async def screenshot(ask: Ask, agent: Agent) -> None:
     """A picture of the agent's terminal, taken by its worker (the bot never touches tmux)."""
-    answer = await ask.rt.command(agent.worker, "screenshot", {"agent": agent.id}, ask.sender)
+    answer = await ask.rt.command(agent.worker, TakeScreenshot(agent=agent.id), ask.sender)
     try:
         png = base64.b64decode(str(answer["png"]) if isinstance(answer, dict) else "", validate=True)
         if not png:
@@ -57,7 +58,7 @@ async def screenshot(ask: Ask, agent: Agent) -> None:
 
 
 async def diff(ask: Ask, agent: Agent) -> None:
-    text = str(await ask.rt.command(agent.worker, "diff", {"agent": agent.id}, ask.sender))
+    text = str(await ask.rt.command(agent.worker, Diff(agent=agent.id), ask.sender))
     if not text.strip():
         ask.rt.say(ask.thread, f"{escape(agent.id)} has no changes.", ask.reply_to)
     elif len(text) > DIFF_INLINE_LIMIT:
@@ -67,9 +68,7 @@ async def diff(ask: Ask, agent: Agent) -> None:
 
 
 async def merge(ask: Ask, agent: Agent) -> None:
-    done: Any = await ask.rt.command(
-        agent.worker, "merge", {"agent": agent.id}, ask.sender, timeout=MERGE_TIMEOUT
-    )
+    done: Any = await ask.rt.command(agent.worker, Merge(agent=agent.id), ask.sender, timeout=MERGE_TIMEOUT)
     info = done if isinstance(done, dict) else {}
     target, sha = str(info.get("target") or "?"), str(info.get("sha") or "")[:7]
     ask.rt.say(
@@ -78,17 +77,17 @@ async def merge(ask: Ask, agent: Agent) -> None:
 
 
 async def kill(ask: Ask, agent: Agent) -> None:
-    await ask.rt.command(agent.worker, "kill", {"agent": agent.id}, ask.sender)
+    await ask.rt.command(agent.worker, Kill(agent=agent.id), ask.sender)
     ask.rt.say(ask.thread, escape(f"✗ Killed {agent.id}"), ask.reply_to)
 
 
 async def press_escape(ask: Ask, agent: Agent) -> None:
-    await ask.rt.command(agent.worker, "keys", {"agent": agent.id, "keys": ["Escape"]}, ask.sender)
+    await ask.rt.command(agent.worker, PressKeys(agent=agent.id, keys=("Escape",)), ask.sender)
     ask.rt.say(ask.thread, escape(f"Escape sent to {agent.id}"), ask.reply_to)
 
 
 async def status(ask: Ask, agent: Agent) -> None:
-    text = str(await ask.rt.command(agent.worker, "status", {"agent": agent.id}, ask.sender))
+    text = str(await ask.rt.command(agent.worker, Status(agent=agent.id), ask.sender))
     ask.rt.say(ask.thread, _pre(text.rstrip() or agent.state), ask.reply_to)
 
 

@@ -15,6 +15,7 @@ from bot.handlers import Handler, _ask, answering, words
 from bot.render import escape, shorten
 from bus.ids import validate_id
 from bus.questions import QuestionStore
+from bus.worker_commands import Pause, Resume, Send
 
 
 @answering
@@ -22,7 +23,7 @@ async def pause_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> N
     """Interrupt the agent and leave it waiting: /pause [AGENT]."""
     rt, _message, ask = _ask(update, context)
     agent = await rt.agent_for(ask.thread, parse_target("pause", words(update)).agent)
-    await rt.command(agent.worker, "pause", {"agent": agent.id}, ask.sender)
+    await rt.command(agent.worker, Pause(agent=agent.id), ask.sender)
     rt.say(ask.thread, escape(f"⏸ paused {agent.id}"), ask.reply_to)
 
 
@@ -31,7 +32,7 @@ async def resume_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> 
     """Let a paused agent go on, or restart a stopped one with its conversation: /resume [AGENT]."""
     rt, _message, ask = _ask(update, context)
     agent = await rt.agent_for(ask.thread, parse_target("resume", words(update)).agent)
-    await rt.command(agent.worker, "resume", {"agent": agent.id}, ask.sender)
+    await rt.command(agent.worker, Resume(agent=agent.id), ask.sender)
     rt.say(ask.thread, escape(f"▶ resumed {agent.id}"), ask.reply_to)
 
 
@@ -43,9 +44,7 @@ async def send_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> No
     if not name or not text.strip():
         raise CommandUsage("usage: /send AGENT TEXT — e.g. /send agent-1 run the tests again")
     agent = await rt.agent_for(ask.thread, validate_id("agent", name))
-    await rt.command(
-        agent.worker, "send", {"agent": agent.id, "text": text.strip(), "sender": ""}, ask.sender
-    )
+    await rt.command(agent.worker, Send(agent=agent.id, text=text.strip()), ask.sender)
     rt.say(ask.thread, escape(f"✓ sent to {agent.id}"), ask.reply_to)
 
 

@@ -31,6 +31,7 @@ from bot.topics import TopicInfo
 from bus.auto_state import AutoState
 from bus.errors import BusError
 from bus.task_model import STATUSES
+from bus.worker_commands import AutoPause, AutoStart, AutoStop, NewAgent
 
 log = logging.getLogger(__name__)
 
@@ -171,8 +172,8 @@ async def new_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> Non
     wanted = parse_new(message.text or "")
     project = await rt.project_of_topic(ask.thread)
     worker = wanted.on or await rt.default_worker()
-    args: dict[str, Any] = {"goal": wanted.goal, "project": project} if project else {"goal": wanted.goal}
-    made = await rt.command(worker, "new-agent", args, ask.sender, timeout=SPAWN_TIMEOUT)
+    spawn = NewAgent(goal=wanted.goal, project=project)
+    made = await rt.command(worker, spawn, ask.sender, timeout=SPAWN_TIMEOUT)
     agent = str(cast(dict[str, Any], made).get("id") if isinstance(made, dict) else made)
     rt.say(
         ask.thread,
@@ -188,8 +189,8 @@ async def auto_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> No
     options = parse_auto_options(words(update))
     project = await rt.project_for(ask.thread)
     worker = options.on or await rt.default_worker()
-    args = {"project": project, "worktrees": options.worktrees}
-    answer = await rt.command(worker, "auto-start", args, ask.sender, timeout=AUTO_TIMEOUT)
+    start = AutoStart(project=project, worktrees=options.worktrees)
+    answer = await rt.command(worker, start, ask.sender, timeout=AUTO_TIMEOUT)
     rt.say(ask.thread, escape(f"Auto mode on {worker}: {_auto_line(answer)}"), ask.reply_to)
 
 
@@ -201,9 +202,7 @@ async def stop_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> No
     loop = await rt.auto_state(project)
     if loop is None:
         raise BotError(f"no auto loop runs for {project}; start one with /auto")
-    answer = await rt.command(
-        loop.worker, "auto-stop", {"project": project}, ask.sender, timeout=AUTO_TIMEOUT
-    )
+    answer = await rt.command(loop.worker, AutoStop(project=project), ask.sender, timeout=AUTO_TIMEOUT)
     rt.say(ask.thread, escape(f"Auto mode: {_auto_line(answer)}"), ask.reply_to)
 
 
@@ -220,8 +219,8 @@ async def esc_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> Non
     loop = await rt.auto_state(project)
     if loop is None or loop.status != "running":
         raise BotError("no agent in this topic and no auto loop running: nothing to interrupt")
-    args = {"project": project, "interrupt": True, "reason": "interrupted from Telegram"}
-    answer = await rt.command(loop.worker, "auto-pause", args, ask.sender, timeout=AUTO_TIMEOUT)
+    pause = AutoPause(project=project, interrupt=True, reason="interrupted from Telegram")
+    answer = await rt.command(loop.worker, pause, ask.sender, timeout=AUTO_TIMEOUT)
     rt.say(ask.thread, escape(f"Auto mode: {_auto_line(answer)}"), ask.reply_to)
 
 

@@ -18,6 +18,7 @@ from bot.errors import BotError, CommandUsage
 from bot.handlers import Handler, _ask, answering
 from bot.render import escape, shorten
 from bus.plan_store import PlanDraft, PlanStore
+from bus.worker_commands import PlanApprove, PlanDiscard, PlanEdit, PlanStart
 
 PLAN_TIMEOUT = 90.0  # the worker answers once the planner agent is started
 
@@ -32,7 +33,7 @@ async def plan_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> No
     project = await rt.project_for(ask.thread)
     worker = await rt.default_worker()
     started = await rt.command(
-        worker, "plan-start", {"goal": goal, "project": project}, ask.sender, timeout=PLAN_TIMEOUT
+        worker, PlanStart(goal=goal, project=project), ask.sender, timeout=PLAN_TIMEOUT
     )
     info: dict[str, Any] = started if isinstance(started, dict) else {}
     rt.say(
@@ -58,12 +59,12 @@ async def _draft(ask: Ask, plan_id: str) -> PlanDraft:
 
 async def approve(ask: Ask, plan_id: str) -> None:
     draft = await _draft(ask, plan_id)
-    await ask.rt.command(draft.worker, "plan-approve", {"plan": plan_id}, ask.sender)
+    await ask.rt.command(draft.worker, PlanApprove(plan=plan_id), ask.sender)
 
 
 async def discard(ask: Ask, plan_id: str) -> None:
     draft = await _draft(ask, plan_id)
-    await ask.rt.command(draft.worker, "plan-discard", {"plan": plan_id}, ask.sender)
+    await ask.rt.command(draft.worker, PlanDiscard(plan=plan_id), ask.sender)
 
 
 async def ask_for_changes(ask: Ask, plan_id: str) -> None:
@@ -76,7 +77,7 @@ async def ask_for_changes(ask: Ask, plan_id: str) -> None:
 async def send_changes(ask: Ask, plan_id: str, changes: str) -> None:
     """A reply to a plan: the changes go to its planner, which writes a new plan."""
     draft = await _draft(ask, plan_id)
-    await ask.rt.command(draft.worker, "plan-edit", {"plan": plan_id, "changes": changes}, ask.sender)
+    await ask.rt.command(draft.worker, PlanEdit(plan=plan_id, changes=changes), ask.sender)
     ask.rt.say(ask.thread, escape(f"✎ sent to {draft.agent}; the new plan shows here"), ask.reply_to)
 
 

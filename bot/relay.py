@@ -26,6 +26,7 @@ from bot.render import escape
 from bot.runtime import BotRuntime, runtime
 from bus.agents import Agent
 from bus.errors import BusError, BusUnavailable
+from bus.worker_commands import Answer, Approve, Command, Deny, Send
 from bus.workers import describe_age, seen_ago_ms
 
 log = logging.getLogger(__name__)
@@ -44,13 +45,13 @@ async def _confirm(ask: Ask, message_id: int | None, note: str) -> None:
     ask.rt.say(ask.thread, escape(note), message_id)
 
 
-async def _to_worker(ask: Ask, agent: Agent, op: str, args: dict[str, Any], message_id: int | None) -> None:
-    """Run `op` on the agent's worker; if the worker is down, queue it and say so. Nothing is lost."""
+async def _to_worker(ask: Ask, agent: Agent, command: Command, message_id: int | None) -> None:
+    """Run `command` on the agent's worker; if the worker is down, queue it and say so. Nothing is lost."""
     if not agent.worker:
         raise BotError(f"{agent.id} has no worker on record, so nothing could be sent")
     if await ask.rt.worker_alive(agent.worker):
         try:
-            await ask.rt.command(agent.worker, op, args, ask.sender)
+            await ask.rt.command(agent.worker, command, ask.sender)
         except BusUnavailable as e:
             if "did not answer" not in str(e):  # not yet submitted: it died just now
                 raise
@@ -58,8 +59,8 @@ async def _to_worker(ask: Ask, agent: Agent, op: str, args: dict[str, Any], mess
             return
         await _confirm(ask, message_id, f"✓ sent to {agent.id}")
         return
-    await ask.rt.queue_command(agent.worker, op, args, ask.sender)
-    log.info("worker %s down: %s for %s queued", agent.worker, op, agent.id)
+    await ask.rt.queue_command(agent.worker, command, ask.sender)
+    log.info("worker %s down: %s for %s queued", agent.worker, command.op, agent.id)
     ago = await ask.rt.blocking(seen_ago_ms, ask.rt.sync, ask.rt.keys, agent.worker)
     seen = f" (last seen {describe_age(ago)} ago)" if ago is not None else ""
     ask.rt.say(
@@ -80,7 +81,7 @@ async def answer_question(ask: Ask, question_id: str, text: str, message_id: int
     agent = await ask.rt.find_agent(question.agent)
     if agent is None:
         raise BotError(f"{question.agent}, who asked, is gone; the answer was not sent")
-    await _to_worker(ask, agent, "answer", {"question": question.id, "text": text}, message_id)
+    await _to_worker(ask, agent, Answer(question=question.id, text=text), message_id)
 
 
 async def _question_replied(rt: BotRuntime, message: Message) -> tuple[str, int] | None:
@@ -123,9 +124,7 @@ async def on_text(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
                 "no agent works in this topic: type in an agent's topic, or start one with /new GOAL"
             )
         return
-    await _to_worker(
-        ask, agent, "send", {"agent": agent.id, "text": message.text, "sender": ""}, message.message_id
-    )
+    await _to_worker(ask, agent, Send(agent=agent.id, text=message.text), message.message_id)
 
 
 async def _auto_agent(rt: BotRuntime, thread: int) -> Agent | None:
@@ -178,10 +177,13 @@ async def _tap_dialog(ask: Ask, tapped: Callback, answer: Any) -> None:
     if agent is None:
         await answer(f"{tapped.target} is gone")
         return
-    op = "deny" if tapped.action is Action.DENY else "approve"
-    args = {"agent": agent.id, "prompt": tapped.prompt, "always": tapped.action is Action.ALWAYS}
+    command: Deny | Approve = (
+        Deny(agent=agent.id, prompt=tapped.prompt)
+        if tapped.action is Action.DENY
+        else Approve(agent=agent.id, prompt=tapped.prompt, always=tapped.action is Action.ALWAYS)
+    )
     try:
-        done = await ask.rt.command(agent.worker, op, args, ask.sender)
+        done = await ask.rt.command(agent.worker, command, ask.sender)
     except BusError as e:
         await answer(str(e)[:200])
         raise

@@ -30,6 +30,7 @@ from bus.keys import Keys
 from bus.questions import Question
 from bus.schedules import ScheduleStore
 from bus.task_store import TaskStore
+from bus.worker_commands import Command
 from bus.worker_rpc import request, submit
 
 T = TypeVar("T")
@@ -126,14 +127,15 @@ class BotRuntime:
         return await asyncio.to_thread(call, *args, **kwargs)
 
     async def command(
-        self, worker: str, op: str, args: dict[str, Any], sender: str, timeout: float = COMMAND_TIMEOUT
+        self, worker: str, command: Command, sender: str, timeout: float = COMMAND_TIMEOUT
     ) -> Any:
-        """Run `op` on `worker` and wait for its answer (BusError when it fails or the worker is down)."""
-        return await self.blocking(request, self.sync, self.keys, worker, op, args, timeout, sender)
+        """Run `command` on `worker` and wait for its answer (BusError when it fails or the worker is
+        down). The bot waits less than the CLI does: a person is looking at the chat."""
+        return await self.blocking(request, self.sync, self.keys, worker, command, timeout, sender)
 
-    async def queue_command(self, worker: str, op: str, args: dict[str, Any], sender: str) -> str:
-        """Leave `op` in the worker's command stream for when it runs again."""
-        return await self.blocking(submit, self.sync, self.keys, worker, op, args, sender)
+    async def queue_command(self, worker: str, command: Command, sender: str) -> str:
+        """Leave `command` in the worker's command stream for when it runs again."""
+        return await self.blocking(submit, self.sync, self.keys, worker, command, sender)
 
     async def worker_alive(self, worker: str) -> bool:
         return bool(await self.client.exists(self.keys.worker(worker)))

@@ -2,18 +2,22 @@
 
 The bot and other machines ask a worker to act on its agents this way; the worker runs the same
 operation the CLI runs locally and pushes the result to the reply list, which expires on its own.
+On the stream a command is `{"id", "op", "args", "from"}`: the command's tag, its other fields as
+`args`, so entries queued by older versions decode as they are (bus.worker_commands has the models).
 """
 
 from __future__ import annotations
 
 import json
 import uuid
+from dataclasses import dataclass
 from typing import Any, cast
 
 import redis
 
 from bus.errors import BusError, BusUnavailable
 from bus.keys import Keys
+from bus.worker_commands import BadCommand, Command, WorkerCommand, parse_command
 from bus.workers import alive, require_alive
 
 COMMAND_FIELD = "c"
@@ -24,19 +28,48 @@ class CommandFailed(BusError):
     """The worker ran the command and it failed; the message is the worker's one-line error."""
 
 
+@dataclass(frozen=True)
+class Received:
+    """A command as it came off the stream: its id (where the answer goes) and who sent it."""
+
+    id: str
+    sender: str
+    command: WorkerCommand
+
+
+@dataclass(frozen=True)
+class Refused:
+    """An entry with an id to answer but a command that cannot run: `error` says why, in one line."""
+
+    id: str
+    sender: str
+    op: str
+    error: str
+
+
+@dataclass(frozen=True)
+class NotACommand:
+    """An entry nobody can answer (not JSON, no id): it goes to the dead letters with `reason`."""
+
+    reason: str
+
+
 def worker_alive(client: redis.Redis, keys: Keys, worker: str) -> bool:
     return alive(client, keys, worker)
 
 
-def submit(
-    client: redis.Redis, keys: Keys, worker: str, op: str, args: dict[str, Any], sender: str = ""
-) -> str:
+def encode_command(command_id: str, command: Command, sender: str = "") -> str:
+    """The JSON of one stream entry. Pure."""
+    args = command.model_dump(mode="json", exclude={"op"})
+    return json.dumps({"id": command_id, "op": command.op, "args": args, "from": sender}, ensure_ascii=False)
+
+
+def submit(client: redis.Redis, keys: Keys, worker: str, command: Command, sender: str = "") -> str:
     """Queue a command without waiting; returns its id. It waits in the stream if the worker is down."""
     command_id = uuid.uuid4().hex
-    body = {"id": command_id, "op": op, "args": args, "from": sender}
     client.xadd(
         keys.commands(worker),
-        {COMMAND_FIELD: json.dumps(body, ensure_ascii=False)},
+        {COMMAND_FIELD: encode_command(command_id, command, sender)},
         maxlen=10_000,
         approximate=True,
     )
@@ -47,18 +80,19 @@ def request(
     client: redis.Redis,
     keys: Keys,
     worker: str,
-    op: str,
-    args: dict[str, Any],
-    timeout: float = 30.0,
+    command: Command,
+    timeout: float | None = None,
     sender: str = "",
 ) -> Any:
-    """Ask `worker` to run `op` and wait for its answer. A dead worker is refused at once, not queued
-    (WorkerGone says when it was last seen), so nothing runs late behind the person's back."""
+    """Ask `worker` to run `command` and wait for its answer, up to `timeout` (default: the command's).
+    A dead worker is refused at once, not queued (WorkerGone says when it was last seen), so nothing runs
+    late behind the person's back."""
+    wait = command.timeout if timeout is None else timeout
     require_alive(client, keys, worker)
-    command_id = submit(client, keys, worker, op, args, sender)
-    reply = client.blpop([keys.reply(command_id)], timeout=max(1, round(timeout)))
+    command_id = submit(client, keys, worker, command, sender)
+    reply = client.blpop([keys.reply(command_id)], timeout=max(1, round(wait)))
     if reply is None:
-        raise BusUnavailable(f"worker {worker!r} did not answer {op} within {timeout:g}s")
+        raise BusUnavailable(f"worker {worker!r} did not answer {command.op} within {wait:g}s")
     answer = json.loads(cast(list[str], reply)[1])
     if not answer.get("ok"):
         raise CommandFailed(str(answer.get("error") or "the command failed"))
@@ -75,20 +109,35 @@ def reply(
     pipe.execute()
 
 
-def decode_command(fields: dict[str, str]) -> dict[str, Any] | None:
-    """The command in a `cmd:<worker>` entry, or None when the entry is not one (see bus.dead_letters)."""
+def decode_command(fields: dict[str, str]) -> Received | Refused | NotACommand:
+    """What a `cmd:<worker>` entry holds: a command to run, one to refuse with a reply (a bad name or
+    argument), or something nobody can answer (see bus.dead_letters). Pure."""
+    body = _json_object(fields.get(COMMAND_FIELD))
+    if isinstance(body, NotACommand):
+        return body
+    command_id, sender, op = body.get("id"), body.get("from"), body.get("op")
+    if not isinstance(command_id, str) or not command_id:
+        return NotACommand("no command id (field 'id' must be a non-empty string)")
+    sender = sender if isinstance(sender, str) else ""
+    if not isinstance(op, str):
+        return Refused(command_id, sender, "", "the entry names no command (field 'op' must be a string)")
+    args = body.get("args")
     try:
-        raw = fields.get(COMMAND_FIELD, "")
+        return Received(command_id, sender, parse_command(op, {} if args is None else args))
+    except BadCommand as e:
+        return Refused(command_id, sender, op, str(e))
+
+
+def _json_object(raw: str | None) -> dict[str, Any] | NotACommand:
+    if raw is None:
+        return NotACommand(f"no {COMMAND_FIELD!r} field")
+    try:
         raw.encode("utf-8")  # bytes that are not UTF-8 come as lone surrogates (surrogateescape)
         body = json.loads(raw)
-    except (ValueError, AttributeError, RecursionError):  # UnicodeEncodeError is a ValueError
-        return None
-    if (
-        not isinstance(body, dict)
-        or not isinstance(body.get("op"), str)
-        or not isinstance(body.get("id"), str)
-    ):
-        return None
-    if not isinstance(body.get("args"), dict):
-        body["args"] = {}
+    except UnicodeEncodeError:
+        return NotACommand("not valid UTF-8")
+    except (ValueError, RecursionError):
+        return NotACommand("not JSON")
+    if not isinstance(body, dict):
+        return NotACommand(f"not a JSON object (a {type(body).__name__})")
     return body

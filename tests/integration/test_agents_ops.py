@@ -10,6 +10,8 @@ import pytest
 import redis
 
 from bus.keys import Keys
+from bus.worker_commands import Send
+from bus.worker_rpc import submit
 from tests.cli import IbRunner, git
 from tests.waiting import retry_until
 
@@ -118,15 +120,12 @@ def test_worker_restart_readopts_without_duplicates(
 def test_same_operation_through_the_bus(
     agents_ib: IbRunner, tmp_path: Path, rds: redis.Redis, keys: Keys
 ) -> None:
-    from bus.worker_rpc import reply as _unused  # noqa: F401 - the module under test is used via the worker
-    from bus.worker_rpc import submit
-
     ib = agents_ib
     spawn(ib, "remote", "fake: wait")
     wait_state(ib, "remote", "waiting")
     worker = ib.env["IB_WORKER_ID"]
-    command = submit(rds, keys, worker, "send", {"agent": "remote", "text": "via the bus; ok"})
-    bad = submit(rds, keys, worker, "send", {"agent": "nobody", "text": "x"})
+    command = submit(rds, keys, worker, Send(agent="remote", text="via the bus; ok"))
+    bad = submit(rds, keys, worker, Send(agent="nobody", text="x"))
     assert ib.run("worker", "--once").returncode == 0
     answer = json.loads(rds.lpop(keys.reply(command)))  # type: ignore[arg-type]
     assert answer == {"ok": True, "result": "remote", "error": ""}

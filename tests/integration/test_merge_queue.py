@@ -11,6 +11,7 @@ import redis
 
 from bus.keys import Keys
 from bus.merges import MergeStore
+from bus.worker_commands import QueueMerge
 from bus.worker_rpc import submit
 from tests.cli import IbRunner, git
 from tests.waiting import retry_until
@@ -40,7 +41,7 @@ def merge_events(rds: redis.Redis, keys: Keys) -> list[dict[str, Any]]:
 
 def queue(ib: IbRunner, rds: redis.Redis, keys: Keys, *agents: str) -> None:
     for agent in agents:
-        submit(rds, keys, ib.env["IB_WORKER_ID"], "queue-merge", {"agent": agent})
+        submit(rds, keys, ib.env["IB_WORKER_ID"], QueueMerge(agent=agent))
 
 
 def agents(ib: IbRunner) -> list[str]:
@@ -177,7 +178,7 @@ def test_queue_merge_refuses_an_agent_without_a_branch(
     ib = agents_ib
     done = ib.run("new-agent", "stay home\nfake: wait", "--name", "home", "--no-worktree")
     assert done.returncode == 0, done.stderr
-    command = submit(rds, keys, ib.env["IB_WORKER_ID"], "queue-merge", {"agent": "home"})
+    command = submit(rds, keys, ib.env["IB_WORKER_ID"], QueueMerge(agent="home"))
     assert ib.run("worker", "--once").returncode == 0
     answer = json.loads(str(rds.lpop(keys.reply(command))))
     assert answer["ok"] is False and "no branch to merge" in answer["error"]

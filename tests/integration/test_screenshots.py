@@ -10,6 +10,7 @@ import redis
 from PIL import Image
 
 from bus.keys import Keys
+from bus.worker_commands import TakeScreenshot
 from bus.worker_rpc import request
 from tests.cli import IbRunner
 from tests.fake_telegram import FakeTelegram
@@ -63,7 +64,7 @@ def test_shot_in_telegram_and_the_button(
     spawn(agents_ib, "sketcher", "fake: say Drawing.", "fake: done")
     topic = wait_agent_topic(fake, "sketcher")
     wait_shown(fake, topic, "sketcher completed", timeout=40)
-    answer = request(rds, keys, worker, "screenshot", {"agent": "sketcher"})
+    answer = request(rds, keys, worker, TakeScreenshot(agent="sketcher"), timeout=30)
     assert (answer["agent"], answer["width"], answer["height"]) == ("sketcher", 200, 50)
 
     fake.inject_message(USER, "/shot", thread_id=topic)

@@ -3,9 +3,8 @@ own worker touches its tmux session and worktree; anywhere else the command goes
 
 from __future__ import annotations
 
-from typing import Any
-
 from bus.agents import Agent
+from bus.worker_commands import Command
 from worker.errors import WorkerError
 from worker.service.runtime import Runtime
 
@@ -38,13 +37,11 @@ def owned(rt: Runtime, agent_id: str) -> Agent:
     return agent
 
 
-def owner_of_args(rt: Runtime, args: dict[str, Any]) -> str | None:
-    """The worker that must run an operation with these arguments: the owner of the agent it names
-    (`agent`), or of the agent that asked the question it answers (`question`); None for neither."""
-    agent_id = args.get("agent")
-    question_id = args.get("question")
-    if not (isinstance(agent_id, str) and agent_id) and isinstance(question_id, str) and question_id:
-        agent_id = rt.questions.get(question_id).agent
-    if not (isinstance(agent_id, str) and agent_id):
+def owner_of(rt: Runtime, command: Command) -> str | None:
+    """The worker that must run `command`: the owner of the agent it names, or of the agent that asked
+    the question it answers (the command's `routed_by` says which); None when it names neither."""
+    named = command.routing_id()
+    if named is None:
         return None
+    agent_id = rt.questions.get(named).agent if command.routed_by == "question" else named
     return owner(rt.agents.get(agent_id))

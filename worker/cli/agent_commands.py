@@ -6,7 +6,6 @@ import json
 import sys
 import time
 from base64 import b64decode
-from typing import Any
 
 import typer
 from rich.console import Console
@@ -15,6 +14,21 @@ from rich.table import Table
 
 from bus.errors import InvalidInput
 from bus.repo_paths import agent_from_path
+from bus.worker_commands import (
+    Diff,
+    Kill,
+    Look,
+    Merge,
+    MergeCheck,
+    NewAgent,
+    Nuke,
+    Pause,
+    PressKeys,
+    Resume,
+    Send,
+    Status,
+    TakeScreenshot,
+)
 from bus.workers import require_alive
 from worker.agents import user_messages, views
 from worker.agents.layout import AgentPaths
@@ -65,18 +79,18 @@ def new_agent_cmd(
         on_note=lambda note: print(f"ib new-agent: note: {note}", file=sys.stderr),
     )
     if on and on != ctx.settings.worker_id:
-        args = {
-            "goal": read_goal(req) if goal or prompt_file or not task else "",
-            "name": name,
-            "manager": manager,
-            "worker": worker,
-            "no_worktree": no_worktree,
-            "model": model,
-            "project": project,
-            "task": task,
-            "caller": req.caller,
-        }
-        made = ctx.on_owner("new-agent", {k: v for k, v in args.items() if v}, on=on)
+        remote = NewAgent(
+            goal=read_goal(req) if goal or prompt_file or not task else "",
+            name=name,
+            manager=manager,
+            worker=worker,
+            no_worktree=no_worktree,
+            model=model,
+            project=project,
+            task=task,
+            caller=req.caller,
+        )
+        made = ctx.on_owner(remote, on=on)
         print(made.get("id") if isinstance(made, dict) else made)
         return
     if task:
@@ -142,11 +156,11 @@ def look(
     """
     ctx = Context()
     if png is not None:
-        shot = ctx.on_owner("screenshot", {"agent": agent_id})
+        shot = ctx.on_owner(TakeScreenshot(agent=agent_id))
         _save_png(Screenshot(shot["agent"], shot["width"], shot["height"], b64decode(shot["png"])), png)
         return
-    args: dict[str, Any] = {"agent": agent_id, "lines": lines} if lines else {"agent": agent_id}
-    text = str(ctx.on_owner("look", args))
+    command = Look(agent=agent_id, lines=lines or None)
+    text = str(ctx.on_owner(command))
     print(text.rstrip("\n"))
     if not follow:
         return
@@ -154,7 +168,7 @@ def look(
         previous = text
         while True:  # pane text cannot push: polling tmux is the only way
             time.sleep(0.5)
-            current = str(ctx.on_owner("look", args))
+            current = str(ctx.on_owner(command))
             if current != previous:
                 print("\033[2J\033[H" + current.rstrip("\n"), flush=True)
                 previous = current
@@ -192,13 +206,13 @@ def send(
         queued = user_messages.send_to_user(ctx.runtime, message, sender or _caller(ctx))
         console.print(f"queued {queued.kind} message {queued.id} for the user")
         return
-    ctx.on_owner("send", {"agent": agent_id, "text": message, "sender": sender or _caller(ctx) or ""})
+    ctx.on_owner(Send(agent=agent_id, text=message, sender=sender or _caller(ctx)))
     console.print(f"sent to {agent_id}")
 
 
 def status(agent_id: str = typer.Argument(..., help="agent id")) -> None:
     """The agent's commits and uncommitted changes."""
-    print(Context().on_owner("status", {"agent": agent_id}))
+    print(Context().on_owner(Status(agent=agent_id)))
 
 
 def diff(
@@ -206,7 +220,7 @@ def diff(
     stat: bool = typer.Option(False, "--stat", help="a summary of changed files"),
 ) -> None:
     """Everything the agent's branch changed since it started."""
-    print(Context().on_owner("diff", {"agent": agent_id, "stat": stat}), end="")
+    print(Context().on_owner(Diff(agent=agent_id, stat=stat)), end="")
 
 
 def log(
@@ -242,25 +256,25 @@ def kill(
 
     Example: ib kill agent-1 --force
     """
-    Context().on_owner("kill", {"agent": agent_id, "force": force})
+    Context().on_owner(Kill(agent=agent_id, force=force))
     console.print(f"killed {agent_id}")
 
 
 def esc(agent_id: str = typer.Argument(..., help="agent id")) -> None:
     """Press Escape in the agent's pane (interrupt what it is doing, as /esc does)."""
-    Context().on_owner("keys", {"agent": agent_id, "keys": ["Escape"]})
+    Context().on_owner(PressKeys(agent=agent_id, keys=("Escape",)))
     console.print(f"Escape sent to {agent_id}")
 
 
 def pause(agent_id: str = typer.Argument(..., help="agent id")) -> None:
     """Interrupt an agent and leave it waiting."""
-    Context().on_owner("pause", {"agent": agent_id})
+    Context().on_owner(Pause(agent=agent_id))
     console.print(f"paused {agent_id}")
 
 
 def resume(agent_id: str = typer.Argument(..., help="agent id")) -> None:
     """Let a paused agent go on, or restart a stopped agent's session with its conversation."""
-    console.print(Context().on_owner("resume", {"agent": agent_id}))
+    console.print(Context().on_owner(Resume(agent=agent_id)))
 
 
 def merge(
@@ -271,8 +285,7 @@ def merge(
 
     Example: ib merge agent-1 --into main
     """
-    args = {"agent": agent_id, "into": into} if into else {"agent": agent_id}
-    done = Context().on_owner("merge", args)
+    done = Context().on_owner(Merge(agent=agent_id, into=into))
     console.print(
         f"merged {done['agent']} into {done['target']} ({str(done['sha'])[:7]}, {done['commits']} commit(s))"
     )
@@ -283,8 +296,7 @@ def merge_check(
     into: str = typer.Option(None, "--into", help="target branch"),
 ) -> None:
     """Tell whether the agent would merge cleanly now, changing nothing (exit 1 when it would conflict)."""
-    args = {"agent": agent_id, "into": into} if into else {"agent": agent_id}
-    files = Context().on_owner("merge-check", args)
+    files = Context().on_owner(MergeCheck(agent=agent_id, into=into))
     if files:
         console.print("would conflict in:\n" + "\n".join(f"  - {f}" for f in files))
         raise typer.Exit(1)
@@ -306,7 +318,7 @@ def nuke(
         and not typer.confirm("Kill every agent of this repository?")
     ):
         raise typer.Exit(1)
-    gone = ctx.on_owner("nuke", {}, on=rt.worker_id) if agent_id is None else _nuke_tree(ctx, agent_id)
+    gone = ctx.on_owner(Nuke(), on=rt.worker_id) if agent_id is None else _nuke_tree(ctx, agent_id)
     console.print(f"nuked {len(gone)} agent(s): {', '.join(gone) or '-'}")
 
 
@@ -318,5 +330,5 @@ def _nuke_tree(ctx: Context, agent_id: str) -> list[str]:
     for worker in sorted({a.worker for a in doomed} - {rt.worker_id}):
         require_alive(rt.client, rt.keys, worker)
     for agent in doomed:
-        ctx.on_owner("nuke", {"agent": agent.id, "tree": False})
+        ctx.on_owner(Nuke(agent=agent.id, tree=False))
     return [a.id for a in doomed]

@@ -14,13 +14,14 @@ from bus.auto_store import AutoStore
 from bus.envelope import Envelope, to_jsonl
 from bus.errors import Conflict, InvalidInput, NotFound
 from bus.follow import EventFilter, follow
+from bus.worker_commands import AutoPause, AutoStart, AutoStop
 from bus.worker_rpc import request, worker_alive
 from bus.workers import validate_worker_id
 from worker.auto.loop import AutoLoops
 from worker.cli.context import Context
 
 ENDINGS = ("auto_finished", "auto_stopped", "auto_paused")
-START_TIMEOUT = 120.0  # the worker answers once the first task's agent is started
+CONTROL_TIMEOUT = 30.0  # stopping or pausing a loop is quick; its start waits longer (AutoStart.timeout)
 
 auto_app = typer.Typer(
     help="Run a project's tasks one after another with agents: claim, work, merge, next.",
@@ -51,10 +52,9 @@ def auto(
     client = ctx.blocking_redis()
     last = cast(list[tuple[str, Any]], client.xrevrange(ctx.keys.events, count=1))
     since = str(last[0][0]) if last else "0"
-    args = {"project": project, "worktrees": worktrees, "max_tasks": max_tasks, "agent": agent or ""}
+    start = AutoStart(project=project, worktrees=worktrees, max_tasks=max_tasks, agent=agent)
     on = validate_worker_id(on) if on else ctx.settings.worker_id
-    reply = request(client, ctx.keys, on, "auto-start", args, START_TIMEOUT)
-    state = AutoState.from_dict(reply, source=f"worker {on}")
+    state = AutoState.from_dict(request(client, ctx.keys, on, start), source=f"worker {on}")
     if detach:
         print(f"auto mode {state.status} for {project} on worker {on} ({state.summary})")
         return
@@ -84,7 +84,7 @@ def stop(
     reason: str = typer.Option("", "--reason", help="why, for the record"),
 ) -> None:
     """End a project's /auto loop; the task in hand stays claimed and its agent keeps running."""
-    state = _control(project, "auto-stop", {"reason": reason})
+    state = _control(AutoStop(project=project, reason=reason))
     print(f"auto mode stopped for {project}" + (f"; {state.task} stays claimed" if state.task else ""))
 
 
@@ -94,7 +94,7 @@ def pause(
     interrupt: bool = typer.Option(False, "--interrupt", help="also press Escape in the loop's agent"),
 ) -> None:
     """Hold a project's /auto loop; `ib auto --project P` resumes it."""
-    _control(project, "auto-pause", {"interrupt": interrupt})
+    _control(AutoPause(project=project, interrupt=interrupt))
     print(f"auto mode paused for {project}; resume with: ib auto --project {project}")
 
 
@@ -124,19 +124,19 @@ def status_line(s: AutoState) -> str:
     return line + (f"; {s.reason}" if s.reason else "")
 
 
-def _control(project: str, op: str, args: dict[str, object]) -> AutoState:
+def _control(command: AutoStop | AutoPause) -> AutoState:
     """Through the loop's worker when it runs (so nothing races with it), else on Redis directly."""
     ctx = Context()
-    state = AutoStore(ctx.client, ctx.keys).get(project)
+    state = AutoStore(ctx.client, ctx.keys).get(command.project)
     if state is None:
-        raise NotFound(f"no auto loop for project {project} (see `ib auto status`)")
+        raise NotFound(f"no auto loop for project {command.project} (see `ib auto status`)")
     if worker_alive(ctx.client, ctx.keys, state.worker):
-        answer = request(ctx.blocking_redis(), ctx.keys, state.worker, op, {"project": project, **args})
+        answer = request(ctx.blocking_redis(), ctx.keys, state.worker, command, CONTROL_TIMEOUT)
         return AutoState.from_dict(answer, source=f"worker {state.worker}")
     loops = AutoLoops(ctx.runtime)
-    if op == "auto-stop":
-        return loops.stop(project, str(args.get("reason") or ""))
-    return loops.pause(project, "paused by the person")
+    if isinstance(command, AutoStop):
+        return loops.stop(command.project, command.reason)
+    return loops.pause(command.project, "paused by the person")
 
 
 def _line(event: Envelope) -> str:

@@ -6,7 +6,7 @@ import os
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import redis
 
@@ -15,6 +15,9 @@ from bus.keys import Keys
 from bus.publish import open_bus
 from bus.settings import Settings, load_settings
 from worker.service.runtime import Runtime
+
+if TYPE_CHECKING:
+    from bus.worker_commands import Command
 
 
 @dataclass
@@ -48,12 +51,12 @@ class Context:
         """A client for BLOCK reads: no socket timeout."""
         return client_for(self.url, blocking=True)
 
-    def on_owner(self, op: str, args: dict[str, Any], on: str | None = None) -> Any:
-        """Run a worker operation on the agent's own machine: here, or through its worker over the bus."""
+    def on_owner(self, command: Command, on: str | None = None) -> Any:
+        """Run a worker command on the agent's own machine: here, or through its worker over the bus."""
         from bus.repo_paths import agent_from_path
         from worker.service.route import (
             run_on_owner,  # loads every operation: only for the commands that need it
         )
 
         caller = agent_from_path(self.cwd) or self.settings.agent_id or ""
-        return run_on_owner(self.runtime, op, args, on=on, reader=self.blocking_redis(), sender=caller)
+        return run_on_owner(self.runtime, command, on=on, reader=self.blocking_redis(), sender=caller)

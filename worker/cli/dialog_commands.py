@@ -7,6 +7,7 @@ from __future__ import annotations
 import typer
 from rich.console import Console
 
+from bus.worker_commands import Approve, Choose, Deny
 from worker.cli.context import Context
 
 console = Console(highlight=False)
@@ -22,8 +23,7 @@ def approve(
 
     Example: ib approve agent-1 --always
     """
-    args = {"agent": agent_id, "always": always, "prompt": prompt or ""}
-    console.print(Context().on_owner("approve", args))
+    console.print(Context().on_owner(Approve(agent=agent_id, always=always, prompt=prompt)))
 
 
 def deny(
@@ -35,8 +35,7 @@ def deny(
 
     Example: ib deny agent-1 "do not touch the database; use the fixtures"
     """
-    args = {"agent": agent_id, "reason": " ".join(reason or []), "prompt": prompt or ""}
-    console.print(Context().on_owner("deny", args))
+    console.print(Context().on_owner(Deny(agent=agent_id, reason=" ".join(reason or []), prompt=prompt)))
 
 
 def answer(
@@ -48,5 +47,4 @@ def answer(
 
     Example: ib answer agent-1 SQLite
     """
-    args = {"agent": agent_id, "answer": " ".join(option), "prompt": prompt or ""}
-    console.print(Context().on_owner("choose", args))
+    console.print(Context().on_owner(Choose(agent=agent_id, answer=" ".join(option), prompt=prompt)))

@@ -10,6 +10,7 @@ import typer
 from rich.console import Console
 
 from bus.repo_paths import agent_from_path
+from bus.worker_commands import Answer
 from worker.agents import user_messages
 from worker.agents.talk import ask as ask_question
 from worker.agents.views import format_age
@@ -64,7 +65,7 @@ def answer(
     """
     ctx = Context()
     asker = ctx.runtime.questions.get(question_id).agent
-    ctx.on_owner("answer", {"question": question_id, "text": " ".join(text)})  # on the asker's machine
+    ctx.on_owner(Answer(question=question_id, text=" ".join(text)))  # on the asker's machine
     console.print(f"answered {question_id}: sent to {asker}")
 
 

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Any, TextIO, cast
+from typing import TextIO, cast
 
 import redis
 from rich.console import Console
@@ -37,6 +37,7 @@ from bus.keys import Keys
 from bus.merges import MergeStore
 from bus.streams import Entry, entries_of
 from bus.task_model import Task
+from bus.worker_commands import Answer, Command, Look, Send
 from bus.worker_rpc import request
 from worker.agents.dialog_answer import answer
 from worker.agents.talk import look, send
@@ -280,7 +281,7 @@ class Dashboard:
 
     def _look(self, agent_id: str) -> str:
         try:
-            text = self._on_worker(agent_id, "look", {"agent": agent_id}, lambda: look(self.rt, agent_id))
+            text = self._on_worker(agent_id, Look(agent=agent_id), lambda: look(self.rt, agent_id))
         except (BusError, WorkerError) as e:
             return f"cannot look at {agent_id}: {e}"
         return str(text)
@@ -295,25 +296,23 @@ class Dashboard:
                 self._answer(action.target, action.text)
                 self.ui = replace(self.ui, message=f"answered {action.target}")
             elif action.kind == "send":
-                args = {"agent": action.target, "text": action.text}
-                self._on_worker(
-                    action.target, "send", args, lambda: send(self.rt, action.target, action.text)
-                )
+                command = Send(agent=action.target, text=action.text)
+                self._on_worker(action.target, command, lambda: send(self.rt, action.target, action.text))
                 self.ui = replace(self.ui, message=f"sent to {action.target}")
         except (BusError, WorkerError) as e:
             self.ui = replace(self.ui, mode="browse", message=f"error: {e}")
 
     def _answer(self, question_id: str, text: str) -> None:
         agent = self.rt.questions.get(question_id).agent
-        args = {"question": question_id, "text": text}
-        self._on_worker(agent, "answer", args, lambda: answer(self.rt, question_id, text))
+        command = Answer(question=question_id, text=text)
+        self._on_worker(agent, command, lambda: answer(self.rt, question_id, text))
 
-    def _on_worker(self, agent_id: str, op: str, args: dict[str, Any], here: Callable[[], object]) -> object:
+    def _on_worker(self, agent_id: str, command: Command, here: Callable[[], object]) -> object:
         """Run it here when the agent lives on this machine, else ask its worker over the bus."""
         agent = self.rt.agents.get(agent_id)
         if agent.worker in ("", self.rt.worker_id):
             return here()
-        return request(self.rt.client, self.rt.keys, agent.worker, op, args, timeout=15)
+        return request(self.rt.client, self.rt.keys, agent.worker, command, timeout=15)
 
     def on_keys(self, data: str) -> None:
         snap = self.last

@@ -1,140 +1,199 @@
-"""The operations a worker runs for commands that arrive on the bus: the same functions the CLI calls.
+"""The operations a worker runs for commands (bus.worker_commands), whether they come from this
+machine's CLI or over the bus: the same functions either way.
 
-Each takes the runtime and the command's arguments and returns something JSON can carry.
+Each takes the runtime and its command and returns something JSON can carry; `@operation(Kind)`
+registers it for its command type, and `run_operation` picks it by the command's type.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
-from bus.errors import InvalidInput
+from bus import worker_commands as cmd
+from bus.worker_commands import Command
 from worker.agents import dialog_answer, lifecycle, teardown, views
-from worker.agents.ownership import NotOwner, owner_of_args
+from worker.agents.ownership import NotOwner, owner_of
 from worker.agents.spawn import SpawnRequest, new_agent
 from worker.agents.talk import look, press, screenshot, send
 from worker.auto.loop import AutoLoops
+from worker.errors import WorkerError
 from worker.git import merge
 from worker.git.merge_queue import MergeQueue
 from worker.service.runtime import Runtime
 from worker.tasks import planning
 from worker.tasks.assign import new_agent_for_task
 
-Operation = Callable[[Runtime, dict[str, Any]], Any]
+C = TypeVar("C", bound=Command)
+Operation = Callable[[Runtime, C], Any]
+
+OPERATIONS: dict[type[Command], Operation[Any]] = {}
 
 
-def _text(args: dict[str, Any], name: str) -> str:
-    value = args.get(name)
-    if not isinstance(value, str):
-        raise InvalidInput(f"the command needs a text argument {name!r}")
-    return value
+class NoOperation(WorkerError):
+    """A command type with no operation registered for it: a bug in this module."""
 
 
-def _optional(args: dict[str, Any], name: str) -> str | None:
-    value = args.get(name)
-    return value if isinstance(value, str) and value else None
+def operation(kind: type[C]) -> Callable[[Operation[C]], Operation[C]]:
+    """Register the function below as the operation that runs commands of type `kind`."""
+
+    def register(run: Operation[C]) -> Operation[C]:
+        OPERATIONS[kind] = run
+        return run
+
+    return register
 
 
-def _new_agent(rt: Runtime, args: dict[str, Any]) -> Any:
+@operation(cmd.NewAgent)
+def _new_agent(rt: Runtime, c: cmd.NewAgent) -> Any:
     req = SpawnRequest(
-        goal=_text(args, "goal"),
-        name=_optional(args, "name"),
-        manager=_optional(args, "manager"),
-        worker=bool(args.get("worker")),
-        no_worktree=bool(args.get("no_worktree")),
-        model=_optional(args, "model"),
-        project=_optional(args, "project"),
-        task=_optional(args, "task"),
-        caller=_optional(args, "caller"),
+        goal=c.goal,
+        name=c.name,
+        manager=c.manager,
+        worker=c.worker,
+        no_worktree=c.no_worktree,
+        model=c.model,
+        project=c.project,
+        task=c.task,
+        caller=c.caller,
     )
     made = new_agent_for_task(rt, req) if req.task else new_agent(rt, req)
     return json.loads(made.to_json())
 
 
-def _merged(rt: Runtime, args: dict[str, Any]) -> Any:
-    done = merge.merge(rt, _text(args, "agent"), _optional(args, "into"))
+@operation(cmd.Send)
+def _send(rt: Runtime, c: cmd.Send) -> str:
+    return send(rt, c.agent, c.text, c.sender).id
+
+
+@operation(cmd.PressKeys)
+def _press(rt: Runtime, c: cmd.PressKeys) -> Any:
+    return press(rt, c.agent, *c.keys)
+
+
+@operation(cmd.Look)
+def _look(rt: Runtime, c: cmd.Look) -> Any:
+    return look(rt, c.agent, c.lines)
+
+
+@operation(cmd.TakeScreenshot)
+def _screenshot(rt: Runtime, c: cmd.TakeScreenshot) -> Any:
+    return screenshot(rt, c.agent).as_reply()
+
+
+@operation(cmd.Answer)
+def _answer(rt: Runtime, c: cmd.Answer) -> str:
+    return dialog_answer.answer(rt, c.question, c.text, c.sender).id
+
+
+@operation(cmd.Kill)
+def _kill(rt: Runtime, c: cmd.Kill) -> str:
+    return teardown.kill(rt, c.agent, c.force).id
+
+
+@operation(cmd.Merge)
+def _merge(rt: Runtime, c: cmd.Merge) -> Any:
+    done = merge.merge(rt, c.agent, c.into)
     return {"agent": done.agent, "target": done.target, "sha": done.sha, "commits": done.commits}
 
 
-def _auto_start(rt: Runtime, args: dict[str, Any]) -> Any:
-    max_tasks = args.get("max_tasks")
-    state = AutoLoops(rt).start(
-        _text(args, "project"),
-        worktrees=bool(args.get("worktrees")),
-        max_tasks=max_tasks if isinstance(max_tasks, int) else 0,
-        agent=_optional(args, "agent"),
-    )
+@operation(cmd.MergeCheck)
+def _merge_check(rt: Runtime, c: cmd.MergeCheck) -> Any:
+    return merge.merge_check(rt, c.agent, c.into)
+
+
+@operation(cmd.Approve)
+def _approve(rt: Runtime, c: cmd.Approve) -> Any:
+    return dialog_answer.approve(rt, c.agent, c.always, c.prompt)
+
+
+@operation(cmd.Deny)
+def _deny(rt: Runtime, c: cmd.Deny) -> Any:
+    return dialog_answer.deny(rt, c.agent, c.reason, c.prompt)
+
+
+@operation(cmd.Choose)
+def _choose(rt: Runtime, c: cmd.Choose) -> Any:
+    return dialog_answer.choose(rt, c.agent, c.answer, c.prompt)
+
+
+@operation(cmd.Pause)
+def _pause(rt: Runtime, c: cmd.Pause) -> str:
+    return lifecycle.pause(rt, c.agent).id
+
+
+@operation(cmd.Resume)
+def _resume(rt: Runtime, c: cmd.Resume) -> Any:
+    return lifecycle.resume(rt, c.agent).message
+
+
+@operation(cmd.Nuke)
+def _nuke(rt: Runtime, c: cmd.Nuke) -> Any:
+    return teardown.nuke(rt, c.agent, c.tree)
+
+
+@operation(cmd.Diff)
+def _diff(rt: Runtime, c: cmd.Diff) -> Any:
+    return views.diff_text(rt, c.agent, c.stat)
+
+
+@operation(cmd.Status)
+def _status(rt: Runtime, c: cmd.Status) -> Any:
+    return views.status_text(rt, c.agent)
+
+
+@operation(cmd.AutoStart)
+def _auto_start(rt: Runtime, c: cmd.AutoStart) -> Any:
+    state = AutoLoops(rt).start(c.project, worktrees=c.worktrees, max_tasks=c.max_tasks, agent=c.agent)
     return state.as_dict()
 
 
-def _auto_stop(rt: Runtime, args: dict[str, Any]) -> Any:
-    return AutoLoops(rt).stop(_text(args, "project"), _optional(args, "reason") or "").as_dict()
+@operation(cmd.AutoStop)
+def _auto_stop(rt: Runtime, c: cmd.AutoStop) -> Any:
+    return AutoLoops(rt).stop(c.project, c.reason).as_dict()
 
 
-def _auto_pause(rt: Runtime, args: dict[str, Any]) -> Any:
-    loops = AutoLoops(rt)
-    return loops.pause(
-        _text(args, "project"), _optional(args, "reason") or "", bool(args.get("interrupt"))
-    ).as_dict()
+@operation(cmd.AutoPause)
+def _auto_pause(rt: Runtime, c: cmd.AutoPause) -> Any:
+    return AutoLoops(rt).pause(c.project, c.reason, c.interrupt).as_dict()
 
 
-def _queue_merge(rt: Runtime, args: dict[str, Any]) -> Any:
-    req = MergeQueue(rt).request(_text(args, "agent"), _optional(args, "task"), _optional(args, "into"))
+@operation(cmd.QueueMerge)
+def _queue_merge(rt: Runtime, c: cmd.QueueMerge) -> Any:
+    req = MergeQueue(rt).request(c.agent, c.task, c.into)
     return {"merge": req.id, "project": req.project, "branch": req.branch, "target": req.target}
 
 
-OPERATIONS: dict[str, Operation] = {
-    "new-agent": _new_agent,
-    "send": lambda rt, a: send(rt, _text(a, "agent"), _text(a, "text"), _optional(a, "sender")).id,
-    "keys": lambda rt, a: press(rt, _text(a, "agent"), *[str(k) for k in a.get("keys", [])]),
-    "look": lambda rt, a: look(
-        rt, _text(a, "agent"), a.get("lines") if isinstance(a.get("lines"), int) else None
-    ),
-    "screenshot": lambda rt, a: screenshot(rt, _text(a, "agent")).as_reply(),
-    "answer": lambda rt, a: (
-        dialog_answer.answer(rt, _text(a, "question"), _text(a, "text"), _optional(a, "sender")).id
-    ),
-    "kill": lambda rt, a: teardown.kill(rt, _text(a, "agent"), bool(a.get("force"))).id,
-    "merge": _merged,
-    "merge-check": lambda rt, a: merge.merge_check(rt, _text(a, "agent"), _optional(a, "into")),
-    "approve": lambda rt, a: dialog_answer.approve(
-        rt, _text(a, "agent"), bool(a.get("always")), _optional(a, "prompt")
-    ),
-    "deny": lambda rt, a: dialog_answer.deny(
-        rt, _text(a, "agent"), _optional(a, "reason") or "", _optional(a, "prompt")
-    ),
-    "choose": lambda rt, a: dialog_answer.choose(
-        rt, _text(a, "agent"), _text(a, "answer"), _optional(a, "prompt")
-    ),
-    "pause": lambda rt, a: lifecycle.pause(rt, _text(a, "agent")).id,
-    "resume": lambda rt, a: lifecycle.resume(rt, _text(a, "agent")).message,
-    "nuke": lambda rt, a: teardown.nuke(rt, _optional(a, "agent"), a.get("tree") is not False),
-    "diff": lambda rt, a: views.diff_text(rt, _text(a, "agent"), bool(a.get("stat"))),
-    "status": lambda rt, a: views.status_text(rt, _text(a, "agent")),
-    "auto-start": _auto_start,
-    "auto-stop": _auto_stop,
-    "auto-pause": _auto_pause,
-    "queue-merge": _queue_merge,
-    "plan-start": lambda rt, a: planning.start(rt, _text(a, "goal"), _optional(a, "project")).as_dict(),
-    "plan-approve": lambda rt, a: [t.id for t in planning.approve(rt, _text(a, "plan"))],
-    "plan-edit": lambda rt, a: planning.edit(rt, _text(a, "plan"), _text(a, "changes")).as_dict(),
-    "plan-discard": lambda rt, a: planning.discard(rt, _text(a, "plan")).as_dict(),
-}
+@operation(cmd.PlanStart)
+def _plan_start(rt: Runtime, c: cmd.PlanStart) -> Any:
+    return planning.start(rt, c.goal, c.project).as_dict()
 
 
-# These change only what is on the bus (the merge queue is worked by the agent's own worker), so any
-# worker may run them; every other operation naming an agent runs on the agent's worker only.
-BUS_ONLY = frozenset({"queue-merge"})
+@operation(cmd.PlanApprove)
+def _plan_approve(rt: Runtime, c: cmd.PlanApprove) -> Any:
+    return [t.id for t in planning.approve(rt, c.plan)]
 
 
-def run_operation(rt: Runtime, op: str, args: dict[str, Any]) -> Any:
-    """Run `op` here; refused before anything happens when the agent it names is another worker's."""
-    try:
-        operation = OPERATIONS[op]
-    except KeyError as e:
-        raise InvalidInput(f"unknown command {op!r} (known: {', '.join(sorted(OPERATIONS))})") from e
-    owner = owner_of_args(rt, args) if op not in BUS_ONLY else None
+@operation(cmd.PlanEdit)
+def _plan_edit(rt: Runtime, c: cmd.PlanEdit) -> Any:
+    return planning.edit(rt, c.plan, c.changes).as_dict()
+
+
+@operation(cmd.PlanDiscard)
+def _plan_discard(rt: Runtime, c: cmd.PlanDiscard) -> Any:
+    return planning.discard(rt, c.plan).as_dict()
+
+
+def run_operation(rt: Runtime, command: Command) -> Any:
+    """Run `command` here; refused before anything happens when the agent it names is another worker's
+    (unless it changes only the bus, as queueing a merge does: the agent's own worker works the queue)."""
+    run = OPERATIONS.get(type(command))
+    if run is None:
+        raise NoOperation(f"{command.op}: this worker has no operation for it")
+    owner = None if command.bus_only else owner_of(rt, command)
     if owner is not None and owner != rt.worker_id:
-        raise NotOwner(f"{op}: the agent runs on worker {owner!r}, not on {rt.worker_id!r}; ask that worker")
-    return operation(rt, args)
+        raise NotOwner(
+            f"{command.op}: the agent runs on worker {owner!r}, not on {rt.worker_id!r}; ask that worker"
+        )
+    return run(rt, command)

@@ -28,7 +28,7 @@ from bus.events import Event
 from bus.heartbeat import Heartbeat
 from bus.publish import flush_spool
 from bus.streams import consumer_name
-from bus.worker_rpc import COMMAND_FIELD, decode_command, reply
+from bus.worker_rpc import COMMAND_FIELD, NotACommand, Received, Refused, decode_command, reply
 from worker.agents.transcript_tail import TranscriptTailer
 from worker.auto.loop import AutoLoops
 from worker.errors import WorkerError
@@ -187,11 +187,12 @@ class WorkerService:
     def _handle(self, batch: Batch) -> None:
         for entry_id, fields in batch.commands:
             command = decode_command(fields)
-            if command is None:
+            if isinstance(command, NotACommand):
                 raw = dead_letters.raw_bytes(fields.get(COMMAND_FIELD))
-                self._dead(Poison(self.inbox.commands.stream, entry_id, "not a command", raw))
-            elif self.rt.client.set(self.rt.keys.seen("cmd", command["id"]), "1", nx=True, ex=86400):
-                self._run(command)
+                reason = f"not a command: {command.reason}"
+                self._dead(Poison(self.inbox.commands.stream, entry_id, reason, raw))
+            elif self.rt.client.set(self.rt.keys.seen("cmd", command.id), "1", nx=True, ex=86400):
+                self._answer(command)
             self.inbox.commands.ack([entry_id])
         for entry_id, fields in batch.events:
             found = dead_letters.read_entry(self.rt.keys.events, entry_id, fields)
@@ -231,20 +232,24 @@ class WorkerService:
         except Exception:
             log.exception("worker %s: resuming merges and auto loops failed", self.rt.worker_id)
 
-    def _run(self, command: dict[str, object]) -> None:
-        op, command_id = str(command["op"]), str(command["id"])
-        args = command["args"] if isinstance(command["args"], dict) else {}
+    def _answer(self, found: Received | Refused) -> None:
+        """Run a command and reply with its result or its one-line error; a bad one is only refused."""
+        if isinstance(found, Refused):
+            log.info("worker %s: command %s %s refused: %s", self.me, found.id, found.op, found.error)
+            reply(self.rt.client, self.rt.keys, found.id, False, error=found.error)
+            return
+        command_id, op = found.id, found.command.op
         try:
-            result = run_operation(self.rt, op, args)
+            result = run_operation(self.rt, found.command)
         except (BusError, WorkerError) as e:
-            log.info("worker %s: command %s %s failed: %s", self.rt.worker_id, command_id, op, e)
+            log.info("worker %s: command %s %s failed: %s", self.me, command_id, op, e)
             reply(self.rt.client, self.rt.keys, command_id, False, error=str(e))
             return
         except Exception as e:  # a bug in one command must not take the worker down
-            log.exception("worker %s: command %s %s crashed", self.rt.worker_id, command_id, op)
+            log.exception("worker %s: command %s %s crashed", self.me, command_id, op)
             reply(self.rt.client, self.rt.keys, command_id, False, error=f"internal error: {e}")
             return
-        log.info("worker %s: command %s %s done", self.rt.worker_id, command_id, op)
+        log.info("worker %s: command %s %s from %s done", self.me, command_id, op, found.sender or "?")
         reply(self.rt.client, self.rt.keys, command_id, True, result)
 
     def _claim_heartbeat(self) -> None:
