@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import signal
 import subprocess
 import sys
 import uuid
@@ -279,10 +280,11 @@ def test_kill_server_ends_sessions_and_removes_the_socket(tmux: Tmux, tmp_path: 
     assert tmux.sessions() == []
 
 
-def test_new_session_refusals(tmux: Tmux, tmp_path: Path) -> None:
+@pytest.mark.parametrize("remain_on_exit", [False, True], ids=["libtmux-new-session", "raw-new-session"])
+def test_new_session_refusals(tmux: Tmux, tmp_path: Path, remain_on_exit: bool) -> None:
     tmux.new_session("ib-dup", tmp_path, "exec sleep 600", {})
     with pytest.raises(SessionExists, match="'ib-dup' already exists"):
-        tmux.new_session("ib-dup", tmp_path, "exec sleep 600", {})
+        tmux.new_session("ib-dup", tmp_path, "exec sleep 600", {}, remain_on_exit=remain_on_exit)
     with pytest.raises(TmuxError, match="no such folder"):
         tmux.new_session("ib-nowhere", tmp_path / "missing", "exec sleep 600", {})
     with pytest.raises(TmuxError, match="cannot be a tmux session name"):
@@ -302,3 +304,81 @@ def test_pasting_leaves_no_buffer_behind(receiver: Receiver) -> None:
         check=True,
     )
     assert buffers.stdout == ""
+
+
+def _server_pid(tmux: Tmux) -> int:
+    shown = subprocess.run(
+        ["tmux", "-L", str(tmux.socket_name), "display-message", "-p", "#{pid}"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return int(shown.stdout)
+
+
+@pytest.mark.parametrize("remain_on_exit", [False, True], ids=["libtmux-new-session", "raw-new-session"])
+def test_a_server_started_by_a_session_holds_no_secret(
+    tmux: Tmux, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, remain_on_exit: bool
+) -> None:
+    monkeypatch.setenv("IB_TELEGRAM_TOKEN", "123456:SECRET")
+    monkeypatch.setenv("IB_REDIS_URL", "redis://:pw@127.0.0.1:6379/0")
+    monkeypatch.setenv("IB_NAMESPACE", "ibtest:")
+    tmux.new_session("ib-first", tmp_path, "exec sleep 600", {}, remain_on_exit=remain_on_exit)
+
+    socket = ["tmux", "-L", str(tmux.socket_name)]
+    shown = subprocess.run([*socket, "show-environment", "-g"], capture_output=True, text=True, check=True)
+    names = {line.partition("=")[0] for line in shown.stdout.splitlines()}  # what the server was started with
+    assert "IB_NAMESPACE" in names
+    assert "IB_TELEGRAM_TOKEN" not in names
+    assert "IB_REDIS_URL" not in names
+
+
+def test_the_global_secrets_of_a_tainted_server_are_scrubbed(tmux: Tmux, tmp_path: Path) -> None:
+    tmux.new_session("ib-first", tmp_path, "exec sleep 600", {})
+    socket = ["tmux", "-L", str(tmux.socket_name)]
+    subprocess.run([*socket, "set-environment", "-g", "IB_TELEGRAM_TOKEN", "1:x"], check=True)
+    assert tmux.scrub_global_secrets() == ["IB_TELEGRAM_TOKEN"]
+    shown = subprocess.run([*socket, "show-environment", "-g"], capture_output=True, text=True, check=True)
+    assert "IB_TELEGRAM_TOKEN" not in shown.stdout
+
+
+@pytest.mark.parametrize(
+    "operation",
+    [
+        lambda t: t.capture("ib-stuck"),
+        lambda t: t.has_session("ib-stuck"),
+        lambda t: t.sessions(),
+        lambda t: t.panes(),
+        lambda t: t.send_text("ib-stuck", "a\nb"),
+    ],
+    ids=["capture", "has-session", "sessions", "panes", "paste"],
+)
+def test_a_stuck_server_is_an_error_that_names_the_fix(
+    tmp_path: Path, operation: Callable[[Tmux], object]
+) -> None:
+    name = f"ibtest-{uuid.uuid4().hex[:10]}"
+    tmux = Tmux(name, config_file="/dev/null", timeout=0.5)
+    try:
+        tmux.new_session("ib-stuck", tmp_path, "exec sleep 600", {})
+        pid = _server_pid(tmux)
+        os.kill(pid, signal.SIGSTOP)
+        try:
+            fix = rf"did not answer in 0.5s: .* `tmux -u -L {name} .*kill-server`"
+            with pytest.raises(TmuxError, match=fix):
+                operation(tmux)
+        finally:
+            os.kill(pid, signal.SIGCONT)
+    finally:
+        tmux.kill_server()
+
+
+def test_everything_works_outside_a_utf8_locale(
+    tmux: Tmux, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for variable in ("LANG", "LC_CTYPE", "LANGUAGE"):
+        monkeypatch.delenv(variable, raising=False)
+    monkeypatch.setenv("LC_ALL", "C")
+    tmux.new_session("ib-c", tmp_path, "printf 'caf\\303\\251\\n'; exec sleep 600", {})
+    assert tmux.sessions() == ["ib-c"]
+    assert [pane.session for pane in tmux.panes()] == ["ib-c"]
+    assert retry_until(lambda: tmux.capture("ib-c"), what="the text") == "café\n"

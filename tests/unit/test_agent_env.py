@@ -50,7 +50,7 @@ def test_secret_name(name: str, value: str, secret: bool) -> None:
     assert secret_name(name, value) is secret
 
 
-def test_secret_names_in_show_environment_output() -> None:
-    text = "HOME=/root\nIB_TELEGRAM_TOKEN=1:x\n-IB_UNSET_TOKEN\nIB_NAMESPACE=ib:\n"
-    assert secret_names(text) == ["IB_TELEGRAM_TOKEN"]
+def test_secret_names_in_the_global_environment() -> None:
+    environment = {"HOME": "/root", "IB_TELEGRAM_TOKEN": "1:x", "-IB_UNSET_TOKEN": True, "IB_NAMESPACE": "x"}
+    assert secret_names(environment) == ["IB_TELEGRAM_TOKEN"]
     assert without_secrets({"IB_TELEGRAM_TOKEN": "1", "HOME": "/h"}) == {"HOME": "/h"}

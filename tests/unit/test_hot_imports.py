@@ -15,6 +15,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 SLOW = frozenset(
     {"re", "shlex", "fnmatch", "typing", "dataclasses", "json", "pydantic", "redis", "typer", "rich"}
+    | {"libtmux"}  # ~70 ms: the worker's tmux layer
 )
 WORKTREE = "/proj/.ib/agents/a1/repo"
 

@@ -91,14 +91,12 @@ def secret_name(name: str, value: str = "") -> bool:
     return any(word in name for word in _SECRET_WORDS)
 
 
-def secret_names(show_environment: str) -> list[str]:
-    """The secret names in `tmux show-environment -g` output (`NAME=value` lines; `-NAME` is unset)."""
-    found = []
-    for line in show_environment.splitlines():
-        name, eq, value = line.partition("=")
-        if eq and secret_name(name, value):
-            found.append(name)
-    return found
+def secret_names(environment: Mapping[str, str | bool]) -> list[str]:
+    """The secret names in a tmux global environment as libtmux's `show_environment` reads it (a
+    variable unset with `-NAME` has the value True)."""
+    return [
+        name for name, value in environment.items() if isinstance(value, str) and secret_name(name, value)
+    ]
 
 
 def without_secrets(environ: Mapping[str, str]) -> dict[str, str]:

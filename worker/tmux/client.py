@@ -1,25 +1,30 @@
-"""The one module that runs tmux: sessions, pane text, sending text and keys, and the one-call pane
-listing the pane watcher polls. Each method is one `tmux -u [-L NAME]` process (or one chained call);
-argument building and output parsing live in worker.tmux.parse."""
+"""ittybus's view of tmux: sessions, pane text, sending text and keys, and the one-call pane listing
+the pane watcher polls, each by exact session name. libtmux does the object work (creating, finding,
+capturing, killing) through worker.tmux.server, which runs every call; a few calls stay raw tmux where
+libtmux has no API for them, each saying why. Argument building and output parsing live in
+worker.tmux.parse."""
 
 from __future__ import annotations
 
 import contextlib
 import os
-import subprocess
 import time
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from pathlib import Path
+from typing import Literal
 
-from worker.agents.agent_env import secret_names, without_secrets
+from libtmux import exc
+from libtmux.pane import Pane
+
+from worker.agents.agent_env import secret_names
 from worker.errors import SessionGone, TmuxError
 from worker.tmux.parse import (
     PANES_FORMAT,
     PaneInfo,
     capture_text,
+    check_environment,
     check_session_name,
-    command_line,
     env_arguments,
     format_literal,
     pane_target,
@@ -28,28 +33,25 @@ from worker.tmux.parse import (
     parse_sessions,
     paste_bytes,
     session_target,
-    tmux_error,
     typed,
 )
-
-TIMEOUT = 30.0  # a tmux call that takes longer means a stuck server
+from worker.tmux.server import TIMEOUT, TmuxServer, libtmux_error
 
 
 class Tmux:
     """One tmux server: the default one (`socket_name=None`) or `tmux -L socket_name`.
 
     `config_file` is passed as `-f` and only matters to the call that starts the server (tests pass
-    /dev/null). Sessions are always addressed by exact name (`-t =NAME`): tmux would otherwise take
-    `agent-1` to mean `agent-10` when only that one exists. Thread-safe: no state besides the names.
+    /dev/null); `timeout` bounds each tmux call. Sessions are always addressed by exact name (`-t =NAME`):
+    tmux would otherwise take `agent-1` to mean `agent-10` when only that one exists. Thread-safe: no
+    state besides the names.
     """
 
-    def __init__(self, socket_name: str | None = None, *, config_file: str | None = None) -> None:
+    def __init__(
+        self, socket_name: str | None = None, *, config_file: str | None = None, timeout: float = TIMEOUT
+    ) -> None:
         self.socket_name = socket_name
-        self._base = ["tmux", "-u"]
-        if socket_name is not None:
-            self._base += ["-L", socket_name]
-        if config_file is not None:
-            self._base += ["-f", config_file]
+        self.server = TmuxServer(socket_name, config_file=config_file, timeout=timeout)
 
     def __repr__(self) -> str:
         return f"Tmux(socket_name={self.socket_name!r})"
@@ -80,57 +82,74 @@ class Tmux:
             raise TmuxError(
                 f"tmux session {name!r} cannot start in {str(cwd)!r}: no such folder; create it first"
             )
-        new = ["new-session", "-d", "-s", name, "-x", str(width), "-y", str(height)]
-        new += ["-c", format_literal(str(cwd)), *env_arguments(env)]
-        if command:
-            new.append(command)
-        commands: list[Sequence[str]] = [new]
-        if remain_on_exit:  # same call, so a command that exits at once still leaves its pane
-            commands.append(["set-option", "-w", "-t", pane_target(name), "remain-on-exit", "on"])
-        self._run(commands, name)
+        directory = format_literal(str(cwd))  # tmux expands formats in -c
+        with self._errors(name):
+            if remain_on_exit:
+                self._new_remaining_session(name, directory, command, env, width, height)
+                return
+            self.server.new_session(
+                name,
+                start_directory=directory,
+                window_command=command or None,
+                x=width,
+                y=height,
+                environment=check_environment(env),
+            )
+
+    def _new_remaining_session(
+        self, name: str, directory: str, command: str, env: Mapping[str, str], width: int, height: int
+    ) -> None:
+        # raw: libtmux's new_session cannot set remain-on-exit in the same tmux call, and a command that
+        # exits at once would end its session before a second call set it
+        new = ["new-session", "-d", "-s", name, "-x", str(width), "-y", str(height), "-c", directory]
+        new += [*env_arguments(env), *([command] if command else [])]
+        self.server.run([new, ["set-option", "-w", "-t", pane_target(name), "remain-on-exit", "on"]])
 
     def scrub_global_secrets(self) -> list[str]:
         """Unset the ittybus secrets (the bot token, ...) in the server's global environment, which
         every new pane would otherwise inherit and `tmux show-environment -g` would show; the names
         removed. Nothing to do when no server runs."""
         try:
-            names = secret_names(self._run([["show-environment", "-g"]], None))
-            if names:
-                self._run([["set-environment", "-g", "-u", name] for name in names], None)
+            with self._errors(None):
+                names = secret_names(self.server.show_environment())
+                for name in names:
+                    self.server.unset_environment(name)
         except SessionGone:
             return []
         return names
 
     def has_session(self, name: str) -> bool:
         """Whether the session exists; False as well when no tmux server runs."""
-        try:
-            self._run([["has-session", "-t", session_target(check_session_name(name))]], name)
-        except SessionGone:
-            return False
-        return True
+        with self._errors(name):
+            return self.server.has_session(check_session_name(name))
 
     def kill_session(self, name: str) -> None:
         """Stop the session and every process in it; SessionGone when it is not there."""
-        self._run([["kill-session", "-t", session_target(check_session_name(name))]], name)
+        with self._errors(name):
+            self.server.kill_session(session_target(check_session_name(name)))
 
     def sessions(self, prefix: str = "") -> list[str]:
         """The names of the sessions that start with `prefix`; [] when no tmux server runs."""
+        # raw: libtmux's Server.sessions lists outside Server.cmd, so with no timeout, and without `-u`,
+        # which makes tmux print its field separator as `_` to a client outside a UTF-8 locale
         try:
-            output = self._run([["list-sessions", "-F", "#{session_name}"]], None)
+            with self._errors(None):
+                listed = self.server.cmd("list-sessions", "-F", "#{session_name}")
         except SessionGone:
             return []
-        return parse_sessions(output, prefix)
+        return parse_sessions("\n".join(listed.stdout), prefix)
 
     def kill_server(self) -> None:
         """Stop the server and every session on it, and remove its socket file (tmux 3.3 leaves it in
         /tmp/tmux-UID/). Nothing to do when no server runs."""
         try:
-            socket = self._run([["display-message", "-p", "#{socket_path}"]], None).strip()
-            self._run([["kill-server"]], None)
+            with self._errors(None):
+                socket = self.server.display_message("#{socket_path}", get_text=True)
+                self.server.kill()
         except SessionGone:
             return
-        if socket:
-            Path(socket).unlink(missing_ok=True)
+        if socket and socket[0]:
+            Path(socket[0]).unlink(missing_ok=True)
 
     # -- panes ------------------------------------------------------------------------------------
 
@@ -143,49 +162,48 @@ class Tmux:
         """
         if lines is not None and lines < 0:
             raise ValueError(f"lines must be 0 or more, not {lines}")
-        args = ["capture-pane", "-p", "-t", pane_target(check_session_name(name))]
+        start: Literal["-"] | int | None = None  # the screen's first row
         if history:
-            args += ["-S", "-"]
+            start = "-"
         elif lines is not None:
-            args += ["-S", str(-lines)]  # up to `lines` rows of scrollback above the screen
-        if join:
-            args.append("-J")
-        return capture_text(self._run([args], name), lines)
+            start = -lines  # up to `lines` rows of scrollback above the screen
+        with self._errors(name):
+            rows = self._pane(name).capture_pane(start, join_wrapped=join)
+        return capture_text("\n".join(rows), lines)
 
     def capture_screen(self, name: str) -> tuple[int, int, str]:
         """(width, height, screen) of the pane: the visible screen with its colours and attributes as
         escape sequences (`capture-pane -e`), and its size, in one tmux call."""
+        # raw: libtmux reads the size and the screen in two calls, which a resize can come between;
+        # has-session first, as display-message succeeds silently when its target does not exist
         target = pane_target(check_session_name(name))
         size = ["display-message", "-p", "-t", target, "#{pane_width} #{pane_height}"]
-        return parse_screen(
-            self._run(
-                [
-                    ["has-session", "-t", session_target(name)],
-                    size,
-                    ["capture-pane", "-e", "-p", "-t", target],
-                ],
-                name,
-            )
-        )
+        capture = ["capture-pane", "-e", "-p", "-t", target]
+        with self._errors(name):
+            screen = self.server.run([["has-session", "-t", session_target(name)], size, capture])
+        return parse_screen("\n".join(screen.stdout))
 
     def pane_pid(self, name: str) -> int | None:
         """The pid of the pane's first process (the command, or the shell that runs it); None when it
         has exited and `remain_on_exit` kept the pane. SessionGone when there is no session."""
-        # list-panes, not display-message: tmux 3.3's display-message prints nothing and succeeds
-        # when its target does not exist
-        target = pane_target(check_session_name(name))
-        output = self._run([["list-panes", "-t", target, "-f", "#{pane_active}", "-F", PANES_FORMAT]], name)
-        found = parse_panes(output)
+        # raw: libtmux finds a pane by listing outside Server.cmd (see `sessions`), and tmux 3.3's
+        # display-message prints nothing and succeeds when its target does not exist
+        with self._errors(name):
+            listed = self._pane(name).cmd("list-panes", "-f", "#{pane_active}", "-F", PANES_FORMAT)
+        found = parse_panes("\n".join(listed.stdout))
         return found[0].pid if found and not found[0].dead else None
 
     def panes(self) -> list[PaneInfo]:
         """Every pane of the server in one tmux call: session, pid, dead, current command and the time of
-        its last output (see PaneInfo and tmux_parse.needs_capture). [] when no tmux server runs."""
+        its last output (see PaneInfo and parse.needs_capture). [] when no tmux server runs."""
+        # raw: the pane watcher's one call per tick; libtmux's Server.panes lists every field of every
+        # pane, outside Server.cmd (see `sessions`)
         try:
-            output = self._run([["list-panes", "-a", "-F", PANES_FORMAT]], None)
+            with self._errors(None):
+                listed = self.server.cmd("list-panes", "-a", "-F", PANES_FORMAT)
         except SessionGone:
             return []
-        return parse_panes(output)
+        return parse_panes("\n".join(listed.stdout))
 
     # -- input ------------------------------------------------------------------------------------
 
@@ -197,7 +215,7 @@ class Tmux:
         - one short line without control characters is typed with `send-keys -l -- TEXT`: `-l` sends
           characters, not key names (`Enter`, `C-c`), `--` keeps a leading `-` from being an option,
           and a final `;`, which tmux's command-line parser would take as a command separator and drop,
-          is sent escaped as `\\;` (see tmux_parse.tmux_argument);
+          is sent escaped as `\\;` (see parse.tmux_argument);
         - anything else (several lines, tabs or other control characters, more than MAX_TYPED_BYTES) is
           loaded into a uniquely named buffer from stdin and pasted with `paste-buffer -p -r -d`, in
           the same tmux call: stdin has no size limit and no parsing, `-p` wraps it in bracketed-paste
@@ -212,54 +230,49 @@ class Tmux:
         A program that did not turn bracketed paste on gets the pasted text as plain keystrokes, so
         each newline in it submits a line; Claude Code and the fake agent turn it on.
         """
-        target = pane_target(check_session_name(name))
-        if text and typed(text):
-            self._run([["send-keys", "-t", target, "-l", "--", text]], name)
-        elif text:
-            self._paste(name, target, text)
-        if enter:
-            if text:
-                time.sleep(enter_delay)
-            self._run([["send-keys", "-t", target, "Enter"]], name)
+        pane = self._pane(name)
+        with self._errors(name):
+            if text and typed(text):
+                # raw: libtmux's send_keys puts no `--` before the text, so a leading `-` would be a flag
+                pane.cmd("send-keys", "-l", "--", text)
+            elif text:
+                self._paste(name, text)
+            if enter:
+                if text:
+                    time.sleep(enter_delay)
+                pane.enter()
 
     def send_keys(self, name: str, *keys: str) -> None:
         """Press named keys in order, as tmux names them: `Escape`, `C-c`, `Enter`, `Up`, `BSpace`..."""
         if not keys:
             raise ValueError("send_keys needs at least one key name")
-        self._run([["send-keys", "-t", pane_target(check_session_name(name)), "--", *keys]], name)
+        with self._errors(name):
+            # raw: libtmux's send_keys takes one key per tmux call; a dialog's answer goes in one
+            self._pane(name).cmd("send-keys", "--", *keys)
 
-    def _paste(self, name: str, target: str, text: str) -> None:
-        buffer = f"ittybus-{uuid.uuid4().hex}"
+    def _paste(self, name: str, text: str) -> None:
+        # raw: libtmux has no way to feed a buffer from stdin, nor to load and paste in one call
+        buffer, target = f"ittybus-{uuid.uuid4().hex}", pane_target(name)
         load = ["load-buffer", "-b", buffer, "-"]
         paste = ["paste-buffer", "-p", "-r", "-d", "-b", buffer, "-t", target]
         try:
-            self._run([load, paste], name, stdin=paste_bytes(text))
-        except TmuxError:
-            with contextlib.suppress(TmuxError):  # the load worked, the paste did not: drop the text
-                self._run([["delete-buffer", "-b", buffer]], name)
+            self.server.run([load, paste], stdin=paste_bytes(text))
+        except exc.LibTmuxException:
+            with contextlib.suppress(exc.LibTmuxException):  # the load worked, the paste did not
+                self.server.delete_buffer(buffer_name=buffer)
             raise
 
-    # -- running tmux -----------------------------------------------------------------------------
+    # -- libtmux ----------------------------------------------------------------------------------
 
-    def _run(self, commands: Sequence[Sequence[str]], session: str | None, stdin: bytes | None = None) -> str:
-        """Run the commands in one tmux call; its output, or the error its message describes."""
-        name = " + ".join(command[0] for command in commands)
+    def _pane(self, name: str) -> Pane:
+        """The session's active pane as a libtmux Pane, addressed by exact session name: built without
+        the listing libtmux would run to find it by id, so a capture stays one tmux call."""
+        return Pane(server=self.server, pane_id=pane_target(check_session_name(name)))
+
+    @contextlib.contextmanager
+    def _errors(self, session: str | None) -> Iterator[None]:
+        """libtmux's exceptions as ours, naming the session and the server."""
         try:
-            done = subprocess.run(
-                [*self._base, *command_line(*commands)],
-                input=stdin,
-                capture_output=True,
-                timeout=TIMEOUT,
-                env=without_secrets(os.environ),  # a server this call starts inherits no secret
-                check=False,
-            )
-        except FileNotFoundError:
-            raise TmuxError("tmux is not installed or not on PATH: install tmux 3.3 or newer") from None
-        except subprocess.TimeoutExpired:
-            raise TmuxError(
-                f"tmux {name} for session {session!r} did not answer in {TIMEOUT:.0f}s: the tmux server "
-                f"is stuck; stop it with `{' '.join(self._base)} kill-server`"
-            ) from None
-        if done.returncode != 0:
-            raise tmux_error(name, session, self.socket_name, done.stderr.decode("utf-8", "replace"))
-        return done.stdout.decode("utf-8", "replace")
+            yield
+        except exc.LibTmuxException as e:
+            raise libtmux_error(e, session, self.socket_name) from e

@@ -1,6 +1,6 @@
 """The pure side of talking to tmux: building argument lists that tmux cannot misread, deciding how a
 text is sent, parsing what tmux prints, and turning its error lines into errors that name the fix.
-No subprocess here; worker.tmux.client runs the commands."""
+No subprocess or libtmux here; worker.tmux.server runs the commands."""
 
 from __future__ import annotations
 
@@ -99,14 +99,17 @@ def format_literal(text: str) -> str:
     return text.replace("#", "##")
 
 
-def env_arguments(env: Mapping[str, str]) -> list[str]:
-    """`-e KEY=VALUE` for each variable, for `new-session`; a key that no shell could read is refused."""
-    args: list[str] = []
-    for key, value in env.items():
+def check_environment(env: Mapping[str, str]) -> dict[str, str]:
+    """The variables for `new-session -e`, once every key is one a shell could read."""
+    for key in env:
         if not _ENV_KEY.fullmatch(key):
             raise TmuxError(f"{key!r} cannot be an environment variable name: use letters, digits and _")
-        args += ["-e", f"{key}={value}"]
-    return args
+    return dict(env)
+
+
+def env_arguments(env: Mapping[str, str]) -> list[str]:
+    """`-e KEY=VALUE` for each variable, for `new-session`; a key that no shell could read is refused."""
+    return [arg for key, value in check_environment(env).items() for arg in ("-e", f"{key}={value}")]
 
 
 def typed(text: str) -> bool:
