@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 import signal
 import subprocess
 from pathlib import Path
@@ -14,6 +15,7 @@ from bus.keys import Keys
 from tests.cli import IbRunner
 from tests.redis_server import RedisServer
 from tests.waiting import retry_until
+from worker.tmux.client import Tmux
 
 
 def _types(rds: redis.Redis, keys: Keys) -> list[str]:
@@ -49,6 +51,21 @@ def test_stop_publishes_once_per_turn(ib: IbRunner, rds: redis.Redis, keys: Keys
     event = json.loads(rds.xrange(keys.events)[0][1]["e"])
     assert (event["from"], event["project"], event["msg"]) == ("a1", "p", "Manager a1 completed its goal")
     assert rds.hget(keys.agent("a1"), "state") == "waiting"
+
+
+def test_stop_tells_the_manager_in_its_pane(
+    ib: IbRunner, rds: redis.Redis, keys: Keys, tmux_socket: str, tmp_path: Path
+) -> None:
+    heard = tmp_path / "heard.txt"
+    manager = Tmux(tmux_socket, config_file="/dev/null")
+    manager.new_session("boss-session", tmp_path, f"exec cat > {shlex.quote(str(heard))}", {})
+    boss = {"id": "boss", "role": "manager", "project": "p", "session": "boss-session"}
+    rds.hset(keys.agent("boss"), mapping=boss)
+    rds.hset(keys.agent("w1"), mapping={"id": "w1", "role": "worker", "project": "p", "manager": "boss"})
+    ib.env["IB_TMUX_SOCKET"] = tmux_socket
+    assert _stop(ib, "w1", "Done.\nI HAVE COMPLETED THE GOAL") == 0
+    said = retry_until(lambda: heard.exists() and heard.read_text(), what="the note in the manager's pane")
+    assert said == "[hook]: Your subtask w1 just completed\n"
 
 
 def test_stop_without_marker_and_outside_tmux_publishes_nothing(

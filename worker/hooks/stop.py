@@ -209,12 +209,20 @@ def _finish_task(conn: Connection, conf: HotConf, agent_id: str, task_id: str, l
 
 
 def _tell_manager(session: str, text: str) -> None:
-    from worker.errors import WorkerError
-    from worker.tmux.client import Tmux
+    """Type the note into the manager's pane and submit it. Raw tmux, as in `_decide`: the note is one
+    short line of plain characters (manager_note), which needs none of the Tmux client's paste path, and
+    the client would load libtmux into the hook. send-keys starts no server: no environment to scrub."""
+    import subprocess
+    import time
 
-    try:  # noqa: SIM105 - contextlib costs this hook 2.7 ms at import
-        Tmux(os.environ.get("IB_TMUX_SOCKET") or None).send_text(session, text)
-    except WorkerError:
+    socket = os.environ.get("IB_TMUX_SOCKET")
+    tmux = ["tmux", "-u", *(["-L", socket] if socket else []), "send-keys", "-t", f"={session}:"]
+    try:
+        typed = subprocess.run([*tmux, "-l", "--", text], capture_output=True, timeout=3, check=False)
+        if typed.returncode == 0:
+            time.sleep(0.1)  # Enter apart from the text, as Tmux.send_text sends it
+            subprocess.run([*tmux, "Enter"], capture_output=True, timeout=3, check=False)
+    except (OSError, subprocess.SubprocessError):
         pass  # the manager is gone; the event on the bus still says it
 
 

@@ -9,7 +9,7 @@ import sys
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import redis
 
@@ -23,7 +23,9 @@ from bus.settings import Settings
 from bus.streams import publish
 from bus.task_store import TaskStore
 from worker.errors import WorkerError
-from worker.tmux.client import Tmux
+
+if TYPE_CHECKING:
+    from worker.tmux.client import Tmux
 
 
 class NotARepository(WorkerError):
@@ -62,6 +64,8 @@ class Runtime:
 
     @cached_property
     def tmux(self) -> Tmux:
+        from worker.tmux.client import Tmux  # libtmux loads only for the commands that drive tmux
+
         return Tmux(self.settings.tmux_socket)
 
     @cached_property

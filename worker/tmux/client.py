@@ -51,7 +51,7 @@ class Tmux:
         self, socket_name: str | None = None, *, config_file: str | None = None, timeout: float = TIMEOUT
     ) -> None:
         self.socket_name = socket_name
-        self.server = TmuxServer(socket_name, config_file=config_file, timeout=timeout)
+        self._server = TmuxServer(socket_name, config_file=config_file, timeout=timeout)
 
     def __repr__(self) -> str:
         return f"Tmux(socket_name={self.socket_name!r})"
@@ -87,7 +87,7 @@ class Tmux:
             if remain_on_exit:
                 self._new_remaining_session(name, directory, command, env, width, height)
                 return
-            self.server.new_session(
+            self._server.new_session(
                 name,
                 start_directory=directory,
                 window_command=command or None,
@@ -103,7 +103,7 @@ class Tmux:
         # exits at once would end its session before a second call set it
         new = ["new-session", "-d", "-s", name, "-x", str(width), "-y", str(height), "-c", directory]
         new += [*env_arguments(env), *([command] if command else [])]
-        self.server.run([new, ["set-option", "-w", "-t", pane_target(name), "remain-on-exit", "on"]])
+        self._server.run([new, ["set-option", "-w", "-t", pane_target(name), "remain-on-exit", "on"]])
 
     def scrub_global_secrets(self) -> list[str]:
         """Unset the ittybus secrets (the bot token, ...) in the server's global environment, which
@@ -111,9 +111,9 @@ class Tmux:
         removed. Nothing to do when no server runs."""
         try:
             with self._errors(None):
-                names = secret_names(self.server.show_environment())
+                names = secret_names(self._server.show_environment())
                 for name in names:
-                    self.server.unset_environment(name)
+                    self._server.unset_environment(name)
         except SessionGone:
             return []
         return names
@@ -121,12 +121,12 @@ class Tmux:
     def has_session(self, name: str) -> bool:
         """Whether the session exists; False as well when no tmux server runs."""
         with self._errors(name):
-            return self.server.has_session(check_session_name(name))
+            return self._server.has_session(check_session_name(name))
 
     def kill_session(self, name: str) -> None:
         """Stop the session and every process in it; SessionGone when it is not there."""
         with self._errors(name):
-            self.server.kill_session(session_target(check_session_name(name)))
+            self._server.kill_session(session_target(check_session_name(name)))
 
     def sessions(self, prefix: str = "") -> list[str]:
         """The names of the sessions that start with `prefix`; [] when no tmux server runs."""
@@ -134,7 +134,7 @@ class Tmux:
         # which makes tmux print its field separator as `_` to a client outside a UTF-8 locale
         try:
             with self._errors(None):
-                listed = self.server.cmd("list-sessions", "-F", "#{session_name}")
+                listed = self._server.cmd("list-sessions", "-F", "#{session_name}")
         except SessionGone:
             return []
         return parse_sessions("\n".join(listed.stdout), prefix)
@@ -144,8 +144,8 @@ class Tmux:
         /tmp/tmux-UID/). Nothing to do when no server runs."""
         try:
             with self._errors(None):
-                socket = self.server.display_message("#{socket_path}", get_text=True)
-                self.server.kill()
+                socket = self._server.display_message("#{socket_path}", get_text=True)
+                self._server.kill()
         except SessionGone:
             return
         if socket and socket[0]:
@@ -180,7 +180,7 @@ class Tmux:
         size = ["display-message", "-p", "-t", target, "#{pane_width} #{pane_height}"]
         capture = ["capture-pane", "-e", "-p", "-t", target]
         with self._errors(name):
-            screen = self.server.run([["has-session", "-t", session_target(name)], size, capture])
+            screen = self._server.run([["has-session", "-t", session_target(name)], size, capture])
         return parse_screen("\n".join(screen.stdout))
 
     def pane_pid(self, name: str) -> int | None:
@@ -200,7 +200,7 @@ class Tmux:
         # pane, outside Server.cmd (see `sessions`)
         try:
             with self._errors(None):
-                listed = self.server.cmd("list-panes", "-a", "-F", PANES_FORMAT)
+                listed = self._server.cmd("list-panes", "-a", "-F", PANES_FORMAT)
         except SessionGone:
             return []
         return parse_panes("\n".join(listed.stdout))
@@ -256,10 +256,10 @@ class Tmux:
         load = ["load-buffer", "-b", buffer, "-"]
         paste = ["paste-buffer", "-p", "-r", "-d", "-b", buffer, "-t", target]
         try:
-            self.server.run([load, paste], stdin=paste_bytes(text))
+            self._server.run([load, paste], stdin=paste_bytes(text))
         except exc.LibTmuxException:
             with contextlib.suppress(exc.LibTmuxException):  # the load worked, the paste did not
-                self.server.delete_buffer(buffer_name=buffer)
+                self._server.delete_buffer(buffer_name=buffer)
             raise
 
     # -- libtmux ----------------------------------------------------------------------------------
@@ -267,7 +267,7 @@ class Tmux:
     def _pane(self, name: str) -> Pane:
         """The session's active pane as a libtmux Pane, addressed by exact session name: built without
         the listing libtmux would run to find it by id, so a capture stays one tmux call."""
-        return Pane(server=self.server, pane_id=pane_target(check_session_name(name)))
+        return Pane(server=self._server, pane_id=pane_target(check_session_name(name)))
 
     @contextlib.contextmanager
     def _errors(self, session: str | None) -> Iterator[None]:
