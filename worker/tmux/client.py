@@ -87,6 +87,7 @@ class Tmux:
             if remain_on_exit:
                 self._new_remaining_session(name, directory, command, env, width, height)
                 return
+            # libtmux unsets $TMUX in os.environ for this call (nested tmux): the spawns take the raw path
             self._server.new_session(
                 name,
                 start_directory=directory,
