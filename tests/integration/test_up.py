@@ -247,3 +247,14 @@ def test_up_refuses_when_a_worker_of_that_name_runs(local: IbRunner, repo: Path)
     finally:
         worker.terminate()
         worker.wait(timeout=30)
+
+
+def test_ps_says_no_bus_while_the_bus_is_stopped_and_ok_once_it_is_back(local: IbRunner) -> None:
+    assert local.run("up", "--detach").returncode == 0
+    retry_until(lambda: healthy_worker(local), timeout=30, what="a healthy worker")
+    assert local.run("bus", "stop").returncode == 0
+    body = ps(local)
+    assert body["bus"] is False and worker_of(local)["health"] == "no bus"
+    assert "no bus" in local.run("ps").stdout
+    assert local.run("bus", "start").returncode == 0
+    retry_until(lambda: healthy_worker(local), timeout=30, what="the worker back on the restarted bus")

@@ -69,11 +69,23 @@ OFF = ServiceRecord(name="bot", state="off", note="set IB_TELEGRAM_TOKEN to add 
         (RUNNING, Probe(alive=True, heartbeat=None), "ok", True),
         (RUNNING, Probe(alive=True, heartbeat=False), "no heartbeat", False),
         (RUNNING, Probe(alive=False), "down", False),
+        (RUNNING, Probe(alive=True, bus=False), "no bus", False),
+        (RUNNING, Probe(alive=False, bus=False), "down", False),
         (BACKOFF, Probe(alive=False), "restarting in 3s", False),
         (OFF, Probe(alive=False), "off", None),
         (RUNNING.stopped(), Probe(alive=False), "stopped", None),
     ],
-    ids=["ok", "no-heartbeat-to-check", "heartbeat-not-ours", "dead", "backoff", "off", "stopped"],
+    ids=[
+        "ok",
+        "no-heartbeat-to-check",
+        "heartbeat-not-ours",
+        "dead",
+        "alive-bus-down",
+        "dead-bus-down",
+        "backoff",
+        "off",
+        "stopped",
+    ],
 )
 def test_health(record: ServiceRecord, probe: Probe, expected: str, ok: bool | None) -> None:
     assert health(record, probe, T) == expected

@@ -149,8 +149,10 @@ def runs(pid: int | None, argv: Sequence[str]) -> bool:
 
 
 def probe(stack: StackRecord, client: redis.Redis | None) -> dict[str, Probe]:
-    """Is each service alive, and for the worker: is its heartbeat ours?"""
+    """Is each service alive, does the bus answer (`client` None: it did not), and for the worker: is its
+    heartbeat ours?"""
     probes: dict[str, Probe] = {}
+    bus = client is not None
     for s in stack.services:
         alive = s.state == "running" and runs(s.pid, s.argv)
         beat: bool | None = None
@@ -158,10 +160,10 @@ def probe(stack: StackRecord, client: redis.Redis | None) -> dict[str, Probe]:
             try:
                 holder = client.get(Keys(stack.namespace).worker(stack.worker_id))
             except redis.RedisError:
-                holder = None
+                bus = False
             else:
                 beat = holder == f"{socket.gethostname()}:{s.pid}"
-        probes[s.name] = Probe(alive, beat)
+        probes[s.name] = Probe(alive, beat, bus)
     return probes
 
 

@@ -116,32 +116,33 @@ class StackRecord(BaseModel):
 
 @dataclass(frozen=True)
 class Probe:
-    """What was seen of one service just now. `heartbeat` is None when it has none or the bus is down."""
+    """What was seen of one service just now. `heartbeat` is None when it has none or the bus is down;
+    `bus` is False when the bus did not answer (a running service then waits for it)."""
 
     alive: bool
     heartbeat: bool | None = None
+    bus: bool = True
 
 
 def health(record: ServiceRecord, probe: Probe, now: float) -> str:
-    """One word or a short phrase: ok, down, no heartbeat, restarting in 4s, off, stopped."""
-    if record.state == "off":
-        return "off"
+    """One word or a short phrase: ok, down, no bus, no heartbeat, restarting in 4s, off, stopped."""
     if record.state == "backoff":
         return f"restarting in {max(0.0, record.next_start_at - now):.0f}s"
-    if record.state == "stopped":
-        return "stopped"
-    if not probe.alive:
-        return "down"
-    if probe.heartbeat is False:
-        return "no heartbeat"
-    return "ok"
+    if record.state in ("off", "stopped"):
+        return record.state
+    problems = (
+        (not probe.alive, "down"),
+        (not probe.bus, "no bus"),
+        (probe.heartbeat is False, "no heartbeat"),
+    )
+    return next((word for found, word in problems if found), "ok")
 
 
 def healthy(record: ServiceRecord, probe: Probe) -> bool | None:
     """True when all is well, False when not, None for a service that is not meant to run."""
     if record.state in ("off", "stopped"):
         return None
-    return record.state == "running" and probe.alive and probe.heartbeat is not False
+    return record.state == "running" and probe.alive and probe.bus and probe.heartbeat is not False
 
 
 def describe_exit(code: int | None) -> str:
