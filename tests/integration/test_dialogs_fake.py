@@ -7,6 +7,7 @@ import json
 import subprocess
 from pathlib import Path
 
+import pytest
 import redis
 
 from bus.keys import Keys
@@ -111,8 +112,25 @@ def test_an_older_claude_code_gets_only_the_hook_events_it_has(
     assert {"Stop", "PermissionRequest", "Notification", "SessionEnd"} <= settings["hooks"].keys()
 
 
+@pytest.mark.parametrize(
+    ("program", "reason"),
+    [
+        (
+            "echo 'No conversation found with session ID: x' >&2\nexit 1",
+            "No conversation found with session ID: x",
+        ),
+        ("exit 3", "the agent program exited at once (status 3)"),
+    ],
+    ids=["claude-says-why", "exits-silently"],
+)
 def test_a_resume_that_fails_is_reported_as_failed(
-    agents_ib: IbRunner, rds: redis.Redis, keys: Keys, tmux_socket: str, tmp_path: Path
+    agents_ib: IbRunner,
+    rds: redis.Redis,
+    keys: Keys,
+    tmux_socket: str,
+    tmp_path: Path,
+    program: str,
+    reason: str,
 ) -> None:
     _spawn(agents_ib, "phoenix", "fake: wait")
     retry_until(lambda: rds.hget(keys.agent("phoenix"), "transcript_path"), TIMEOUT, what="its transcript")
@@ -121,12 +139,11 @@ def test_a_resume_that_fails_is_reported_as_failed(
     session = str(rds.hget(keys.agent("phoenix"), "session"))
     subprocess.run(["tmux", "-L", tmux_socket, "kill-session", "-t", session], check=True)
     broken = tmp_path / "broken-claude"
-    broken.write_text("#!/bin/sh\necho 'No conversation found with session ID: x' >&2\nexit 1\n")
+    broken.write_text(f"#!/bin/sh\n{program}\n")
     broken.chmod(0o755)
     resumed = agents_ib.run("resume", "phoenix", env={"IB_AGENT_COMMAND": str(broken)})
     assert resumed.returncode == 1
     assert resumed.stderr.strip() == (
-        "ib resume: error: resuming phoenix failed: the agent program exited at once (status 1) "
-        "(see ib look phoenix)"
+        f"ib resume: error: resuming phoenix failed: {reason} (see ib look phoenix)"
     )
     assert "resumed" not in resumed.stdout

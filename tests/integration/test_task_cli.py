@@ -315,7 +315,9 @@ def test_claim_wait_is_woken_by_another_process_finishing_the_last_dependency(
 
 
 def test_two_waiting_claimers_and_one_task_exactly_one_gets_it(ib: IbRunner) -> None:
-    first, second = _waiting(ib, "first", "4"), _waiting(ib, "second", "4")
+    # the window must outlast starting the second claimer and `task add` (each a process start, which
+    # takes seconds on a loaded machine), and the loser waits all of it
+    first, second = _waiting(ib, "first", "10"), _waiting(ib, "second", "10")
     try:
         ok(ib, "task", "add", "The only one", "--id", "only")
         results = [(p.communicate(timeout=30), p.returncode) for p in (first, second)]
@@ -327,7 +329,7 @@ def test_two_waiting_claimers_and_one_task_exactly_one_gets_it(ib: IbRunner) -> 
     winner = next(out for (out, _err), code in results if code == 0)
     loser_err = next(err for (_out, err), code in results if code == NOTHING_READY)
     assert json.loads(winner)["id"] == "only"
-    assert loser_err.strip().splitlines()[-1] == f"ib task: nothing ready in project {P} within 4 s (exit 3)"
+    assert loser_err.strip().splitlines()[-1] == f"ib task: nothing ready in project {P} within 10 s (exit 3)"
     assert show(ib, "only")["claimed_by"] in ("first", "second")
 
 

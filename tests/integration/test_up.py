@@ -178,12 +178,12 @@ def test_detach_ps_restart_with_backoff_and_down(local: IbRunner, repo: Path) ->
     assert second["pid"] != first["pid"] and second["last_exit"] == -9
     assert "killed by SIGKILL" in local.run("ps").stdout
     os.kill(second["pid"], signal.SIGKILL)
-    third = retry_until(lambda: crashed(local, 2), what="the second crash")
-    assert (
-        third["next_start_at"] - third["last_crash_at"] == 2.0
-    )  # the second crash in a row waits twice as long
+    retry_until(lambda: crashed(local, 2), what="the second crash")
     retry_until(lambda: healthy_worker(local, restarts=2), timeout=30, what="the second restart")
-    assert "ended: killed by SIGKILL; restart 2 in 2s" in (repo / ".ib" / "logs" / "stack.log").read_text()
+    # the second crash in a row waits twice as long (the log, not `ib ps`: a slow poll can miss the wait)
+    log = (repo / ".ib" / "logs" / "stack.log").read_text()
+    assert "ended: killed by SIGKILL; restart 1 in 1s" in log
+    assert "ended: killed by SIGKILL; restart 2 in 2s" in log
 
     pid = worker_of(local)["pid"]
     down = local.run("down", timeout=60)

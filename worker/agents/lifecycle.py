@@ -107,7 +107,9 @@ def _check_started(rt: Runtime, agent: Agent) -> None:
 
     def started() -> bool:
         pane = next((p for p in rt.tmux.panes() if p.session == agent.session), None)
-        text = rt.tmux.capture(agent.session) if pane is not None else ""
+        # a dead pane's last lines may have scrolled above its screen: read them all, so the reason
+        # given is Claude Code's own line whether or not the program had exited when we looked
+        text = rt.tmux.capture(agent.session, history=pane.dead) if pane is not None else ""
         failure = next((line.strip() for line in text.splitlines() if _FAILED in line), "")
         if pane is None or pane.dead or failure:
             rt.agents.update(agent.id, state="stopped", state_by="")
