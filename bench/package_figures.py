@@ -89,8 +89,15 @@ def report(rev: str) -> list[str]:
 
 
 def main(argv: list[str]) -> int:
+    if any(arg.startswith("-") for arg in argv):
+        print(__doc__)
+        return 0 if argv in (["-h"], ["--help"]) else 2
     for rev in argv or [BASELINE, "HEAD"]:
-        print("\n".join(report(rev)))
+        try:
+            print("\n".join(report(rev)))
+        except subprocess.CalledProcessError:
+            print(f"package_figures: error: {rev!r} is not a revision of this repository", file=sys.stderr)
+            return 2
     return 0
 
 
