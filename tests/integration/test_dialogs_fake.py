@@ -119,7 +119,9 @@ def test_an_older_claude_code_gets_only_the_hook_events_it_has(
             "echo 'No conversation found with session ID: x' >&2\nexit 1",
             "No conversation found with session ID: x",
         ),
-        ("exit 3", "the agent program exited at once (status 3)"),
+        # with " (status 3)" when tmux wrote it: tmux 3.3a often records no exit status (even for a
+        # program that ran 0.3 s)
+        ("exit 3", "the agent program exited at once"),
     ],
     ids=["claude-says-why", "exits-silently"],
 )
@@ -143,7 +145,7 @@ def test_a_resume_that_fails_is_reported_as_failed(
     broken.chmod(0o755)
     resumed = agents_ib.run("resume", "phoenix", env={"IB_AGENT_COMMAND": str(broken)})
     assert resumed.returncode == 1
-    assert resumed.stderr.strip() == (
-        f"ib resume: error: resuming phoenix failed: {reason} (see ib look phoenix)"
-    )
+    said = resumed.stderr.strip()
+    assert said.startswith(f"ib resume: error: resuming phoenix failed: {reason}"), said
+    assert said.endswith(" (see ib look phoenix)") and said.count("\n") == 0, said
     assert "resumed" not in resumed.stdout

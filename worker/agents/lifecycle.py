@@ -21,6 +21,7 @@ from worker.service.runtime import Runtime
 
 CONTINUE = "Continue where you left off."
 START_WAIT = 15.0  # seconds a restarted agent has to show its program before we stop watching
+DEAD_LOOKS = 10  # looks, 0.1 s apart, at a dead pane for the exit status tmux may not have written yet
 _FAILED = "No conversation found"
 _DEAD = re.compile(r"Pane is dead \(status (\d+)")
 _STARTED = ("Claude Code v", "❯", "> ")
@@ -105,26 +106,38 @@ def _check_started(rt: Runtime, agent: Agent) -> None:
     """Watch the new pane until the program is up; a pane that died or says it found no conversation
     means the resume failed."""
 
+    def failed(reason: str) -> ResumeFailed:
+        rt.agents.update(agent.id, state="stopped", state_by="")
+        return ResumeFailed(f"resuming {agent.id} failed: {reason} (see ib look {agent.id})")
+
     def started() -> bool:
         pane = next((p for p in rt.tmux.panes() if p.session == agent.session), None)
+        if pane is None:
+            raise failed("its session ended at once")
         # a dead pane's last lines may have scrolled above its screen: read them all, so the reason
         # given is Claude Code's own line whether or not the program had exited when we looked
-        text = rt.tmux.capture(agent.session, history=pane.dead) if pane is not None else ""
+        text = rt.tmux.capture(agent.session, history=pane.dead)
         failure = next((line.strip() for line in text.splitlines() if _FAILED in line), "")
-        if pane is None or pane.dead or failure:
-            rt.agents.update(agent.id, state="stopped", state_by="")
-            raise ResumeFailed(f"resuming {agent.id} failed: {_why(failure, text)} (see ib look {agent.id})")
+        if failure or (pane.dead and _DEAD.search(text)):
+            raise failed(_why(failure, text))
+        if pane.dead:
+            # tmux marks a pane dead a moment before it writes the exit status, and 3.3a often never
+            # writes it (the pty's end seen before the child was reaped): look again a few times, then
+            # say what we know
+            dead_looks.append(text)
+            if len(dead_looks) < DEAD_LOOKS:
+                return False
+            raise failed(_why("", text))
         return any(sign in text for sign in _STARTED)
 
+    dead_looks: list[str] = []
     wait_until(started, START_WAIT, interval=0.1)  # pane text cannot push: a short poll
 
 
 def _why(failure: str, text: str) -> str:
-    """What the dead pane says: Claude Code's own line, else the exit status tmux noted."""
-    if failure:
-        return failure
+    """What the dead pane says: Claude Code's own line, else the exit status tmux noted, if it did."""
     found = _DEAD.search(text)
-    return f"the agent program exited at once (status {found[1]})" if found else "its session ended at once"
+    return failure or "the agent program exited at once" + (f" (status {found[1]})" if found else "")
 
 
 def _session_alive(rt: Runtime, agent: Agent) -> bool:
