@@ -7,6 +7,7 @@ import json
 import os
 import shlex
 import signal
+import socket
 import subprocess
 import threading
 import uuid
@@ -14,6 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 import redis
@@ -258,3 +260,26 @@ def test_ps_says_no_bus_while_the_bus_is_stopped_and_ok_once_it_is_back(local: I
     assert "no bus" in local.run("ps").stdout
     assert local.run("bus", "start").returncode == 0
     retry_until(lambda: healthy_worker(local), timeout=30, what="the worker back on the restarted bus")
+
+
+def test_a_worker_follows_the_embedded_bus_to_a_new_port(local: IbRunner, repo: Path) -> None:
+    """`ib bus start` finds the old port taken: the bus moves, the worker (whose clients look at the old
+    address) stops with one line, and `ib up` starts it again at the new address."""
+    assert local.run("up", "--detach").returncode == 0
+    first = retry_until(lambda: healthy_worker(local), timeout=30, what="a healthy worker")
+    url_file = repo / ".ib" / "redis" / "url"
+    old = urlsplit(url_file.read_text().strip())
+    assert local.run("bus", "stop").returncode == 0
+    with socket.socket() as squatter:
+        squatter.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # the worker's old connections linger
+        squatter.bind(("127.0.0.1", old.port or 0))
+        squatter.listen()
+        assert local.run("bus", "start").returncode == 0
+        assert urlsplit(url_file.read_text().strip()).port != old.port
+        second = retry_until(
+            lambda: healthy_worker(local, restarts=1), timeout=60, what="the worker on the moved bus"
+        )
+    assert second["pid"] != first["pid"] and second["last_exit"] == 1
+    log = (repo / ".ib" / "logs" / "worker.log").read_text()
+    assert "the embedded bus now listens at redis://***@127.0.0.1:" in log
+    assert old.password and old.password not in log

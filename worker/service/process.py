@@ -10,6 +10,7 @@ tests.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import socket
@@ -22,11 +23,13 @@ import redis
 from bus import dead_letters, workers
 from bus.clients import hotconf
 from bus.dead_letters import Poison
+from bus.embedded import Embedded
 from bus.envelope import MERGE_TYPES
 from bus.errors import BusError
 from bus.events import Event
 from bus.heartbeat import Heartbeat
 from bus.publish import flush_spool
+from bus.resp import masked_url
 from bus.streams import consumer_name
 from bus.worker_rpc import COMMAND_FIELD, NotACommand, Received, Refused, decode_command, reply
 from worker.agents.transcript_tail import TranscriptTailer
@@ -46,6 +49,10 @@ log = logging.getLogger(__name__)
 
 class WorkerBusy(WorkerError):
     """Another worker with the same id is alive."""
+
+
+class BusMoved(WorkerError):
+    """The embedded bus was started again at another address; this worker's clients point at the old one."""
 
 
 @dataclass
@@ -70,6 +77,8 @@ class WorkerService:
         self.inbox = Inbox(self.reader, self.rt.keys, self.rt.worker_id, consumer_name())
         self.merges = MergeQueue(self.rt)
         self.autos = AutoLoops(self.rt, self.merges)
+        # the embedded bus's address as this worker found it (None with IB_REDIS_URL, which cannot move)
+        self.embedded_url = None if self.rt.settings.redis_url else self._embedded().recorded_url()
 
     @property
     def ttl(self) -> int:
@@ -89,8 +98,9 @@ class WorkerService:
                 return
             self._loop()
         finally:
-            self.heartbeat.release()
-            self.rt.client.srem(self.rt.keys.workers, self.rt.worker_id)
+            with contextlib.suppress(redis.ConnectionError, redis.TimeoutError):  # the bus may be gone
+                self.heartbeat.release()
+                self.rt.client.srem(self.rt.keys.workers, self.rt.worker_id)
 
     def _loop(self) -> None:
         interval = self.rt.settings.pane_interval
@@ -115,10 +125,24 @@ class WorkerService:
             try:
                 self.rt.client.ping()
             except (redis.ConnectionError, redis.TimeoutError):
+                self._check_not_moved()
                 delay = min(delay * 2, 5.0)
                 continue
             log.warning("worker %s: the bus answers again", self.me)
             return
+
+    def _check_not_moved(self) -> None:
+        """An embedded bus restarted on another port (its old one was taken) is not coming back where
+        this worker's clients look: stop, so that `ib up` starts the worker again at the new address."""
+        now = self._embedded().recorded_url() if self.embedded_url else None
+        if now and now != self.embedded_url:
+            raise BusMoved(
+                f"the embedded bus now listens at {masked_url(now)}: this worker stops to be started "
+                "again there (`ib up` does that; by hand, run `ib worker` again)"
+            )
+
+    def _embedded(self) -> Embedded:
+        return Embedded(str(self.rt.root))
 
     def _drain(self) -> None:
         while batch := self.inbox.read(block_ms=1):
