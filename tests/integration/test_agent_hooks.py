@@ -170,6 +170,12 @@ def test_worker_stops_on_sigterm_and_leaves_agents(agents_ib: IbRunner) -> None:
     ib = agents_ib
     assert ib.run("new-agent", "Wait around.\nfake: wait", "--name", "stays").returncode == 0
     worker = ib.popen("worker")
+    client = redis.Redis.from_url(ib.env["IB_REDIS_URL"])
+    # its heartbeat says it runs, its signal handlers in place: a SIGTERM while Python is still starting
+    # would end it as the signal's default does (-15), which is not what this test is about
+    heartbeat = Keys(ib.env["IB_NAMESPACE"]).worker(ib.env["IB_WORKER_ID"])
+    retry_until(lambda: client.exists(heartbeat), timeout=30, what="the worker's heartbeat")
+    client.close()
     retry_until(
         lambda: "waiting" in ib.run("list", "--json").stdout, timeout=30, what="the worker to see the agent"
     )
