@@ -22,6 +22,7 @@ from bus.agents import Agent
 from bus.errors import Conflict, InvalidInput
 from bus.ids import folder_project, validate_id
 from bus.repo_paths import agent_from_path, ensure_state_dir, main_checkout, shared_git_dir
+from bus.worker_commands import NewAgent
 from worker.agents import agent_log
 from worker.agents.agent_env import env_command, passed_names
 from worker.agents.claude_settings import AGENT_HOOKS, build_agent_settings
@@ -62,6 +63,22 @@ class SpawnRequest:
     task: str | None = None
     caller: str | None = None  # the agent asking, when an agent runs `ib new-agent`
     on_note: Callable[[str], None] | None = None  # told what to know before the agent starts
+
+    @classmethod
+    def from_command(cls, c: NewAgent, on_note: Callable[[str], None] | None = None) -> SpawnRequest:
+        """The request a `NewAgent` command (from this machine's CLI or over the bus) asks for."""
+        return cls(
+            goal=c.goal,
+            name=c.name,
+            manager=c.manager,
+            worker=c.worker,
+            no_worktree=c.no_worktree,
+            model=c.model,
+            project=c.project,
+            task=c.task,
+            caller=c.caller,
+            on_note=on_note,
+        )
 
 
 def new_agent(rt: Runtime, req: SpawnRequest) -> Agent:

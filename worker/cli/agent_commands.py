@@ -13,6 +13,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from bus.errors import InvalidInput
+from bus.ids import validate_id
 from bus.repo_paths import agent_from_path
 from bus.worker_commands import (
     Diff,
@@ -33,7 +34,7 @@ from bus.workers import require_alive
 from worker.agents import user_messages, views
 from worker.agents.layout import AgentPaths
 from worker.agents.sandbox import sandbox_line
-from worker.agents.spawn import SpawnRequest, new_agent, read_goal
+from worker.agents.spawn import SpawnRequest, read_goal
 from worker.agents.talk import Screenshot
 from worker.cli.context import Context
 
@@ -65,41 +66,34 @@ def new_agent_cmd(
     Example: ib new-agent "add a --verbose flag to the CLI" --name verbose-flag --on build-box
     """
     ctx = Context()
-    req = SpawnRequest(
-        goal,
-        name,
-        manager,
-        worker,
-        no_worktree,
-        model,
-        prompt_file,
-        project,
-        task,
+    if name is not None:
+        validate_id("agent", name)  # before the command, which reads an empty name as none given
+    if not (goal or prompt_file) and task:
+        text = ""  # the task's title and body are the goal (worker.tasks.assign)
+    else:
+        text = read_goal(SpawnRequest(goal, prompt_file=prompt_file))
+    command = NewAgent(
+        goal=text,
+        name=name,
+        manager=manager,
+        worker=worker,
+        no_worktree=no_worktree,
+        model=model,
+        project=project,
+        task=task,
         caller=_caller(ctx),
-        on_note=lambda note: print(f"ib new-agent: note: {note}", file=sys.stderr),
     )
     if on and on != ctx.settings.worker_id:
-        remote = NewAgent(
-            goal=read_goal(req) if goal or prompt_file or not task else "",
-            name=name,
-            manager=manager,
-            worker=worker,
-            no_worktree=no_worktree,
-            model=model,
-            project=project,
-            task=task,
-            caller=req.caller,
-        )
-        made = ctx.on_owner(remote, on=on)
+        made = ctx.on_owner(command, on=on)
         print(made.get("id") if isinstance(made, dict) else made)
         return
-    if task:
-        from worker.tasks.assign import new_agent_for_task
+    from worker.tasks.assign import spawn_agent
 
-        agent = new_agent_for_task(ctx.runtime, req)
-    else:
-        agent = new_agent(ctx.runtime, req)
-    print(agent.id)
+    print(spawn_agent(ctx.runtime, command, on_note=_print_note).id)
+
+
+def _print_note(note: str) -> None:
+    print(f"ib new-agent: note: {note}", file=sys.stderr)
 
 
 def list_cmd(as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:

@@ -15,7 +15,6 @@ from bus import worker_commands as cmd
 from bus.worker_commands import Command
 from worker.agents import dialog_answer, lifecycle, teardown, views
 from worker.agents.ownership import NotOwner, owner_of
-from worker.agents.spawn import SpawnRequest, new_agent
 from worker.agents.talk import look, press, screenshot, send
 from worker.auto.loop import AutoLoops
 from worker.errors import WorkerError
@@ -23,7 +22,7 @@ from worker.git import merge
 from worker.git.merge_queue import MergeQueue
 from worker.service.runtime import Runtime
 from worker.tasks import planning
-from worker.tasks.assign import new_agent_for_task
+from worker.tasks.assign import spawn_agent
 
 C = TypeVar("C", bound=Command)
 Operation = Callable[[Runtime, C], Any]
@@ -47,19 +46,7 @@ def operation(kind: type[C]) -> Callable[[Operation[C]], Operation[C]]:
 
 @operation(cmd.NewAgent)
 def _new_agent(rt: Runtime, c: cmd.NewAgent) -> Any:
-    req = SpawnRequest(
-        goal=c.goal,
-        name=c.name,
-        manager=c.manager,
-        worker=c.worker,
-        no_worktree=c.no_worktree,
-        model=c.model,
-        project=c.project,
-        task=c.task,
-        caller=c.caller,
-    )
-    made = new_agent_for_task(rt, req) if req.task else new_agent(rt, req)
-    return json.loads(made.to_json())
+    return json.loads(spawn_agent(rt, c).to_json())
 
 
 @operation(cmd.Send)
