@@ -21,19 +21,27 @@ from bus.worker_commands import Pause, Resume, Send
 @answering
 async def pause_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     """Interrupt the agent and leave it waiting: /pause [AGENT]."""
-    rt, _message, ask = _ask(update, context)
-    agent = await rt.agent_for(ask.thread, parse_target("pause", words(update)).agent)
-    await rt.command(agent.worker, Pause(agent=agent.id), ask.sender)
-    rt.say(ask.thread, escape(f"⏸ paused {agent.id}"), ask.reply_to)
+    await _on_agent(update, context, "pause", Pause, "⏸ paused")
 
 
 @answering
 async def resume_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     """Let a paused agent go on, or restart a stopped one with its conversation: /resume [AGENT]."""
+    await _on_agent(update, context, "resume", Resume, "▶ resumed")
+
+
+async def _on_agent(
+    update: Update,
+    context: ContextTypes.DEFAULT_TYPE,
+    verb: str,
+    command: type[Pause] | type[Resume],
+    done: str,
+) -> None:
+    """Run `command` on the agent the message names (or its topic's), then say `done AGENT`."""
     rt, _message, ask = _ask(update, context)
-    agent = await rt.agent_for(ask.thread, parse_target("resume", words(update)).agent)
-    await rt.command(agent.worker, Resume(agent=agent.id), ask.sender)
-    rt.say(ask.thread, escape(f"▶ resumed {agent.id}"), ask.reply_to)
+    agent = await rt.agent_for(ask.thread, parse_target(verb, words(update)).agent)
+    await rt.command(agent.worker, command(agent=agent.id), ask.sender)
+    rt.say(ask.thread, escape(f"{done} {agent.id}"), ask.reply_to)
 
 
 @answering

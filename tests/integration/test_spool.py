@@ -155,7 +155,9 @@ def test_nothing_writable_notify_fails_in_one_line(ib: IbRunner, tmp_path: Path)
     assert len(done.stderr.splitlines()) == 1
 
 
-def test_nothing_writable_stop_hook_says_it_and_logs_it(ib: IbRunner, tmp_path: Path) -> None:
+def _agent_with_nowhere_to_spool(ib: IbRunner, tmp_path: Path) -> tuple[dict[str, str], Path]:
+    """The environment of agent a1's hooks with Redis refused and both spool folders unusable (files
+    in their way), and the agent's folder, where its agent.log goes."""
     (tmp_path / "spool").write_text("in the way\n")
     (tmp_path / "tmp").write_text("the temp dir is a file too\n")
     folder = ib.cwd / ".ib" / "agents" / "a1"
@@ -166,6 +168,11 @@ def test_nothing_writable_stop_hook_says_it_and_logs_it(ib: IbRunner, tmp_path: 
         "IB_AGENT_ID": "a1",
         "IB_ROOT": str(ib.cwd),
     }
+    return env, folder
+
+
+def test_nothing_writable_stop_hook_says_it_and_logs_it(ib: IbRunner, tmp_path: Path) -> None:
+    env, folder = _agent_with_nowhere_to_spool(ib, tmp_path)
     payload = json.dumps({"session_id": "s", "last_assistant_message": "x\nWAITING", "cwd": str(ib.cwd)})
     done = ib.run("hook", "stop", stdin=payload, env=env)
     assert (done.returncode, done.stdout) == (0, "")
@@ -192,16 +199,7 @@ def test_a_running_worker_sends_what_was_spooled(agents_ib: IbRunner, tmp_path: 
 
 
 def test_nothing_writable_event_hook_says_it_and_logs_it(ib: IbRunner, tmp_path: Path) -> None:
-    (tmp_path / "spool").write_text("in the way\n")
-    (tmp_path / "tmp").write_text("the temp dir is a file too\n")
-    folder = ib.cwd / ".ib" / "agents" / "a1"
-    folder.mkdir(parents=True)
-    env = {
-        "IB_REDIS_URL": _closed_port(),
-        "TMPDIR": str(tmp_path / "tmp"),
-        "IB_AGENT_ID": "a1",
-        "IB_ROOT": str(ib.cwd),
-    }
+    env, folder = _agent_with_nowhere_to_spool(ib, tmp_path)
     payload = {"hook_event_name": "Notification", "notification_type": "idle_prompt", "cwd": str(ib.cwd)}
     done = ib.run("hook", "event", stdin=json.dumps(payload), env=env)
     assert (done.returncode, done.stdout) == (0, "")
