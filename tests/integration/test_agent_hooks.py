@@ -84,13 +84,19 @@ def test_stop_sends_the_manager_note_to_the_managers_worker(
     assert not heard.exists() or heard.read_text() == ""
 
 
-def test_stop_with_redis_down_keeps_the_manager_note_until_it_answers(ib: IbRunner, tmp_path: Path) -> None:
+@pytest.mark.parametrize("sender", ["next-hook", "worker-tick"])
+def test_stop_with_redis_down_keeps_the_manager_note_until_it_answers(
+    ib: IbRunner, tmp_path: Path, tmux_socket: str, sender: str
+) -> None:
+    """The note waits beside the spool while Redis is away; once it answers, the next Stop hook (before
+    its own note) or the worker's tick puts it on the manager's worker's stream, and the file empties."""
     server = RedisServer(tmp_path / "redis", ["--appendonly", "yes"]).start()
     folder = ib.cwd / ".ib" / "agents" / "a1"
     folder.mkdir(parents=True)
     (folder / "meta.json").write_text(json.dumps({"id": "a1", "role": "worker", "manager": "boss"}))
     env = {"IB_AGENT_ID": "a1", "IB_REDIS_URL": server.url, "IB_ROOT": str(ib.cwd)}
     keys = Keys(ib.env["IB_NAMESPACE"])
+    waiting = Send(agent="boss", text="[hook]: Your subtask a1 is now waiting for input")
     try:
         server.client().hset(keys.agent("boss"), mapping={"id": "boss", "worker": "far-box"})
         server.client().hset(keys.agent("a1"), mapping={"id": "a1", "role": "worker", "manager": "boss"})
@@ -101,12 +107,16 @@ def test_stop_with_redis_down_keeps_the_manager_note_until_it_answers(ib: IbRunn
         server.start()
         stream = keys.commands("far-box")
         assert server.client().xrange(stream) == []
-        payload = {**payload, "last_assistant_message": "two\nI HAVE COMPLETED THE GOAL"}
-        assert ib.run("hook", "stop", stdin=json.dumps(payload), env=env).returncode == 0
-        assert [n.command for n in _commands(server.client(), stream)] == [
-            Send(agent="boss", text="[hook]: Your subtask a1 is now waiting for input"),
-            Send(agent="boss", text="[hook]: Your subtask a1 just completed"),
-        ]
+        if sender == "next-hook":
+            payload = {**payload, "last_assistant_message": "two\nI HAVE COMPLETED THE GOAL"}
+            assert ib.run("hook", "stop", stdin=json.dumps(payload), env=env).returncode == 0
+            completed = Send(agent="boss", text="[hook]: Your subtask a1 just completed")
+            assert [n.command for n in _commands(server.client(), stream)] == [waiting, completed]
+        else:
+            worker_env = {**env, "IB_WORKER_ID": "here", "IB_TMUX_SOCKET": tmux_socket}
+            ticked = ib.run("worker", "--once", env=worker_env)
+            assert ticked.returncode == 0, ticked.stderr
+            assert [n.command for n in _commands(server.client(), stream)] == [waiting]
         (kept,) = (tmp_path / "spool").glob("*.notes")
         assert kept.read_text() == ""
     finally:

@@ -168,3 +168,23 @@ SCRIPTS: dict[str, tuple[list[str], list[tuple[str, str]], str | None]] = {
 @pytest.mark.parametrize(("words", "redirects", "expected"), SCRIPTS.values(), ids=SCRIPTS.keys())
 def test_shell_script(words: list[str], redirects: list[tuple[str, str]], expected: str | None) -> None:
     assert shell_script(words, redirects) == expected
+
+
+WRAPPED_REACH: dict[str, tuple[str, str]] = {
+    "sudo-touch": ("sudo touch /work/proj/x", "write to main repo: /work/proj/x"),
+    "env-rm": ("env -i rm /work/proj/README.md", "write to main repo: /work/proj/README.md"),
+    "nice-git-c": ("nice git -C /work/proj commit -m x", "run git in main repo: /work/proj"),
+    "xargs-rm": ("ls | xargs rm /work/proj/a", "write to main repo: /work/proj/a"),
+    "find-exec-rm": ("find . -exec rm /work/proj/a \\;", "write to main repo: /work/proj/a"),
+    "timeout-cd": ("timeout 5 cd /work/proj", "cd into main repo: /work/proj"),
+    "here-string-touch": ("bash <<< 'touch /work/proj/x'", "write to main repo: /work/proj/x"),
+    "heredoc-touch": ("sh <<EOF\ntouch /work/proj/x\nEOF", "write to main repo: /work/proj/x"),
+    "command-cat-secret": ("command cat ~/.ssh/id_rsa", "read a secret: /home/dev/.ssh/id_rsa"),
+}
+
+
+@pytest.mark.parametrize(("command", "reason"), WRAPPED_REACH.values(), ids=WRAPPED_REACH.keys())
+def test_path_checks_see_through_the_wrapper(command: str, reason: str) -> None:
+    got = _decide(command, ())
+    assert got.verdict == "deny"
+    assert got.reason.startswith(f"Path violation: Bash tried to {reason}."), got.reason
