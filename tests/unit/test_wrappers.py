@@ -24,6 +24,7 @@ WRAPPED_PUSH: dict[str, str] = {
     "plain": "git push",
     "env": "env git push",
     "env-ignore-environment": "env -i git push",
+    "env-dash": "env - git push",
     "env-options-and-assignments": "env -u HOME -C /tmp FOO=1 BAR=2 git push",
     "env-split-string": "env -S 'git push' origin",
     "assignment-prefix": "GIT_TRACE=1 git push",

@@ -109,7 +109,9 @@ def _after_options(program: str, args: list[str], wrapper: Wrapper) -> list[str]
             return []
         if program == "env" and arg.startswith(("-S", "--split-string")):
             return _split_string(arg, args[i + 1 :])
-        if arg.startswith("--") and len(arg) > 2:
+        if arg == "-" and program == "env":  # `env -`: the old spelling of `env -i`
+            i += 1
+        elif arg.startswith("--") and len(arg) > 2:
             i += 2 if arg in wrapper.long_valued else 1
         elif arg.startswith("-") and len(arg) > 1:
             i += _short_options(arg, wrapper)
