@@ -7,11 +7,14 @@ import shlex
 import signal
 import subprocess
 from pathlib import Path
+from typing import cast
 
 import pytest
 import redis
 
 from bus.keys import Keys
+from bus.worker_commands import Send
+from bus.worker_rpc import Received, decode_command
 from tests.cli import IbRunner
 from tests.redis_server import RedisServer
 from tests.waiting import retry_until
@@ -53,19 +56,71 @@ def test_stop_publishes_once_per_turn(ib: IbRunner, rds: redis.Redis, keys: Keys
     assert rds.hget(keys.agent("a1"), "state") == "waiting"
 
 
-def test_stop_tells_the_manager_in_its_pane(
+def _commands(client: redis.Redis, stream: str) -> list[Received]:
+    """The commands waiting on a worker's command stream, decoded as the worker decodes them."""
+    entries = cast(list[tuple[str, dict[str, str]]], client.xrange(stream))
+    found = [decode_command(fields) for _id, fields in entries]
+    return [f for f in found if isinstance(f, Received)]
+
+
+def test_stop_sends_the_manager_note_to_the_managers_worker(
     ib: IbRunner, rds: redis.Redis, keys: Keys, tmux_socket: str, tmp_path: Path
 ) -> None:
+    """The note is a `send` command on the stream of the worker that owns the manager (here another
+    machine's): the hook types nothing itself."""
     heard = tmp_path / "heard.txt"
     manager = Tmux(tmux_socket, config_file="/dev/null")
     manager.new_session("boss-session", tmp_path, f"exec cat > {shlex.quote(str(heard))}", {})
-    boss = {"id": "boss", "role": "manager", "project": "p", "session": "boss-session"}
-    rds.hset(keys.agent("boss"), mapping=boss)
+    rds.hset(
+        keys.agent("boss"),
+        mapping={"id": "boss", "role": "manager", "session": "boss-session", "worker": "far-box"},
+    )
     rds.hset(keys.agent("w1"), mapping={"id": "w1", "role": "worker", "project": "p", "manager": "boss"})
     ib.env["IB_TMUX_SOCKET"] = tmux_socket
     assert _stop(ib, "w1", "Done.\nI HAVE COMPLETED THE GOAL") == 0
-    said = retry_until(lambda: heard.exists() and heard.read_text(), what="the note in the manager's pane")
-    assert said == "[hook]: Your subtask w1 just completed\n"
+    [found] = _commands(rds, keys.commands("far-box"))
+    assert found.sender == "w1"
+    assert found.command == Send(agent="boss", text="[hook]: Your subtask w1 just completed")
+    assert not heard.exists() or heard.read_text() == ""
+
+
+@pytest.mark.parametrize("sender", ["next-hook", "worker-tick"])
+def test_stop_with_redis_down_keeps_the_manager_note_until_it_answers(
+    ib: IbRunner, tmp_path: Path, tmux_socket: str, sender: str
+) -> None:
+    """The note waits beside the spool while Redis is away; once it answers, the next Stop hook (before
+    its own note) or the worker's tick puts it on the manager's worker's stream, and the file empties."""
+    server = RedisServer(tmp_path / "redis", ["--appendonly", "yes"]).start()
+    folder = ib.cwd / ".ib" / "agents" / "a1"
+    folder.mkdir(parents=True)
+    (folder / "meta.json").write_text(json.dumps({"id": "a1", "role": "worker", "manager": "boss"}))
+    env = {"IB_AGENT_ID": "a1", "IB_REDIS_URL": server.url, "IB_ROOT": str(ib.cwd)}
+    keys = Keys(ib.env["IB_NAMESPACE"])
+    waiting = Send(agent="boss", text="[hook]: Your subtask a1 is now waiting for input")
+    try:
+        server.client().hset(keys.agent("boss"), mapping={"id": "boss", "worker": "far-box"})
+        server.client().hset(keys.agent("a1"), mapping={"id": "a1", "role": "worker", "manager": "boss"})
+        server.stop()
+        payload = {"session_id": "s", "last_assistant_message": "one\nWAITING", "cwd": str(ib.cwd)}
+        done = ib.run("hook", "stop", stdin=json.dumps(payload), env=env)
+        assert (done.returncode, done.stdout) == (0, "")
+        server.start()
+        stream = keys.commands("far-box")
+        assert server.client().xrange(stream) == []
+        if sender == "next-hook":
+            payload = {**payload, "last_assistant_message": "two\nI HAVE COMPLETED THE GOAL"}
+            assert ib.run("hook", "stop", stdin=json.dumps(payload), env=env).returncode == 0
+            completed = Send(agent="boss", text="[hook]: Your subtask a1 just completed")
+            assert [n.command for n in _commands(server.client(), stream)] == [waiting, completed]
+        else:
+            worker_env = {**env, "IB_WORKER_ID": "here", "IB_TMUX_SOCKET": tmux_socket}
+            ticked = ib.run("worker", "--once", env=worker_env)
+            assert ticked.returncode == 0, ticked.stderr
+            assert [n.command for n in _commands(server.client(), stream)] == [waiting]
+        (kept,) = (tmp_path / "spool").glob("*.notes")
+        assert kept.read_text() == ""
+    finally:
+        server.stop()
 
 
 def test_stop_without_marker_and_outside_tmux_publishes_nothing(

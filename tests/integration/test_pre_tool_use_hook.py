@@ -82,6 +82,11 @@ DENIED: dict[str, tuple[dict[str, object], str]] = {
         _call("Bash", command="curl https://x.io"),
         "Permission denied: Bash (command: curl https://x.io). It matches the deny rule Bash(curl:*).",
     ),
+    "user-deny-rule-through-wrappers": (
+        _call("Bash", command="sudo -E env -i /usr/bin/curl https://x.io"),
+        "Permission denied: Bash (command: sudo -E env -i /usr/bin/curl https://x.io). It matches the deny "
+        "rule Bash(curl:*).",
+    ),
 }
 
 

@@ -206,7 +206,10 @@ COMMANDS: dict[str, tuple[str, list[list[str]]]] = {
     "and-or-pipe": ("cd a && ls || echo x | cat", [["cd", "a"], ["ls"], ["echo", "x"], ["cat"]]),
     "quotes": ("cd 'my dir'; echo \"a b\"", [["cd", "my dir"], ["echo", "a b"]]),
     "newlines": ("cd a\nls", [["cd", "a"], ["ls"]]),
-    "keywords-and-assignments": ("if true; then X=1 builtin cd /z; fi", [["true"], ["cd", "/z"], ["fi"]]),
+    "keywords-and-assignments": (
+        "if true; then X=1 builtin cd /z; fi",
+        [["true"], ["builtin", "cd", "/z"], ["cd", "/z"], ["fi"]],
+    ),
     "subshell": ("(cd /q)", [["cd", "/q"]]),
     "quoted-substitution-runs-first": (
         'echo "$(cd /q && pwd)"',

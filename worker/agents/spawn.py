@@ -327,6 +327,8 @@ def start_script(rt: Runtime, agent: Agent, paths: AgentPaths) -> str:
         env["IB_REDIS_URL"] = rt.settings.redis_url
     if rt.settings.tmux_socket:
         env["IB_TMUX_SOCKET"] = rt.settings.tmux_socket
+    if agent.role == "manager":
+        env.update(_spawn_settings(rt))
     passed = passed_names(os.environ, rt.settings.agent_env)
     model = f" --model {shlex.quote(agent.model)}" if agent.model else ""
     cwd = agent.worktree or agent.root
@@ -338,6 +340,17 @@ def start_script(rt: Runtime, agent: Agent, paths: AgentPaths) -> str:
         f"  {rt.settings.agent_command} --settings {shlex.quote(str(paths.settings))} "
         f'--session-id {shlex.quote(agent.claude_session)}{model} "$(cat {shlex.quote(str(paths.prompt))})"\n'
     )
+
+
+def _spawn_settings(rt: Runtime) -> dict[str, str]:
+    """What a manager's own `ib new-agent` needs to start its children as this spawn starts it: the
+    agent program, model and extra variables, which the pane's explicit environment would leave out."""
+    settings = {"IB_AGENT_COMMAND": rt.settings.agent_command}
+    if rt.settings.model:
+        settings["IB_MODEL"] = rt.settings.model
+    if rt.settings.agent_env:
+        settings["IB_AGENT_ENV"] = ",".join(rt.settings.agent_env)
+    return settings
 
 
 def _run_user_hook(root: Path, agent: Agent, paths: AgentPaths) -> None:

@@ -96,7 +96,9 @@ def handle(payload: Mapping[str, object], agent_id: str, cwd: str) -> None:
     except ConfigError:
         raise  # said on stderr and in agent.log by main()
     except BusError as e:  # Redis away: the event waits in the spool, with what the agent's folder knows
-        keep(conf, _event(decision, agent_id, _local_record(conf.root, agent_id), payload), e)
+        record = _local_record(conf.root, agent_id)
+        keep(conf, _event(decision, agent_id, record, payload), e)
+        _tell_manager(None, conf, record.get("manager", ""), decision, agent_id)
         return
     with conn:
         _publish_turn(conn, conf, decision, agent_id, payload)
@@ -135,14 +137,12 @@ def _publish_turn(
         if decision == "complete" and record.get("task"):
             _finish_task(conn, conf, agent_id, record["task"], last if isinstance(last, str) else "")
     except BusError as e:  # Redis went away half way: the event still goes out, through the spool
-        keep(conf, event or _event(decision, agent_id, _local_record(conf.root, agent_id), payload), e)
+        record = record or _local_record(conf.root, agent_id)
+        keep(conf, event or _event(decision, agent_id, record, payload), e)
+        _tell_manager(None, conf, record.get("manager", ""), decision, agent_id)
         return
     publish(conf, event, conn)
-    manager = record.get("manager")
-    if manager:
-        reply = conn.call("HGET", keys.agent(manager), "session")
-        if isinstance(reply, bytes) and reply:
-            _tell_manager(reply.decode(), manager_note(decision, agent_id))
+    _tell_manager(conn, conf, record.get("manager", ""), decision, agent_id)
 
 
 def _event(
@@ -208,22 +208,13 @@ def _finish_task(conn: Connection, conf: HotConf, agent_id: str, task_id: str, l
         pass  # finished or released in the meantime: the script refused and changed nothing
 
 
-def _tell_manager(session: str, text: str) -> None:
-    """Type the note into the manager's pane and submit it. Raw tmux, as in `_decide`: the note is one
-    short line of plain characters (manager_note), which needs none of the Tmux client's paste path, and
-    the client would load libtmux into the hook. send-keys starts no server: no environment to scrub."""
-    import subprocess
-    import time
+def _tell_manager(conn: Connection | None, conf: HotConf, manager: str, decision: str, agent_id: str) -> None:
+    """The note for the agent's manager, through the worker that owns the manager (it may run on another
+    machine): a command on that worker's stream, or kept for later when Redis is away (`conn` None).
+    Notes kept earlier go out first, with or without a manager of this agent's."""
+    from worker.hooks.manager_notes import tell
 
-    socket = os.environ.get("IB_TMUX_SOCKET")
-    tmux = ["tmux", "-u", *(["-L", socket] if socket else []), "send-keys", "-t", f"={session}:"]
-    try:
-        typed = subprocess.run([*tmux, "-l", "--", text], capture_output=True, timeout=3, check=False)
-        if typed.returncode == 0:
-            time.sleep(0.1)  # Enter apart from the text, as Tmux.send_text sends it
-            subprocess.run([*tmux, "Enter"], capture_output=True, timeout=3, check=False)
-    except (OSError, subprocess.SubprocessError):
-        pass  # the manager is gone; the event on the bus still says it
+    tell(conn, conf, manager or None, manager_note(decision, agent_id), sender=agent_id)
 
 
 def _payload(raw: str) -> dict[str, object] | None:

@@ -7,11 +7,11 @@ Imports `shlex` and `re`, so the hot hook loads it only for Bash calls.
 
 from __future__ import annotations
 
-import posixpath
 import re
 import shlex
 
 from worker.permissions.paths import normalize
+from worker.permissions.wrappers import commands_run_by, shell_script
 
 TYPE_CHECKING = False  # typing costs milliseconds on the hooks' path; the checker still sees the types
 if TYPE_CHECKING:
@@ -21,9 +21,7 @@ if TYPE_CHECKING:
     Part: TypeAlias = tuple[list[str], list[tuple[str, str]]]
     """The words of one simple command, and its redirections as (operator, target)."""
 
-_SKIP_WORDS = frozenset({"if", "then", "else", "elif", "do", "while", "until", "{", "!", "time", "exec"})
-_PREFIX_COMMANDS = frozenset({"builtin", "command", "nohup", "env"})
-_SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh"})
+_SKIP_WORDS = frozenset({"if", "then", "else", "elif", "do", "while", "until", "{", "!"})
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=.*", re.DOTALL)
 _VARIABLE = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
 _HEREDOC = re.compile(r"<<(?!<)-?\s*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\1")
@@ -32,15 +30,18 @@ _NESTING = 3
 
 def simple_commands(command: str) -> list[list[str]]:
     """The words of each simple command in a shell line: split at `;`, `&&`, `||`, `|`, parentheses and
-    new lines, quotes removed, redirections left out; the insides of `$( )`, backticks, `sh -c '...'`
-    and `eval` are commands too. Unbalanced quotes fall back to splitting at blanks."""
+    new lines, quotes removed, redirections left out; the insides of `$( )`, backticks, `sh -c '...'`,
+    `bash <<< '...'`, a shell's heredoc and `eval` are commands too, and so is what a wrapper runs
+    (`sudo git push` is also `git push`: worker.permissions.wrappers). Unbalanced quotes fall back to
+    splitting at blanks."""
     return [words for words, _ in command_parts(command) if words]
 
 
 def command_parts(command: str, depth: int = 0) -> list[Part]:
-    """Each simple command of a shell line as (words, redirections); see `simple_commands`. Heredoc
-    bodies are text, not commands."""
-    text = _backticks_as_substitution(_drop_heredoc_bodies(command).replace("\n", " ; "))
+    """Each simple command of a shell line as (words, redirections); see `simple_commands`. A heredoc's
+    body is the target of its `<<` (text, unless a shell reads it as its script)."""
+    text, bodies = _heredoc_bodies(command)
+    text = _backticks_as_substitution(text.replace("\n", " ; "))
     lexer = shlex.shlex(text, posix=True, punctuation_chars=True)
     lexer.whitespace_split = True
     try:
@@ -60,7 +61,7 @@ def command_parts(command: str, depth: int = 0) -> list[Part]:
             words, redirects, pending = [], [], None
             continue
         if pending is not None:
-            redirects.append((pending, token))
+            redirects.append((pending, bodies.pop(0) if pending == "<<" and bodies else token))
             pending = None
         else:
             words.append(token)
@@ -68,24 +69,31 @@ def command_parts(command: str, depth: int = 0) -> list[Part]:
             parts.extend(_nested(token, depth + 1))
     parts.append((words, redirects))
     stripped = [(_strip_prefix(w), r) for w, r in parts]
-    stripped.extend(_inner_scripts([w for w, _ in stripped], depth))
-    return [(w, r) for w, r in stripped if w or r]
+    layered = [(w, r) for words, r in stripped for w in (words, *commands_run_by(words))]
+    layered.extend(_inner_scripts(layered, depth))
+    return [(w, r) for w, r in layered if w or r]
 
 
-def _drop_heredoc_bodies(text: str) -> str:
-    """The line without the bodies of its heredocs (`<<EOF` ... `EOF`)."""
+def _heredoc_bodies(text: str) -> tuple[str, list[str]]:
+    """The line without the bodies of its heredocs (`<<EOF` ... `EOF`), and the bodies in order."""
     if "<<" not in text:
-        return text
+        return text, []
     kept: list[str] = []
+    bodies: list[str] = []
     waiting: list[str] = []
+    body: list[str] = []
     for line in text.split("\n"):
         if waiting:
             if line.strip() == waiting[0]:
                 waiting.pop(0)
+                bodies.append("\n".join(body))
+                body = []
+            else:
+                body.append(line)
             continue
         kept.append(line)
         waiting.extend(m.group(2) for m in _HEREDOC.finditer(line))
-    return "\n".join(kept)
+    return "\n".join(kept), bodies
 
 
 def _backticks_as_substitution(text: str) -> str:
@@ -103,29 +111,22 @@ def _nested(token: str, depth: int) -> Iterator[Part]:
         yield from command_parts(token[token.index("$(") + 2 :], depth)
 
 
-def _inner_scripts(commands: list[list[str]], depth: int) -> Iterator[Part]:
-    """The script of `sh -c '...'` (and bash, zsh, ...) and the words of `eval ...`, as commands."""
+def _inner_scripts(parts: list[Part], depth: int) -> Iterator[Part]:
+    """The scripts shells are given (`sh -c '...'`, `bash <<< '...'`) and the words of `eval ...`, as
+    commands."""
     if depth >= _NESTING:
         return
-    for words in commands:
-        if len(words) >= 3 and posixpath.basename(words[0]) in _SHELLS and "-c" in words:
-            at = words.index("-c")
-            if at + 1 < len(words):
-                yield from command_parts(words[at + 1], depth + 1)
-        elif len(words) >= 2 and words[0] == "eval":
-            yield from command_parts(" ".join(words[1:]), depth + 1)
+    for words, redirects in parts:
+        script = shell_script(words, redirects)
+        if script:
+            yield from command_parts(script, depth + 1)
 
 
 def _strip_prefix(words: list[str]) -> list[str]:
-    """Drop what runs a command without being it: keywords, `VAR=value`, `builtin` / `command` / `env`."""
+    """Drop what comes before a command without being one: keywords and `VAR=value`."""
     i = 0
-    while i < len(words):
-        while i < len(words) and (words[i] in _SKIP_WORDS or _ASSIGNMENT.fullmatch(words[i])):
-            i += 1
-        if i < len(words) and words[i] in _PREFIX_COMMANDS:
-            i += 1
-            continue
-        break
+    while i < len(words) and (words[i] in _SKIP_WORDS or _ASSIGNMENT.fullmatch(words[i])):
+        i += 1
     return words[i:]
 
 

@@ -37,6 +37,7 @@ from worker.auto.loop import AutoLoops
 from worker.errors import WorkerError
 from worker.frontends.status_node import StatusNodeStarter
 from worker.git.merge_queue import MergeQueue
+from worker.hooks.manager_notes import flush_waiting
 from worker.service.inbox import Batch, Inbox
 from worker.service.operations import run_operation
 from worker.service.runtime import Runtime
@@ -168,10 +169,15 @@ class WorkerService:
                 log.warning("worker %s: %s failed: %s", self.rt.worker_id, step.__qualname__, e)
 
     def flush_spool(self) -> None:
-        """Events hooks and `ib notify` spooled on this machine while Redis was away: sent now."""
-        sent = flush_spool(hotconf(self.rt.settings, str(self.rt.root)))
+        """Events hooks and `ib notify` spooled on this machine while Redis was away, and manager notes
+        kept meanwhile: sent now."""
+        conf = hotconf(self.rt.settings, str(self.rt.root))
+        sent = flush_spool(conf)
         if sent:
             log.info("worker %s: sent %d spooled event(s)", self.rt.worker_id, sent)
+        notes = flush_waiting(conf)
+        if notes:
+            log.info("worker %s: sent %d kept manager note(s)", self.rt.worker_id, notes)
 
     def fire_schedules(self) -> None:
         """Scheduled tasks that are due: every worker tries, one lock per firing lets one add it."""

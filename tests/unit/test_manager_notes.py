@@ -1,0 +1,25 @@
+"""The manager note the Stop hook writes by hand (the hook cannot load pydantic) is the `send` command
+the worker decodes, on the field bus.worker_rpc reads."""
+
+from __future__ import annotations
+
+from bus import worker_rpc
+from bus.worker_commands import Send
+from bus.worker_rpc import Received, decode_command
+from worker.hooks.manager_notes import COMMAND_FIELD, note_command
+
+
+def test_the_note_decodes_as_a_send_command() -> None:
+    found = decode_command({COMMAND_FIELD: note_command("boss", 'done "quoted" ünï', "kid")})
+    assert isinstance(found, Received)
+    assert (found.sender, found.command) == ("kid", Send(agent="boss", text='done "quoted" ünï'))
+
+
+def test_each_note_has_its_own_id() -> None:
+    first, second = (decode_command({COMMAND_FIELD: note_command("b", "x", "k")}) for _ in range(2))
+    assert isinstance(first, Received) and isinstance(second, Received)
+    assert first.id != second.id
+
+
+def test_the_note_goes_on_the_field_commands_are_read_from() -> None:
+    assert COMMAND_FIELD == worker_rpc.COMMAND_FIELD
