@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, replace
 from bus.activity import IDLE_STATES, Activity, activity_line, end_turn, ends_turn, fold_item, item_time
 from bus.events import Event
 
+SAME_MOMENT = 2.0  # seconds from an event's `ts` within which its stream id tells the same moment
 APPROVAL = "🔐 waiting for your approval"
 ANSWER = "❓ waiting for your answer"
 
@@ -47,9 +48,21 @@ def on_item(status: AgentStatus, fields: Mapping[str, str], now: float) -> Agent
     return after
 
 
+def event_time(event: Event, now: float) -> float:
+    """When `event` happened. Its `ts` has whole seconds only, too coarse beside a transcript's
+    milliseconds (a short turn starts and ends within a second); its stream id has the milliseconds at
+    which Redis took it, which is that moment unless the event came late (from a spool)."""
+    stated = item_time(event.ts, now)
+    millis = event.id.partition("-")[0]
+    taken = int(millis) / 1000 if millis.isdigit() else None
+    if taken is not None and stated <= taken < stated + SAME_MOMENT:
+        return taken
+    return stated
+
+
 def on_event(status: AgentStatus, event: Event, now: float) -> AgentStatus:
     """The status after one of the agent's events."""
-    at = item_time(event.ts, now)
+    at = event_time(event, now)
     started = status.activity.turn_started
     if started is not None and at < started:
         return status  # about an earlier turn

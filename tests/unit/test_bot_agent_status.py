@@ -8,7 +8,16 @@ from typing import Any
 
 import pytest
 
-from bot.agent_status import ANSWER, APPROVAL, AgentStatus, on_event, on_item, seeded, status_line
+from bot.agent_status import (
+    ANSWER,
+    APPROVAL,
+    AgentStatus,
+    event_time,
+    on_event,
+    on_item,
+    seeded,
+    status_line,
+)
 from bus.events import Event
 
 T0 = 1_800_000_000.0
@@ -124,3 +133,32 @@ SEEDS = [
 def test_an_agent_met_mid_stream(state: str, steps: list[tuple[str, Any]], line: str) -> None:
     status = seeded(AgentStatus(), [fields for _source, fields in steps], state, NOW)
     assert status_line(status, NOW, young=0) == line
+
+
+WHOLE = "2027-01-15T08:00:00+00:00"  # the envelope's `ts`: whole seconds
+AT = dt.datetime.fromisoformat(WHOLE).timestamp()
+TIMES = [
+    ("stream-id-within-the-second", WHOLE, f"{int(AT * 1000) + 800}-0", AT + 0.8),
+    ("spooled-the-ts-tells", WHOLE, f"{int(AT * 1000) + 95_000}-0", AT),
+    ("no-id", WHOLE, "", AT),
+    ("no-ts", "", f"{int(AT * 1000) + 800}-3", NOW),
+]
+
+
+@pytest.mark.parametrize(("ts_", "entry", "at"), [t[1:] for t in TIMES], ids=[t[0] for t in TIMES])
+def test_event_time(ts_: str, entry: str, at: float) -> None:
+    assert event_time(Event(type="waiting", ts=ts_, id=entry), NOW) == pytest.approx(at)
+
+
+def test_a_turn_within_one_second() -> None:
+    """The turn starts at .2 and ends at .8 of the same second: `ts` alone would put the end first."""
+    start = dt.datetime.fromtimestamp(AT + 0.2, dt.UTC).isoformat()
+    end = Event(type="waiting", agent="agent-1", ts=WHOLE, id=f"{int(AT * 1000) + 800}-0")
+    for steps in (["end", "prompt"], ["prompt", "end"]):
+        status = AgentStatus()
+        for step in steps:
+            if step == "end":
+                status = on_event(status, end, AT + 5)
+            else:
+                status = on_item(status, {"kind": "prompt", "ts": start}, AT + 5)
+        assert status_line(status, AT + 5, young=0) == "" and not status.live, steps
