@@ -18,6 +18,7 @@ from bus.activity import IDLE_STATES, Activity, activity_line, end_turn, ends_tu
 from bus.events import Event
 
 SAME_MOMENT = 2.0  # seconds from an event's `ts` within which its stream id tells the same moment
+WHOLE_SECOND = 0.999
 APPROVAL = "🔐 waiting for your approval"
 ANSWER = "❓ waiting for your answer"
 
@@ -51,13 +52,15 @@ def on_item(status: AgentStatus, fields: Mapping[str, str], now: float) -> Agent
 def event_time(event: Event, now: float) -> float:
     """When `event` happened. Its `ts` has whole seconds only, too coarse beside a transcript's
     milliseconds (a short turn starts and ends within a second); its stream id has the milliseconds at
-    which Redis took it, which is that moment unless the event came late (from a spool)."""
+    which Redis took it, which is that moment unless the event came late (from a spool). Without a
+    usable id, the end of the stated second: a turn end then reads as late rather than early, which at
+    worst costs the next turn its line, never leaves a stale one."""
     stated = item_time(event.ts, now)
     millis = event.id.partition("-")[0]
     taken = int(millis) / 1000 if millis.isdigit() else None
-    if taken is not None and stated <= taken < stated + SAME_MOMENT:
+    if taken is not None and stated - SAME_MOMENT < taken < stated + SAME_MOMENT:
         return taken
-    return stated
+    return stated + WHOLE_SECOND if stated.is_integer() else stated
 
 
 def on_event(status: AgentStatus, event: Event, now: float) -> AgentStatus:

@@ -139,15 +139,18 @@ WHOLE = "2027-01-15T08:00:00+00:00"  # the envelope's `ts`: whole seconds
 AT = dt.datetime.fromisoformat(WHOLE).timestamp()
 TIMES = [
     ("stream-id-within-the-second", WHOLE, f"{int(AT * 1000) + 800}-0", AT + 0.8),
-    ("spooled-the-ts-tells", WHOLE, f"{int(AT * 1000) + 95_000}-0", AT),
-    ("no-id", WHOLE, "", AT),
-    ("no-ts", "", f"{int(AT * 1000) + 800}-3", NOW),
+    ("redis-clock-a-little-behind", WHOLE, f"{int(AT * 1000) - 20}-0", AT - 0.02),
+    ("spooled-the-end-of-its-second", WHOLE, f"{int(AT * 1000) + 95_000}-0", AT + 0.999),
+    ("no-id", WHOLE, "", AT + 0.999),
+    ("precise-ts", "2027-01-15T08:00:00.250+00:00", "", AT + 0.25),
+    ("no-ts-now", "", f"{int(AT * 1000) + 800}-3", NOW + 0.5),
 ]
 
 
 @pytest.mark.parametrize(("ts_", "entry", "at"), [t[1:] for t in TIMES], ids=[t[0] for t in TIMES])
 def test_event_time(ts_: str, entry: str, at: float) -> None:
-    assert event_time(Event(type="waiting", ts=ts_, id=entry), NOW) == pytest.approx(at)
+    told = event_time(Event(type="waiting", ts=ts_, id=entry), NOW + 0.5)
+    assert told == pytest.approx(at, rel=0, abs=1e-6)
 
 
 def test_a_turn_within_one_second() -> None:
