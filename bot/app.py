@@ -132,6 +132,7 @@ async def serve(config: BotConfig, url: str, settings: Settings, stop: asyncio.E
     feed = OutputFeed(client, reader, keys, registry, sender)
     board = StatusBoard(client, keys, sender, registry, every=config.limits.local_seconds(STATUS_EVERY) / 2)
     feed.observers.append(board.item)
+    feed.observers.append(consumer.output_item)
     feed.seeders.append(board.seed)
     consumer.observers.append(board.event)
     await board.load()

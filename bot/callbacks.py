@@ -3,8 +3,9 @@
 Pure. The format is short and strict so it always fits Telegram's 64 bytes and anything forged or
 garbled parses to None: `<action>:<agent id>` for d (diff), m (merge), k (kill), l (look), s (screenshot),
 `<action>:<plan id>` for p (approve), e (edit), x (discard) of a plan,
-`a:<question id>:<option index>` for the answer buttons of a question, and `<y|w|n>:<agent id>:<dialog>`
-(allow, always allow, deny; the dialog is the 8 hex digits of its prompt id `p-…`) for an agent's dialog.
+`a:<question id>:<option index>` for the answer buttons of a question, `o:<question id>:<number>` for
+an option of a dialog (the number a person would type), and `<y|w|n>:<agent id>:<dialog>` (allow,
+always allow, deny; the dialog is the 8 hex digits of its prompt id `p-…`) for an agent's dialog.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ MAX_OPTION_INDEX = 99
 _ID = r"[A-Za-z0-9][A-Za-z0-9._-]{0,55}"  # at most 56 characters: "a:<id>:99" stays within 64 bytes
 _AGENT_DATA = re.compile(rf"([dmkls]):({_ID})")
 _PLAN_DATA = re.compile(rf"([pex]):({_ID})")
-_ANSWER_DATA = re.compile(rf"a:({_ID}):(0|[1-9][0-9]?)")
+_ANSWER_DATA = re.compile(rf"([ao]):({_ID}):(0|[1-9][0-9]?)")
 _DIALOG_DATA = re.compile(rf"([ywn]):({_ID}):([0-9a-f]{{8}})")
 
 
@@ -35,17 +36,20 @@ class Action(StrEnum):
     PLAN_EDIT = "e"
     PLAN_DISCARD = "x"
     ANSWER = "a"
+    OPTION = "o"
     ALLOW = "y"
     ALWAYS = "w"
     DENY = "n"
 
 
 DIALOG_ACTIONS = frozenset({Action.ALLOW, Action.ALWAYS, Action.DENY})
+NUMBERED = frozenset({Action.ANSWER, Action.OPTION})  # their target is a question, with a number
 
 
 @dataclass(frozen=True)
 class Callback:
-    """A button press: an action on an agent, or option `option` of question `target`."""
+    """A button press: an action on an agent, or option `option` of question `target` (its index for
+    ANSWER, the number drawn beside it for OPTION)."""
 
     action: Action
     target: str
@@ -54,8 +58,8 @@ class Callback:
 
     def encode(self) -> str | None:
         """The callback data, or None when the ids cannot be carried (odd characters, too long)."""
-        if self.action is Action.ANSWER:
-            data = f"a:{self.target}:{self.option}"
+        if self.action in NUMBERED:
+            data = f"{self.action.value}:{self.target}:{self.option}"
         elif self.action in DIALOG_ACTIONS and self.prompt and self.prompt.startswith("p-"):
             data = f"{self.action.value}:{self.target}:{self.prompt[2:]}"
         elif self.option is None:
@@ -78,7 +82,7 @@ def parse_callback(data: str) -> Callback | None:
     if m := _PLAN_DATA.fullmatch(data):
         return Callback(Action(m.group(1)), m.group(2))
     if m := _ANSWER_DATA.fullmatch(data):
-        return Callback(Action.ANSWER, m.group(1), int(m.group(2)))
+        return Callback(Action(m.group(1)), m.group(2), int(m.group(3)))
     if m := _DIALOG_DATA.fullmatch(data):
         return Callback(Action(m.group(1)), m.group(2), prompt=f"p-{m.group(3)}")
     return None

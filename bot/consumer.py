@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -21,6 +22,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from telegram.error import BadRequest, Forbidden, RetryAfter, TelegramError
 
 from bot.forum import Forum, retry_seconds
+from bot.last_words import HOLD_SECONDS, LastWords
 from bot.outbound import Batch, Outgoing
 from bot.plan_render import ANCHOR_PREFIX
 from bot.render import Style, escape, render
@@ -69,6 +71,7 @@ class EventConsumer:
         forum: Forum,
         sender: Sender,
         consumer: str,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.client = client
         self.keys = keys
@@ -78,6 +81,9 @@ class EventConsumer:
         self.consumer = consumer
         self.pending: dict[str, set[str]] = {}  # entry id → topic roles not yet accepted by Telegram
         self.observers: list[Callable[[Event], None]] = []  # told of every event read (the status board)
+        self.clock = clock
+        self.last_words: LastWords[_Show] = LastWords()  # turn ends waiting for their last words
+        self._timer: asyncio.TimerHandle | None = None
 
     async def prepare(self) -> None:
         """The group exists from here on: events published after this are shown (a new group starts now)."""
@@ -170,7 +176,7 @@ class EventConsumer:
         for show, done in zip(shows, shown, strict=True):
             if not done:
                 waiting[show.entry_id].add(show.role)
-                self._queue(show)
+                self._hold(show)
         finished = [entry_id for entry_id, roles in waiting.items() if not roles]
         self.pending.update({entry_id: roles for entry_id, roles in waiting.items() if roles})
         await self._record([], finished)
@@ -227,6 +233,38 @@ class EventConsumer:
         for show in shows:
             pipe.exists(self.keys.seen(SEEN_SCOPE, f"{show.entry_id}:{show.role}"))
         return [bool(n) for n in await pipe.execute()]
+
+    def _hold(self, show: _Show) -> None:
+        """Queue `show`, unless it ends a turn in the agent's own topic before the turn's last words
+        were queued there: then it waits for them (bot.last_words)."""
+        agent = show.event.agent or ""
+        own = show.thread is not None and show.thread == self.registry.thread_of("agent", agent)
+        words = str(show.event.data.get("last_message") or "") if own else ""
+        deadline = self.clock() + HOLD_SECONDS
+        for ready in self.last_words.hold(show.thread, show, agent, words, deadline):
+            self._queue(ready)
+        self._arm()
+
+    def output_item(self, agent: str, fields: dict[str, str]) -> None:
+        """An item of an agent's output was queued (the output feed tells): a turn end may go now."""
+        if fields.get("kind") == "text":
+            for ready in self.last_words.said(agent, fields.get("text", "")):
+                self._queue(ready)
+
+    def _arm(self) -> None:
+        deadline = self.last_words.next_deadline()
+        if deadline is not None and self._timer is None:
+            delay = max(0.0, deadline - self.clock())
+            self._timer = asyncio.get_running_loop().call_later(delay, self._overdue)
+
+    def _overdue(self) -> None:
+        self._timer = None
+        late = self.last_words.due(self.clock())
+        if late:
+            log.info("events %s shown without the last words of the turn", " ".join(s.entry_id for s in late))
+        for ready in late:
+            self._queue(ready)
+        self._arm()
 
     def _queue(self, show: _Show) -> None:
         rendered = render(show.event, show.style)

@@ -84,6 +84,7 @@ class Batch:
     continues: int | None = None  # the streaming message this batch goes on from (None: a new one)
     status: StatusStep | None = None  # a change of the topic's status line
     delete: int | None = None  # a status message to delete
+    ahead: bool = False  # output that goes ahead of a message queued after it: it spends as that would
 
     @property
     def key(self) -> TopicKey:
@@ -104,7 +105,7 @@ class Batch:
         the events' share."""
         if self.status is not None:
             return STATUS_RESERVE
-        return OUTPUT_RESERVE if self.streaming else 0
+        return OUTPUT_RESERVE if self.streaming and not self.ahead else 0
 
     @property
     def counted(self) -> bool:
@@ -211,7 +212,9 @@ class Outbox:
                 heads.append(_Head(False, stream.pending[0].seq, key, "stream"))
         busy = {h.key[0] for h in heads if self._wait(h, now) <= 0}
         for key, line in self._status.items():
-            if key[0] not in busy and line.step() is not None:
+            if _removal(line):  # before anything else: the line never shows beside what replaces it
+                heads.append(_Head(True, -1, key, "status"))
+            elif key[0] not in busy and line.step() is not None:
                 heads.append(_Head(False, 1 << 62, key, "status"))
         return heads
 
@@ -228,6 +231,8 @@ class Outbox:
             return max(pace, stream.changed_at + self.output_every - now)
         if head.kind == "status":
             line = self._status[head.key]
+            if _removal(line):
+                return self.pacer(head.key[0]).held(now)  # a deletion spends nothing of the minute
             pace = self.pacer(head.key[0]).wait(now, STATUS_RESERVE, spare=True)
             due = line.due(now, self.status_every)
             return max(pace, 0.0 if due else line.changed_at + self.status_every - now)
@@ -246,11 +251,19 @@ class Outbox:
         if not ready:
             return None
         head = min(ready, key=lambda h: (not h.urgent, h.seq))
+        if head.kind == "messages" and self._output_before(head):
+            return self._take_stream(head.key, before=head.seq)  # output written before the message
         if head.kind == "stream":
             return self._take_stream(head.key)
         if head.kind == "status":
             return self._take_status(head.key)
         return self._take_messages(head.key)
+
+    def _output_before(self, head: _Head) -> bool:
+        """Whether output queued before this message waits in its topic: it goes first, so what an
+        agent wrote stays above what was said after it (its turn's end, a question)."""
+        stream = self._streams.get(head.key)
+        return stream is not None and any(p.text and p.seq < head.seq for p in stream.pending)
 
     def _take_status(self, key: TopicKey) -> Batch:
         step = self._status[key].step()
@@ -288,8 +301,9 @@ class Outbox:
             entries=tuple(entries),
         )
 
-    def _take_stream(self, key: TopicKey) -> Batch:
-        """The output one send or one edit shows: a new message, or items appended to the current one.
+    def _take_stream(self, key: TopicKey, before: int | None = None) -> Batch:
+        """The output one send or one edit shows: a new message, or items appended to the current one;
+        only items queued before `before` (a message's place in the queue), when given.
 
         A new turn starts a new message; a batch never holds the output of two turns.
         """
@@ -297,7 +311,7 @@ class Outbox:
         buffer, message_id = stream.buffer, stream.message_id
         new_message: bool | None = None  # undecided until the first item with text
         taken: list[_Part] = []
-        while stream.pending:
+        while stream.pending and (before is None or stream.pending[0].seq < before):
             part = stream.pending[0]
             if part.turn:
                 if new_message is not None:
@@ -323,6 +337,7 @@ class Outbox:
             parts=tuple(taken),
             buffer=buffer,
             continues=message_id,
+            ahead=before is not None,
         )
 
     # --- hearing back ----------------------------------------------------------------------------------
@@ -392,6 +407,12 @@ class Outbox:
         if stream is not None and stream.pending:
             target = self._streams.setdefault((chat, new), _Stream())
             target.pending = deque(sorted([*target.pending, *stream.pending], key=lambda part: part.seq))
+
+
+def _removal(line: StatusLine) -> bool:
+    """Whether the line's next step deletes it for good (its agent's turn is over)."""
+    step = line.step()
+    return step is not None and step.delete is not None and not line.wanted
 
 
 def _starts_new_message(stream: _Stream) -> bool:

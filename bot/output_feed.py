@@ -44,7 +44,7 @@ class OutputFeed:
         self.registry = registry
         self.sender = sender
         self.cursors: dict[str, str] = {}
-        self.observers: list[Callable[[str, dict[str, str]], None]] = []  # (agent, item): the status board
+        self.observers: list[Callable[[str, dict[str, str]], None]] = []  # (agent, item), once it is queued
         self.seeders: list[Callable[[str, str], Awaitable[None]]] = []  # (agent, cursor), for new agents
         self._changed = asyncio.Event()
         self._reader_id: int | None = None
@@ -119,15 +119,15 @@ class OutputFeed:
             thread = self.registry.thread_of("agent", agent)
             if thread is None:
                 continue
-            for observe in self.observers:
-                observe(agent, fields)
             token = (f"{TOKEN_PREFIX}|{agent}|{item_id}",)
             kind = fields.get("kind", "")
             if kind == "prompt":
                 self.sender.new_turn(thread, token)
-                continue
-            text = output_item(kind, fields.get("text", ""), fields.get("tool", ""))
-            self.sender.put_output(thread, text, token)
+            else:
+                text = output_item(kind, fields.get("text", ""), fields.get("tool", ""))
+                self.sender.put_output(thread, text, token)
+            for observe in self.observers:  # after: what they queue goes below the item
+                observe(agent, fields)
 
     async def confirm(self, batch: Batch, _message_id: int | None) -> None:
         """Telegram shows these items now: remember the last one per agent."""

@@ -66,6 +66,10 @@ class Pacer:
             wait = max(wait, recent[len(recent) - allowed] + self.limits.window - now)
         return max(0.0, wait)
 
+    def held(self, now: float) -> float:
+        """Seconds before anything at all may go (a hold after a 429 or an error); 0 when none."""
+        return max(0.0, self._held_until - now)
+
     def spent(self, now: float) -> int:
         """Messages and edits in the window ending now."""
         return len(self._window(now))

@@ -77,7 +77,7 @@ async def answer_question(ask: Ask, question_id: str, text: str, message_id: int
     """Send the answer to the agent that asked; the worker acknowledges the question."""
     question = await ask.rt.find_question(question_id)
     if question is None:
-        raise BotError("that question was answered already")
+        raise BotError("that question was already answered; nothing was sent")
     agent = await ask.rt.find_agent(question.agent)
     if agent is None:
         raise BotError(f"{question.agent}, who asked, is gone; the answer was not sent")
@@ -93,8 +93,9 @@ async def _question_replied(rt: BotRuntime, message: Message) -> tuple[str, int]
     return (str(found), replied.message_id) if found else None
 
 
-async def _forget_question(rt: BotRuntime, question_message: int) -> None:
-    await rt.client.hdel(rt.keys.topics(QUESTIONS), str(question_message))
+async def _answered(rt: BotRuntime, question_message: int) -> None:
+    """The question is answered: its buttons go. Its message stays known as a question, so a second
+    reply to it is told it was answered instead of going to the agent as new text."""
     await rt.sender.drop_buttons(question_message)
 
 
@@ -113,7 +114,7 @@ async def on_text(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     if replied is not None:
         question_id, question_message = replied
         await answer_question(ask, question_id, message.text, message.message_id)
-        await _forget_question(rt, question_message)
+        await _answered(rt, question_message)
         return
     if ask.thread is None:
         return  # General is for people; nothing typed there goes to an agent
@@ -138,7 +139,8 @@ async def _auto_agent(rt: BotRuntime, thread: int) -> Agent | None:
 
 
 async def on_button(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-    """A tap on a button: an option of a question, or diff, merge, kill, look on a finished agent."""
+    """A tap on a button: an option of a question or a dialog, or diff, merge, kill, look on a finished
+    agent."""
     query = update.callback_query
     if query is None:
         return
@@ -157,6 +159,8 @@ async def on_button(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
             await PLAN_TAPS[tapped.action](ask, tapped.target)
         elif tapped.action is Action.ANSWER:
             await _tap_option(ask, tapped.target, tapped.option or 0, query.answer)
+        elif tapped.action is Action.OPTION:
+            await _tap_number(ask, tapped.target, tapped.option or 0, query.answer)
         elif tapped.action in DIALOG_ACTIONS:
             await _tap_dialog(ask, tapped, query.answer)
         else:
@@ -196,9 +200,21 @@ async def _tap_dialog(ask: Ask, tapped: Callback, answer: Any) -> None:
 async def _tap_option(ask: Ask, question_id: str, option: int, answer: Any) -> None:
     question = await ask.rt.find_question(question_id)
     if question is None or option >= len(question.options):
-        await answer("This question is answered already")
+        await answer("This question was already answered")
         return
     await answer(f"Answer: {question.options[option]}"[:200])
     await answer_question(ask, question.id, question.options[option], ask.reply_to)
     if ask.reply_to is not None:
-        await _forget_question(ask.rt, ask.reply_to)
+        await _answered(ask.rt, ask.reply_to)
+
+
+async def _tap_number(ask: Ask, question_id: str, number: int, answer: Any) -> None:
+    """An option of a dialog: its number goes to the dialog's question (the worker picks the option, or
+    says the dialog was answered or has closed)."""
+    if await ask.rt.find_question(question_id) is None:
+        await answer("This dialog was already answered (or has closed)")
+        return
+    await answer(f"Answer: {number}")
+    await answer_question(ask, question_id, str(number), ask.reply_to)
+    if ask.reply_to is not None:
+        await _answered(ask.rt, ask.reply_to)

@@ -14,6 +14,7 @@ from enum import StrEnum
 from typing import Any, NamedTuple
 
 from bot.callbacks import Action, Callback, parse_callback
+from bot.dialog_render import BUTTON_LABEL_WIDTH, MAX_OPTIONS, dialog_view, drawn_options, option_rows
 from bot.plan_render import PLAN_VIEWS
 from bus.events import Event
 
@@ -32,8 +33,6 @@ __all__ = [
 
 PARSE_MODE = "HTML"
 SUMMARY_WIDTH = 200
-BUTTON_LABEL_WIDTH = 40
-MAX_OPTIONS = 20
 
 _LANGUAGE = re.compile(r"[A-Za-z0-9_+-]{1,32}")
 
@@ -95,11 +94,11 @@ def render(event: Event, style: Style) -> Rendered:
     view = _plan_view(event) if event.type in PLAN_VIEWS else _RENDERERS.get(event.type, _other)(event)
     if style is Style.SUMMARY:
         return Rendered(escape(shorten(view.text)))
-    return Rendered(escape(view.text.strip()), view.buttons)
+    return Rendered(render_output(view.text.strip()), view.buttons)  # an agent's words keep their code
 
 
 def render_output(text: str) -> str:
-    """Agent text as HTML: escaped, with ``` fenced blocks turned into <pre> (language kept)."""
+    """Agent text as HTML: escaped, with ``` fenced blocks turned into <pre><code> (language kept)."""
     out: list[str] = []
     code: list[str] | None = None
     opener = ""
@@ -313,37 +312,13 @@ def _agent_buttons(agent: str) -> tuple[tuple[Button, ...], ...]:
     return (tuple(row),)
 
 
-_DIALOG_LABELS = {
-    "permission": ((Action.ALLOW, "Allow"), (Action.ALWAYS, "Always allow"), (Action.DENY, "Deny")),
-    "plan": ((Action.ALLOW, "Approve"), (Action.DENY, "Keep planning")),
-    "trust": ((Action.ALLOW, "Trust"), (Action.DENY, "Refuse")),
-}
-
-
-def _dialog_buttons(event: Event) -> tuple[tuple[Button, ...], ...]:
-    """Allow / Deny (plan: Approve / Keep planning; folder trust: Trust / Refuse) for the dialog."""
-    prompt = _text(event.data, "prompt_id")
-    labels = _DIALOG_LABELS.get(_text(event.data, "kind", "permission"), ())
-    row = []
-    for action, label in labels:
-        data = Callback(action, _agent(event), prompt=prompt).encode()
-        if data is None:
-            return ()
-        row.append(Button(label, data))
-    return (tuple(row),) if row else ()
+def _rows(rows: tuple[tuple[tuple[str, str], ...], ...]) -> tuple[tuple[Button, ...], ...]:
+    return tuple(tuple(Button(label, data) for label, data in row) for row in rows)
 
 
 def _permission(event: Event) -> _View:
-    kind, agent = _text(event.data, "kind", "permission"), _agent(event)
-    if kind == "trust":
-        head = f"🔐 {agent} asks whether Claude Code may trust the folder {_text(event.data, 'folder', '?')}"
-    elif kind == "plan":
-        plan = _text(event.data, "plan").strip()
-        head = _lines(f"📋 {agent} has a plan and asks to go ahead", plan or None)
-    else:
-        tool, detail = _text(event.data, "tool", "a tool"), _text(event.data, "detail").strip()
-        head = _lines(f"🔐 {agent} asks to use {tool}", detail or None)
-    return _View(head, _dialog_buttons(event))
+    text, rows = dialog_view(event, _agent(event))
+    return _View(text, _rows(rows))
 
 
 def _error(event: Event) -> _View:
@@ -353,6 +328,9 @@ def _error(event: Event) -> _View:
 
 
 def _question_buttons(event: Event) -> tuple[tuple[Button, ...], ...]:
+    """An option per row: by the number drawn beside it when the dialog drew them, else by its place."""
+    if drawn_options(event.data):
+        return _rows(option_rows(event))
     options = event.data.get("options")
     question_id = _text(event.data, "question_id")
     if not isinstance(options, list) or not question_id:

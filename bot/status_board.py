@@ -3,8 +3,9 @@ handed to the sender as the topic's live status line.
 
 The source is the agent's output stream (`out:<agent>`), which the bot reads anyway for the agent's
 output: tool uses carry the tool and its argument, every item the transcript's time. A turn starts
-with a `prompt` item and ends with a turn-ending event (complete, waiting, question, ...); then the
-line is removed. A tick refreshes the elapsed times of working agents.
+with a `prompt` item and ends with a turn-ending event (complete, waiting, ...); then the line is
+removed. The two streams are read apart: what happened when, not what was read first, decides
+(bot.agent_status). A tick refreshes the elapsed times of working agents; idle ones cost nothing.
 
 The status messages shown are kept in `topic:status` (thread → message id), so a restarted bot edits
 or deletes the one its predecessor left instead of leaving it behind; and an agent it meets mid-turn
@@ -22,11 +23,11 @@ from typing import cast
 import redis.asyncio as aredis
 from redis.exceptions import RedisError
 
+from bot.agent_status import AgentStatus, on_event, on_item, seeded, status_line
 from bot.outbound import Batch
 from bot.render import escape
 from bot.sender import Sender
 from bot.topics import TopicRegistry
-from bus.activity import Activity, activity_line, current, end_turn, ends_turn, fold_item
 from bus.agents import Agent
 from bus.events import Event
 from bus.keys import Keys
@@ -55,7 +56,8 @@ class StatusBoard:
         # once it is two of them old (a status line in a turn of a few seconds is churn: sent, then
         # moved below the turn's first output, then deleted)
         self.clock = clock
-        self.activities: dict[str, Activity] = {}
+        self.statuses: dict[str, AgentStatus] = {}  # every agent heard of, with a topic or not (yet)
+        self._met: set[str] = set()  # agents whose output the feed reads
         self._left: dict[int, int] = {}  # status messages an earlier bot left in agents' topics
 
     async def load(self) -> None:
@@ -72,16 +74,18 @@ class StatusBoard:
 
     async def seed(self, agent: str, cursor: str) -> None:
         """An agent met for the first time, its output read on from `cursor`: what it was doing then."""
-        if cursor not in ("0", "0-0") and agent not in self.activities:
+        if cursor not in ("0", "0-0") and agent not in self._met:
             tail = await self.client.xrevrange(self.keys.output(agent), max=cursor, min="-", count=SEED_ITEMS)
             state = str(await self.client.hget(self.keys.agent(agent), Agent.hash_key("state")) or "")
             fields = [f for _id, f in reversed(cast(list[tuple[str, dict[str, str]]], tail))]
-            self.activities[agent] = current(fields, state, self.clock())
+            known = self.statuses.get(agent, AgentStatus())
+            self.statuses[agent] = seeded(known, fields, state, self.clock())
+        self._met.add(agent)
         thread = self.registry.thread_of("agent", agent)
         left = self._left.pop(thread, None) if thread is not None else None
         if thread is not None and left is not None:
             self.sender.adopt_status(thread, left)
-        if agent in self.activities:
+        if agent in self.statuses:
             self._show(agent)
 
     async def confirm(self, batch: Batch, message_id: int | None) -> None:
@@ -100,30 +104,30 @@ class StatusBoard:
 
     def item(self, agent: str, fields: dict[str, str]) -> None:
         """One output item of `agent` (an `out:<agent>` entry), in stream order."""
-        before = self.activities.get(agent, Activity())
-        after = fold_item(before, fields, self.clock())
-        if after != before:
-            self.activities[agent] = after
-            self._show(agent)
+        self._update(agent, on_item(self.statuses.get(agent, AgentStatus()), fields, self.clock()))
 
     def event(self, event: Event) -> None:
-        """An event: one that ends an agent's turn removes its status line."""
-        if event.agent and event.agent in self.activities and ends_turn(event.type, event.data):
-            self.activities[event.agent] = end_turn(self.activities[event.agent])
-            self._show(event.agent)
+        """An event of an agent, in the events' order (not the output's: either may come first)."""
+        if event.agent:
+            self._update(
+                event.agent, on_event(self.statuses.get(event.agent, AgentStatus()), event, self.clock())
+            )
+
+    def _update(self, agent: str, status: AgentStatus) -> None:
+        if status != self.statuses.get(agent):
+            self.statuses[agent] = status
+            self._show(agent)
 
     def _show(self, agent: str) -> None:
         thread = self.registry.thread_of("agent", agent)
         if thread is None:
             return
-        activity, now = self.activities[agent], self.clock()
-        young = activity.turn_started is not None and now - activity.turn_started < 2 * self.every
-        line = "" if young else activity_line(activity, now)  # a short turn is all in its output message
+        line = status_line(self.statuses[agent], self.clock(), young=2 * self.every)
         self.sender.set_status(thread, escape(line))
 
     async def run(self) -> None:
         while True:
             await asyncio.sleep(self.every)
-            for agent, activity in list(self.activities.items()):
-                if activity.working:
+            for agent, status in list(self.statuses.items()):
+                if status.live:
                     self._show(agent)

@@ -1,8 +1,9 @@
 """The live status line of each agent's topic as the outbox keeps it: the latest text wanted (the
 latest always wins), the message that shows it, and what to do next to make the two agree.
 
-Pure. A status line is one message at the bottom of the topic: edited in place, sent anew at the
-bottom (and the old one deleted) when another message went below it, deleted when the turn ends.
+Pure. A status line is one message at the bottom of the topic: edited in place, moved to the bottom
+when another message went below it (the old one deleted first, so two never show at once), deleted
+when the turn ends.
 """
 
 from __future__ import annotations
@@ -28,38 +29,34 @@ class StatusLine:
     wanted: str = ""  # "" : no status line (the agent is not working)
     shown: str = ""
     message_id: int | None = None
-    stale: int | None = None  # a status message replaced by one at the bottom: to delete
     buried: bool = False  # a message went below it: its next change moves it to the bottom
     changed_at: float = -math.inf
 
     def step(self) -> StatusStep | None:
         """What would bring the topic in line with `wanted`; None when it is."""
-        if self.stale is not None:
-            return StatusStep("", delete=self.stale)
+        if self.message_id is not None and (not self.wanted or self.buried):
+            return StatusStep("", delete=self.message_id)
         if not self.wanted:
-            return None if self.message_id is None else StatusStep("", delete=self.message_id)
-        if self.message_id is None or self.buried:
+            return None
+        if self.message_id is None:
             return StatusStep(self.wanted)
         return None if self.wanted == self.shown else StatusStep(self.wanted, edit=self.message_id)
 
     def due(self, now: float, every: float) -> bool:
-        """Whether the step may go now: deletions at once, changes at most once every `every`."""
+        """Whether the step may go now: a removal at once, changes (a move included) at most once every
+        `every`."""
         step = self.step()
         if step is None:
             return False
-        return step.delete is not None or now >= self.changed_at + every
+        return (step.delete is not None and not self.wanted) or now >= self.changed_at + every
 
     def done(self, step: StatusStep, now: float, message_id: int | None) -> None:
         """Telegram accepted `step`."""
         if step.delete is not None:
-            if step.delete == self.stale:
-                self.stale = None
             if step.delete == self.message_id:
-                self.message_id, self.shown = None, ""
+                self.message_id, self.shown, self.buried = None, "", False
             return
         if step.edit is None:
-            if self.message_id is not None:
-                self.stale = self.message_id
             self.message_id, self.buried = message_id, False
         self.shown, self.changed_at = step.text, now
 

@@ -629,6 +629,11 @@ def test_a_question_is_answered_by_reply_and_by_button(
     retry_until(lambda: "Green, please" in received(tmp_path), 30, 0.1, "the answer in the agent")
     retry_until(lambda: (fake.message(answer) or pytest.fail("gone")).reactions == ["👍"], 20, 0.05, "👍")
     assert json.loads(agents_ib.run("questions", "--json").stdout) == []
+    fake.inject_message(USER, "Blue, then", thread_id=topic, reply_to=question.message_id)  # answered
+    wait_shown(fake, topic, "⚠ that question was already answered; nothing was sent")
+    fake.inject_message(USER, "and the door red", thread_id=topic)  # typed, not a reply: for the agent
+    retry_until(lambda: "and the door red" in received(tmp_path), 30, 0.1, "the text in the agent")
+    assert "Blue, then" not in received(tmp_path)
 
     asked = agents_ib.run(
         "ask", "Postgres or SQLite?", "--option", "Postgres", "--option", "SQLite", "--from", "asker"

@@ -24,6 +24,7 @@ VALID = [
     ("allow", "y:agent-abc123:0a1b2c3d", Callback(Action.ALLOW, "agent-abc123", prompt="p-0a1b2c3d")),
     ("always", "w:agent-abc123:0a1b2c3d", Callback(Action.ALWAYS, "agent-abc123", prompt="p-0a1b2c3d")),
     ("deny", "n:agent-abc123:0a1b2c3d", Callback(Action.DENY, "agent-abc123", prompt="p-0a1b2c3d")),
+    ("dialog-option", "o:q-0a1b2c3d:3", Callback(Action.OPTION, "q-0a1b2c3d", 3)),
 ]
 
 
@@ -46,6 +47,8 @@ FORGED = [
     ("answer-plus", "a:q-1:+1"),
     ("answer-too-big", "a:q-1:100"),
     ("answer-not-a-number", "a:q-1:one"),
+    ("option-without-number", "o:q-1"),
+    ("option-too-big", "o:q-1:100"),
     ("space", "d:agent 1"),
     ("newline-after", "d:agent-1\n"),
     ("leading-dash", "d:-rf"),

@@ -305,3 +305,21 @@ def test_blank_output_only_confirms() -> None:
     outbox.sent(batch, 0.0, None)
     assert outbox.wait(0.0) is None
     assert len(outbox) == 0
+
+
+def test_output_queued_before_a_message_goes_before_it() -> None:
+    outbox = Outbox(MINUTE)
+    outbox.put_output(CHAT, 5, "Read(a.py)")
+    outbox.sent(outbox.take(0.0) or pytest.fail("nothing to send"), 0.0, 10)
+    outbox.put_output(CHAT, 5, "The last words.", ("o2",))
+    outbox.put(item("⏳ agent-1 is waiting", 5))
+    outbox.put_output(CHAT, 5, "Written after it.", ("o3",))
+    first = outbox.take(1.0) or pytest.fail("nothing to send")  # within the edit interval, all the same
+    assert (first.edit, first.text, first.tokens) == (10, "Read(a.py)\nThe last words.", ("o2",))
+    assert first.reserve == 0  # it goes as the message after it would
+    outbox.sent(first, 1.0, 10)
+    second = outbox.take(2.0) or pytest.fail("nothing to send")
+    assert second.text == "⏳ agent-1 is waiting"
+    outbox.sent(second, 2.0, 11)
+    third = outbox.take(3.0) or pytest.fail("nothing to send")
+    assert (third.edit, third.text) == (None, "Written after it.")  # below the message

@@ -6,8 +6,9 @@ from typing import Any
 
 import pytest
 
-from bot.callbacks import CALLBACK_MAX_BYTES, parse_callback
+from bot.callbacks import CALLBACK_MAX_BYTES, Action, Callback, parse_callback
 from bot.render import Button, Rendered, Style, escape, render, render_output, shorten
+from bot.split import MESSAGE_LIMIT, split_message, telegram_length
 from bus.envelope import ALL_TYPES
 from bus.events import Event
 from tests.fake_telegram.markup import visible_text
@@ -368,6 +369,37 @@ def test_agent_output(msg: str, html: str) -> None:
     visible_text(html, "HTML")
 
 
+CODE = "```python\nif a < b:\n    print('&')\n```"
+PYTHON = '<pre><code class="language-python">'
+FENCED = [
+    ("waiting", event("waiting", f"Run this:\n{CODE}", agent="agent-x"), "⏳ agent-x is waiting: Run this:"),
+    (
+        "question",
+        event("question", "", agent="agent-x", data={"question": f"Which?\n{CODE}", "question_id": "q-1"}),
+        "❓ agent-x asks: Which?",
+    ),
+    ("message", event("message", f"See:\n{CODE}", agent="agent-x"), "💬 agent-x says: See:"),
+]
+
+
+@pytest.mark.parametrize(("event_", "head"), [r[1:] for r in FENCED], ids=[r[0] for r in FENCED])
+def test_code_in_an_event_renders_as_a_code_block(event_: Event, head: str) -> None:
+    text = render(event_, Style.FULL).text
+    assert text == f"{head}\n{PYTHON}if a &lt; b:\n    print('&amp;')</code></pre>"
+    visible_text(text, "HTML")
+
+
+def test_a_code_block_longer_than_a_message_is_split_into_valid_blocks() -> None:
+    code = "\n".join(f"line_{i} = {i} < {i + 1}  # &" for i in range(400))
+    text = render(event("message", f"All of it:\n```python\n{code}\n```\nDone.", agent="a"), Style.FULL).text
+    parts = split_message(text)
+    assert len(parts) > 1 and all(telegram_length(part) <= MESSAGE_LIMIT for part in parts)
+    for part in parts:
+        visible_text(part, "HTML")  # every part parses: tags closed at the cut, reopened after it
+    assert all(part.startswith(PYTHON) for part in parts[1:])
+    assert "".join(visible_text(part, "HTML") for part in parts).count("line_") == 400
+
+
 def test_output_style_of_an_empty_message_falls_back_to_full() -> None:
     assert render(event("message", "", agent="agent-x"), Style.OUTPUT) == Rendered("💬 agent-x says")
 
@@ -459,3 +491,113 @@ def test_a_dialog_without_its_prompt_id_gets_no_buttons() -> None:
 def test_an_api_error_says_its_kind() -> None:
     shown = render(event("error", "m", agent="agent-x", data={"kind": "overloaded"}), Style.FULL)
     assert shown.text == escape("⚠ agent-x: the turn ended with an API error (overloaded)")
+
+
+def drawn(*labels: str, numbered: bool = True) -> list[dict[str, Any]]:
+    return [{"number": i + 1 if numbered else None, "label": label} for i, label in enumerate(labels)]
+
+
+NINE = [f"Option {i}" for i in range(1, 10)]
+DRAWN = [
+    # (the dialog's data, the text, the button labels, the numbers the buttons send)
+    (
+        "auto-mode-two",
+        {"kind": "permission", "title": "Do you want to proceed?", "default": 0,
+         "options": drawn("No", "Yes")},
+        "🔐 agent-x asks: Do you want to proceed?",
+        ["No (default)", "Yes"],
+        [1, 2],
+    ),
+    (
+        "hook-permission-three",
+        {"kind": "permission", "tool": "Bash", "detail": "make", "default": 0,
+         "options": drawn("Yes", "Yes, and don't ask again for make commands", "No")},
+        "🔐 agent-x asks to use Bash\nmake",
+        ["Yes (default)", "Yes, and don't ask again for make comma…", "No"],
+        [1, 2, 3],
+    ),
+    (
+        "nine-unknown",
+        {"kind": "dialog", "title": "Pick a theme", "options": drawn(*NINE), "default": 4},
+        "🔐 agent-x asks: Pick a theme",
+        [*NINE[:4], "Option 5 (default)", *NINE[5:]],
+        list(range(1, 10)),
+    ),
+    (
+        "labels-with-digits-and-cursor",
+        {"kind": "dialog", "title": "Port?", "options": drawn("8080 ❯ 80", "❯ 2. other"), "default": 1},
+        "🔐 agent-x asks: Port?",
+        ["8080 ❯ 80", "❯ 2. other (default)"],
+        [1, 2],
+    ),
+    (
+        "unnumbered-by-place",
+        {"kind": "dialog", "title": "Sure?", "options": drawn("Go", "Stop", numbered=False)},
+        "🔐 agent-x asks: Sure?",
+        ["Go", "Stop"],
+        [1, 2],
+    ),
+    (
+        "other-language",
+        {"kind": "dialog", "title": "Voulez-vous continuer ?", "options": drawn("Oui", "Non"), "default": 0},
+        "🔐 agent-x asks: Voulez-vous continuer ?",
+        ["Oui (default)", "Non"],
+        [1, 2],
+    ),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("data", "text", "labels", "numbers"), [d[1:] for d in DRAWN], ids=[d[0] for d in DRAWN]
+)
+def test_a_dialog_with_its_options_gets_a_button_per_option(
+    data: dict[str, Any], text: str, labels: list[str], numbers: list[int]
+) -> None:
+    data = {**data, "prompt_id": "p-0a1b2c3d", "question_id": "q-0a1b2c3d"}
+    shown = render(event("permission", "m", agent="agent-x", data=data), Style.FULL)
+    assert shown.text == escape(text)
+    assert [[b.label for b in row] for row in shown.buttons] == [[label] for label in labels]
+    taps = [parse_callback(row[0].data) for row in shown.buttons]
+    assert taps == [Callback(Action.OPTION, "q-0a1b2c3d", n) for n in numbers]
+
+
+def test_a_question_dialog_from_the_pane_answers_by_number() -> None:
+    data = {"kind": "ask", "question": "Which DB?", "options": drawn("Postgres", "SQLite"), "default": 0}
+    shown = render(event("question", "m", agent="agent-x", data={**data, "question_id": "q-1"}), Style.FULL)
+    assert shown.text == "❓ agent-x asks: Which DB?"
+    assert [row[0].data for row in shown.buttons] == ["o:q-1:1", "o:q-1:2"]
+
+
+ODD_OPTIONS: list[Any] = [
+    [{"number": "1", "label": "Yes"}],
+    [{"number": True, "label": "Yes"}],
+    [{"number": 1}],
+    [{"number": 100, "label": "Yes"}],
+    ["Yes", {"number": 2, "label": "No"}],
+    [],
+]
+
+
+@pytest.mark.parametrize(
+    "options", ODD_OPTIONS, ids=["text-number", "bool", "no-label", "100", "mixed", "none"]
+)
+def test_a_permission_with_odd_options_keeps_allow_and_deny(options: list[Any]) -> None:
+    data = {
+        "kind": "permission",
+        "tool": "Bash",
+        "options": options,
+        "prompt_id": "p-0a1b2c3d",
+        "question_id": "q-1",
+    }
+    [row] = render(event("permission", "m", agent="agent-x", data=data), Style.FULL).buttons
+    assert [b.label for b in row] == ["Allow", "Always allow", "Deny"]
+
+
+def test_a_dialog_of_unknown_kind_without_usable_options_has_no_buttons() -> None:
+    data = {
+        "kind": "dialog",
+        "title": "Pick",
+        "options": drawn("A", "B"),
+        "prompt_id": "p-0a1b2c3d",
+    }  # no question
+    assert render(event("permission", "m", agent="agent-x", data=data), Style.FULL).buttons == ()

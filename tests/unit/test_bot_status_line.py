@@ -85,10 +85,12 @@ def test_a_message_below_moves_the_status_to_the_bottom() -> None:
     outbox.put(Outgoing(CHAT, 5, "✓ task done"))
     send(outbox, 1.0, 11)
     outbox.set_status(CHAT, 5, "two")
-    moved = send(outbox, STATUS_EVERY, 12)
+    assert outbox.take(STATUS_EVERY - 1) is None  # a move is a change: it waits for its interval
+    tidy = send(outbox, STATUS_EVERY)
+    assert tidy.delete == 10 and not tidy.counted  # the old line goes first: never two lines at once
+    moved = send(outbox, STATUS_EVERY + outbox.wait(STATUS_EVERY), 12)  # then the new one, at the bottom
     assert (moved.edit, moved.delete, moved.text) == (None, None, "two")
-    tidy = send(outbox, STATUS_EVERY + 2)
-    assert tidy.delete == 10 and not tidy.counted  # the old line goes
+    assert outbox.take(STATUS_EVERY + 2) is None
 
 
 def test_the_end_of_a_turn_removes_the_status_line() -> None:
@@ -99,6 +101,33 @@ def test_the_end_of_a_turn_removes_the_status_line() -> None:
     removal = send(outbox, 1.0)
     assert removal.delete == 10
     assert outbox.take(2.0) is None and outbox.status_shown(CHAT, 5) == ""
+
+
+def test_the_line_goes_before_the_end_of_the_turn_shows() -> None:
+    outbox = Outbox(MINUTE)
+    outbox.set_status(CHAT, 5, "working")
+    send(outbox, 0.0, 10)
+    outbox.put(Outgoing(CHAT, 5, "⏳ agent-1 is waiting"))
+    outbox.set_status(CHAT, 5, "")
+    assert send(outbox, 0.5).delete == 10  # first, so the line never shows beside what replaces it
+    assert send(outbox, 1.0, 11).text == "⏳ agent-1 is waiting"
+
+
+def test_a_removal_spends_nothing_and_waits_for_no_window() -> None:
+    outbox = Outbox(MINUTE)
+    outbox.set_status(CHAT, 5, "working")
+    send(outbox, 0.0, 10)
+    for i in range(19):  # with the line, the minute is spent
+        outbox.put(Outgoing(CHAT, 100 + i, f"event {i}"))
+        send(outbox, 1.0 + i, 100 + i)
+    outbox.put(Outgoing(CHAT, 7, "one too many"))
+    outbox.set_status(CHAT, 5, "")
+    assert send(outbox, 21.0).delete == 10
+    outbox.hold(CHAT, 30.0)  # Telegram said to wait: that holds for deletions too
+    outbox.set_status(CHAT, 6, "other")
+    outbox.adopt_status(CHAT, 6, 50)
+    outbox.set_status(CHAT, 6, "")
+    assert outbox.take(22.0) is None and outbox.wait(22.0) == pytest.approx(8.0)
 
 
 def test_a_status_message_deleted_by_someone_is_sent_again() -> None:

@@ -6,6 +6,7 @@ once. A dialog that went away before the answer lands gets a clear message and n
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 
 from bus.errors import Conflict
@@ -20,6 +21,7 @@ from worker.service.runtime import Runtime
 from worker.tmux.dialogs import Dialog, DialogError, keys_for, option_for_answer, pick, read_dialog
 
 GONE_WAIT = 3.0  # seconds a deny-with-reason waits for the dialog to close before typing the reason
+DRAW_WAIT = 10.0  # seconds from its record within which a dialog not on the pane yet is waited for
 
 
 class NoDialog(WorkerError):
@@ -86,7 +88,7 @@ def _answer(
     prompt = rt.prompts.get(agent.id)
     if prompt_id and (prompt is None or prompt.id != prompt_id or rt.prompts.answered(prompt_id)):
         raise AlreadyAnswered(f"that dialog of {agent.id} was already answered (or has closed)")
-    dialog = open_dialog(rt, agent.id)
+    dialog = open_dialog(rt, agent.id) or _being_drawn(rt, agent.id, prompt)
     if dialog is None:
         if prompt is not None:
             rt.prompts.clear(agent.id, prompt.id)
@@ -113,6 +115,14 @@ def _claim(rt: Runtime, agent_id: str, prompt: Prompt | None, dialog: Dialog) ->
     if prompt is not None:
         return prompt
     return rt.prompts.record(agent_id, dialog.kind, dialog.folder, tuple(o.label for o in dialog.options))
+
+
+def _being_drawn(rt: Runtime, agent_id: str, prompt: Prompt | None) -> Dialog | None:
+    """A hook tells of a dialog before Claude Code draws it (and a busy machine draws late): an answer
+    that comes first waits for it, instead of taking the dialog for closed and forgetting its record,
+    which left every later answer refused while the dialog stood on the screen."""
+    left = prompt.at + DRAW_WAIT - time.time() if prompt is not None else 0.0
+    return wait_until(lambda: open_dialog(rt, agent_id), left) if left > 0 else None
 
 
 def _wait_until_gone(rt: Runtime, agent_id: str) -> None:

@@ -1,0 +1,112 @@
+"""Dialogs answered from Telegram with a real worker and fake agents: a button per option as the dialog
+draws them, and a tap that lands before Claude Code has drawn the dialog its hook told of."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import redis
+
+from bus.keys import Keys
+from tests.cli import IbRunner
+from tests.fake_telegram import FakeTelegram
+from tests.integration.test_bot import (
+    USER,
+    BotProcess,
+    Worker,
+    bot,
+    bot_messages,
+    emit,
+    fake,
+    received,
+    running_worker,
+    spawn,
+    wait_agent_topic,
+    wait_shown,
+)
+from tests.waiting import retry_until
+
+__all__ = ["bot", "fake", "running_worker"]  # fixtures
+
+
+def test_a_dialog_with_drawn_options_is_answered_by_its_button(
+    agents_ib: IbRunner,
+    bot: BotProcess,
+    fake: FakeTelegram,
+    running_worker: Worker,
+    tmp_path: Path,
+    rds: redis.Redis,
+    keys: Keys,
+) -> None:
+    bot.start()
+    spawn(agents_ib, "picker", "fake: choose Which colour? | Red | Green | Blue", "fake: wait")
+    topic = wait_agent_topic(fake, "picker")
+    wait_shown(fake, topic, "❓ picker asks: Which colour?", timeout=40)
+    asked = next(m for m in bot_messages(fake, topic) if "❓ picker asks" in m.text)
+    question = asked.buttons[0][0][1].split(":")[1]
+    # The dialog as the pane watcher reads it: its options as drawn, the default selected.
+    options: list[dict[str, Any]] = [
+        {"number": n, "label": c} for n, c in ((1, "Red"), (2, "Green"), (3, "Blue"))
+    ]
+    data = {
+        "kind": "ask",
+        "question": "Which colour?",
+        "options": options,
+        "default": 0,
+        "question_id": question,
+    }
+    emit(rds, keys, "question", "Agent picker asks: Which colour?", agent="picker", data=data)
+    retry_until(
+        lambda: len([m for m in bot_messages(fake, topic) if "❓ picker asks" in m.text]) == 2, 20, 0.05
+    )
+    drawn = [m for m in bot_messages(fake, topic) if "❓ picker asks" in m.text][-1]
+    assert [row[0][0] for row in drawn.buttons] == ["Red (default)", "Green", "Blue"]
+    fake.inject_callback(USER, drawn.message_id, drawn.buttons[1][0][1])
+    wait_shown(fake, topic, "You chose Green.", timeout=40)
+    retry_until(lambda: (fake.message(drawn.message_id) or drawn).buttons == [], 20, 0.05, "buttons gone")
+    again = fake.inject_callback(USER, drawn.message_id, drawn.buttons[2][0][1])  # a second tap
+    retry_until(lambda: any(a.query_id == again for a in fake.callback_answers), 20, 0.05, "the answer")
+    said = next(a for a in fake.callback_answers if a.query_id == again)
+    assert "already answered" in (said.text or "")
+    assert "Blue" not in received(tmp_path)
+
+
+def test_a_deny_tapped_before_the_dialog_is_drawn_waits_for_it(
+    agents_ib: IbRunner,
+    bot: BotProcess,
+    fake: FakeTelegram,
+    running_worker: Worker,
+    repo: Path,
+    rds: redis.Redis,
+    keys: Keys,
+) -> None:
+    """Claude Code runs the PermissionRequest hook (which tells the bot) before it draws the dialog; a
+    tap that lands in between must not take the dialog for closed (and refuse every later tap)."""
+    bot.start()
+    spawn(agents_ib, "hasty", "fake: wait")
+    topic = wait_agent_topic(fake, "hasty")
+    wait_shown(fake, topic, "⏳ hasty is waiting", timeout=40)
+    payload = {
+        "hook_event_name": "PermissionRequest",
+        "tool_name": "Bash",
+        "tool_input": {"command": "touch no.txt"},
+    }
+    told = agents_ib.run("hook", "event", stdin=json.dumps(payload), env={"IB_AGENT_ID": "hasty"})
+    assert told.returncode == 0, told.stderr
+    wait_shown(fake, topic, "🔐 hasty asks to use Bash")
+    dialog = next(m for m in bot_messages(fake, topic) if m.text.startswith("🔐 hasty asks"))
+    commands = keys.commands(agents_ib.env["IB_WORKER_ID"])
+    sent = rds.xlen(commands)
+    fake.inject_callback(USER, dialog.message_id, dialog.buttons[0][2][1])  # Deny, before the dialog shows
+    retry_until(lambda: rds.xlen(commands) > sent, 20, 0.02, "the deny on its way to the worker")
+    session = str(rds.hget(keys.agent("hasty"), "session"))
+    # Now Claude Code draws it (the fake agent runs the same hook again, then draws).
+    tmux = ["tmux", "-L", agents_ib.env["IB_TMUX_SOCKET"], "send-keys", "-t", session]
+    subprocess.run([*tmux, "-l", "fake: permission touch no.txt"], check=True)
+    subprocess.run([*tmux, "Enter"], check=True)
+    wait_shown(fake, topic, "✓ denied a permission dialog", timeout=40)
+    retry_until(lambda: "Do you want to proceed?" not in agents_ib.run("look", "hasty").stdout, 30, 0.2)
+    assert not (repo / ".ib" / "agents" / "hasty" / "repo" / "no.txt").exists()
