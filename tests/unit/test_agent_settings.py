@@ -61,6 +61,13 @@ def test_the_permission_mode_is_written(mode: str) -> None:
     assert permissions.get("disableAutoMode") == (None if mode == "auto" else "disable")
 
 
+def test_asking_for_bypass_permissions_accepts_its_warning() -> None:
+    assert build_agent_settings("worker", PERMS, IB, mode="bypassPermissions")[
+        "skipDangerousModePermissionPrompt"
+    ]
+    assert "skipDangerousModePermissionPrompt" not in build_agent_settings("worker", PERMS, IB)
+
+
 def test_claude_code_hook_schema() -> None:
     hooks = build_agent_settings("worker", PERMS, IB)["hooks"]
     assert isinstance(hooks, dict)

@@ -52,13 +52,16 @@ def build_agent_settings(
     """Settings JSON for one agent. `ib_command` is the absolute path of the `ib` executable; it is
     quoted for sh here; `lacking` are the events the agent's Claude Code does not have (left out); `mode`
     is its permission mode: settings given with --settings outrank the user's and the project's, so
-    their `defaultMode` cannot change it, and in any other mode auto mode is off, so no dialog offers to
-    switch to it. Raises WorkerError for an unknown role or a relative `ib` path."""
+    their `defaultMode` cannot change it; in any other mode auto mode is off, so no dialog offers to
+    switch to it; asking for bypassPermissions accepts the warning Claude Code would stop at. Raises
+    WorkerError for an unknown role or a relative `ib` path."""
     if role not in ROLES:
         raise WorkerError(f"unknown agent role {role!r}: use one of {', '.join(ROLES)}")
     if not ib_command.startswith("/"):
         raise WorkerError(f"the ib command must be an absolute path, got {ib_command!r}")
+    accepted = {"skipDangerousModePermissionPrompt": True} if mode == "bypassPermissions" else {}
     return {
+        **accepted,
         "permissions": {
             "defaultMode": mode,
             **({} if mode == "auto" else {"disableAutoMode": "disable"}),
