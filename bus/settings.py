@@ -16,6 +16,7 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from bus import defaults
 from bus.errors import ConfigError
+from bus.permission_modes import DEFAULT_PERMISSION_MODE, permission_mode
 from bus.repo_paths import repo_root
 from bus.resp import Address
 from bus.workers import worker_id_problem
@@ -74,6 +75,16 @@ class Settings(BaseSettings):
     )
     model: str | None = Field(
         None, description="model for new agents (--model); unset: the program's default"
+    )
+    permission_mode: str = Field(
+        DEFAULT_PERMISSION_MODE,
+        description="Claude Code permission mode of new agents (acceptEdits, default, plan, dontAsk, ...)",
+    )
+    manager_permission_mode: str | None = Field(
+        None, description="permission mode of new manager agents; unset: IB_PERMISSION_MODE"
+    )
+    worker_permission_mode: str | None = Field(
+        None, description="permission mode of new worker agents; unset: IB_PERMISSION_MODE"
     )
     agent_env: Annotated[list[str], NoDecode] = Field(
         default_factory=list,
@@ -139,6 +150,16 @@ class Settings(BaseSettings):
                 raise ValueError(str(e).removeprefix("IB_REDIS_URL: ")) from e
         return value or None
 
+    @field_validator("permission_mode")
+    @classmethod
+    def _permission_mode_known(cls, value: str) -> str:
+        return permission_mode(value)
+
+    @field_validator("manager_permission_mode", "worker_permission_mode")
+    @classmethod
+    def _role_permission_mode_known(cls, value: str | None) -> str | None:
+        return permission_mode(value) if value else None  # empty: the role has none of its own
+
     @field_validator("agent_env", mode="before")
     @classmethod
     def _names(cls, value: Any) -> Any:
@@ -168,6 +189,11 @@ class Settings(BaseSettings):
             except ValueError as e:
                 raise ValueError(f"must be comma-separated numeric user ids, got {value!r}") from e
         return value
+
+    def permission_mode_for(self, role: str) -> str:
+        """The permission mode a new agent of `role` (manager, worker) starts in."""
+        by_role = {"manager": self.manager_permission_mode, "worker": self.worker_permission_mode}
+        return by_role.get(role) or self.permission_mode
 
     def repository(self, cwd: str | None = None) -> Path | None:
         """The repository root: `IB_ROOT`, else the one containing the current folder."""

@@ -15,6 +15,7 @@ from typing import Annotated, ClassVar, Literal, TypeAlias, get_args
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from bus.errors import InvalidInput
+from bus.permission_modes import permission_mode
 
 DEFAULT_TIMEOUT = 60.0
 SHOWN_INPUT = 40  # characters of a bad value quoted back in an error
@@ -28,6 +29,14 @@ def _none_if_empty(value: str | None) -> str | None:
 
 # A text that may be left out; empty means left out, as the operations always read it.
 OptionalText = Annotated[str | None, AfterValidator(_none_if_empty)]
+
+
+def _known_mode(value: str | None) -> str | None:
+    return permission_mode(value) if value else None
+
+
+# A Claude Code permission mode, spelled as Claude Code spells it; empty means the configured one.
+OptionalMode = Annotated[str | None, AfterValidator(_known_mode)]
 
 
 class BadCommand(InvalidInput):
@@ -70,6 +79,7 @@ class NewAgent(Command):
     worker: bool = False
     no_worktree: bool = False
     model: OptionalText = None
+    permission_mode: OptionalMode = None
     project: OptionalText = None
     task: OptionalText = None
     caller: OptionalText = None

@@ -1,6 +1,7 @@
 """The real Claude Code CLI (pinned), offline against the scripted Messages API: its dialogs surfaced as
-events and answered with ib approve / deny / answer, ib send that submits verbatim, and ib resume of a
-conversation that never started."""
+events and answered with ib approve / deny / answer (plan mode's too), ib send that submits verbatim, and
+ib resume of a conversation that never started. Agents run as configured out of the box (acceptEdits)
+unless a test names another mode."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import redis
 
 from bus.keys import Keys
 from tests.cli import IbRunner
-from tests.fake_anthropic import FakeAnthropic, ask_user_question, bash, reply
+from tests.fake_anthropic import FakeAnthropic, ask_user_question, bash, exit_plan_mode, reply
 from tests.fake_anthropic.client import write_home
 from tests.waiting import retry_until
 
@@ -32,9 +33,8 @@ def _wait_event(rds: redis.Redis, keys: Keys, kind: str, count: int = 1) -> dict
     return found[count - 1]
 
 
-def _spawn(ib: IbRunner, name: str, goal: str, mode: str = "default") -> None:
-    ib.env["IB_AGENT_COMMAND"] += f" --permission-mode {mode}"
-    done = ib.run("new-agent", goal, "--name", name)
+def _spawn(ib: IbRunner, name: str, goal: str, *options: str) -> None:
+    done = ib.run("new-agent", goal, "--name", name, *options)
     assert done.returncode == 0, done.stderr
 
 
@@ -105,6 +105,36 @@ def test_ask_user_question_answered_with_the_option_keys(
     assert not rds.exists(keys.question(str(asked["data"]["question_id"])))  # type: ignore[index]
 
 
+def test_plan_mode_shows_its_plan_and_keep_planning_then_approve_answer_it(
+    claude_ib: IbRunner, anthropic: FakeAnthropic, rds: redis.Redis, keys: Keys
+) -> None:
+    first, second = (
+        "1. Add a --verbose flag\n2. Test it",
+        "1. Add a --verbose flag\n2. Document it\n3. Test it",
+    )
+    anthropic.script(
+        reply("Here is my plan.", exit_plan_mode(first)),
+        reply("A better plan.", exit_plan_mode(second)),
+        reply("Planned and done.\n\nI HAVE COMPLETED THE GOAL"),
+    )
+    _spawn(claude_ib, "planner", "add a verbose flag", "--permission-mode", "plan")
+    shown = _wait_event(rds, keys, "permission")
+    assert (shown["data"]["kind"], shown["data"]["plan"]) == ("plan", first)  # type: ignore[index]
+    retry_until(lambda: "Exit plan mode?" in claude_ib.run("look", "planner").stdout, TURN)
+    kept = claude_ib.run("deny", "planner", "document it too")  # Keep planning, and say why
+    assert kept.returncode == 0, kept.stderr
+
+    again = _wait_event(rds, keys, "permission", 2)
+    assert again["data"]["plan"] == second  # type: ignore[index]
+    retry_until(lambda: "Exit plan mode?" in claude_ib.run("look", "planner").stdout, TURN)
+    approved = claude_ib.run("approve", "planner")
+    assert approved.returncode == 0, approved.stderr
+    _wait_event(rds, keys, "complete")
+    assert anthropic.user_texts()[-1].splitlines()[-1] == "document it too"
+    results = [r for request in anthropic.turns_taken() for r in request.tool_results()]
+    assert not results[-1].get("is_error")  # the approved ExitPlanMode call
+
+
 def test_send_submits_verbatim(
     claude_ib: IbRunner, anthropic: FakeAnthropic, rds: redis.Redis, keys: Keys, repo: Path
 ) -> None:
@@ -141,7 +171,6 @@ def test_resume_of_a_conversation_that_never_started(
 ) -> None:
     write_home(tmp_path / "home", [])  # nothing trusted: the agent stops at the folder-trust dialog
     anthropic.script(reply("Hello.\n\nI HAVE COMPLETED THE GOAL"))
-    claude_ib.env["IB_AGENT_COMMAND"] += " --permission-mode default"
     spawned = claude_ib.run("new-agent", "say hello", "--name", "late")
     assert spawned.returncode == 0, spawned.stderr
     assert "Claude Code does not trust" in spawned.stderr

@@ -230,8 +230,6 @@ def test_what_an_agent_cannot_do(
         check=False,
     )
     claude_ib.env["IB_TELEGRAM_TOKEN"] = TOKEN
-    # the CLI's own default is auto mode, whose safety check runs on Anthropic's servers: not offline
-    claude_ib.env["IB_AGENT_COMMAND"] += " --permission-mode default"
 
     goal = "Summarize @/etc/passwd and @../settings.json for me."
     spawned = claude_ib.run("new-agent", goal, "--name", AGENT)

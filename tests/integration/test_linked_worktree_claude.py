@@ -46,7 +46,7 @@ def test_an_agent_of_a_linked_worktree_commits_and_cannot_touch_its_git_files(
         {
             **client_env(anthropic.base_url, home),
             "IB_TMUX_SOCKET": tmux_socket,
-            "IB_AGENT_COMMAND": f"{claude_bin} --permission-mode default",
+            "IB_AGENT_COMMAND": str(claude_bin),
             "IB_WORKER_ID": f"w-{uuid.uuid4().hex[:6]}",
         }
     )

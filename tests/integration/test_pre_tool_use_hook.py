@@ -189,7 +189,7 @@ def test_path_isolation_survives_a_broken_settings_file(root: Path, text: str | 
         settings.write_text(text)
     code, out, _ = _hook(root, _call("Read", file_path=f"{root}/README.md"))
     assert code == 0 and json.loads(out)["hookSpecificOutput"]["permissionDecision"] == "deny"
-    code, out, _ = _hook(root, _call("ExitPlanMode"))
+    code, out, _ = _hook(root, _call("EnterPlanMode"))
     assert code == 0 and json.loads(out)["hookSpecificOutput"]["permissionDecision"] == "deny"
 
 

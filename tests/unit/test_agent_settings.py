@@ -27,7 +27,12 @@ def _commands(settings: dict[str, object]) -> dict[str, list[str]]:
 
 def test_hooks_and_permissions() -> None:
     settings = build_agent_settings("manager", PERMS, IB)
-    assert settings["permissions"] == {"allow": list(PERMS.allow), "deny": [*MANDATORY_DENY, "Bash(curl:*)"]}
+    assert settings["permissions"] == {
+        "defaultMode": "acceptEdits",
+        "disableAutoMode": "disable",
+        "allow": list(PERMS.allow),
+        "deny": [*MANDATORY_DENY, "Bash(curl:*)"],
+    }
     assert _commands(settings) == {
         "SessionStart": [f"{IB} hook session-start"],
         "PreToolUse": [f"{IB} hook pre-tool-use"],
@@ -45,6 +50,22 @@ def test_hooks_and_permissions() -> None:
         },
     }
     json.dumps(settings)  # plain JSON types only
+
+
+@pytest.mark.parametrize("mode", ["default", "plan", "bypassPermissions", "auto"])
+def test_the_permission_mode_is_written(mode: str) -> None:
+    """Any mode but auto also turns auto mode off, so no dialog offers to switch to it."""
+    permissions = build_agent_settings("worker", PERMS, IB, mode=mode)["permissions"]
+    assert isinstance(permissions, dict)
+    assert permissions["defaultMode"] == mode
+    assert permissions.get("disableAutoMode") == (None if mode == "auto" else "disable")
+
+
+def test_asking_for_bypass_permissions_accepts_its_warning() -> None:
+    assert build_agent_settings("worker", PERMS, IB, mode="bypassPermissions")[
+        "skipDangerousModePermissionPrompt"
+    ]
+    assert "skipDangerousModePermissionPrompt" not in build_agent_settings("worker", PERMS, IB)
 
 
 def test_claude_code_hook_schema() -> None:

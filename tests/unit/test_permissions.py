@@ -67,7 +67,7 @@ def test_mandatory_lists_are_the_seeds() -> None:
     """The seed's lists without its blanket read commands (cat, head, tail, grep read anything)."""
     assert list(mandatory_allow()) == SEED_ALLOW
     assert mandatory_allow("/opt/venv/bin/ib")[:2] == ("Bash(ib:*)", "Bash(/opt/venv/bin/ib:*)")
-    assert MANDATORY_DENY == ("EnterPlanMode", "ExitPlanMode")
+    assert MANDATORY_DENY == ("EnterPlanMode",)
 
 
 def _cfg(role: str, allow: list[str] | None = None, deny: list[str] | None = None) -> dict[str, object]:
@@ -106,7 +106,7 @@ MERGES: dict[str, tuple[str, dict[str, object] | None, dict[str, object] | None,
     "other-role-ignored": ("worker", _cfg("manager", ["Bash(m:*)"]), None, [], []),
     "duplicates-once": (
         "worker",
-        _cfg("worker", ["Read", " Bash(x) ", ""], ["ExitPlanMode"]),
+        _cfg("worker", ["Read", " Bash(x) ", ""], ["EnterPlanMode"]),
         None,
         ["Bash(x)"],
         [],
@@ -416,13 +416,7 @@ DECISIONS: dict[str, tuple[str, dict[str, object], Decision]] = {
         {},
         Decision("deny", "Permission denied: EnterPlanMode. Agents work directly; plan mode is off."),
     ),
-    "deny-exit-plan-mode": (
-        "ExitPlanMode",
-        {"plan": "do it"},
-        Decision(
-            "deny", "Permission denied: ExitPlanMode (plan: do it). Agents work directly; plan mode is off."
-        ),
-    ),
+    "none-exit-plan-mode": ("ExitPlanMode", {"plan": "do it"}, Decision("none")),  # the person answers it
     "none-other-tool": ("WebSearch", {"query": "python"}, Decision("none")),
     "none-todo": ("TodoWrite", {"todos": []}, Decision("none")),
 }

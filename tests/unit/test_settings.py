@@ -88,3 +88,22 @@ def test_repo_root_and_agent_from_path(tmp_path: Path) -> None:
     assert agent_from_path(str(worktree)) == "agent-7"
     assert agent_from_path(str(deep)) is None
     assert repo_root("/") is None or Path("/.git").is_dir()
+
+
+def test_permission_mode_by_role() -> None:
+    assert Settings().permission_mode_for("manager") == "acceptEdits"  # the documented default
+    settings = Settings(permission_mode="PLAN", worker_permission_mode="dontask", manager_permission_mode="")
+    assert (settings.permission_mode_for("manager"), settings.permission_mode_for("worker")) == (
+        "plan",
+        "dontAsk",
+    )
+
+
+@pytest.mark.parametrize("name", ["permission_mode", "manager_permission_mode", "worker_permission_mode"])
+def test_an_unknown_permission_mode_is_one_line(name: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        load_settings(cwd="/", **{name: "yolo"})
+    assert str(caught.value) == (
+        f"bad configuration: IB_{name.upper()}: must be one of acceptEdits, default, manual, plan, auto, "
+        "dontAsk, bypassPermissions (got 'yolo')"
+    )

@@ -211,6 +211,11 @@ REFUSED: dict[str, tuple[dict[str, object], str]] = {
         {"op": "keys", "args": {"agent": "a1", "keys": ["Escape", 5]}},
         "keys: the argument 'keys[1]' is wrong: input should be a valid string (got 5)",
     ),
+    "unknown-permission-mode": (
+        {"op": "new-agent", "args": {"goal": "g", "permission_mode": "yolo"}},
+        "new-agent: the argument 'permission_mode' is wrong: value error, must be one of acceptEdits, "
+        "default, manual, plan, auto, dontAsk, bypassPermissions (got 'yolo')",
+    ),
     "long-value-cut": (
         {"op": "look", "args": {"agent": "a1", "lines": "x" * 500}},
         "look: the argument 'lines' is wrong: input should be a valid integer (got '" + "x" * 38 + "…)",

@@ -1,12 +1,13 @@
-"""The Claude Code settings an agent is started with: its merged permission rules and our hooks
-(SessionStart, PreToolUse, Stop, and the state hooks of `ib hook event`). Pure: the caller writes the
-dict to the agent's settings.json.
+"""The Claude Code settings an agent is started with: its permission mode, its merged permission rules
+and our hooks (SessionStart, PreToolUse, Stop, and the state hooks of `ib hook event`). Pure: the caller
+writes the dict to the agent's settings.json.
 """
 
 from __future__ import annotations
 
 import shlex
 
+from bus.permission_modes import DEFAULT_PERMISSION_MODE
 from worker.errors import WorkerError
 from worker.permissions.policy import ROLES, Permissions
 
@@ -42,17 +43,31 @@ def hook_entry(ib_command: str, hook: str, matcher: str = "") -> dict[str, objec
 
 
 def build_agent_settings(
-    role: str, permissions: Permissions, ib_command: str, lacking: tuple[str, ...] = ()
+    role: str,
+    permissions: Permissions,
+    ib_command: str,
+    lacking: tuple[str, ...] = (),
+    mode: str = DEFAULT_PERMISSION_MODE,
 ) -> dict[str, object]:
     """Settings JSON for one agent. `ib_command` is the absolute path of the `ib` executable; it is
-    quoted for sh here; `lacking` are the events the agent's Claude Code does not have (left out).
-    Raises WorkerError for an unknown role or a relative `ib` path."""
+    quoted for sh here; `lacking` are the events the agent's Claude Code does not have (left out); `mode`
+    is its permission mode: settings given with --settings outrank the user's and the project's, so
+    their `defaultMode` cannot change it; in any other mode auto mode is off, so no dialog offers to
+    switch to it; asking for bypassPermissions accepts the warning Claude Code would stop at. Raises
+    WorkerError for an unknown role or a relative `ib` path."""
     if role not in ROLES:
         raise WorkerError(f"unknown agent role {role!r}: use one of {', '.join(ROLES)}")
     if not ib_command.startswith("/"):
         raise WorkerError(f"the ib command must be an absolute path, got {ib_command!r}")
+    accepted = {"skipDangerousModePermissionPrompt": True} if mode == "bypassPermissions" else {}
     return {
-        "permissions": {"allow": list(permissions.allow), "deny": list(permissions.deny)},
+        **accepted,
+        "permissions": {
+            "defaultMode": mode,
+            **({} if mode == "auto" else {"disableAutoMode": "disable"}),
+            "allow": list(permissions.allow),
+            "deny": list(permissions.deny),
+        },
         "hooks": {
             event: [hook_entry(ib_command, hook)] for event, hook in AGENT_HOOKS if event not in lacking
         },

@@ -21,6 +21,7 @@ from pathlib import Path
 from bus.agents import Agent
 from bus.errors import Conflict, InvalidInput
 from bus.ids import folder_project, validate_id
+from bus.permission_modes import BYPASS, permission_mode
 from bus.repo_paths import agent_from_path, ensure_state_dir, main_checkout, shared_git_dir
 from bus.worker_commands import NewAgent
 from worker.agents import agent_log
@@ -58,6 +59,7 @@ class SpawnRequest:
     worker: bool = False
     no_worktree: bool = False
     model: str | None = None
+    permission_mode: str | None = None  # None: the configured one for the agent's role
     prompt_file: str | None = None
     project: str | None = None
     task: str | None = None
@@ -74,6 +76,7 @@ class SpawnRequest:
             worker=c.worker,
             no_worktree=c.no_worktree,
             model=c.model,
+            permission_mode=c.permission_mode,
             project=c.project,
             task=c.task,
             caller=c.caller,
@@ -99,6 +102,7 @@ def new_agent(rt: Runtime, req: SpawnRequest) -> Agent:
     problem = program_problem(rt.settings.agent_command)
     if problem is not None:
         raise SpawnRefused(problem)
+    mode = _permission_mode(rt, req)
     if req.on_note is not None:
         for note in spawn_notes(rt):
             req.on_note(note)
@@ -116,7 +120,7 @@ def new_agent(rt: Runtime, req: SpawnRequest) -> Agent:
         paths.folder.mkdir(parents=True)
         if branch:
             git.add_worktree(paths.worktree, branch, base)
-        agent = _record(rt, req, agent_id, goal, manager, paths, branch, base)
+        agent = _record(rt, req, agent_id, goal, manager, paths, branch, base, mode)
         _write_files(rt, agent, paths, req)
         rt.agents.save(agent)
         cwd = paths.worktree if branch else root
@@ -204,6 +208,36 @@ def _manager(rt: Runtime, req: SpawnRequest) -> str:
     return manager
 
 
+def _permission_mode(rt: Runtime, req: SpawnRequest) -> str:
+    """The mode asked for, else the role's configured one. Claude Code refuses bypassPermissions as root
+    unless told it runs in a sandbox (IS_SANDBOX=1): ittybus says so only when the agent's commands do
+    run in Claude Code's sandbox, and refuses the mode as root where there is none."""
+    role = "worker" if req.worker else "manager"
+    mode = requested_mode(req.permission_mode) or rt.settings.permission_mode_for(role)
+    if mode == BYPASS and _root():
+        problem = sandbox_problem()
+        if problem is not None:
+            raise SpawnRefused(
+                f"{BYPASS} as root needs Claude Code's sandbox, and this machine has none ({problem}); "
+                "pick another permission mode, e.g. acceptEdits"
+            )
+    return mode
+
+
+def requested_mode(value: str | None) -> str | None:
+    """The mode `--permission-mode` names, None when none is given; InvalidInput lists the known ones."""
+    if not value:
+        return None
+    try:
+        return permission_mode(value)
+    except ValueError as e:
+        raise InvalidInput(f"--permission-mode {e} (got {value!r})") from e
+
+
+def _root() -> bool:
+    return hasattr(os, "getuid") and os.getuid() == 0
+
+
 def _base_branch(git: Git, rt: Runtime, manager: str) -> str:
     """Workers of a manager start from the manager's branch; others from the branch checked out here."""
     if manager:
@@ -225,6 +259,7 @@ def _record(
     paths: AgentPaths,
     branch: str,
     base: str,
+    mode: str,
 ) -> Agent:
     inherited = rt.agents.get(manager).project if manager else ""
     project = req.project or inherited or folder_project(rt.root.name)
@@ -245,6 +280,7 @@ def _record(
         session=session_name(rt.root, agent_id),
         worker=rt.worker_id,
         model=req.model or rt.settings.model or "",
+        permission_mode=mode,
         created_at=now,
         state="creating",
         state_at=now,
@@ -274,7 +310,7 @@ def _write_files(rt: Runtime, agent: Agent, paths: AgentPaths, req: SpawnRequest
     lacking = lacking_events(program_version(rt.settings.agent_command), tuple(e for e, _ in AGENT_HOOKS))
     if lacking:
         agent_log.append(paths.log, f"Claude Code lacks the hook events {', '.join(lacking)}: left out")
-    settings = build_agent_settings(agent.role, permissions, rt.ib_command, lacking)
+    settings = build_agent_settings(agent.role, permissions, rt.ib_command, lacking, agent.permission_mode)
     _confine(rt, agent, paths, settings)
     paths.settings.write_text(json.dumps(settings, indent=2) + "\n", encoding="utf-8")
     paths.meta.write_text(
@@ -329,6 +365,8 @@ def start_script(rt: Runtime, agent: Agent, paths: AgentPaths) -> str:
         env["IB_TMUX_SOCKET"] = rt.settings.tmux_socket
     if agent.role == "manager":
         env.update(_spawn_settings(rt))
+    if agent.permission_mode == BYPASS and _root():
+        env["IS_SANDBOX"] = "1"  # the spawn refused this mode as root where the sandbox is off
     passed = passed_names(os.environ, rt.settings.agent_env)
     model = f" --model {shlex.quote(agent.model)}" if agent.model else ""
     cwd = agent.worktree or agent.root
@@ -344,12 +382,16 @@ def start_script(rt: Runtime, agent: Agent, paths: AgentPaths) -> str:
 
 def _spawn_settings(rt: Runtime) -> dict[str, str]:
     """What a manager's own `ib new-agent` needs to start its children as this spawn starts it: the
-    agent program, model and extra variables, which the pane's explicit environment would leave out."""
+    agent program, model, extra variables and permission modes, which the pane's explicit environment would leave out."""
     settings = {"IB_AGENT_COMMAND": rt.settings.agent_command}
     if rt.settings.model:
         settings["IB_MODEL"] = rt.settings.model
     if rt.settings.agent_env:
         settings["IB_AGENT_ENV"] = ",".join(rt.settings.agent_env)
+    settings["IB_PERMISSION_MODE"] = rt.settings.permission_mode
+    for role_setting in ("IB_MANAGER_PERMISSION_MODE", "IB_WORKER_PERMISSION_MODE"):
+        if mode := getattr(rt.settings, role_setting[3:].lower()):
+            settings[role_setting] = mode
     return settings
 
 

@@ -51,6 +51,7 @@ def info_lines(rt: Runtime, agent: Agent) -> list[str]:
         f"id:        {agent.id}",
         f"state:     {live_state(rt, agent)}{' (paused)' if agent.paused else ''}",
         f"role:      {agent.role}",
+        f"mode:      {agent.permission_mode or '-'} (Claude Code's permission mode)",
         f"manager:   {agent.manager or '-'}",
         f"project:   {agent.project or '-'}",
         f"task:      {agent.task or '-'}",

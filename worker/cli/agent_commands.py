@@ -34,7 +34,7 @@ from bus.workers import require_alive
 from worker.agents import user_messages, views
 from worker.agents.layout import AgentPaths
 from worker.agents.sandbox import sandbox_line
-from worker.agents.spawn import SpawnRequest, read_goal
+from worker.agents.spawn import SpawnRequest, read_goal, requested_mode
 from worker.agents.talk import Screenshot
 from worker.cli.context import Context
 
@@ -52,6 +52,12 @@ def new_agent_cmd(
     worker: bool = typer.Option(False, "--worker", help="a worker: cannot spawn agents of its own"),
     no_worktree: bool = typer.Option(False, "--no-worktree", help="work in the repository itself"),
     model: str = typer.Option(None, help="model passed to the agent program"),
+    permission_mode: str = typer.Option(
+        None,
+        "--permission-mode",
+        help="Claude Code permission mode: acceptEdits, default, plan, dontAsk, auto, bypassPermissions "
+        "(default: IB_PERMISSION_MODE, or the role's IB_MANAGER_/IB_WORKER_PERMISSION_MODE)",
+    ),
     prompt_file: str = typer.Option(None, help="read the goal from this file"),
     project: str = typer.Option(None, help="project the agent belongs to (default: the repository's name)"),
     task: str = typer.Option(
@@ -68,6 +74,7 @@ def new_agent_cmd(
     ctx = Context()
     if name is not None:
         validate_id("agent", name)  # before the command, which reads an empty name as none given
+    mode = requested_mode(permission_mode)
     if not (goal or prompt_file) and task:
         text = ""  # the task's title and body are the goal (worker.tasks.assign)
     else:
@@ -79,6 +86,7 @@ def new_agent_cmd(
         worker=worker,
         no_worktree=no_worktree,
         model=model,
+        permission_mode=mode,
         project=project,
         task=task,
         caller=_caller(ctx),

@@ -43,8 +43,10 @@ OTHER_ALLOW = (
     "WebSearch",
     "AskUserQuestion",
 )
-PLAN_TOOLS = ("EnterPlanMode", "ExitPlanMode")
-MANDATORY_DENY = PLAN_TOOLS
+ENTER_PLAN_MODE = "EnterPlanMode"
+MANDATORY_DENY = (ENTER_PLAN_MODE,)
+"""An agent does not switch itself into plan mode (a dialog nobody asked for); one started in plan mode
+(`ib new-agent --permission-mode plan`) presents its plan with ExitPlanMode, which the person answers."""
 
 FILE_TOOLS = frozenset({"Read", "Write", "Edit", "MultiEdit", "NotebookEdit", "Glob", "Grep", "LS"})
 SHARED_PLACES = ("~/.claude", "/tmp")
@@ -285,7 +287,7 @@ def _deny_rule(tool_name: str, tool_input: Mapping[str, object], deny: Sequence[
             if not any(tool_matches(rule, tool_name, one) for one in inputs):
                 continue
         what = describe(tool_name, tool_input)
-        if tool_name in PLAN_TOOLS:
+        if tool_name == ENTER_PLAN_MODE:
             return Decision("deny", f"Permission denied: {what}. Agents work directly; plan mode is off.")
         return Decision("deny", f"Permission denied: {what}. It matches the deny rule {rule}.")
     return None
