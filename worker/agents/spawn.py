@@ -382,7 +382,8 @@ def start_script(rt: Runtime, agent: Agent, paths: AgentPaths) -> str:
 
 def _spawn_settings(rt: Runtime) -> dict[str, str]:
     """What a manager's own `ib new-agent` needs to start its children as this spawn starts it: the
-    agent program, model, extra variables and permission modes, which the pane's explicit environment would leave out."""
+    agent program, model, extra variables and permission modes, which the pane's explicit environment
+    would leave out."""
     settings = {"IB_AGENT_COMMAND": rt.settings.agent_command}
     if rt.settings.model:
         settings["IB_MODEL"] = rt.settings.model
