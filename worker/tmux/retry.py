@@ -1,5 +1,6 @@
-"""Claude Code retrying an API call, read from its pane ("· retrying in 10s · attempt 5/10"): the retry
-facts an `error` event carries while no hook can say it (StopFailure fires only once retries end). Pure."""
+"""Claude Code retrying an API call, read from its pane ("· retrying in 10s · attempt 5/10"): the detail
+of a running agent while it retries. No event: most retries recover, and StopFailure says the ones that
+end the turn. Pure."""
 
 from __future__ import annotations
 
@@ -30,3 +31,11 @@ def retry_notice(text: str) -> dict[str, object] | None:
                 "line": line.strip()[:300],
             }
     return None
+
+
+def retry_detail(text: str) -> str:
+    """`retrying (overloaded) · attempt 2/10` while the pane shows a retry; "" otherwise."""
+    notice = retry_notice(text)
+    if notice is None:
+        return ""
+    return f"retrying ({notice['kind']}) · attempt {notice['attempt']}/{notice['attempts']}"
