@@ -79,8 +79,8 @@ def test_a_retry_on_screen_is_running_with_a_detail_and_no_error(
     subprocess.run(["tmux", "-L", tmux_socket, "respawn-pane", "-k", "-t", watched, shown], check=True)
     rds.hset(keys.agent("a1"), mapping={"state": "running", "state_by": "hook"})
     assert ib.run("worker", "--once").returncode == 0
-    assert rds.hmget(keys.agent("a1"), ["state", "detail"]) == ["running", "retrying (other) · attempt 2/10"]
-    assert "running (retrying (other) · attempt 2/10)" in ib.run("list").stdout
+    assert rds.hmget(keys.agent("a1"), ["state", "detail"]) == ["running", "retrying · attempt 2/10"]
+    assert "running (retrying · attempt 2/10)" in ib.run("list").stdout
     assert [t for t in _types(rds, keys) if t in (*TURN_ENDS, "rate_limited")] == []
 
 

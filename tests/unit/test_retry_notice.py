@@ -41,7 +41,7 @@ def test_overloaded_by_its_status() -> None:
 @pytest.mark.parametrize(
     ("text", "detail"),
     [
-        ("✻ API error · retrying in 1s · attempt 2/10\n", "retrying (other) · attempt 2/10"),
+        ("✻ API error · retrying in 1s · attempt 2/10\n", "retrying · attempt 2/10"),
         ("✻ 429 Too many · retrying in 5s · attempt 4/10\n", "retrying (rate_limit) · attempt 4/10"),
         ("● Hello.\n", ""),
     ],

@@ -47,7 +47,7 @@ def live_state(rt: Runtime, agent: Agent) -> str:
 
 
 def state_text(rt: Runtime, agent: Agent) -> str:
-    """The live state with what the pane adds to a running one: `running (retrying (overloaded) · …)`."""
+    """The live state with what the pane adds to a running one: `running (retrying · attempt 2/10)`."""
     state = live_state(rt, agent)
     return f"{state} ({agent.detail})" if agent.detail and state == "running" else state
 

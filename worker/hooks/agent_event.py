@@ -26,6 +26,8 @@ if TYPE_CHECKING:
     from worker.hooks.events import Outcome
 
 PROMPT_TTL = 86400
+
+
 def handle(payload: dict[str, object], agent_id: str, cwd: str) -> None:
     from worker.hooks.events import outcome
 

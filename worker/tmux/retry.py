@@ -34,8 +34,10 @@ def retry_notice(text: str) -> dict[str, object] | None:
 
 
 def retry_detail(text: str) -> str:
-    """`retrying (overloaded) · attempt 2/10` while the pane shows a retry; "" otherwise."""
+    """`retrying (rate_limit) · attempt 4/10` while the pane shows a retry (the kind only when the line
+    names it: the first retries say just "API error"); "" otherwise."""
     notice = retry_notice(text)
     if notice is None:
         return ""
-    return f"retrying ({notice['kind']}) · attempt {notice['attempt']}/{notice['attempts']}"
+    kind = "" if notice["kind"] == "other" else f" ({notice['kind']})"
+    return f"retrying{kind} · attempt {notice['attempt']}/{notice['attempts']}"
