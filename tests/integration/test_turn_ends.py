@@ -131,3 +131,14 @@ def test_a_claim_the_hook_missed_is_failed_by_the_watcher(
     assert ib.run("worker", "--once").returncode == 0
     assert len(_task_failures(rds, keys)) == 1
     assert rds.hget(keys.task(task), "status") == "ready"
+
+
+def test_listen_wakes_for_every_turn_end_by_default(
+    ib: IbRunner, rds: redis.Redis, keys: Keys, watched: str
+) -> None:
+    _hook(ib, "stop", {"session_id": "s", "last_assistant_message": "Which one?"})
+    _hook(ib, "event", {"hook_event_name": "UserPromptSubmit", "prompt": "Postgres"})
+    _hook(ib, "event", {"hook_event_name": "StopFailure", "error": "authentication_failed"})
+    out = ib.run("listen", "--timeout", "5").stdout
+    woke = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+    assert [(e["type"], e["data"].get("kind")) for e in woke] == [("waiting", None), ("error", "auth")]
