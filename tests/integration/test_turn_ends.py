@@ -142,3 +142,19 @@ def test_listen_wakes_for_every_turn_end_by_default(
     out = ib.run("listen", "--timeout", "5").stdout
     woke = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
     assert [(e["type"], e["data"].get("kind")) for e in woke] == [("waiting", None), ("error", "auth")]
+
+
+def test_fake_agent_turn_without_the_marker_wakes_listen_once(
+    agents_ib: IbRunner, rds: redis.Redis, keys: Keys
+) -> None:
+    """The fake agent ends its turn with a plain question, as the real CLI's test does with a model."""
+    assert agents_ib.run("new-agent", "fake: reply Postgres or SQLite?", "--name", "asker").returncode == 0
+    out = agents_ib.run("listen", "--timeout", "60", timeout=90).stdout
+    [woke] = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+    assert (woke["type"], woke["from"], woke["data"]["last_message"]) == (
+        "waiting",
+        "asker",
+        "Postgres or SQLite?",
+    )
+    assert agents_ib.run("worker", "--once").returncode == 0  # the pane watcher adds no second turn end
+    assert [t for t in _types(rds, keys) if t in TURN_ENDS] == ["waiting"]
