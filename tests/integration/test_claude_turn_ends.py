@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 import redis
@@ -29,16 +30,16 @@ def manual_ib(claude_ib: IbRunner, claude_bin: Path) -> IbRunner:
     return claude_ib
 
 
-def _events(rds: redis.Redis, keys: Keys, agent: str) -> list[dict[str, object]]:
+def _events(rds: redis.Redis, keys: Keys, agent: str) -> list[dict[str, Any]]:
     found = [json.loads(fields["e"]) for _id, fields in rds.xrange(keys.events)]
     return [e for e in found if e.get("agent") == agent]
 
 
-def _turn_ends(rds: redis.Redis, keys: Keys, agent: str) -> list[dict[str, object]]:
+def _turn_ends(rds: redis.Redis, keys: Keys, agent: str) -> list[dict[str, Any]]:
     return [e for e in _events(rds, keys, agent) if e["type"] in TURN_ENDS]
 
 
-def _listen(ib: IbRunner, types: str) -> dict[str, object]:
+def _listen(ib: IbRunner, types: str) -> dict[str, Any]:
     """`ib listen` as a person's session does: it must wake for the turn's end."""
     out = ib.run("listen", "--types", types, "--timeout", str(TURN_TIMEOUT), timeout=TURN_TIMEOUT + 30).stdout
     got = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
@@ -81,7 +82,7 @@ def test_a_turn_ending_api_error_is_one_error_that_idle_prompt_keeps(
     anthropic.script(error)  # x-should-retry: false, so Claude Code gives up at once and the turn ends
     assert manual_ib.run("new-agent", "add a flag", "--name", "busy").returncode == 0
     failed = _listen(manual_ib, "error")
-    assert (failed["from"], failed["data"]["kind"]) == ("busy", kind)  # type: ignore[index]
+    assert (failed["from"], failed["data"]["kind"]) == ("busy", kind)
     _idle_with(manual_ib, "busy", shown)
     assert manual_ib.run("worker", "--once").returncode == 0
     # Claude Code's idle_prompt Notification comes 45-60 s after the turn: its payload is fed to the hook
@@ -111,7 +112,7 @@ def test_a_recovered_429_raises_no_error(
     assert manual_ib.run("worker", "--once").returncode == 0
     events = _events(rds, keys, "patient")
     assert [e["type"] for e in events if e["type"] in (*TURN_ENDS, "rate_limited")] == ["complete"]
-    assert "error" not in [e["data"].get("to_state") for e in events if e["type"] == "state"]  # type: ignore[union-attr]
+    assert "error" not in [e["data"].get("to_state") for e in events if e["type"] == "state"]
 
 
 def test_a_killed_session_fails_its_claimed_task(

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 import redis
@@ -18,7 +19,7 @@ TURN_ENDS = ("complete", "waiting", "error")
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
 
-def _events(rds: redis.Redis, keys: Keys) -> list[dict[str, object]]:
+def _events(rds: redis.Redis, keys: Keys) -> list[dict[str, Any]]:
     return [json.loads(f["e"]) for _i, f in rds.xrange(keys.events)]
 
 
@@ -26,7 +27,7 @@ def _types(rds: redis.Redis, keys: Keys) -> list[str]:
     return [str(e["type"]) for e in _events(rds, keys)]
 
 
-def _hook(ib: IbRunner, hook: str, payload: dict[str, object], agent: str = "a1") -> None:
+def _hook(ib: IbRunner, hook: str, payload: dict[str, Any], agent: str = "a1") -> None:
     done = ib.run("hook", hook, stdin=json.dumps(payload), env={"IB_AGENT_ID": agent})
     assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
 
@@ -91,7 +92,7 @@ def _claimed(ib: IbRunner) -> str:
     return "paint"
 
 
-def _task_failures(rds: redis.Redis, keys: Keys) -> list[dict[str, object]]:
+def _task_failures(rds: redis.Redis, keys: Keys) -> list[dict[str, Any]]:
     return [e for e in _events(rds, keys) if e["type"] == "task_failed"]
 
 
