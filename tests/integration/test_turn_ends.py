@@ -107,7 +107,8 @@ def test_session_end_hook_first_fails_the_claim_once(
     [failed] = _task_failures(rds, keys)
     assert "agent a1 stopped (its session ended)" in str(failed["msg"])
     assert rds.hmget(keys.task(task), ["status", "attempt"]) == ["ready", "1"]
-    assert _types(rds, keys).count("stopped") == 1
+    types = _types(rds, keys)
+    assert types.count("stopped") == 1 and types.index("stopped") < types.index("task_failed")
 
 
 def test_pane_watcher_first_fails_the_claim_once(

@@ -68,10 +68,6 @@ def apply(conn: Connection, conf: HotConf, agent_id: str, payload: dict[str, obj
         )  # fmt: skip
     if found.state in ("running", "stopped"):
         drop_prompt(conn, keys, agent_id)
-    if found.state == "stopped":
-        from worker.hooks.claims import fail_claims
-
-        fail_claims(conn, conf, agent_id)
     data = dict(found.data)
     if found.prompt == "plan" and not data.get("plan"):
         data["plan"] = plan_from_transcript(payload.get("transcript_path"))
@@ -86,6 +82,10 @@ def apply(conn: Connection, conf: HotConf, agent_id: str, payload: dict[str, obj
     from bus.publish import publish
 
     publish(conf, _event(event_type, message, agent_id, project, task, data), conn)
+    if found.state == "stopped":  # as the pane watcher does when it sees the session gone first
+        from worker.hooks.claims import fail_claims
+
+        fail_claims(conn, conf, agent_id)
 
 
 def _event(
