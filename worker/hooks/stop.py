@@ -64,7 +64,7 @@ def turn_id(payload: Mapping[str, object]) -> str:
 def _decide(payload: Mapping[str, object]) -> str:
     """complete or waiting ("" for what is no Stop payload): the Stop hook runs once the turn is over, so
     an agent is never still busy here. Claude Code draws the end of the turn a moment after this hook
-    starts, so the pane is read only when the payload has no last message (Claude Code before 2.0), and
+    starts, so the pane is read only when the payload has no last message (older Claude Code), and
     only for the completion marker."""
     from worker.hooks.stop_message import COMPLETE, WAITING, turn_end
 
