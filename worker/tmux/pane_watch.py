@@ -89,13 +89,13 @@ class PaneWatcher:
     def record(self, agent: Agent, state: str) -> None:
         """Store a state the watcher saw, unless a hook's state stands against it; publish `state` (and
         `stopped`) on a change."""
+        if state != "stopped":
+            self.claims_checked.discard(agent.id)  # running again (resumed): its next end is looked at
         current, by = self.rt.agents.state_of(agent.id)
         if not pane_may_set(current, by, state):
             if state == current == "stopped":
                 self._after_session_end(agent)
             return
-        if state != "stopped":
-            self.claims_checked.discard(agent.id)  # resumed: its next end is looked at again
         previous = self.rt.agents.set_state(agent.id, state)
         if previous is None:
             return
