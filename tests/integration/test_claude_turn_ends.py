@@ -100,19 +100,25 @@ def test_a_recovered_429_raises_no_error(
     manual_ib: IbRunner, anthropic: FakeAnthropic, rds: redis.Redis, keys: Keys
 ) -> None:
     anthropic.script(
-        *[rate_limited(retry_after=1, retry=True) for _ in range(3)], reply(f"Added the flag.\n\n{DONE}")
+        *[rate_limited(retry_after=1, retry=True) for _ in range(4)], reply(f"Added the flag.\n\n{DONE}")
     )
-    assert manual_ib.run("new-agent", "add a flag", "--name", "patient").returncode == 0
-    retry_until(
-        lambda: "retrying in" in _screen(manual_ib, "patient"), TURN_TIMEOUT, 0.2, "a retry on screen"
-    )
-    assert manual_ib.run("worker", "--once").returncode == 0  # the watcher sees the retry
-    woke = _listen(manual_ib, "complete,waiting,error")
-    assert (woke["from"], woke["type"]) == ("patient", "complete")
-    assert manual_ib.run("worker", "--once").returncode == 0
+    worker = manual_ib.popen("worker")  # the pane watcher looks every second while Claude Code retries
+    try:
+        assert manual_ib.run("new-agent", "add a flag", "--name", "patient").returncode == 0
+        retry_until(lambda: _detail(rds, keys, "patient").startswith("retrying"), TURN_TIMEOUT, 0.2, "retry")
+        woke = _listen(manual_ib, "complete,waiting,error")
+        assert (woke["from"], woke["type"]) == ("patient", "complete")
+        retry_until(lambda: _detail(rds, keys, "patient") == "", TURN_TIMEOUT, 0.2, "the retry detail gone")
+    finally:
+        worker.terminate()
+        worker.communicate(timeout=30)
     events = _events(rds, keys, "patient")
     assert [e["type"] for e in events if e["type"] in (*TURN_ENDS, "rate_limited")] == ["complete"]
-    assert "error" not in [e["data"].get("to_state") for e in events if e["type"] == "state"]
+    assert not {"error", "rate_limited"} & {e["data"].get("to_state") for e in events if e["type"] == "state"}
+
+
+def _detail(rds: redis.Redis, keys: Keys, agent: str) -> str:
+    return str(rds.hget(keys.agent(agent), "detail") or "")
 
 
 def test_a_killed_session_fails_its_claimed_task(
