@@ -14,9 +14,10 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 
 # Events after which the agent's turn is over (its status line is removed), and the pane states that
-# say the same when the pane watcher, not a hook, saw it.
-TURN_ENDS = frozenset({"complete", "waiting", "question", "stopped", "killed"})
-IDLE_STATES = frozenset({"complete", "waiting", "stopped"})
+# say the same when the pane watcher, not a hook, saw it. `error` is only ever a turn's end (a retry
+# Claude Code still makes raises none).
+TURN_ENDS = frozenset({"complete", "waiting", "question", "error", "stopped", "killed"})
+IDLE_STATES = frozenset({"complete", "waiting", "error", "rate_limited", "stopped"})
 THINKING = "thinking"
 
 _TOOL_USE = re.compile(r"^\*\*(?P<name>[^*\n]{1,64})\*\*\((?P<arg>.*)\)$", re.DOTALL)

@@ -38,6 +38,7 @@ class Agent(HashRecord):
     state: str = "creating"
     state_at: float = 0.0
     state_by: str = ""  # "hook" when Claude Code's own hook decided the state (authoritative)
+    detail: str = ""  # what the pane adds to a running state: "retrying (rate_limit) · attempt 4/10"
     claude_session: str = ""
     transcript_path: str = ""
     paused: bool = False

@@ -72,3 +72,15 @@ def done_call(
         fixed_keys(keys) + task_keys(keys, task_id),
         [*fixed_args(keys, events_maxlen), task_id, agent, summary],
     )
+
+
+def fail_call(
+    keys: Keys, events_maxlen: int, task_id: str, agent: str, reason: str
+) -> tuple[str, list[str], list[str | int]]:
+    """(script text, KEYS, ARGV) that fail `agent`'s attempt at `task_id`, as `done_call`; the script
+    refuses (`IB_CONFLICT ...`) unless `agent` holds the task, so two callers fail it once."""
+    return (
+        script_text("fail"),
+        fixed_keys(keys) + task_keys(keys, task_id),
+        [*fixed_args(keys, events_maxlen), task_id, agent, reason],
+    )

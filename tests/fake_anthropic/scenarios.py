@@ -175,7 +175,7 @@ def rate_limit_retrying(s: Stage) -> None:
     s.fake.script(*[rate_limited(retry_after=1, retry=True) for _ in range(10)])
     s.start(f"{DEFAULT_MODE} 'add a flag'")
     s.wait("attempt 4/10")
-    s.save("rate_limited", "retrying-429")
+    s.save("running", "retrying-429")
     s.keys("Escape")
 
 
@@ -183,7 +183,7 @@ def overloaded_retrying(s: Stage) -> None:
     s.fake.script(*[overloaded(retry=True) for _ in range(10)])
     s.start(f"{DEFAULT_MODE} 'add a flag'")
     s.wait("attempt 2/10")
-    s.save("error", "retrying-529")
+    s.save("running", "retrying-529")
     s.keys("Escape")
 
 

@@ -123,11 +123,12 @@ def test_stop_with_redis_down_keeps_the_manager_note_until_it_answers(
         server.stop()
 
 
-def test_stop_without_marker_and_outside_tmux_publishes_nothing(
-    ib: IbRunner, rds: redis.Redis, keys: Keys
-) -> None:
-    assert _stop(ib, "a1", "I am still thinking about it") == 0
-    assert _types(rds, keys) == []
+def test_stop_without_marker_is_waiting(ib: IbRunner, rds: redis.Redis, keys: Keys) -> None:
+    """The turn is over and no marker says it finished: the agent waits for the person."""
+    rds.hset(keys.agent("a1"), mapping={"id": "a1", "role": "worker", "project": "p"})
+    assert _stop(ib, "a1", "Should I use Postgres or SQLite?") == 0
+    assert _types(rds, keys) == ["waiting"]
+    assert rds.hget(keys.agent("a1"), "state") == "waiting"
 
 
 @pytest.mark.parametrize(

@@ -1,5 +1,5 @@
 """The pane watcher (`ib worker --once`, real tmux) on screens no hook reports: the folder-trust dialog
-(Claude Code runs no hook before it is answered) and an API call being retried."""
+(Claude Code runs no hook before it is answered). A retried API call: tests/integration/test_turn_ends.py."""
 
 from __future__ import annotations
 
@@ -58,16 +58,3 @@ def test_the_folder_trust_dialog_is_an_event_once(
     )
     assert rds.hgetall(keys.prompt("screen"))["id"] == data["prompt_id"]
     assert rds.hget(keys.agent("screen"), "state") == "permission"
-
-
-def test_an_api_call_being_retried_is_an_error_with_the_retry(
-    watcher_ib: IbRunner, rds: redis.Redis, keys: Keys, tmux_socket: str
-) -> None:
-    capture = FIXTURES / "pane-states" / "rate_limited-cc2.1.332-retrying-429-w200.txt"
-    _show(watcher_ib, rds, keys, tmux_socket, capture)
-    assert watcher_ib.run("worker", "--once").returncode == 0
-    [error] = [e for e in _events(rds, keys) if e["type"] == "error"]
-    data = error["data"]
-    assert isinstance(data, dict)
-    assert (data["kind"], data["retry_in"], data["attempt"], data["attempts"]) == ("rate_limit", 5, 4, 10)
-    assert {e["type"] for e in _events(rds, keys)} >= {"state", "rate_limited", "error"}

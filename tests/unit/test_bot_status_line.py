@@ -174,7 +174,9 @@ ENDS = [
     ("waiting", "waiting", {}, True),
     ("question", "question", {}, True),
     ("killed", "killed", {}, True),
+    ("api-error", "error", {"kind": "overloaded"}, True),
     ("pane-waiting", "state", {"to_state": "waiting"}, True),
+    ("pane-turn-ended-by-429", "state", {"to_state": "rate_limited"}, True),
     ("pane-running", "state", {"to_state": "running"}, False),
     ("task-claimed", "task_claimed", {}, False),
 ]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from worker.hooks.events import error_kind, outcome
+from worker.hooks.events import error_kind, outcome, says_nothing_new, stopped_reason
 
 A = "agent-1"
 
@@ -139,3 +139,30 @@ def test_question_data_has_the_option_labels() -> None:
 )
 def test_error_kind(error: str, message: str, kind: str) -> None:
     assert error_kind(error, message) == kind
+
+
+QUIET_CASES = {
+    "idle-after-waiting": ("Notification", "waiting", "waiting", True),
+    "idle-after-complete": ("Notification", "waiting", "complete", True),
+    "idle-after-api-error": ("Notification", "waiting", "error", True),
+    "idle-after-rate-limit": ("Notification", "waiting", "rate_limited", True),
+    "idle-while-running": ("Notification", "waiting", "running", False),
+    "permission-after-permission-request": ("Notification", "permission", "permission", True),
+    "permission-prompt-while-running": ("Notification", "permission", "running", False),
+    "session-end-after-the-watcher": ("SessionEnd", "stopped", "stopped", True),
+    "session-end-first": ("SessionEnd", "stopped", "waiting", False),
+    "next-turn-after-error": ("UserPromptSubmit", "running", "error", False),
+    "stop-failure-after-retries": ("StopFailure", "error", "error", False),
+    "event-name-not-a-string": (["Notification"], "waiting", "error", False),
+}
+
+
+@pytest.mark.parametrize(
+    ("hook_event", "state", "previous", "quiet"), QUIET_CASES.values(), ids=QUIET_CASES.keys()
+)
+def test_says_nothing_new(hook_event: object, state: str, previous: str, quiet: bool) -> None:
+    assert says_nothing_new(hook_event, state, previous) is quiet
+
+
+def test_stopped_reason_names_the_agent() -> None:
+    assert stopped_reason("a1") == "agent a1 stopped (its session ended) while holding the task"

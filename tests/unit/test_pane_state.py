@@ -152,9 +152,9 @@ INLINE_CASES = [
     (
         "retrying-429",
         f"✻ 429 This request would exceed… · retrying in 2s · attempt 3/10\n\n{BUSY}",
-        "rate_limited",
+        "running",
     ),
-    ("retrying-api-error", f"✻ API error · retrying in 2s · attempt 1/10\n\n{BUSY}", "error"),
+    ("retrying-api-error", f"✻ API error · retrying in 2s · attempt 1/10\n\n{BUSY}", "running"),
     ("retrying-quoted-in-reply", f"● It shows: retrying in 2s · attempt 1/10\n\n{IDLE}", "waiting"),
     (
         "permission-dialog",

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from worker.hooks.stop_message import DECISIONS, stop_decision
+from worker.hooks.stop_message import DECISIONS, stop_decision, turn_end
 from worker.tmux.pane_state import COMPLETION_MARKER
 
 MESSAGES = sorted((Path(__file__).resolve().parent.parent / "fixtures" / "stop-messages").glob("*.txt"))
@@ -58,3 +58,19 @@ INLINE_CASES = [
 )
 def test_inline_case(message: str | None, expected: str) -> None:
     assert stop_decision(message) == expected
+
+
+TURN_ENDS = {
+    "question-without-marker": ("Should I use Postgres or SQLite?", "waiting"),
+    "summary-without-marker": ("Added the flag and its test.", "waiting"),
+    "empty-reply": ("", "waiting"),
+    "only-whitespace": (" \n\t", "waiting"),
+    "marker-in-sentence": (f"I will say {COMPLETION_MARKER} when done.", "waiting"),
+    "completion-marker": (f"Done.\n\n{COMPLETION_MARKER}", "complete"),
+    "waiting-marker": ("Which branch?\n\nWAITING", "waiting"),
+}
+
+
+@pytest.mark.parametrize(("message", "expected"), TURN_ENDS.values(), ids=TURN_ENDS.keys())
+def test_every_turn_end_is_complete_or_waiting(message: str, expected: str) -> None:
+    assert turn_end(message) == expected

@@ -46,10 +46,16 @@ def live_state(rt: Runtime, agent: Agent) -> str:
     return agent.state
 
 
+def state_text(rt: Runtime, agent: Agent) -> str:
+    """The live state with what the pane adds to a running one: `running (retrying · attempt 2/10)`."""
+    state = live_state(rt, agent)
+    return f"{state} ({agent.detail})" if agent.detail and state == "running" else state
+
+
 def info_lines(rt: Runtime, agent: Agent) -> list[str]:
     return [
         f"id:        {agent.id}",
-        f"state:     {live_state(rt, agent)}{' (paused)' if agent.paused else ''}",
+        f"state:     {state_text(rt, agent)}{' (paused)' if agent.paused else ''}",
         f"role:      {agent.role}",
         f"mode:      {agent.permission_mode or '-'} (Claude Code's permission mode)",
         f"manager:   {agent.manager or '-'}",

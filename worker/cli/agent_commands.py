@@ -122,7 +122,7 @@ def list_cmd(as_json: bool = typer.Option(False, "--json", help="print JSON")) -
     for a in agents:
         table.add_row(
             a.id,
-            views.live_state(rt, a),
+            views.state_text(rt, a),
             a.role,
             a.manager or "-",
             views.format_age(a.age),

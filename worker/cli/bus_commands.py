@@ -63,10 +63,12 @@ def listen(
 ) -> None:
     """Wait for events for the primary session, print them as JSONL, acknowledge, exit 0.
 
+    By default: complete, waiting, question and error (a turn ended by an API error).
+
     Example: ib listen --timeout 60 --types complete,question
     """
     ctx = Context()
-    chosen = _split(types) or list(NOTIFY_TYPES)
+    chosen = _split(types) or [*NOTIFY_TYPES, "error"]  # every turn end: complete, waiting, error
     listener = Listener(
         ctx.blocking_redis(),
         ctx.keys,

@@ -142,6 +142,10 @@ class FakeAgent:
             (self.permission if step.verb == "permission" else self.choose)(step.arg)
         elif step.verb == "invalid":
             self.say(f"I cannot follow the fake step {step.arg!r}: {step.text}.")
+        return self.reply_to(step)
+
+    def reply_to(self, step: Step) -> str | None:
+        """The reply a turn-ending step ends the turn with; None for the others."""
         if step.verb == "ask":
             return f"I asked: {step.arg}\n\n{WAITING_MARKER}"
         if step.verb == "wait":
@@ -149,6 +153,8 @@ class FakeAgent:
         if step.verb == "done":
             self.completed = True
             return f"{step.arg or 'All the steps are done.'}\n\n{COMPLETION_MARKER}"
+        if step.verb == "reply":
+            return step.arg
         return None
 
     def permission(self, command: str) -> None:

@@ -15,7 +15,8 @@ from typing import Literal
 # JSON list in $IB_FAKE_SCRIPT. Tool steps: `write PATH TEXT` (Write; `\n` in TEXT is a new line, the file
 # ends with one), `read PATH` (Read), `commit MESSAGE`, `run CMD`, `ask QUESTION` (Bash: `git add -A &&
 # git commit -m "MESSAGE"`, CMD, `ib ask "QUESTION"`). Others: `say TEXT`, `sleep SECONDS`, `exit`.
-# `ask`, `wait [TEXT]` and `done [TEXT]` end the turn with a reply (WAITING / the completion marker).
+# `ask`, `wait [TEXT]` and `done [TEXT]` end the turn with a reply (WAITING / the completion marker);
+# `reply TEXT` ends it with TEXT alone, no marker (a plain question, as models often end a turn).
 # Dialogs as Claude Code 2.1.332 draws them: `permission CMD` (Bash CMD after "Do you want to proceed?";
 # 1 / 2 run it, 3 or Escape interrupt the turn) and `choose QUESTION | OPTION | OPTION...` (an
 # AskUserQuestion dialog; the digit picks the option).
@@ -29,11 +30,12 @@ VERBS = (
     "sleep",
     "wait",
     "done",
+    "reply",
     "exit",
     "permission",
     "choose",
 )
-NEEDS_ARGUMENT = ("write", "read", "commit", "ask", "run", "say", "sleep", "permission", "choose")
+NEEDS_ARGUMENT = ("write", "read", "commit", "ask", "run", "say", "reply", "sleep", "permission", "choose")
 MAX_SLEEP = 3600.0
 HOOK_TIMEOUT = 10.0
 

@@ -26,8 +26,6 @@ if TYPE_CHECKING:
     from worker.hooks.events import Outcome
 
 PROMPT_TTL = 86400
-QUIET_REPEATS = frozenset({("waiting", "waiting"), ("waiting", "complete"), ("permission", "permission")})
-"""(outcome state, stored state) pairs where a Notification only repeats what a hook already said."""
 
 
 def handle(payload: dict[str, object], agent_id: str, cwd: str) -> None:
@@ -52,6 +50,8 @@ def handle(payload: dict[str, object], agent_id: str, cwd: str) -> None:
 
 
 def apply(conn: Connection, conf: HotConf, agent_id: str, payload: dict[str, object], found: Outcome) -> None:
+    from worker.hooks.events import says_nothing_new
+
     keys = Keys(conf.namespace)
     record = conn.call("HMGET", keys.agent(agent_id), "state", "project", "task")
     replies = record if isinstance(record, list) else []
@@ -59,9 +59,8 @@ def apply(conn: Connection, conf: HotConf, agent_id: str, payload: dict[str, obj
     if not any(values):
         return  # not one of our agents (or already torn down)
     previous, project, task = [*values, "", "", ""][:3]
-    is_notification = payload.get("hook_event_name") == "Notification"
-    if is_notification and (found.state, previous) in QUIET_REPEATS:
-        return  # the Stop or PermissionRequest hook already said it
+    if says_nothing_new(payload.get("hook_event_name"), found.state, previous):
+        return
     if found.state:
         conn.call(
             "HSET", keys.agent(agent_id), "state", found.state, "state_at", f"{time.time():.3f}",
@@ -83,6 +82,10 @@ def apply(conn: Connection, conf: HotConf, agent_id: str, payload: dict[str, obj
     from bus.publish import publish
 
     publish(conf, _event(event_type, message, agent_id, project, task, data), conn)
+    if found.state == "stopped":  # as the pane watcher does when it sees the session gone first
+        from worker.hooks.claims import fail_claims
+
+        fail_claims(conn, conf, agent_id)
 
 
 def _event(

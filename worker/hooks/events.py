@@ -75,6 +75,11 @@ def outcome(payload: Mapping[str, object], agent_id: str) -> Outcome | None:
     return read(payload, agent_id) if read else None
 
 
+def stopped_reason(agent_id: str) -> str:
+    """Why a claim fails when its agent's session ends (the SessionEnd hook or the pane watcher says it)."""
+    return f"agent {agent_id} stopped (its session ended) while holding the task"
+
+
 def _session_end(payload: Mapping[str, object], agent_id: str) -> Outcome | None:
     reason = _text(payload, "reason") or "other"
     if reason in ("clear", "resume"):
@@ -198,6 +203,28 @@ def _stop_failure(payload: Mapping[str, object], agent_id: str) -> Outcome:
     }
     state = "rate_limited" if kind == "rate_limit" else "error"
     return Outcome(state, "error", f"{agent_id}: the turn ended with an API error ({kind})", data)
+
+
+QUIET_REPEATS = frozenset(
+    {
+        ("waiting", "waiting"),
+        ("waiting", "complete"),
+        ("waiting", "error"),  # idle_prompt comes 45-60 s after any turn end: the error still stands
+        ("waiting", "rate_limited"),
+        ("permission", "permission"),
+    }
+)
+"""(outcome state, stored state) pairs where a Notification only repeats what a hook already said, or
+would hide the error that ended the turn (that stands until the next turn starts)."""
+
+
+def says_nothing_new(hook_event: object, state: str, previous: str) -> bool:
+    """Whether an outcome of state `state` from `hook_event` must be dropped, the agent being `previous`:
+    a Notification that repeats (QUIET_REPEATS), or a SessionEnd after the pane watcher saw the session
+    end (it published `stopped` and gave the claims back)."""
+    if hook_event == "Notification":
+        return (state, previous) in QUIET_REPEATS
+    return hook_event == "SessionEnd" and state == previous == "stopped"
 
 
 _READERS = {

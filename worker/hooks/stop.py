@@ -1,7 +1,7 @@
 """`ib hook stop` (an agent's Stop hook): complete or waiting, published once per turn; the manager is told.
 
 Runs at the end of every turn of every agent, so it stays on the light client; only the fallback to the
-pane (when the last message says neither) runs tmux. Never fails the agent's session.
+pane (a payload with no last message) runs tmux. Never fails the agent's session.
 """
 
 from __future__ import annotations
@@ -62,15 +62,20 @@ def turn_id(payload: Mapping[str, object]) -> str:
 
 
 def _decide(payload: Mapping[str, object]) -> str:
-    from worker.hooks.stop_message import stop_decision
+    """complete or waiting ("" for what is no Stop payload): the Stop hook runs once the turn is over, so
+    an agent is never still busy here. Claude Code draws the end of the turn a moment after this hook
+    starts, so the pane is read only when the payload has no last message (older Claude Code), and
+    only for the completion marker."""
+    from worker.hooks.stop_message import COMPLETE, WAITING, turn_end
 
     last = payload.get("last_assistant_message")
-    decision = stop_decision(last if isinstance(last, str) else None)
-    if decision != "unknown":
-        return decision
+    if isinstance(last, str):
+        return turn_end(last)
+    if payload.get("hook_event_name") != "Stop":
+        return ""
     pane = os.environ.get("TMUX_PANE")
     if not pane:
-        return "unknown"
+        return WAITING
     import subprocess
 
     from worker.tmux.pane_state import pane_state
@@ -78,13 +83,12 @@ def _decide(payload: Mapping[str, object]) -> str:
     shown = subprocess.run(
         ["tmux", "capture-pane", "-p", "-t", pane], capture_output=True, text=True, timeout=3, check=False
     ).stdout
-    state = pane_state(shown).value
-    return state if state in ("complete", "waiting") else "unknown"
+    return COMPLETE if pane_state(shown).value == COMPLETE else WAITING
 
 
 def handle(payload: Mapping[str, object], agent_id: str, cwd: str) -> None:
     decision = _decide(payload)
-    if decision == "unknown":
+    if not decision:
         return
     from bus.errors import BusError, ConfigError
     from bus.hotconf import read_hotconf

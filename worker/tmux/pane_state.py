@@ -27,7 +27,7 @@ class PaneState(StrEnum):
     WAITING = "waiting"
     COMPLETE = "complete"
     PERMISSION = "permission"  # a dialog waits for a person: permission, folder trust, a question, a plan
-    ERROR = "error"  # an API error ended the turn, or Claude Code is retrying one
+    ERROR = "error"  # an API error ended the turn (one Claude Code still retries is RUNNING)
     RATE_LIMITED = "rate_limited"
     STOPPED = "stopped"  # the program exited: "Pane is dead", or a shell prompt where Claude Code was
     UNKNOWN = "unknown"
@@ -57,9 +57,9 @@ _DIALOG = _patterns(
     r"^\s*Do you want to (?:proceed|create|make|allow|overwrite)\b.*\?$",
 )
 _COMPACTING = _patterns(r"Compacting conversation")
-# Claude Code retrying a failed request: "✻ 429 ... · retrying in 10s · attempt 5/10".
+# Claude Code retrying a failed request: "✻ 429 ... · retrying in 10s · attempt 5/10". The turn goes on
+# (and most retries recover): no incident until the error ends the turn.
 _RETRYING = re.compile(rf"^\s*{_SPINNER}\s.* · retrying in \d+\s*\w* · attempt \d+/\d+")
-_RATE_LIMIT_WORDS = re.compile(r"\b429\b|rate.limit", re.IGNORECASE)
 # Something executes at this moment: the status line of a turn, or a tool that has not returned.
 _ACTIVE = _patterns(
     r"(?i)\((?:esc|ctrl\+c) to interrupt\b",
@@ -133,9 +133,8 @@ def pane_state(text: str) -> PaneState:
         return PaneState.PERMISSION
     if _is_creating(text):
         return PaneState.CREATING
-    retrying = _retrying(screen)
-    if retrying is not None:
-        return retrying
+    if _retrying(screen):
+        return PaneState.RUNNING
     idle = _idle(screen)
     return (
         _first_check(screen, _BEFORE_MARKERS)
@@ -183,11 +182,8 @@ def _is_creating(text: str) -> bool:
     return _matches(_WELCOME, text.splitlines())
 
 
-def _retrying(screen: Screen) -> PaneState | None:
-    retry = next((line for line in screen.recent() if _RETRYING.search(line)), None)
-    if retry is None:
-        return None
-    return PaneState.RATE_LIMITED if _RATE_LIMIT_WORDS.search(retry) else PaneState.ERROR
+def _retrying(screen: Screen) -> bool:
+    return any(_RETRYING.search(line) for line in screen.recent())
 
 
 def _idle(screen: Screen) -> bool:

@@ -1,8 +1,9 @@
 """The pane watcher: once a tick, one `tmux list-panes` for all agents; capture only panes that printed.
 
 The safety net behind the hooks: it reads each agent's pane with the pure parser and publishes `state`
-changes, `rate_limited` and `stopped`. Idle agents cost nothing but their line in `list-panes`. A state
-a hook decided is left alone unless the pane shows stronger evidence (worker/state_authority.py).
+changes and `stopped`. Idle agents cost nothing but their line in `list-panes`. A state a hook decided is
+left alone unless the pane shows stronger evidence (worker/state_authority.py). A turn's end (complete,
+waiting, error) is the hooks' event to raise: the pane only moves the state.
 """
 
 from __future__ import annotations
@@ -14,12 +15,12 @@ from dataclasses import dataclass, field
 from bus.agents import Agent
 from bus.errors import Conflict
 from worker.errors import SessionGone
-from worker.hooks.events import TRUST_OPTIONS
+from worker.hooks.events import TRUST_OPTIONS, stopped_reason
 from worker.service.runtime import Runtime
 from worker.tmux.dialogs import Dialog, read_dialog
 from worker.tmux.pane_state import PaneState, pane_state
 from worker.tmux.parse import PaneInfo, needs_capture
-from worker.tmux.retry import retry_notice
+from worker.tmux.retry import retry_detail
 from worker.tmux.state_authority import pane_may_set
 
 log = logging.getLogger(__name__)
@@ -29,6 +30,7 @@ log = logging.getLogger(__name__)
 class PaneWatcher:
     rt: Runtime
     captured_at: dict[str, float] = field(default_factory=dict)
+    claims_checked: set[str] = field(default_factory=set)  # stopped agents whose claims were looked at
 
     def tick(self) -> None:
         agents = [a for a in self.rt.agents.all() if a.worker == self.rt.worker_id]
@@ -58,8 +60,15 @@ class PaneWatcher:
             if dialog is not None and dialog.kind == "trust":
                 self._trust_dialog(agent, dialog)
                 state = "permission"
-        retry = retry_notice(text) if state in ("error", "rate_limited") else None
-        self.record(agent, state, retry)
+        self.record(agent, state)
+        self._note_retry(agent, text, state)
+
+    def _note_retry(self, agent: Agent, text: str, state: str) -> None:
+        """While Claude Code retries an API call its turn goes on: the retry is the agent's detail
+        (`ib list`, `ib info`), not an `error` event."""
+        detail = retry_detail(text) if state == "running" else ""
+        if detail != agent.detail:
+            self.rt.agents.update(agent.id, detail=detail)
 
     def _trust_dialog(self, agent: Agent, dialog: Dialog) -> None:
         """Claude Code asks whether it may work in the folder before any hook runs: a person decides
@@ -77,11 +86,15 @@ class PaneWatcher:
             data={"kind": "trust", "folder": folder, "options": list(TRUST_OPTIONS), "prompt_id": prompt.id},
         )
 
-    def record(self, agent: Agent, state: str, retry: dict[str, object] | None = None) -> None:
+    def record(self, agent: Agent, state: str) -> None:
         """Store a state the watcher saw, unless a hook's state stands against it; publish `state` (and
-        `rate_limited` / `stopped`; `error` with the retry facts while Claude Code retries) on a change."""
+        `stopped`) on a change."""
+        if state != "stopped":
+            self.claims_checked.discard(agent.id)  # running again (resumed): its next end is looked at
         current, by = self.rt.agents.state_of(agent.id)
         if not pane_may_set(current, by, state):
+            if state == current == "stopped":
+                self._after_session_end(agent)
             return
         previous = self.rt.agents.set_state(agent.id, state)
         if previous is None:
@@ -94,25 +107,23 @@ class PaneWatcher:
             data={"from_state": previous, "to_state": state},
             **common,
         )
-        if retry is not None:
-            self.rt.publish(
-                "error",
-                f"{agent.id}: API error ({retry['kind']}); Claude Code retries in {retry['retry_in']}s "
-                f"(attempt {retry['attempt']}/{retry['attempts']})",
-                data=retry,
-                **common,
-            )
-        if state == "rate_limited":
-            self.rt.publish("rate_limited", f"{agent.id} hit a rate limit", **common)
-        elif state == "stopped":
+        if state == "stopped":
             self.rt.publish("stopped", f"{agent.id} stopped (its session ended)", **common)
             self._give_back_claims(agent)
+
+    def _after_session_end(self, agent: Agent) -> None:
+        """The SessionEnd hook said `stopped` before the pane was gone: it gives the claims back itself,
+        but a hook cut short may not have; look once per agent (the task script fails a claim once)."""
+        if agent.id in self.claims_checked:
+            return
+        self.claims_checked.add(agent.id)
+        self._give_back_claims(agent)
 
     def _give_back_claims(self, agent: Agent) -> None:
         """A stopped agent cannot finish what it holds: each claim fails this attempt at once, with why
         (back to ready while attempts remain), instead of waiting for `ib task reclaim`."""
         for task_id in self.rt.tasks.held_by(agent.id):
-            reason = f"agent {agent.id} stopped (its session ended) while holding the task"
+            reason = stopped_reason(agent.id)
             try:
                 self.rt.tasks.fail(task_id, agent.id, reason)
             except Conflict as e:  # finished or released in between: nothing to give back

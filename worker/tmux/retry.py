@@ -1,5 +1,6 @@
-"""Claude Code retrying an API call, read from its pane ("· retrying in 10s · attempt 5/10"): the retry
-facts an `error` event carries while no hook can say it (StopFailure fires only once retries end). Pure."""
+"""Claude Code retrying an API call, read from its pane ("· retrying in 10s · attempt 5/10"): the detail
+of a running agent while it retries. No event: most retries recover, and StopFailure says the ones that
+end the turn. Pure."""
 
 from __future__ import annotations
 
@@ -30,3 +31,13 @@ def retry_notice(text: str) -> dict[str, object] | None:
                 "line": line.strip()[:300],
             }
     return None
+
+
+def retry_detail(text: str) -> str:
+    """`retrying (rate_limit) · attempt 4/10` while the pane shows a retry (the kind only when the line
+    names it: the first retries say just "API error"); "" otherwise."""
+    notice = retry_notice(text)
+    if notice is None:
+        return ""
+    kind = "" if notice["kind"] == "other" else f" ({notice['kind']})"
+    return f"retrying{kind} · attempt {notice['attempt']}/{notice['attempts']}"
