@@ -1,5 +1,5 @@
-"""Dialogs read from real Claude Code captures (tests/fixtures/dialogs, named kind-width.claude-VERSION)
-and the keys that answer them."""
+"""Dialogs read from real Claude Code captures (tests/fixtures/dialogs, named
+kind-what-width.claude-VERSION) and the keys that answer them."""
 
 from __future__ import annotations
 
