@@ -14,9 +14,8 @@ from dataclasses import dataclass, field
 from bus.agents import Agent
 from bus.errors import Conflict
 from worker.errors import SessionGone
-from worker.hooks.events import TRUST_OPTIONS
 from worker.service.runtime import Runtime
-from worker.tmux.dialogs import Dialog, read_dialog
+from worker.tmux.dialog_events import tell_dialog
 from worker.tmux.pane_state import PaneState, pane_state
 from worker.tmux.parse import PaneInfo, needs_capture
 from worker.tmux.retry import retry_notice
@@ -53,29 +52,10 @@ class PaneWatcher:
             return
         self.captured_at[agent.id] = now
         state = pane_state(text).value
-        if state in ("creating", "unknown", "permission"):
-            dialog = read_dialog(text)
-            if dialog is not None and dialog.kind == "trust":
-                self._trust_dialog(agent, dialog)
-                state = "permission"
+        if tell_dialog(self.rt, agent, text) is not None:
+            state = "permission"  # a dialog waits for a person, whatever else the screen shows
         retry = retry_notice(text) if state in ("error", "rate_limited") else None
         self.record(agent, state, retry)
-
-    def _trust_dialog(self, agent: Agent, dialog: Dialog) -> None:
-        """Claude Code asks whether it may work in the folder before any hook runs: a person decides
-        (`ib approve` trusts, `ib deny` refuses). Published once per dialog."""
-        if (found := self.rt.prompts.get(agent.id)) is not None and found.kind == "trust":
-            return
-        folder = dialog.folder or agent.worktree or agent.root
-        prompt = self.rt.prompts.record(agent.id, "trust", folder, TRUST_OPTIONS)
-        log.info("agent %s: folder-trust dialog for %s", agent.id, folder)
-        self.rt.publish(
-            "permission",
-            f"{agent.id} asks whether Claude Code may trust the folder {folder}",
-            sender=agent.id,
-            **agent.event_fields(),
-            data={"kind": "trust", "folder": folder, "options": list(TRUST_OPTIONS), "prompt_id": prompt.id},
-        )
 
     def record(self, agent: Agent, state: str, retry: dict[str, object] | None = None) -> None:
         """Store a state the watcher saw, unless a hook's state stands against it; publish `state` (and
