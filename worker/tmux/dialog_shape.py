@@ -65,7 +65,9 @@ def _numbered(lines: list[str], marked: int, number: int) -> Span | None:
     """Options 1, 2, ... around the marked one; lines indented under an option (its description, the
     rest of a wrapped label) and rules between options belong to the list."""
     found: dict[int, tuple[int, str]] = {}  # number -> (line index, label)
-    indent = len(_NUMBERED.match(lines[marked]).group(1))  # type: ignore[union-attr]
+    head = _NUMBERED.match(lines[marked])
+    assert head is not None  # the caller matched it
+    indent = len(head.group(1))
     for step in (-1, 1):
         index, expected = marked, number
         while 0 <= index < len(lines):
