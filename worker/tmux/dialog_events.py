@@ -42,7 +42,7 @@ def _labels(dialog: Dialog) -> tuple[str, ...]:
     return tuple(option.label for option in dialog.options)
 
 
-def dialog_data(dialog: Dialog) -> dict[str, object]:
+def _data(dialog: Dialog) -> dict[str, object]:
     """The event's `data`: what the screen shows, in the same fields for every kind."""
     data: dict[str, object] = {
         "kind": dialog.kind,
@@ -58,13 +58,13 @@ def dialog_data(dialog: Dialog) -> dict[str, object]:
 
 
 def _publish(rt: Runtime, agent: Agent, dialog: Dialog) -> None:
-    folder = dialog.folder or agent.worktree or agent.root if dialog.kind == "trust" else ""
+    folder = (dialog.folder or agent.worktree or agent.root) if dialog.kind == "trust" else ""
     shown = Dialog(dialog.kind, dialog.title, dialog.options, dialog.selected, folder)
     labels = _labels(dialog)
     prompt = rt.prompts.record(agent.id, dialog.kind, folder, labels, tool=FROM_PANE, question=dialog.title)
     question = rt.questions.ask(agent.id, dialog.title, agent.project, labels, dialog=prompt.id)
     rt.prompts.link_question(agent.id, prompt.id, question.id)
-    data = dialog_data(shown) | {"prompt_id": prompt.id, "question_id": question.id}
+    data = _data(shown) | {"prompt_id": prompt.id, "question_id": question.id}
     if dialog.kind == "ask":
         event, message = "question", f"Agent {agent.id} asks: {dialog.title}"
     elif dialog.kind == "trust":
