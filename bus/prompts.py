@@ -85,7 +85,8 @@ class PromptStore:
 
     def claim(self, prompt_id: str, agent: str = "") -> bool:
         """The first answer to a dialog takes it; every later one gets False."""
-        if not self.client.set(self.keys.prompt_answered(prompt_id), "1", nx=True, ex=ANSWERED_TTL):
+        at = f"{time.time():.3f}"
+        if not self.client.set(self.keys.prompt_answered(prompt_id), at, nx=True, ex=ANSWERED_TTL):
             return False
         if agent:
             self.client.set(self.keys.answered_lately(agent), prompt_id, ex=LATELY)
@@ -102,6 +103,16 @@ class PromptStore:
 
     def answered(self, prompt_id: str) -> bool:
         return bool(self.client.exists(self.keys.prompt_answered(prompt_id)))
+
+    def answered_at(self, prompt_id: str) -> float | None:
+        """When the dialog was answered (None: not yet; 0.0: by an older ittybus, time unknown)."""
+        found = self.client.get(self.keys.prompt_answered(prompt_id))
+        if found is None:
+            return None
+        try:
+            return float(found)
+        except ValueError:
+            return 0.0
 
     def clear(self, agent: str, prompt_id: str | None = None) -> None:
         """Forget the agent's dialog (only if it is still `prompt_id`), and the question it opened."""

@@ -154,3 +154,24 @@ def test_an_answer_after_the_dialog_closed_sends_nothing(
         1,
         "ib answer: error: late: the dialog closed; nothing was sent",
     )
+
+
+def test_the_same_dialog_again_is_a_new_event(
+    agents_ib: IbRunner, worker: Popen[str], rds: redis.Redis, keys: Keys, repo: Path
+) -> None:
+    _spawn(
+        agents_ib,
+        "twice",
+        "fake: auto-permission touch one.txt",
+        "fake: auto-permission touch two.txt",
+        "fake: done",
+    )
+    for count in (1, 2, 3, 4):  # notice, approval, and the same two again for the second command
+        asked = _asked(rds, keys, count)[count - 1]
+        assert asked["title"] == (NOTICE if count % 2 else "Do you want to proceed?")
+        approved = agents_ib.run("approve", "twice", "--prompt", str(asked["prompt_id"]))
+        assert approved.returncode == 0, approved.stderr
+    _event(rds, keys, "complete")
+    assert len(_asked(rds, keys, 4)) == 4
+    worktree = repo / ".ib" / "agents" / "twice" / "repo"
+    assert (worktree / "one.txt").exists() and (worktree / "two.txt").exists()

@@ -18,10 +18,10 @@ from worker.agents.ownership import owned
 from worker.agents.talk import look, send
 from worker.errors import WorkerError
 from worker.service.runtime import Runtime
-from worker.tmux.dialog_events import FROM_PANE, recorded_as
+from worker.tmux.dialog_events import FROM_PANE, STILL_CLOSING, recorded_as
 from worker.tmux.dialogs import Dialog, DialogError, keys_for, option_for_answer, pick, read_dialog
 
-GONE_WAIT = 3.0  # seconds a deny-with-reason waits for the dialog to close before typing the reason
+GONE_WAIT = STILL_CLOSING  # seconds an answered dialog may take to close (and a reason waits for it)
 
 
 class NoDialog(WorkerError):
@@ -91,22 +91,22 @@ def _answer(
         raise AlreadyAnswered(f"that dialog of {agent.id} was already answered")
     if prompt_id and (prompt is None or prompt.id != prompt_id):
         raise DialogClosed(f"{agent.id}: the dialog closed; nothing was sent")
+    if prompt is not None and rt.prompts.answered(prompt.id):
+        _after_an_answer(rt, agent.id, prompt)
+        prompt = None
     dialog = open_dialog(rt, agent.id)
-    answered = prompt is not None and rt.prompts.answered(prompt.id)
-    if dialog is None and (answered or (prompt is None and rt.prompts.answered_lately(agent.id))):
-        raise AlreadyAnswered(f"that dialog of {agent.id} was already answered")
     if dialog is None:
         if prompt is not None:
             rt.prompts.clear(agent.id, prompt.id)
             raise DialogClosed(f"{agent.id}: the dialog closed; nothing was sent")
+        if rt.prompts.answered_lately(agent.id):
+            raise AlreadyAnswered(f"that dialog of {agent.id} was already answered")
         raise NoDialog(f"{agent.id} shows no dialog; nothing to answer (see ib look {agent.id})")
-    if answered and prompt is not None and recorded_as(prompt, dialog):
-        raise AlreadyAnswered(f"that dialog of {agent.id} was already answered")
     try:
         index = choose_option(dialog)
     except DialogError as e:
         raise BadAnswer(f"{agent.id}: {e}") from e
-    claimed = prompt if prompt is not None and not answered else _record(rt, agent.id, dialog)
+    claimed = prompt or _record(rt, agent.id, dialog)
     if not rt.prompts.claim(claimed.id, agent.id):
         raise AlreadyAnswered(f"that dialog of {agent.id} was already answered")
     rt.tmux.send_keys(agent.session, *keys_for(dialog, index))
@@ -115,6 +115,20 @@ def _answer(
             rt.questions.acknowledge(claimed.question_id)
     rt.agents.update(agent.id, state_by="")  # the pane tells what happens next
     return dialog, dialog.options[index].label
+
+
+def _after_an_answer(rt: Runtime, agent_id: str, prompt: Prompt) -> None:
+    """The recorded dialog was answered: this answer came second when that dialog now leaves the screen
+    and none follows it; one still there after GONE_WAIT is a new appearance (or the keys were lost)
+    and is answered afresh, as is another dialog."""
+
+    def gone() -> bool:
+        shown = open_dialog(rt, agent_id)
+        return shown is None or not recorded_as(prompt, shown)
+
+    if wait_until(gone, GONE_WAIT) and open_dialog(rt, agent_id) is None:
+        raise AlreadyAnswered(f"that dialog of {agent_id} was already answered")
+    rt.prompts.clear(agent_id, prompt.id)
 
 
 def _record(rt: Runtime, agent_id: str, dialog: Dialog) -> Prompt:

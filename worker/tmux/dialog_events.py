@@ -6,6 +6,7 @@ recorded as the agent's prompt (with a question, so the `answer` command reaches
 from __future__ import annotations
 
 import logging
+import time
 
 from bus.agents import Agent
 from bus.prompts import Prompt
@@ -14,6 +15,7 @@ from worker.tmux.dialogs import Dialog, read_dialog
 
 log = logging.getLogger(__name__)
 
+STILL_CLOSING = 3.0  # seconds an answered dialog may stay drawn before the agent redraws its screen
 FROM_PANE = "(pane)"  # Prompt.tool of a dialog recorded from the pane; a hook records the tool's name
 
 
@@ -25,9 +27,16 @@ def tell_dialog(rt: Runtime, agent: Agent, text: str) -> Dialog | None:
         if prompt is not None and (prompt.tool == FROM_PANE or rt.prompts.answered(prompt.id)):
             rt.prompts.clear(agent.id, prompt.id)  # it closed: the next dialog is a new appearance
         return None
-    if prompt is None or not recorded_as(prompt, dialog):
+    if prompt is None or not recorded_as(prompt, dialog) or _answered_before(rt, prompt):
         _publish(rt, agent, dialog)
     return dialog
+
+
+def _answered_before(rt: Runtime, prompt: Prompt) -> bool:
+    """Whether the prompt was answered longer ago than its dialog takes to close: the same dialog on
+    screen now is a new appearance (the watcher did not look while the screen had none)."""
+    at = rt.prompts.answered_at(prompt.id)
+    return at is not None and time.time() - at > STILL_CLOSING
 
 
 def recorded_as(prompt: Prompt, dialog: Dialog) -> bool:
