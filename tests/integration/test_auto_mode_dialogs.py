@@ -84,7 +84,7 @@ def test_auto_modes_approval_is_an_event_and_approved(
     assert (typed.returncode, typed.stderr.strip()) == (
         1,
         "ib send: error: prober shows a permission dialog (Do you want to proceed?); nothing was typed. "
-        "Answer it with ib approve prober [--always] or ib deny prober [REASON]",
+        "Answer it with ib approve prober or ib deny prober [REASON]",
     )
     approved = claude_ib.run("approve", "prober")
     assert approved.returncode == 0, approved.stderr

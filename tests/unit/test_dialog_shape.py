@@ -176,3 +176,8 @@ NON_DIALOG_CAPTURES = sorted(
 @pytest.mark.parametrize("path", NON_DIALOG_CAPTURES, ids=lambda p: p.name)
 def test_no_other_pane_state_is_a_dialog(path: Path) -> None:
     assert read_dialog(path.read_text(encoding="utf-8")) is None
+
+
+def test_the_refusal_offers_always_only_when_the_dialog_does() -> None:
+    line = refusal("a1", _read("permission-auto-mode-approval-80"))
+    assert line.endswith("Answer it with ib approve a1 or ib deny a1 [REASON]")

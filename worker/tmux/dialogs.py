@@ -142,7 +142,8 @@ def refusal(agent_id: str, dialog: Dialog) -> str:
     elif dialog.kind == "dialog":
         how = f"ib answer {agent_id} N ({option_list(dialog)})"
     else:
-        how = f"ib approve {agent_id} [--always] or ib deny {agent_id} [REASON]"
+        always = " [--always]" if any(_has(o.label, _ALWAYS) for o in dialog.options) else ""
+        how = f"ib approve {agent_id}{always} or ib deny {agent_id} [REASON]"
     return f"{agent_id} shows {dialog.describe()}; nothing was typed. Answer it with {how}"
 
 
