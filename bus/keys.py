@@ -184,6 +184,10 @@ class Keys(Record):
         """Set by the first answer to a dialog, so a second one is told it was already answered."""
         return self._k("prompt-answered", prompt_id)
 
+    def answered_lately(self, agent_id: str) -> str:
+        """String (TTL): the agent's last answered dialog, for telling a late second answer why."""
+        return self._k("answered-lately", agent_id)
+
     # delivery bookkeeping
     def seen(self, scope: str, event_id: str) -> str:
         """Marks an event as handled by one consumer group (idempotent handling by event id)."""

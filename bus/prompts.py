@@ -14,6 +14,7 @@ from bus.keys import Keys
 
 PROMPT_TTL = 86400
 ANSWERED_TTL = 86400
+LATELY = 30  # seconds a second answer to a dialog that has gone is told "already answered"
 
 
 class Prompt(HashRecord):
@@ -47,10 +48,28 @@ class PromptStore:
         data = read_hash(self.client, key)
         return Prompt.from_hash(data, key=key, agent=agent) if data.get("id") else None
 
-    def record(self, agent: str, kind: str, detail: str = "", options: tuple[str, ...] = ()) -> Prompt:
-        """A dialog seen on the pane (the trust dialog, which comes before any hook)."""
+    def record(
+        self,
+        agent: str,
+        kind: str,
+        detail: str = "",
+        options: tuple[str, ...] = (),
+        *,
+        tool: str = "",
+        question: str = "",
+    ) -> Prompt:
+        """A dialog seen on the pane (one no hook told: the trust dialog, auto mode's, any other)."""
         prompt_id = f"p-{uuid.uuid4().hex[:8]}"
-        prompt = Prompt(id=prompt_id, agent=agent, kind=kind, detail=detail, options=options, at=time.time())
+        prompt = Prompt(
+            id=prompt_id,
+            agent=agent,
+            kind=kind,
+            tool=tool,
+            detail=detail,
+            question=question,
+            options=options,
+            at=time.time(),
+        )
         key = self.keys.prompt(agent)
         pipe = self.client.pipeline()
         pipe.delete(key)
@@ -59,12 +78,41 @@ class PromptStore:
         pipe.execute()
         return prompt
 
-    def claim(self, prompt_id: str) -> bool:
+    def link_question(self, agent: str, prompt_id: str, question_id: str) -> None:
+        """The question people answer the dialog by: forgotten with the dialog (`clear`)."""
+        if (current := self.get(agent)) is not None and current.id == prompt_id:
+            self.client.hset(self.keys.prompt(agent), "question_id", question_id)
+
+    def claim(self, prompt_id: str, agent: str = "") -> bool:
         """The first answer to a dialog takes it; every later one gets False."""
-        return bool(self.client.set(self.keys.prompt_answered(prompt_id), "1", nx=True, ex=ANSWERED_TTL))
+        at = f"{time.time():.3f}"
+        if not self.client.set(self.keys.prompt_answered(prompt_id), at, nx=True, ex=ANSWERED_TTL):
+            return False
+        if agent:
+            self.client.set(self.keys.answered_lately(agent), prompt_id, ex=LATELY)
+        return True
+
+    def answered_lately(self, agent: str) -> bool:
+        """Whether one of the agent's dialogs was answered in the last LATELY seconds (it may be gone)
+        and nothing was sent to the agent since."""
+        return bool(self.client.exists(self.keys.answered_lately(agent)))
+
+    def moved_on(self, agent: str) -> None:
+        """The agent got a new message: a late answer is about nothing any more."""
+        self.client.delete(self.keys.answered_lately(agent))
 
     def answered(self, prompt_id: str) -> bool:
         return bool(self.client.exists(self.keys.prompt_answered(prompt_id)))
+
+    def answered_at(self, prompt_id: str) -> float | None:
+        """When the dialog was answered (None: not yet; 0.0: by an older ittybus, time unknown)."""
+        found = self.client.get(self.keys.prompt_answered(prompt_id))
+        if found is None:
+            return None
+        try:
+            return float(found)
+        except ValueError:
+            return 0.0
 
     def clear(self, agent: str, prompt_id: str | None = None) -> None:
         """Forget the agent's dialog (only if it is still `prompt_id`), and the question it opened."""

@@ -31,7 +31,10 @@ class QuestionStore:
         self.client = client
         self.keys = keys
 
-    def ask(self, agent: str, text: str, project: str = "", options: tuple[str, ...] = ()) -> Question:
+    def ask(
+        self, agent: str, text: str, project: str = "", options: tuple[str, ...] = (), dialog: str = ""
+    ) -> Question:
+        """A pending question; `dialog` names the prompt when the question is a dialog on the agent's pane."""
         question = Question(
             id=f"q-{uuid.uuid4().hex[:8]}",
             agent=agent,
@@ -39,6 +42,7 @@ class QuestionStore:
             asked_at=time.time(),
             project=project,
             options=options,
+            dialog=dialog,
         )
         pipe = self.client.pipeline()
         write_hash(pipe, self.keys.question(question.id), question.to_hash())

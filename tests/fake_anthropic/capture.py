@@ -3,12 +3,15 @@
     .venv/bin/python -m tests.fake_anthropic.capture [--out tests/fixtures/pane-states]
                                                     [--widths 80,100,200] [--only NAME,...] [--list]
                                                     [--cli-args=--ax-screen-reader]
+                                                    [--dialogs tests/fixtures/dialogs]
 
 Each scenario (tests/fake_anthropic/scenarios.py) starts the real CLI in a tmux pane of the given width
 (50 rows, like an agent's) against the scripted Messages API, drives it to a state and saves the screen
 as `<state>-cc<version>-<what>-w<width>.txt`: the expected state is the name's text before the first
-hyphen. Run it again for a new CLI version (IB_TEST_CLAUDE_BIN=/path/to/claude) and see which captures the
-parser reads wrong with `pytest tests/unit/test_pane_state.py`.
+hyphen. Dialog screens go to --dialogs as `<kind>-<what>-<width>.claude-<version>.txt` (the dialog kind
+worker/tmux/dialogs.py must read). Run it again for a new CLI version (IB_TEST_CLAUDE_BIN=/path/to/claude)
+and see which captures the parsers read wrong with `pytest tests/unit/test_pane_state.py
+tests/unit/test_dialogs.py`.
 """
 
 from __future__ import annotations
@@ -49,6 +52,7 @@ class Stage:
     version: str
     extra: str = ""  # arguments every start of the CLI gets (e.g. --ax-screen-reader)
     verbose: bool = True  # print each file saved
+    dialogs: Path = Path("tests/fixtures/dialogs")
     socket: str = field(default_factory=lambda: f"ibcap-{uuid.uuid4().hex[:8]}")
     saved: list[Path] = field(default_factory=list)
 
@@ -84,6 +88,18 @@ class Stage:
             time.sleep(0.1)
         return screen
 
+    def settle(self, quiet: float = 1.0, timeout: float = WAIT) -> str:
+        """Wait until the screen has not changed for `quiet` seconds (the program is ready for keys)."""
+        deadline = time.monotonic() + timeout
+        screen, since = self.text(), time.monotonic()
+        while time.monotonic() - since < quiet:
+            if time.monotonic() > deadline:
+                raise CaptureFailed(f"the screen kept changing for {timeout}s")
+            time.sleep(0.1)
+            if (now := self.text()) != screen:
+                screen, since = now, time.monotonic()
+        return screen
+
     def keys(self, *keys: str) -> None:
         self.tmux("send-keys", "-t", "cap", *keys)
 
@@ -95,6 +111,16 @@ class Stage:
 
     def save(self, state: str, what: str, screen: str | None = None) -> Path:
         path = self.out / f"{state}-cc{self.version}-{what}-w{self.width}.txt"
+        path.write_text(self.text() if screen is None else screen, encoding="utf-8")
+        self.saved.append(path)
+        if self.verbose:
+            print(f"saved {path}", flush=True)
+        return path
+
+    def save_dialog(self, kind: str, what: str, screen: str | None = None) -> Path:
+        """A dialog's screen, named for the dialog parser's table test (`kind` is what it must read)."""
+        self.dialogs.mkdir(parents=True, exist_ok=True)
+        path = self.dialogs / f"{kind}-{what}-{self.width}.claude-{self.version}.txt"
         path.write_text(self.text() if screen is None else screen, encoding="utf-8")
         self.saved.append(path)
         if self.verbose:
@@ -114,13 +140,14 @@ def run_scenario(
     extra: str = "",
     *,
     verbose: bool = True,
+    dialogs: Path = Path("tests/fixtures/dialogs"),
 ) -> list[Path]:
     folder = tempfile.TemporaryDirectory(prefix="ib-capture-", ignore_cleanup_errors=True)
     with folder as tmp, FakeAnthropic() as fake:
         work = Path(tmp)
         init_repo(work / "repo")
         write_home(work / "home", [work / "repo"])
-        stage = Stage(fake, width, work, out, version, extra, verbose)
+        stage = Stage(fake, width, work, out, version, extra, verbose, dialogs)
         try:
             scenario(stage)
         finally:
@@ -138,6 +165,7 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=Path("tests/fixtures/pane-states"))
+    parser.add_argument("--dialogs", type=Path, default=Path("tests/fixtures/dialogs"))
     parser.add_argument("--widths", default="80,100,200")
     parser.add_argument("--only", default="", help="comma-separated scenario names")
     parser.add_argument("--list", action="store_true", help="print the scenario names and exit")
@@ -158,7 +186,7 @@ def main(argv: list[str] | None = None) -> int:
         scenario, widths = SCENARIOS[name]
         for width in [int(w) for w in args.widths.split(",") if int(w) in widths or not widths]:
             try:
-                run_scenario(scenario, width, args.out, version, args.cli_args)
+                run_scenario(scenario, width, args.out, version, args.cli_args, dialogs=args.dialogs)
             except CaptureFailed as e:
                 failed += 1
                 print(f"capture: {name} at width {width} failed: {e}", file=sys.stderr)

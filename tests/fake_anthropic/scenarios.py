@@ -241,3 +241,35 @@ SCENARIOS: dict[str, tuple[Callable[[Stage], None], frozenset[int]]] = {
     "exit": (exit_dead, frozenset()),
     "exit-shell": (exit_shell, frozenset()),
 }
+
+
+# --- auto mode's dialogs (the CLI started with no permission mode: what a user gets) -----------------
+
+AUTO_PROBE = 'curl -s http://127.0.0.1:9/ ; echo "rc=$?"'  # compound: auto mode's check cannot pass it
+
+
+def auto_mode_dialogs(s: Stage) -> None:
+    """Behind a base URL auto mode cannot check a compound command: it says so, then asks."""
+    s.fake.script(reply("Probing the server.", bash(AUTO_PROBE, "Probe the server")), reply(DONE))
+    s.start("'probe the server'")
+    s.wait("Auto mode can't check")
+    s.save_dialog("dialog", "auto-mode-cannot-check")
+    s.settle()  # a key pressed while the notice is still being set up is lost
+    s.keys("Enter")
+    s.wait("Do you want to proceed?")
+    s.save_dialog("permission", "auto-mode-approval")
+
+
+def auto_mode_nag(s: Stage) -> None:
+    """After a turn in manual mode: "Make auto mode your default permission mode?"."""
+    write_home(s.work / "home", [s.repo], {"permissions": {"defaultMode": "default"}})
+    s.fake.script(reply(f"Hello.\n\n{DONE}"))
+    s.start("'hello'")
+    s.wait("Make auto mode your default")
+    s.save_dialog("dialog", "auto-mode-default")
+
+
+SCENARIOS |= {
+    "auto-mode-dialogs": (auto_mode_dialogs, frozenset()),
+    "auto-mode-nag": (auto_mode_nag, frozenset()),
+}

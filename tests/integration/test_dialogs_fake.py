@@ -67,8 +67,7 @@ def test_a_dialog_answered_in_the_terminal_first(
     late = agents_ib.run("approve", "quick")
     assert (late.returncode, late.stderr.strip()) == (
         1,
-        "ib approve: error: quick no longer shows its dialog (answered in its terminal, or it closed); "
-        "nothing was typed",
+        "ib approve: error: quick: the dialog closed; nothing was sent",
     )
     assert not (tmp_path / "received.txt").exists()
     assert not (repo / ".ib" / "agents" / "quick" / "repo" / "never.txt").exists()

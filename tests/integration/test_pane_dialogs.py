@@ -1,5 +1,6 @@
 """The pane watcher (`ib worker --once`, real tmux) on screens no hook reports: the folder-trust dialog
-(Claude Code runs no hook before it is answered). A retried API call: tests/integration/test_turn_ends.py."""
+(Claude Code runs no hook before it is answered), auto mode's dialogs and its nag, and any dialog known
+only by its shape. A retried API call: tests/integration/test_turn_ends.py."""
 
 from __future__ import annotations
 
@@ -51,10 +52,127 @@ def test_the_folder_trust_dialog_is_an_event_once(
     [asked] = [e for e in _events(rds, keys) if e["type"] == "permission"]
     data = asked["data"]
     assert isinstance(data, dict)
-    assert (data["kind"], data["folder"], data["options"]) == (
+    assert (data["kind"], data["folder"], data["options"], data["default"]) == (
         "trust",
         "/tmp/cc-hooks-probe/repo",
-        ["trust", "refuse"],
+        [{"number": None, "label": "No, exit"}, {"number": None, "label": "Yes, I trust this folder"}],
+        0,
     )
     assert rds.hgetall(keys.prompt("screen"))["id"] == data["prompt_id"]
     assert rds.hget(keys.agent("screen"), "state") == "permission"
+
+
+SEEN = {
+    "auto-mode-approval": (
+        "permission-auto-mode-approval-80",
+        "permission",
+        "permission",
+        "Do you want to proceed?",
+        [{"number": None, "label": "No"}, {"number": None, "label": "Yes"}],
+    ),
+    "auto-mode-nag": (
+        "dialog-auto-mode-default-100",
+        "permission",
+        "dialog",
+        "Make auto mode your default permission mode?",
+        [
+            {"number": None, "label": "Yes, set auto mode as my default permission mode"},
+            {"number": None, "label": "No, keep manual mode"},
+        ],
+    ),
+    "german": (
+        "dialog-translated-de-bash-80",
+        "permission",
+        "dialog",
+        "Möchten Sie fortfahren?",
+        [
+            {"number": 1, "label": "Ja"},
+            {
+                "number": 2,
+                "label": "Ja, und Zugriff auf /tmp/cc-hooks-probe in diesem Projekt immer erlauben",
+            },
+            {"number": 3, "label": "Ja, und zum Automodus wechseln · der Automodus erledigt diese Fragen"},
+            {"number": 4, "label": "Nein"},
+        ],
+    ),
+    "question": (
+        "ask-200",
+        "question",
+        "ask",
+        "Which database should I use?",
+        [
+            {"number": 1, "label": "Postgres"},
+            {"number": 2, "label": "SQLite"},
+            {"number": 3, "label": "Type something."},
+            {"number": 4, "label": "Chat about this"},
+        ],
+    ),
+}
+
+
+@pytest.mark.parametrize(("capture", "event", "kind", "title", "options"), SEEN.values(), ids=SEEN.keys())
+def test_a_dialog_no_hook_told_is_one_event_with_its_options(
+    watcher_ib: IbRunner,
+    rds: redis.Redis,
+    keys: Keys,
+    tmux_socket: str,
+    capture: str,
+    event: str,
+    kind: str,
+    title: str,
+    options: list[dict[str, object]],
+) -> None:
+    _show(watcher_ib, rds, keys, tmux_socket, FIXTURES / "dialogs" / f"{capture}.claude-2.1.332.txt")
+    assert watcher_ib.run("worker", "--once").returncode == 0
+    assert watcher_ib.run("worker", "--once").returncode == 0  # a second look: no second event
+    [asked] = [e for e in _events(rds, keys) if e["type"] in ("permission", "question")]
+    data = asked["data"]
+    assert isinstance(data, dict)
+    assert (asked["type"], data["kind"], data["title"], data["options"], data["default"]) == (
+        event,
+        kind,
+        title,
+        options,
+        0,
+    )
+    prompt = rds.hgetall(keys.prompt("screen"))
+    assert (prompt["id"], prompt["question_id"]) == (data["prompt_id"], data["question_id"])
+    assert rds.hget(keys.question(str(data["question_id"])), "dialog") == data["prompt_id"]
+    assert rds.hget(keys.agent("screen"), "state") == "permission"
+
+
+def test_a_dialog_a_hook_told_is_not_told_again(
+    watcher_ib: IbRunner, rds: redis.Redis, keys: Keys, tmux_socket: str
+) -> None:
+    rds.hset(keys.prompt("screen"), mapping={"id": "p-hook", "kind": "permission", "tool": "Bash"})
+    _show(watcher_ib, rds, keys, tmux_socket, FIXTURES / "dialogs" / "permission-bash-80.claude-2.1.332.txt")
+    assert watcher_ib.run("worker", "--once").returncode == 0
+    assert [e for e in _events(rds, keys) if e["type"] in ("permission", "question")] == []
+    assert rds.hget(keys.prompt("screen"), "id") == "p-hook"
+
+
+def test_each_appearance_of_a_dialog_is_one_event(
+    watcher_ib: IbRunner, rds: redis.Redis, keys: Keys, tmux_socket: str
+) -> None:
+    dialog = FIXTURES / "dialogs" / "permission-auto-mode-approval-100.claude-2.1.332.txt"
+    idle = FIXTURES / "pane-states" / "complete-cc2.1.332-bullet-w100.txt"
+    _show(watcher_ib, rds, keys, tmux_socket, dialog)
+    for screen in (idle, dialog):
+        assert watcher_ib.run("worker", "--once").returncode == 0
+        subprocess.run(
+            [
+                "tmux",
+                "-L",
+                tmux_socket,
+                "respawn-pane",
+                "-k",
+                "-t",
+                "ib-test-screen",
+                f"cat {screen}; sleep 600",
+            ],
+            check=True,
+        )
+    assert watcher_ib.run("worker", "--once").returncode == 0
+    asked = [e for e in _events(rds, keys) if e["type"] == "permission"]
+    assert len(asked) == 2
+    assert asked[0]["data"]["prompt_id"] != asked[1]["data"]["prompt_id"]  # type: ignore[index]

@@ -1,5 +1,5 @@
-"""Dialogs read from real Claude Code captures (tests/fixtures/dialogs, named kind-width.claude-VERSION)
-and the keys that answer them."""
+"""Dialogs read from real Claude Code captures (tests/fixtures/dialogs, named
+kind-what-width.claude-VERSION) and the keys that answer them."""
 
 from __future__ import annotations
 
@@ -94,3 +94,25 @@ def test_refusal_names_the_dialog_and_the_command() -> None:
         "Answer it with ib approve a1 [--always] or ib deny a1 [REASON]"
     )
     assert "ib answer a1 OPTION" in refusal("a1", _dialog("ask-200.claude-2.1.332.txt"))
+
+
+HOOK_WORDS = {
+    "approve": ("permission-bash-80", "approve", "Yes"),
+    "approve-always": ("permission-bash-80", "approve always", "Yes, and always allow access"),
+    "deny": ("permission-bash-200", "deny", "No"),
+    "keep-planning": ("plan-200", "keep planning", "No"),
+    "trust": ("trust-80", "trust", "Yes, I trust this folder"),
+    "refuse": ("trust-80", "refuse", "No, exit"),
+}
+
+
+@pytest.mark.parametrize(("fixture", "word", "label"), HOOK_WORDS.values(), ids=HOOK_WORDS.keys())
+def test_the_options_a_hooks_event_offers_pick_their_option(fixture: str, word: str, label: str) -> None:
+    dialog = _dialog(f"{fixture}.claude-2.1.332.txt")
+    assert dialog.options[option_for_answer(dialog, word)].label.startswith(label)
+
+
+def test_a_dialog_known_only_by_shape_takes_no_hook_words() -> None:
+    dialog = _dialog("dialog-translated-de-bash-80.claude-2.1.332.txt")
+    with pytest.raises(DialogError, match=r"'approve' is not one of the dialog's options: 1\. Ja, 2\. "):
+        option_for_answer(dialog, "approve")

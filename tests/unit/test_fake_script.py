@@ -273,7 +273,7 @@ def _decode(*chunks: bytes) -> tuple[list[KeyEvent], KeyDecoder]:
         ((b"hello\r",), [KeyEvent("submit", b"hello")]),
         ((b"hello\n",), [KeyEvent("submit", b"hello")]),
         ((b"one\rtwo\r",), [KeyEvent("submit", b"one"), KeyEvent("submit", b"two")]),
-        ((b"\r", b"   \r"), []),
+        ((b"\r", b"   \r"), [KeyEvent("key", b"Enter"), KeyEvent("key", b"Enter")]),
         ((b"\x1b[200~line 1\nline 2\x1b[201~\r",), [KeyEvent("submit", b"line 1\nline 2")]),
         ((b"\x1b[200~a\rb\r\nc\x1b[201~\r",), [KeyEvent("submit", b"a\nb\nc")]),
         ((b"\x1b[20", b"0~x\ny\x1b[2", b"01~", b"\r"), [KeyEvent("submit", b"x\ny")]),
@@ -281,11 +281,14 @@ def _decode(*chunks: bytes) -> tuple[list[KeyEvent], KeyDecoder]:
             (b"say: \x1b[200~\"q\" 'u' \xc3\xbc\x1b[201~!\r",),
             [KeyEvent("submit", b"say: \"q\" 'u' \xc3\xbc!")],
         ),
-        ((b"\x1b[200~\x1b[201~\r",), []),
+        ((b"\x1b[200~\x1b[201~\r",), [KeyEvent("key", b"Enter")]),
         ((b"ab\x7fc\r",), [KeyEvent("submit", b"ac")]),
         ((b"x\xc3\xbc\x7f\r",), [KeyEvent("submit", b"x")]),
         ((b"\x7f\x7fq\r",), [KeyEvent("submit", b"q")]),
-        ((b"a\x1b[Ab\x1bOB\r",), [KeyEvent("submit", b"ab")]),
+        (
+            (b"a\x1b[Ab\x1bOB\r",),
+            [KeyEvent("key", b"Up"), KeyEvent("key", b"Down"), KeyEvent("submit", b"ab")],
+        ),
         ((b"\x03",), [KeyEvent("interrupt")]),
         ((b"\x1bx\r",), [KeyEvent("interrupt"), KeyEvent("submit", b"x")]),
         ((b"\x04",), [KeyEvent("eof")]),
@@ -296,7 +299,7 @@ def _decode(*chunks: bytes) -> tuple[list[KeyEvent], KeyDecoder]:
         "typed-cr",
         "typed-lf",
         "two-lines",
-        "empty-enter-ignored",
+        "empty-enter-is-a-key",
         "paste-keeps-newlines",
         "paste-cr-becomes-lf",
         "paste-markers-split",
@@ -305,7 +308,7 @@ def _decode(*chunks: bytes) -> tuple[list[KeyEvent], KeyDecoder]:
         "backspace",
         "backspace-multibyte",
         "backspace-on-empty",
-        "arrow-keys-ignored",
+        "arrow-keys-are-keys-not-text",
         "ctrl-c",
         "escape-then-key",
         "ctrl-d-empty",
@@ -331,7 +334,7 @@ def test_lone_escape_waits_for_what_follows() -> None:
 def test_escape_followed_by_sequence_is_not_an_interrupt() -> None:
     decoder = KeyDecoder()
     decoder.feed(b"\x1b")
-    assert decoder.feed(b"[B") == []
+    assert decoder.feed(b"[B") == [KeyEvent("key", b"Down")]
     assert not decoder.escape_pending
     assert decoder.flush_escape() == []
 

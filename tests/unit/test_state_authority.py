@@ -16,6 +16,7 @@ CASES = {
     "hook-error-vs-waiting": ("error", "hook", "waiting", False),
     "hook-permission-dialog-answered": ("permission", "hook", "waiting", True),
     "hook-permission-vs-creating": ("permission", "hook", "creating", False),
+    "hook-complete-then-a-dialog": ("complete", "hook", "permission", True),
     "hook-running-turn-ended": ("running", "hook", "waiting", True),
     "pane-state-follows-pane": ("waiting", "", "complete", True),
     "same-state": ("running", "", "running", False),

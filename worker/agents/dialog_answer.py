@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from contextlib import suppress
 
-from bus.errors import Conflict
+from bus.errors import Conflict, NotFound
 from bus.poll import wait_until
 from bus.prompts import Prompt
 from bus.questions import Question
@@ -18,9 +19,10 @@ from worker.agents.ownership import owned
 from worker.agents.talk import look, send
 from worker.errors import WorkerError
 from worker.service.runtime import Runtime
+from worker.tmux.dialog_events import FROM_PANE, STILL_CLOSING, recorded_as
 from worker.tmux.dialogs import Dialog, DialogError, keys_for, option_for_answer, pick, read_dialog
 
-GONE_WAIT = 3.0  # seconds a deny-with-reason waits for the dialog to close before typing the reason
+GONE_WAIT = STILL_CLOSING  # seconds an answered dialog may take to close (and a reason waits for it)
 DRAW_WAIT = 10.0  # seconds from its record within which a dialog not on the pane yet is waited for
 
 
@@ -30,6 +32,10 @@ class NoDialog(WorkerError):
 
 class AlreadyAnswered(Conflict):
     """Someone else answered the dialog first."""
+
+
+class DialogClosed(NoDialog):
+    """The dialog an answer was meant for closed before it landed."""
 
 
 class BadAnswer(WorkerError):
@@ -52,24 +58,19 @@ def deny(rt: Runtime, agent_id: str, reason: str = "", prompt_id: str | None = N
 
 
 def choose(rt: Runtime, agent_id: str, answer: str, prompt_id: str | None = None) -> str:
-    """Pick an option of a question dialog (AskUserQuestion) by its number or its label."""
-
-    def option(dialog: Dialog) -> int:
-        if dialog.kind != "ask":
-            raise DialogError(
-                f"{agent_id} shows {dialog.describe()}, not a question: "
-                f"use ib approve {agent_id} or ib deny {agent_id}"
-            )
-        return option_for_answer(dialog, answer)
-
-    dialog, label = _answer(rt, agent_id, prompt_id, option)
+    """Pick an option of any dialog by its number or its label (as drawn, any case); for a permission,
+    plan or trust dialog also by what it means: approve, always, deny."""
+    dialog, label = _answer(rt, agent_id, prompt_id, lambda d: option_for_answer(d, answer))
     return f"answered {dialog.describe()} of {agent_id}: {label}"
 
 
 def answer(rt: Runtime, question_id: str, text: str, sender: str | None = None) -> Question:
-    """Answer a question people see (`ib questions`, Telegram): an AskUserQuestion dialog by picking the
-    option `text` names, any other question by sending the text to the agent."""
-    question = rt.questions.get(question_id)
+    """Answer a question people see (`ib questions`, Telegram): a dialog (AskUserQuestion, or any dialog
+    the pane watcher saw) by picking the option `text` names, any other question by sending the text."""
+    try:
+        question = rt.questions.get(question_id)
+    except NotFound as e:
+        raise AlreadyAnswered(f"question {question_id} was already answered (or its dialog closed)") from e
     if not question.dialog:
         return talk.answer(rt, question_id, text, sender)
     choose(rt, question.agent, text, question.dialog)
@@ -84,37 +85,59 @@ def open_dialog(rt: Runtime, agent_id: str) -> Dialog | None:
 def _answer(
     rt: Runtime, agent_id: str, prompt_id: str | None, choose_option: Callable[[Dialog], int]
 ) -> tuple[Dialog, str]:
+    """Type the keys of the option `choose_option` picks, once: the first answer claims the recorded
+    prompt (kept until the dialog leaves the screen), every later one is told it was answered."""
     agent = owned(rt, agent_id)
     prompt = rt.prompts.get(agent.id)
-    if prompt_id and (prompt is None or prompt.id != prompt_id or rt.prompts.answered(prompt_id)):
-        raise AlreadyAnswered(f"that dialog of {agent.id} was already answered (or has closed)")
+    if prompt_id and rt.prompts.answered(prompt_id):
+        raise AlreadyAnswered(f"that dialog of {agent.id} was already answered")
+    if prompt_id and (prompt is None or prompt.id != prompt_id):
+        raise DialogClosed(f"{agent.id}: the dialog closed; nothing was sent")
+    if prompt is not None and rt.prompts.answered(prompt.id):
+        _after_an_answer(rt, agent.id, prompt)
+        prompt = None
     dialog = open_dialog(rt, agent.id) or _being_drawn(rt, agent.id, prompt)
     if dialog is None:
         if prompt is not None:
             rt.prompts.clear(agent.id, prompt.id)
-            raise NoDialog(
-                f"{agent.id} no longer shows its dialog (answered in its terminal, or it closed); "
-                "nothing was typed"
-            )
+            raise DialogClosed(f"{agent.id}: the dialog closed; nothing was sent")
+        if rt.prompts.answered_lately(agent.id):
+            raise AlreadyAnswered(f"that dialog of {agent.id} was already answered")
         raise NoDialog(f"{agent.id} shows no dialog; nothing to answer (see ib look {agent.id})")
     try:
         index = choose_option(dialog)
     except DialogError as e:
-        raise BadAnswer(str(e)) from e
-    claimed = _claim(rt, agent.id, prompt, dialog)
-    if not rt.prompts.claim(claimed.id):
+        raise BadAnswer(f"{agent.id}: {e}") from e
+    claimed = prompt or _record(rt, agent.id, dialog)
+    if not rt.prompts.claim(claimed.id, agent.id):
         raise AlreadyAnswered(f"that dialog of {agent.id} was already answered")
     rt.tmux.send_keys(agent.session, *keys_for(dialog, index))
-    rt.prompts.clear(agent.id, claimed.id)
+    if claimed.question_id:
+        with suppress(NotFound):  # answered; the prompt stays (a second answer is refused) until it closes
+            rt.questions.acknowledge(claimed.question_id)
     rt.agents.update(agent.id, state_by="")  # the pane tells what happens next
     return dialog, dialog.options[index].label
 
 
-def _claim(rt: Runtime, agent_id: str, prompt: Prompt | None, dialog: Dialog) -> Prompt:
-    """The record the answer claims: the hook's, else one made now for a dialog seen only on the pane."""
-    if prompt is not None:
-        return prompt
-    return rt.prompts.record(agent_id, dialog.kind, dialog.folder, tuple(o.label for o in dialog.options))
+def _after_an_answer(rt: Runtime, agent_id: str, prompt: Prompt) -> None:
+    """The recorded dialog was answered: this answer came second when that dialog now leaves the screen
+    and none follows it; one still there after GONE_WAIT is a new appearance (or the keys were lost)
+    and is answered afresh, as is another dialog."""
+
+    def gone() -> bool:
+        shown = open_dialog(rt, agent_id)
+        return shown is None or not recorded_as(prompt, shown)
+
+    if wait_until(gone, GONE_WAIT) and open_dialog(rt, agent_id) is None:
+        raise AlreadyAnswered(f"that dialog of {agent_id} was already answered")
+    rt.prompts.clear(agent_id, prompt.id)
+
+
+def _record(rt: Runtime, agent_id: str, dialog: Dialog) -> Prompt:
+    """A record for a dialog answered before the watcher or a hook recorded it."""
+    labels = tuple(o.label for o in dialog.options)
+    title = dialog.title
+    return rt.prompts.record(agent_id, dialog.kind, dialog.folder, labels, tool=FROM_PANE, question=title)
 
 
 def _being_drawn(rt: Runtime, agent_id: str, prompt: Prompt | None) -> Dialog | None:

@@ -48,6 +48,7 @@ def send(rt: Runtime, agent_id: str, text: str, sender: str | None = None) -> Ag
             raise DialogOpen(refusal(agent.id, dialog))
         rt.tmux.send_text(agent.session, message, enter_delay=rt.settings.send_delay)
         _make_sure_submitted(rt, agent, message)
+        rt.prompts.moved_on(agent.id)
     except SessionGone as e:
         raise AgentNotRunning(
             f"{agent.id} is not running (its session is gone); start it again with ib resume {agent.id}"

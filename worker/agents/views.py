@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 
 from bus.agents import Agent
@@ -64,9 +65,18 @@ def info_lines(rt: Runtime, agent: Agent) -> list[str]:
         f"branch:    {agent.branch or '-'} (from {agent.base_branch or '-'})",
         f"worktree:  {agent.worktree or '-'}",
         f"session:   {agent.session} on {agent.worker}",
+        *tmux_lines(rt.settings.tmux_socket, agent.session, elsewhere=agent.worker != rt.worker_id),
         f"age:       {format_age(agent.age)}",
         f"goal:      {printable(agent.goal.strip(), keep=chr(10))}",
     ]
+
+
+def tmux_lines(socket: str | None, session: str, elsewhere: bool = False) -> list[str]:
+    """Where the agent's terminal is and how a person attaches to it (Ctrl-b d leaves it running)."""
+    target = shlex.quote(session)
+    attach = f"tmux -L {shlex.quote(socket)} attach -t {target}" if socket else f"tmux attach -t {target}"
+    where = " (on that worker's machine)" if elsewhere else ""
+    return [f"tmux:      socket {socket or 'default'}{where}", f"attach:    {attach}"]
 
 
 def status_text(rt: Runtime, agent_id: str) -> str:

@@ -142,7 +142,7 @@ def info(agent_id: str = typer.Argument(..., help="agent id")) -> None:
     rt = Context().runtime
     agent = rt.agents.get(agent_id)
     for line in views.info_lines(rt, agent):
-        console.print(line, markup=False, highlight=False)
+        console.print(line, markup=False, highlight=False, soft_wrap=True)  # commands stay one line
     console.print(sandbox_line(AgentPaths(rt.root, agent.id).settings), markup=False, highlight=False)
 
 

@@ -1,6 +1,6 @@
 """`ib approve`, `ib deny`, `ib answer`: answer the dialog an agent shows (permission, plan, folder
-trust, AskUserQuestion) with the keys the dialog expects, on the agent's own machine (through its worker
-when that is another one)."""
+trust, AskUserQuestion, auto mode's, any other) with the keys the dialog expects, on the agent's own
+machine (through its worker when that is another one)."""
 
 from __future__ import annotations
 
@@ -43,8 +43,9 @@ def answer(
     option: list[str] = typer.Argument(..., help="the option's number or its label"),
     prompt: str = typer.Option(None, "--prompt", help=PROMPT_HELP),
 ) -> None:
-    """Pick an option of the question dialog (AskUserQuestion) an agent shows.
+    """Pick an option of any dialog an agent shows: its number (its place in an unnumbered list) or
+    its label, as `ib look` shows them.
 
-    Example: ib answer agent-1 SQLite
+    Example: ib answer agent-1 2    ib answer agent-1 SQLite
     """
     console.print(Context().on_owner(Choose(agent=agent_id, answer=" ".join(option), prompt=prompt)))

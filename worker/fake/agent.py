@@ -138,8 +138,9 @@ class FakeAgent:
                 raise Interrupted
         elif step.verb == "exit":
             raise SystemExit(0)
-        elif step.verb in ("permission", "choose"):
-            (self.permission if step.verb == "permission" else self.choose)(step.arg)
+        elif step.verb in ("permission", "choose", "auto-permission"):
+            dialogs = {"permission": self.permission, "choose": self.choose}
+            dialogs.get(step.verb, self.auto_permission)(step.arg)
         elif step.verb == "invalid":
             self.say(f"I cannot follow the fake step {step.arg!r}: {step.text}.")
         return self.reply_to(step)
@@ -181,6 +182,22 @@ class FakeAgent:
         if key == b"\x1b":
             raise Interrupted
         self.say(f"You chose {options[int(key) - 1]}.")
+
+    def auto_permission(self, command: str) -> None:
+        """Auto mode behind a base URL (no hook runs): its notice, then the unnumbered No / Yes dialog."""
+        tool_input: JsonObject = {"command": command, "description": "fake auto mode step"}
+        if self.ask_person(AUTO_MODE_NOTICE, {b"Enter", b"BTab", b"\x1b"}) != b"Enter":
+            raise Interrupted
+        selected = 0  # the ❯ starts on No
+        while (
+            key := self.ask_person(auto_approval(command, selected), {b"Up", b"Down", b"Enter", b"\x1b"})
+        ) != b"Enter":
+            if key == b"\x1b":
+                raise Interrupted
+            selected = 1 if key == b"Down" else 0
+        if selected == 0:
+            raise Interrupted
+        self.tool("Bash", tool_input)
 
     def ask_person(self, dialog: str, keys: set[bytes]) -> bytes:
         """Show `dialog` and wait for one of `keys`; the dialog is erased once answered."""
@@ -349,6 +366,25 @@ def permission_dialog(command: str, cwd: str) -> str:
         f"{rule}\n Bash command\n\n   {command}\n   fake permission step\n\n Do you want to proceed?\n"
         f" ❯ 1. Yes\n   2. Yes, and always allow access to {cwd} from this project\n   3. No\n\n"
         " Esc to cancel · Tab to amend\n"
+    )
+
+
+AUTO_MODE_NOTICE = (
+    "─" * 60 + "\n  Auto mode can't check actions in this session\n\n"
+    "  Auto mode's safety check runs on the server. Your requests go through\n"
+    "  127.0.0.1, and the check isn't getting through.\n\n"
+    "  Enter to stay in auto mode · shift+Tab to leave for accept edits mode and\n  stop · Esc to cancel\n"
+)
+"""Claude Code 2.1.332's notice before auto mode's first approval behind a base URL (shortened)."""
+
+
+def auto_approval(command: str, selected: int) -> str:
+    """Claude Code 2.1.332's auto-mode approval dialog, the ❯ on option `selected` (0 No, 1 Yes)."""
+    marks = ["❯" if i == selected else " " for i in range(2)]
+    return (
+        f"{'─' * 60}\n Bash command\n\n   {command}\n   fake auto mode step\n\n"
+        " │ Auto mode can't check actions in this session, so this one needs your\n │ approval\n\n"
+        f" Do you want to proceed?\n {marks[0]} No\n {marks[1]} Yes\n\n Esc to cancel · Tab to amend\n"
     )
 
 

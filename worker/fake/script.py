@@ -19,7 +19,9 @@ from typing import Literal
 # `reply TEXT` ends it with TEXT alone, no marker (a plain question, as models often end a turn).
 # Dialogs as Claude Code 2.1.332 draws them: `permission CMD` (Bash CMD after "Do you want to proceed?";
 # 1 / 2 run it, 3 or Escape interrupt the turn) and `choose QUESTION | OPTION | OPTION...` (an
-# AskUserQuestion dialog; the digit picks the option).
+# AskUserQuestion dialog; the digit picks the option). `auto-permission CMD` is auto mode behind a base
+# URL, with no hook: the "Auto mode can't check actions" notice (Enter goes on, Escape or shift+Tab end the
+# turn), then "Do you want to proceed? ❯ No / Yes" (arrows and Enter; No ends the turn), then Bash CMD.
 VERBS = (
     "write",
     "read",
@@ -34,8 +36,21 @@ VERBS = (
     "exit",
     "permission",
     "choose",
+    "auto-permission",
 )
-NEEDS_ARGUMENT = ("write", "read", "commit", "ask", "run", "say", "reply", "sleep", "permission", "choose")
+NEEDS_ARGUMENT = (
+    "write",
+    "read",
+    "commit",
+    "ask",
+    "run",
+    "say",
+    "reply",
+    "sleep",
+    "permission",
+    "choose",
+    "auto-permission",
+)
 MAX_SLEEP = 3600.0
 HOOK_TIMEOUT = 10.0
 
@@ -198,18 +213,20 @@ def denial(exit_code: int, stdout: str, stderr: str) -> str | None:
     return None
 
 
-KeyKind = Literal["submit", "interrupt", "echo", "eof"]
+KeyKind = Literal["submit", "interrupt", "echo", "eof", "key"]
 
 
 @dataclass(frozen=True)
 class KeyEvent:
-    """What the keyboard did: submitted a line (`data`), pressed Escape or Ctrl-C, typed `data`, or
-    pressed Ctrl-D on an empty line."""
+    """What the keyboard did: submitted a line (`data`), pressed Escape or Ctrl-C, typed `data`,
+    pressed Ctrl-D on an empty line, or pressed a key that moves through a dialog (`data`: Up, Down, or
+    Enter on an empty line)."""
 
     kind: KeyKind
     data: bytes = b""
 
 
+ARROWS = {b"A": b"Up", b"B": b"Down", b"Z": b"BTab"}  # the end of CSI A / SS3 A ...; CSI Z is shift+Tab
 PASTE_START = b"\x1b[200~"
 PASTE_END = b"\x1b[201~"
 
@@ -219,7 +236,8 @@ class KeyDecoder:
     """Turns terminal input bytes into key events, the way Claude Code's input box reads them.
 
     Inside a bracketed paste every byte is text (CR and CRLF become LF); outside, CR or LF submits,
-    DEL/BS erase, Ctrl-C interrupts, and escape sequences other than the paste markers are ignored.
+    DEL/BS erase, Ctrl-C interrupts, the up and down arrows (and Enter on an empty line) are keys for a
+    dialog, and other escape sequences are ignored.
     A lone ESC is only known to be the Escape key when nothing follows it: the caller waits a moment
     and calls `flush_escape`.
     """
@@ -270,14 +288,16 @@ class KeyDecoder:
         if done:
             if self._escape == PASTE_START:
                 self._paste = bytearray()
+            elif arrow := ARROWS.get(bytes(self._escape[2:])):
+                events.append(KeyEvent("key", arrow))
             self._escape = None
 
     def _plain_byte(self, byte: int, events: list[KeyEvent]) -> None:
         if byte == 0x1B:
             self._escape = bytearray(b"\x1b")
         elif byte in b"\r\n":
-            if self.line.strip():
-                events.append(KeyEvent("submit", bytes(self.line)))
+            typed = bytes(self.line)
+            events.append(KeyEvent("submit", typed) if typed.strip() else KeyEvent("key", b"Enter"))
             self.line.clear()
         elif byte in (0x7F, 0x08):
             while self.line and self.line[-1] & 0xC0 == 0x80:  # continuation bytes of one character

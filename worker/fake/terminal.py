@@ -72,9 +72,11 @@ class Keyboard:
             for event in events:
                 if event.kind in ("submit", "eof"):
                     self.submissions.put(event.data if event.kind == "submit" else None)
-                elif self.dialog.is_set() and event.kind in ("echo", "interrupt"):
+                elif self.dialog.is_set() and event.kind in ("echo", "interrupt", "key"):
                     self.decoder.line.clear()
                     self.choices.put(b"\x1b" if event.kind == "interrupt" else event.data)
+                elif event.kind == "key":
+                    continue  # arrows and a bare Enter move nothing in the input box
                 elif event.kind == "interrupt":
                     self.interrupt.set()
                 elif self.idle.is_set():

@@ -3,14 +3,17 @@
 Pure: text in, `Dialog` out; (dialog, choice) in, keys out. Kinds: `permission` (a tool call: "Do you
 want to proceed?", "Do you want to create x?"), `plan` (ExitPlanMode: "Exit plan mode?"), `ask`
 (AskUserQuestion: "Enter to select · ↑/↓ to navigate") and `trust` (the folder-trust dialog, before
-any hook runs). Numbered options are answered with their digit, as the dialog expects; unnumbered ones
-(the trust dialog) with arrows from the selected option and Enter.
+any hook runs); any other screen shaped like a dialog (a question with a ❯-marked option list under it,
+in any language) is a `dialog` (worker/tmux/dialog_shape.py). Numbered options are answered with their
+digit, as the dialog expects; unnumbered ones with arrows from the selected option and Enter.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+
+from worker.tmux.dialog_shape import Shape, read_key_hints, read_shape
 
 BOTTOM_LINES = 40  # a dialog sits at the bottom of the screen, below the conversation
 
@@ -35,11 +38,12 @@ class DialogError(ValueError):
 class Option:
     label: str
     number: int | None  # the digit that picks it, None in unnumbered lists
+    key: str = ""  # the one key that picks it, in a notice that offers keys (Enter, Escape, BTab)
 
 
 @dataclass(frozen=True)
 class Dialog:
-    kind: str  # permission | plan | ask | trust
+    kind: str  # permission | plan | ask | trust | dialog (known only by its shape)
     title: str
     options: tuple[Option, ...]
     selected: int  # index of the option the ❯ points at
@@ -68,7 +72,15 @@ def read_dialog(text: str) -> Dialog | None:
     for index in range(len(bottom) - 1, -1, -1):
         if _PERMISSION_TITLE.match(bottom[index]):
             return _numbered("permission", bottom[index + 1 :], bottom[index].strip())
-    return None
+    shape = read_shape(bottom) or read_key_hints(bottom)
+    return _from_shape("dialog", shape, shape.title) if shape is not None else None
+
+
+def _from_shape(kind: str, shape: Shape, title: str) -> Dialog:
+    keys = shape.keys or ("",) * len(shape.options)
+    drawn = zip(shape.options, keys, strict=True)
+    options = tuple(Option(label, number, key) for (number, label), key in drawn)
+    return Dialog(kind, title, options, shape.selected)
 
 
 def _title_before_options(lines: list[str]) -> str:
@@ -95,8 +107,9 @@ def _numbered(kind: str, lines: list[str], title: str) -> Dialog | None:
         if found.group(1):
             selected = len(options)
         options.append(Option(found.group(3), int(found.group(2))))
-    if not started:
-        return None
+    if not started:  # unnumbered (auto mode's "❯ No / Yes"): read the list by its shape
+        shape = read_shape([title, *lines])
+        return _from_shape(kind, shape, title) if shape is not None else None
     return Dialog(kind, title, tuple(options), selected)
 
 
@@ -126,8 +139,11 @@ def refusal(agent_id: str, dialog: Dialog) -> str:
         how = f"ib approve {agent_id} (trust the folder) or ib deny {agent_id}"
     elif dialog.kind == "plan":
         how = f"ib approve {agent_id} (go ahead) or ib deny {agent_id} (keep planning)"
+    elif dialog.kind == "dialog":
+        how = f"ib answer {agent_id} N ({option_list(dialog)})"
     else:
-        how = f"ib approve {agent_id} [--always] or ib deny {agent_id} [REASON]"
+        always = " [--always]" if any(_has(o.label, _ALWAYS) for o in dialog.options) else ""
+        how = f"ib approve {agent_id}{always} or ib deny {agent_id} [REASON]"
     return f"{agent_id} shows {dialog.describe()}; nothing was typed. Answer it with {how}"
 
 
@@ -137,8 +153,11 @@ def refusal(agent_id: str, dialog: Dialog) -> str:
 def pick(dialog: Dialog, choice: str) -> int:
     """The index of the option `choice` means: approve, always, deny (permission, plan, trust)."""
     labels = [option.label for option in dialog.options]
+    keyed = {option.key: i for i, option in enumerate(dialog.options) if option.key}
     yes = [i for i, label in enumerate(labels) if label.startswith("Yes") and not _has(label, _RISKY)]
+    yes += [keyed["Enter"]] if "Enter" in keyed else []  # a notice: go on as it proposes
     no = [i for i, label in enumerate(labels) if label.startswith("No")]
+    no += [keyed["Escape"]] if "Escape" in keyed else []
     if choice == "always":
         found = [i for i in yes if _has(labels[i], _ALWAYS)]
         if not found:
@@ -146,23 +165,44 @@ def pick(dialog: Dialog, choice: str) -> int:
         return found[0]
     candidates = no if choice == "deny" else [i for i in yes if not _has(labels[i], _ALWAYS)] or yes
     if not candidates:
-        raise DialogError(f"{dialog.describe()} has no option for {choice}: {', '.join(labels)}")
+        raise DialogError(
+            f"{dialog.describe()} has no option that means {choice}; "
+            f"pick one by number: {option_list(dialog)}"
+        )
     return candidates[0]
 
 
+MEANINGS = {"approve": "approve", "trust": "approve", "approve always": "always", "always": "always"}
+MEANINGS |= {"deny": "deny", "refuse": "deny", "keep planning": "deny"}
+"""The answers a hook's event offers (worker/hooks/events.py: PERMISSION_OPTIONS...), as `pick` choices."""
+
+
 def option_for_answer(dialog: Dialog, answer: str) -> int:
-    """The option of a question dialog a person's answer names: its number or its label (any case)."""
+    """The option a person's answer names: its number (its place in an unnumbered list), its label (any
+    case), or for a permission, plan or trust dialog what it means (approve, always, deny)."""
     wanted = answer.strip()
     for index, option in enumerate(dialog.options):
-        if wanted == str(option.number) or wanted.casefold() == option.label.casefold():
+        if wanted == str(option.number if option.number is not None else index + 1):
             return index
-    labels = ", ".join(f"{o.number}. {o.label}" if o.number else o.label for o in dialog.options)
-    raise DialogError(f"{wanted!r} is not one of the dialog's options: {labels}")
+    for index, option in enumerate(dialog.options):
+        if wanted.casefold() == option.label.casefold():
+            return index
+    meaning = MEANINGS.get(wanted.casefold())
+    if meaning and dialog.kind in ("permission", "plan", "trust"):
+        return pick(dialog, meaning)
+    raise DialogError(f"{wanted!r} is not one of the dialog's options: {option_list(dialog)}")
+
+
+def option_list(dialog: Dialog) -> str:
+    """The options as a person picks them: `1. Yes, 2. No`."""
+    return ", ".join(f"{o.number or i + 1}. {o.label}" for i, o in enumerate(dialog.options))
 
 
 def keys_for(dialog: Dialog, index: int) -> list[str]:
     """The keys that choose option `index`: its digit, or arrows from the selection and Enter."""
     option = dialog.options[index]
+    if option.key:
+        return [option.key]
     if option.number is not None and option.number < 10:
         return [str(option.number)]
     step = "Down" if index > dialog.selected else "Up"

@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from bus.agents import Agent
 from bus.errors import Conflict
 from worker.errors import SessionGone
-from worker.hooks.events import TRUST_OPTIONS, stopped_reason
+from worker.hooks.events import stopped_reason
 from worker.service.runtime import Runtime
-from worker.tmux.dialogs import Dialog, read_dialog
+from worker.tmux.dialog_events import tell_dialog
 from worker.tmux.pane_state import PaneState, pane_state
 from worker.tmux.parse import PaneInfo, needs_capture
 from worker.tmux.retry import retry_detail
@@ -55,11 +55,8 @@ class PaneWatcher:
             return
         self.captured_at[agent.id] = now
         state = pane_state(text).value
-        if state in ("creating", "unknown", "permission"):
-            dialog = read_dialog(text)
-            if dialog is not None and dialog.kind == "trust":
-                self._trust_dialog(agent, dialog)
-                state = "permission"
+        if tell_dialog(self.rt, agent, text) is not None:
+            state = "permission"  # a dialog waits for a person, whatever else the screen shows
         self.record(agent, state)
         self._note_retry(agent, text, state)
 
@@ -69,22 +66,6 @@ class PaneWatcher:
         detail = retry_detail(text) if state == "running" else ""
         if detail != agent.detail:
             self.rt.agents.update(agent.id, detail=detail)
-
-    def _trust_dialog(self, agent: Agent, dialog: Dialog) -> None:
-        """Claude Code asks whether it may work in the folder before any hook runs: a person decides
-        (`ib approve` trusts, `ib deny` refuses). Published once per dialog."""
-        if (found := self.rt.prompts.get(agent.id)) is not None and found.kind == "trust":
-            return
-        folder = dialog.folder or agent.worktree or agent.root
-        prompt = self.rt.prompts.record(agent.id, "trust", folder, TRUST_OPTIONS)
-        log.info("agent %s: folder-trust dialog for %s", agent.id, folder)
-        self.rt.publish(
-            "permission",
-            f"{agent.id} asks whether Claude Code may trust the folder {folder}",
-            sender=agent.id,
-            **agent.event_fields(),
-            data={"kind": "trust", "folder": folder, "options": list(TRUST_OPTIONS), "prompt_id": prompt.id},
-        )
 
     def record(self, agent: Agent, state: str) -> None:
         """Store a state the watcher saw, unless a hook's state stands against it; publish `state` (and

@@ -23,4 +23,4 @@ def pane_may_set(current: str, current_by: str, seen: str) -> bool:
         return True
     if current == "permission":
         return seen != "creating"  # the pane reads something else: the dialog was answered
-    return seen in BUSY
+    return seen in BUSY or seen == "permission"  # a dialog no hook told (auto mode's nag after a Stop)
