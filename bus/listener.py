@@ -2,7 +2,9 @@
 
 Reads through its own consumer group (`listen:<name>`), so nothing published while no listener runs is
 lost, and entries a killed listener printed but never acknowledged are printed again by the next one.
-Liveness is a heartbeat key with a TTL; a second listener of the same name refuses to start.
+A listener given its own types (`--types`) acknowledges only what it printed: the rest stays pending
+for the next listener of that name, which takes it over. Liveness is a heartbeat key with a TTL; a
+second listener of the same name refuses to start.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ class Listener:
     types: Collection[str]
     heartbeat_ttl: int = 15
     backlog_s: int = 3600
+    filtered: bool = False  # types chosen by the person: leave the others for the plain listener
 
     @property
     def group(self) -> Group:
@@ -78,10 +81,13 @@ class Listener:
     ) -> bool:
         if not entries:
             return False
-        events, _poison = dead_letters.sort(self.client, self.keys, self.keys.events, entries)
+        events, poison = dead_letters.sort(self.client, self.keys, self.keys.events, entries)
         wanted = [e for e in events if e.get("type") in self.types]
         if wanted:
             emit(wanted)  # printed and flushed before the ack: a crash here means "print again", never "lost"
-        group.ack([entry_id for entry_id, _ in entries])
+        if self.filtered:
+            group.ack([str(e["id"]) for e in wanted] + [p.entry_id for p in poison])
+        else:
+            group.ack([entry_id for entry_id, _ in entries])
         group.forget_idle_consumers()
         return bool(wanted)

@@ -16,9 +16,9 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from bus import defaults
 from bus.errors import ConfigError
+from bus.names import worker_id_problem
 from bus.repo_paths import repo_root
 from bus.resp import Address
-from bus.workers import worker_id_problem
 
 
 class Settings(BaseSettings):
@@ -193,10 +193,10 @@ def load_settings(cwd: str | None = None, **overrides: Any) -> Settings:
     try:
         return Settings(_env_file=env_file, **overrides)  # type: ignore[call-arg]
     except ValidationError as e:
-        raise ConfigError(_describe(e)) from e
+        raise ConfigError(_describe(e, env_file)) from e
 
 
-def _describe(error: ValidationError) -> str:
+def _describe(error: ValidationError, env_file: Path | None) -> str:
     lines = []
     for item in error.errors():
         name = defaults.ENV_PREFIX + str(item["loc"][0]).upper() if item["loc"] else "settings"
@@ -204,7 +204,8 @@ def _describe(error: ValidationError) -> str:
         # a URL can hold a password: its validator shows it masked
         quoted = isinstance(got, str | int | float) and name != "IB_REDIS_URL"
         shown = f" (got {got!r})" if quoted else ""
-        lines.append(f"{name}: {str(item['msg']).removeprefix('Value error, ')}{shown}")
+        where = "the environment" if name in os.environ or env_file is None else str(env_file)
+        lines.append(f"{name}: {str(item['msg']).removeprefix('Value error, ')}{shown} (set in {where})")
     return "bad configuration: " + "; ".join(lines)
 
 
