@@ -171,7 +171,10 @@ def _publish_lines(conn: Connection, lines: list[bytes], namespace: str, maxlen:
         mark = keys.published(eid) if isinstance(eid, str) and eid else keys.spooled(spool_id)
         commands.append(append_once.command(namespace, mark, body, maxlen))
     if damaged:
-        _keep_aside(path + ".damaged", b"\n".join(damaged) + b"\n")
+        try:
+            _keep_aside(path + ".damaged", b"\n".join(damaged) + b"\n")
+        except OSError as e:  # the spool stays as it is until there is room: nothing is dropped
+            raise BusError(f"cannot keep the damaged lines of {path} aside: {e.strerror or e}") from e
     replies = conn.pipeline(commands)
     for reply in replies:
         if isinstance(reply, ServerError):
