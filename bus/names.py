@@ -28,3 +28,15 @@ def name_problem(kind: str, value: str, extra: str = ".:_-", rule: str = NAME_RU
 def worker_id_problem(value: str) -> str | None:
     """What is wrong with a worker id (it goes into key and stream names), or None. Pure."""
     return name_problem("worker id", value, "._-", WORKER_ID_RULE)
+
+
+STREAM_ID_MAX = 2**64 - 1
+
+
+def stream_id_problem(text: str) -> str | None:
+    """What is wrong with `text` as a stream id (`ms` or `ms-seq`, each at most 2^64-1), or None. Pure."""
+    ms, dash, seq = text.partition("-")
+    parts = (ms, seq) if dash else (ms,)
+    if all(p.isascii() and p.isdigit() and int(p) <= STREAM_ID_MAX for p in parts):
+        return None
+    return f"{text!r} is not a stream id: use MS or MS-SEQ, numbers from 0 to {STREAM_ID_MAX}"
