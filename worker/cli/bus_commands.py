@@ -19,6 +19,7 @@ from bus.errors import BusUnavailable
 from bus.follow import EventFilter, follow, follow_group
 from bus.listener import TIMEOUT_MESSAGE, Listener, ListenerBusy
 from bus.names import name_problem, stream_id_problem
+from bus.reconnect import Reconnect
 from bus.resp import Address, Connection, masked_url
 from bus.settings import sources
 from worker.cli.context import Context
@@ -69,14 +70,16 @@ def listen(
         raise typer.BadParameter("give at least one event type, e.g. complete,question", param_hint="--types")
     _check_name("listener name", name, "--name")
     ctx = Context()
+    client = ctx.blocking_redis()
     listener = Listener(
-        ctx.blocking_redis(),
+        client,
         ctx.keys,
         ctx.settings.listener_name if name is None else name,
         frozenset(chosen or NOTIFY_TYPES),
         heartbeat_ttl=ctx.settings.heartbeat_ttl,
         backlog_s=ctx.settings.listen_backlog,
         filtered=bool(chosen),
+        reconnect=Reconnect(client, "ib listen", _say),
     )
     _exit_quietly_on_sigterm()
 
@@ -117,14 +120,27 @@ def events(
         return
     wanted = EventFilter(frozenset(_split(project)), frozenset(_split(type_)))
     client = ctx.blocking_redis()
+    again = Reconnect(client, "ib events", _say)
     _exit_quietly_on_sigterm()
     try:
         if group:
-            follow_group(client, ctx.keys, group_name=group, since=since, wanted=wanted, emit=emit_jsonl)
+            follow_group(
+                client,
+                ctx.keys,
+                group_name=group,
+                since=since,
+                wanted=wanted,
+                emit=emit_jsonl,
+                reconnect=again,
+            )
         else:
-            follow(client, ctx.keys, since=since, wanted=wanted, emit=emit_jsonl)
+            follow(client, ctx.keys, since=since, wanted=wanted, emit=emit_jsonl, reconnect=again)
     except KeyboardInterrupt:
         return
+
+
+def _say(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
 
 
 def _check_name(kind: str, value: str | None, option: str) -> None:
