@@ -8,10 +8,9 @@ naming where the bad value was set; a test keeps it equal to `bus.settings.Setti
 
 from __future__ import annotations
 
-import math
 import os
 
-from bus import defaults, dotenv_file
+from bus import defaults, dotenv_file, setting_checks
 from bus.errors import ConfigError
 from bus.record import Record
 from bus.repo_paths import repo_root
@@ -89,10 +88,10 @@ def _merged(env: Mapping[str, str], root: str | None) -> tuple[dict[str, str], d
 
 
 def _conf(merged: dict[str, str], root: str | None) -> HotConf:
-    namespace = merged.get("IB_NAMESPACE", defaults.NAMESPACE)
-    problem = defaults.namespace_problem(namespace)
-    if problem:
-        raise ConfigError(f"bad configuration: IB_NAMESPACE: {problem} (got {namespace!r})")
+    try:
+        setting_checks.check(merged)
+    except ValueError as e:
+        raise ConfigError(f"bad configuration: {e}") from e
     redis_url = merged.get("IB_REDIS_URL") or None
     if redis_url:
         try:
@@ -101,38 +100,18 @@ def _conf(merged: dict[str, str], root: str | None) -> HotConf:
             raise ConfigError(f"bad configuration: {e}") from e
     return HotConf(
         redis_url=redis_url,
-        namespace=namespace,
-        events_maxlen=_int(merged, "IB_EVENTS_MAXLEN", defaults.EVENTS_MAXLEN, 100),
-        connect_timeout=_float(merged, "IB_CONNECT_TIMEOUT", defaults.CONNECT_TIMEOUT, 0.001),
+        namespace=merged.get("IB_NAMESPACE", defaults.NAMESPACE),
+        events_maxlen=int(_number(merged, "IB_EVENTS_MAXLEN", defaults.EVENTS_MAXLEN)),
+        connect_timeout=_number(merged, "IB_CONNECT_TIMEOUT", defaults.CONNECT_TIMEOUT),
         spool_dir=merged.get("IB_SPOOL_DIR") or defaults.spool_dir(),
-        max_message_bytes=_int(merged, "IB_MAX_MESSAGE_BYTES", defaults.MAX_MESSAGE_BYTES, 1024),
-        listener_name=merged.get("IB_LISTENER_NAME") or defaults.LISTENER_NAME,
+        max_message_bytes=int(_number(merged, "IB_MAX_MESSAGE_BYTES", defaults.MAX_MESSAGE_BYTES)),
+        listener_name=merged.get("IB_LISTENER_NAME", defaults.LISTENER_NAME),
         agent_id=merged.get("IB_AGENT_ID") or None,
         root=root,
     )
 
 
-def _raw_number(values: Mapping[str, str], name: str, least: float, integer: bool) -> float | None:
+def _number(values: Mapping[str, str], name: str, default: float) -> float:
+    """A checked number setting (`setting_checks.check` ran first), or its default."""
     raw = values.get(name)
-    if raw is None or raw == "":
-        return None
-    try:
-        value = int(raw) if integer else float(raw)
-    except ValueError as e:
-        kind = "a whole number" if integer else "a number"
-        raise ConfigError(f"bad configuration: {name}: must be {kind} (got {raw!r})") from e
-    if not math.isfinite(value):
-        raise ConfigError(f"bad configuration: {name}: must be a finite number (got {raw!r})")
-    if value < least:
-        raise ConfigError(f"bad configuration: {name}: must be at least {least} (got {raw!r})")
-    return value
-
-
-def _int(values: Mapping[str, str], name: str, default: int, least: int) -> int:
-    value = _raw_number(values, name, least, integer=True)
-    return default if value is None else int(value)
-
-
-def _float(values: Mapping[str, str], name: str, default: float, least: float) -> float:
-    value = _raw_number(values, name, least, integer=False)
-    return default if value is None else value
+    return default if raw is None else setting_checks.number(raw, setting_checks.NUMBERS[name][0])

@@ -316,7 +316,7 @@ class Connection:
         except OSError as e:
             raise BusUnavailable(f"lost Redis at {self._where()}: {e}") from e
         for reply in replies:
-            if refusal(reply):
+            if isinstance(reply, ServerError) and refusal(reply):
                 raise BusRefused(
                     f"IB_REDIS_URL: Redis at {self._where()} refused us: {reply}; "
                     "check the user, password and database in the URL"

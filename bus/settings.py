@@ -11,14 +11,15 @@ from pathlib import Path
 from typing import Annotated, Any
 
 from dotenv import dotenv_values
-from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic import Field, SecretStr, ValidationError, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from bus import defaults
 from bus.errors import ConfigError
-from bus.names import worker_id_problem
+from bus.names import name_problem, worker_id_problem
 from bus.repo_paths import repo_root
 from bus.resp import Address
+from bus.setting_checks import NUMBERS, agent_env_problem, number, user_ids
 
 
 class Settings(BaseSettings):
@@ -121,6 +122,22 @@ class Settings(BaseSettings):
         1.0, gt=0, description="how much faster the bot's flood limits run: 1 for Telegram (tests: >1)"
     )
 
+    @field_validator(*(n.removeprefix(defaults.ENV_PREFIX).lower() for n in NUMBERS), mode="before")
+    @classmethod
+    def _plain_number(cls, value: Any, info: ValidationInfo) -> Any:
+        """Numbers are read as the hot paths read them (`bus.setting_checks.number`)."""
+        if isinstance(value, str):
+            return number(value, NUMBERS[defaults.ENV_PREFIX + str(info.field_name).upper()][0])
+        return value
+
+    @field_validator("listener_name")
+    @classmethod
+    def _listener_name_usable(cls, value: str) -> str:
+        problem = name_problem("listener name", value)
+        if problem:
+            raise ValueError(problem)
+        return value
+
     @field_validator("namespace")
     @classmethod
     def _namespace_usable(cls, value: str) -> str:
@@ -143,11 +160,10 @@ class Settings(BaseSettings):
     @classmethod
     def _names(cls, value: Any) -> Any:
         if isinstance(value, str):
-            names = [p.strip() for p in value.split(",") if p.strip()]
-            bad = [n for n in names if not n.isidentifier() or n.startswith("IB_")]
-            if bad:
-                raise ValueError(f"must be comma-separated variable names, none of them IB_*; got {bad[0]!r}")
-            return names
+            problem = agent_env_problem(value)
+            if problem:
+                raise ValueError(problem)
+            return [p.strip() for p in value.split(",") if p.strip()]
         return value
 
     @field_validator("worker_id")
@@ -162,9 +178,8 @@ class Settings(BaseSettings):
     @classmethod
     def _comma_separated(cls, value: Any) -> Any:
         if isinstance(value, str):
-            parts = [p.strip() for p in value.split(",") if p.strip()]
             try:
-                return [int(p) for p in parts]
+                return user_ids(value)
             except ValueError as e:
                 raise ValueError(f"must be comma-separated numeric user ids, got {value!r}") from e
         return value
