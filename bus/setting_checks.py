@@ -52,7 +52,7 @@ def number(raw: str, integer: bool) -> int | float:
     return value
 
 
-def problem(name: str, raw: str) -> str | None:
+def value_problem(name: str, raw: str) -> str | None:
     """What is wrong with `raw` as the value of setting `name`, or None (also for settings without a rule)."""
     if name in NUMBERS:
         return _number_problem(raw, *NUMBERS[name])
@@ -106,6 +106,6 @@ def _number_problem(raw: str, integer: bool, least: float, most: float, inclusiv
 def check(values: Mapping[str, str]) -> None:
     """Raise ValueError naming the first setting in `values` whose value breaks its rule."""
     for name in sorted(values):
-        found = problem(name, values[name])
+        found = value_problem(name, values[name])
         if found:
             raise ValueError(f"{name}: {found} (got {values[name]!r})")

@@ -19,7 +19,7 @@ from bus.errors import ConfigError
 from bus.names import name_problem, worker_id_problem
 from bus.repo_paths import repo_root
 from bus.resp import Address
-from bus.setting_checks import NUMBERS, agent_env_problem, number, user_ids
+from bus.setting_checks import NUMBERS, agent_env_problem, number, user_ids, value_problem
 
 
 class Settings(BaseSettings):
@@ -127,7 +127,11 @@ class Settings(BaseSettings):
     def _plain_number(cls, value: Any, info: ValidationInfo) -> Any:
         """Numbers are read as the hot paths read them (`bus.setting_checks.number`)."""
         if isinstance(value, str):
-            return number(value, NUMBERS[defaults.ENV_PREFIX + str(info.field_name).upper()][0])
+            name = defaults.ENV_PREFIX + str(info.field_name).upper()
+            found = value_problem(name, value)
+            if found:
+                raise ValueError(found)
+            return number(value, NUMBERS[name][0])
         return value
 
     @field_validator("listener_name")
