@@ -12,6 +12,7 @@ from bus.errors import BusError
 from bus.keys import Keys
 
 MARK_TTL = 7 * 24 * 3600  # as long as an event may wait in a spool and still be told apart
+RETRY_MARK_TTL = 3600  # a long-running process never spools: its marks only outlive its retries
 _SCRIPT: str | None = None
 
 TYPE_CHECKING = False
@@ -19,9 +20,16 @@ if TYPE_CHECKING:
     from bus.resp import Reply
 
 
-def command(namespace: str, mark_key: str, body: str, maxlen: int) -> tuple[str | int, ...]:
+def command(
+    namespace: str, mark_key: str, body: str, maxlen: int, ttl: int = MARK_TTL
+) -> tuple[str | int, ...]:
     """The EVAL that appends `body` unless `mark_key` says it was appended already."""
-    return ("EVAL", script(), 2, Keys(namespace).events, mark_key, maxlen, body, MARK_TTL)
+    return ("EVAL", script(), 2, *arguments(namespace, mark_key, body, maxlen, ttl))
+
+
+def arguments(namespace: str, mark_key: str, body: str, maxlen: int, ttl: int) -> tuple[str | int, ...]:
+    """The script's two keys, then its arguments."""
+    return (Keys(namespace).events, mark_key, maxlen, body, ttl)
 
 
 def outcome(reply: Reply) -> tuple[str, bool]:
