@@ -97,7 +97,8 @@ def test_a_reply_lost_after_the_command_ran_is_not_published_twice(
             relay.hold() if i % 2 == 0 else relay.release()
             done = ib.run("notify", f"held-{i}", env=env)
             assert done.returncode == 0, done.stderr
-            assert ("kept in" in done.stderr) == (i % 2 == 0), done.stderr  # held: timed out, spooled
+            if i % 2 == 0:  # held: it timed out and was spooled (a loaded machine may spool the others too)
+                assert "kept in" in done.stderr, done.stderr
             sent.append(f"held-{i}")
         relay.release()
         flushed = ib.run("spool", "--flush", env=env)
