@@ -103,8 +103,7 @@ def build_application(config: BotConfig) -> Application[Any, Any, Any, Any, Any,
 
 def _async_redis(url: str, single: bool = False) -> aredis.Redis:
     """No socket timeout: the stream reads block in Redis; keepalive notices a dead server."""
-    return aredis.Redis.from_url(
-        url,
+    return aredis.Redis(
         socket_timeout=None,
         socket_connect_timeout=5,
         single_connection_client=single,

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from bot.errors import CommandUsage
 from bus.errors import InvalidInput
 from bus.ids import validate_id
+from bus.names import worker_id_problem
 from bus.task_model import DEFAULT_PRIORITY, check_priority
-from bus.workers import worker_id_problem
 
 COMMANDS: tuple[tuple[str, str], ...] = (
     ("help", "Show the commands"),

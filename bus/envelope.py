@@ -6,6 +6,7 @@ events here without loading pydantic. `bus.events` gives consumers the typed mod
 
 from __future__ import annotations
 
+import os
 import time
 
 from bus import fastjson
@@ -40,6 +41,10 @@ NOTIFY_TYPES = ("complete", "waiting", "question")
 # The one field of a stream entry that carries the JSON envelope.
 EVENT_FIELD = "e"
 
+# The envelope's client-made id: stamped once by the publisher, so Redis appends the event once however
+# often it is sent (bus/lua/publish_once.lua). The stream id (`id`) is Redis's, given on append.
+EID_FIELD = "eid"
+
 if TYPE_CHECKING:
     Envelope = dict[str, Any]
 else:
@@ -73,6 +78,13 @@ def make_event(
         "msg": msg,
         "data": data or {},
     }
+
+
+def stamped(event: Envelope) -> Envelope:
+    """`event` with its client-made id, a new one unless it has one."""
+    if isinstance(event.get(EID_FIELD), str) and event[EID_FIELD]:
+        return event
+    return {**event, EID_FIELD: os.urandom(12).hex()}
 
 
 def encode(event: Envelope) -> str:

@@ -1,4 +1,8 @@
-"""`ib events`: follow the events stream as JSONL for scripts, from now, from an id, or through a group."""
+"""`ib events`: follow the events stream as JSONL for scripts, from now, from an id, or through a group.
+
+Given a `Reconnect`, a follower outlives a Redis restart: it waits for Redis, then goes on from its
+cursor (or its group, created again when Redis came back without it) with nothing lost or shown twice.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +14,8 @@ import redis
 from bus import dead_letters
 from bus.envelope import Envelope
 from bus.keys import Keys
-from bus.streams import Group, consumer_name, entries_of
+from bus.reconnect import LOST, Reconnect
+from bus.streams import Entry, Group, consumer_name, entries_of
 
 BLOCK_MS = 5000
 
@@ -36,12 +41,18 @@ def follow(
     wanted: EventFilter,
     emit: Callable[[Envelope], None],
     keep_going: Callable[[], bool] = lambda: True,
+    reconnect: Reconnect | None = None,
 ) -> None:
     """Emit every matching event after `since` (`now`, `0` for all kept history, or an id) until stopped."""
     # "now" is pinned to the last id once, so nothing published between two reads slips past
     cursor = (_last_id(client, keys) or "0-0") if since == "now" else since
     while keep_going():
-        reply = client.xread({keys.events: cursor}, count=1000, block=BLOCK_MS)
+        try:
+            reply = client.xread({keys.events: cursor}, count=1000, block=BLOCK_MS)
+        except LOST as e:
+            if reconnect is None or not reconnect.wait(e, keep_going):
+                raise
+            continue
         entries = entries_of(reply)
         if not entries:
             continue
@@ -62,21 +73,38 @@ def follow_group(
     emit: Callable[[Envelope], None],
     keep_going: Callable[[], bool] = lambda: True,
     claim_idle_ms: int = 30_000,
+    reconnect: Reconnect | None = None,
 ) -> None:
     """Like `follow`, through a named consumer group: each event is emitted then acknowledged."""
     group = Group(client, keys.events, group_name, consumer_name())
-    group.ensure("$" if since == "now" else since)
-    backlog = group.take_over(claim_idle_ms)
+    start = "$" if since == "now" else since
+    group.ensure(start)
+    batch: list[Entry] = group.take_over(claim_idle_ms)
+    done: list[str] = []  # emitted, not yet acknowledged: never emitted again
+    lost = False
     while keep_going():
-        entries = backlog or group.read(block_ms=BLOCK_MS)
-        backlog = []
-        for entry_id, fields in entries:
-            found = dead_letters.read_entry(keys.events, entry_id, fields)
-            if isinstance(found, dead_letters.Poison):
-                dead_letters.dead_letter(client, keys, found)
-            elif wanted(found):
-                emit(found)
-            group.ack([entry_id])
+        try:
+            if lost:  # a Redis that came back without its data has no group any more
+                group.ensure(start)
+                lost = False
+            group.ack(done)
+            done = []
+            batch = batch or group.read(block_ms=BLOCK_MS)
+            while batch:
+                entry_id, fields = batch[0]
+                found = dead_letters.read_entry(keys.events, entry_id, fields)
+                if isinstance(found, dead_letters.Poison):
+                    dead_letters.dead_letter(client, keys, found)
+                elif wanted(found):
+                    emit(found)
+                batch.pop(0)
+                done.append(entry_id)
+                group.ack(done)
+                done = []
+        except LOST as e:
+            if reconnect is None or not reconnect.wait(e, keep_going):
+                raise
+            lost = True
 
 
 def _last_id(client: redis.Redis, keys: Keys) -> str | None:

@@ -1,16 +1,16 @@
 """The few settings the hot paths need, read without pydantic.
 
 Hooks and `ib notify` run on every tool call, and pydantic-settings takes ~170 ms to import. This reads
-the same `IB_*` variables, from the environment and the repository's `.env`, with the same defaults
-(`bus.defaults`) and the same validation messages; a test keeps it equal to `bus.settings.Settings`.
+the same `IB_*` variables, from the environment and the repository's `.env` (read as python-dotenv reads
+it: `bus.dotenv_file`), with the same defaults (`bus.defaults`) and the same validation messages, each
+naming where the bad value was set; a test keeps it equal to `bus.settings.Settings`.
 """
 
 from __future__ import annotations
 
-import math
 import os
 
-from bus import defaults
+from bus import defaults, dotenv_file, setting_checks
 from bus.errors import ConfigError
 from bus.record import Record
 from bus.repo_paths import repo_root
@@ -56,39 +56,42 @@ class HotConf(Record):
         self.listener_name, self.agent_id, self.root = listener_name, agent_id, root
 
 
-def parse_dotenv(text: str) -> dict[str, str]:
-    """`KEY=VALUE` lines as python-dotenv reads the common cases: comments, `export`, quotes."""
-    values: dict[str, str] = {}
-    for raw in text.splitlines():
-        line = raw.strip()
-        if not line or line.startswith("#") or "=" not in line:
-            continue
-        key, _, value = line.removeprefix("export ").partition("=")
-        value = value.strip()
-        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
-            quoted = value[1:-1]
-            value = quoted.replace("\\n", "\n").replace('\\"', '"') if value[0] == '"' else quoted
-        elif " #" in value:
-            value = value.split(" #", 1)[0].rstrip()
-        values[key.strip()] = value
-    return values
-
-
 def read_hotconf(environ: Mapping[str, str] | None = None, cwd: str | None = None) -> HotConf:
     env = os.environ if environ is None else environ
     root = env.get("IB_ROOT") or repo_root(cwd or os.getcwd())
+    merged, where = _merged(env, root)
+    try:
+        return _conf(merged, root)
+    except ConfigError as e:
+        name = str(e).removeprefix("bad configuration: ").partition(":")[0]
+        raise ConfigError(f"{e} (set in {where.get(name, 'the defaults')})") from e
+
+
+def _merged(env: Mapping[str, str], root: str | None) -> tuple[dict[str, str], dict[str, str]]:
+    """Every `IB_*` value (the environment over the repository's `.env`) and where each was set."""
     merged: dict[str, str] = {}
+    where: dict[str, str] = {}
     if root:
+        path = os.path.join(root, ".env")
         try:
-            with open(os.path.join(root, ".env"), encoding="utf-8") as f:
-                merged.update(parse_dotenv(f.read()))
+            with open(path, encoding="utf-8") as f:
+                found = dotenv_file.read(f.read(), env)
         except (OSError, UnicodeDecodeError):
-            pass
-    merged.update({k: v for k, v in env.items() if k.startswith(defaults.ENV_PREFIX)})
-    namespace = merged.get("IB_NAMESPACE", defaults.NAMESPACE)
-    problem = defaults.namespace_problem(namespace)
-    if problem:
-        raise ConfigError(f"bad configuration: IB_NAMESPACE: {problem} (got {namespace!r})")
+            found = {}
+        for name, value in found.items():
+            if value is not None and name.startswith(defaults.ENV_PREFIX):
+                merged[name], where[name] = value, path
+    for name, value in env.items():
+        if name.startswith(defaults.ENV_PREFIX):
+            merged[name], where[name] = value, "the environment"
+    return merged, where
+
+
+def _conf(merged: dict[str, str], root: str | None) -> HotConf:
+    try:
+        setting_checks.check(merged)
+    except ValueError as e:
+        raise ConfigError(f"bad configuration: {e}") from e
     redis_url = merged.get("IB_REDIS_URL") or None
     if redis_url:
         try:
@@ -97,38 +100,18 @@ def read_hotconf(environ: Mapping[str, str] | None = None, cwd: str | None = Non
             raise ConfigError(f"bad configuration: {e}") from e
     return HotConf(
         redis_url=redis_url,
-        namespace=namespace,
-        events_maxlen=_int(merged, "IB_EVENTS_MAXLEN", defaults.EVENTS_MAXLEN, 100),
-        connect_timeout=_float(merged, "IB_CONNECT_TIMEOUT", defaults.CONNECT_TIMEOUT, 0.001),
+        namespace=merged.get("IB_NAMESPACE", defaults.NAMESPACE),
+        events_maxlen=int(_number(merged, "IB_EVENTS_MAXLEN", defaults.EVENTS_MAXLEN)),
+        connect_timeout=_number(merged, "IB_CONNECT_TIMEOUT", defaults.CONNECT_TIMEOUT),
         spool_dir=merged.get("IB_SPOOL_DIR") or defaults.spool_dir(),
-        max_message_bytes=_int(merged, "IB_MAX_MESSAGE_BYTES", defaults.MAX_MESSAGE_BYTES, 1024),
-        listener_name=merged.get("IB_LISTENER_NAME") or defaults.LISTENER_NAME,
+        max_message_bytes=int(_number(merged, "IB_MAX_MESSAGE_BYTES", defaults.MAX_MESSAGE_BYTES)),
+        listener_name=merged.get("IB_LISTENER_NAME", defaults.LISTENER_NAME),
         agent_id=merged.get("IB_AGENT_ID") or None,
         root=root,
     )
 
 
-def _raw_number(values: Mapping[str, str], name: str, least: float, integer: bool) -> float | None:
+def _number(values: Mapping[str, str], name: str, default: float) -> float:
+    """A checked number setting (`setting_checks.check` ran first), or its default."""
     raw = values.get(name)
-    if raw is None or raw == "":
-        return None
-    try:
-        value = int(raw) if integer else float(raw)
-    except ValueError as e:
-        kind = "a whole number" if integer else "a number"
-        raise ConfigError(f"bad configuration: {name}: must be {kind} (got {raw!r})") from e
-    if not math.isfinite(value):
-        raise ConfigError(f"bad configuration: {name}: must be a finite number (got {raw!r})")
-    if value < least:
-        raise ConfigError(f"bad configuration: {name}: must be at least {least} (got {raw!r})")
-    return value
-
-
-def _int(values: Mapping[str, str], name: str, default: int, least: int) -> int:
-    value = _raw_number(values, name, least, integer=True)
-    return default if value is None else int(value)
-
-
-def _float(values: Mapping[str, str], name: str, default: float, least: float) -> float:
-    value = _raw_number(values, name, least, integer=False)
-    return default if value is None else value
+    return default if raw is None else setting_checks.number(raw, setting_checks.NUMBERS[name][0])

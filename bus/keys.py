@@ -203,8 +203,12 @@ class Keys(Record):
         return self._k("dead-mark", stream.removeprefix(self.namespace), entry_id)
 
     def spooled(self, spool_id: str) -> str:
-        """Marks a spooled event as published, so a flush that is retried never publishes it twice."""
+        """Marks an event of an older spool (no client-made id) as published by a flush."""
         return self._k("spooled", spool_id)
+
+    def published(self, eid: str) -> str:
+        """Marks an event as published by its client-made id: a retry or a flush never sends it twice."""
+        return self._k("published", eid)
 
     # telegram bindings, the group's flood budget, and the auto loop
     def topics(self, kind: str) -> str:

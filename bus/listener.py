@@ -2,11 +2,15 @@
 
 Reads through its own consumer group (`listen:<name>`), so nothing published while no listener runs is
 lost, and entries a killed listener printed but never acknowledged are printed again by the next one.
-Liveness is a heartbeat key with a TTL; a second listener of the same name refuses to start.
+Given a `Reconnect`, it waits out a Redis restart until its timeout. A listener given its own types
+(`--types`) acknowledges only what it printed: the rest stays pending for the next listener of that
+name, which takes it over. Liveness is a heartbeat key with a TTL; a second listener of the same name
+refuses to start.
 """
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
@@ -18,7 +22,8 @@ from bus.envelope import Envelope
 from bus.errors import BusError
 from bus.heartbeat import Heartbeat
 from bus.keys import Keys
-from bus.streams import Group, consumer_name
+from bus.reconnect import LOST, Reconnect
+from bus.streams import Entry, Group, consumer_name
 
 TIMEOUT_MESSAGE = "No messages received. Background listener has stopped. Please restart with: ib listen"
 
@@ -35,6 +40,8 @@ class Listener:
     types: Collection[str]
     heartbeat_ttl: int = 15
     backlog_s: int = 3600
+    filtered: bool = False  # types chosen by the person: leave the others for the plain listener
+    reconnect: Reconnect | None = None
 
     @property
     def group(self) -> Group:
@@ -51,21 +58,36 @@ class Listener:
         try:
             return self._listen(timeout, emit, heartbeat)
         finally:
-            heartbeat.release()
+            with contextlib.suppress(*LOST):  # Redis is away: the key expires on its own
+                heartbeat.release()
 
     def _listen(self, timeout: float, emit: Callable[[list[Envelope]], None], heartbeat: Heartbeat) -> bool:
-        group = self.group
-        group.ensure(self._start_id())
-        if self._deliver(group, group.take_over(min_idle_ms=0), emit):
-            return True
         deadline = time.monotonic() + timeout
+        group = self.group
+        start = self._start_id()
+        group.ensure(start)
+        entries: list[Entry] = group.take_over(min_idle_ms=0)
         renew_every = max(1.0, self.heartbeat_ttl / 3)
-        while (left := deadline - time.monotonic()) > 0:
-            entries = group.read(block_ms=max(1, int(min(left, renew_every) * 1000)))
-            heartbeat.renew()
-            if self._deliver(group, entries, emit):
-                return True
-        return False
+        lost = False
+        while True:
+            try:
+                if lost:  # a Redis that came back without its data has no group any more
+                    group.ensure(start)
+                    heartbeat.renew()
+                    lost = False
+                if self._deliver(group, entries, emit):
+                    return True
+                entries = []
+                if (left := deadline - time.monotonic()) <= 0:
+                    return False
+                entries = group.read(block_ms=max(1, int(min(left, renew_every) * 1000)))
+                heartbeat.renew()
+            except LOST as e:
+                if self.reconnect is None:
+                    raise
+                if not self.reconnect.wait(e, lambda: time.monotonic() < deadline):
+                    return False  # the timeout ran out while Redis was away: the restart reminder
+                lost = True
 
     def _start_id(self) -> str:
         """A new group starts `backlog_s` back, so events sent before the first listener still arrive."""
@@ -78,10 +100,22 @@ class Listener:
     ) -> bool:
         if not entries:
             return False
-        events, _poison = dead_letters.sort(self.client, self.keys, self.keys.events, entries)
+        events, poison = dead_letters.sort(self.client, self.keys, self.keys.events, entries)
         wanted = [e for e in events if e.get("type") in self.types]
         if wanted:
             emit(wanted)  # printed and flushed before the ack: a crash here means "print again", never "lost"
-        group.ack([entry_id for entry_id, _ in entries])
-        group.forget_idle_consumers()
+        ids = [str(e["id"]) for e in wanted] + [p.entry_id for p in poison]
+        self._ack(group, ids if self.filtered else [entry_id for entry_id, _ in entries])
+        with contextlib.suppress(*LOST):  # housekeeping: the next listener does it
+            group.forget_idle_consumers()
         return bool(wanted)
+
+    def _ack(self, group: Group, ids: list[str]) -> None:
+        """Acknowledge what was printed, through a Redis restart if need be (never print it again)."""
+        while True:
+            try:
+                group.ack(ids)
+                return
+            except LOST as e:
+                if self.reconnect is None or not self.reconnect.wait(e):
+                    raise

@@ -1,7 +1,9 @@
-"""Publishing from short-lived processes (hooks, `ib notify`): XADD over the light client, else spool.
+"""Publishing from short-lived processes (hooks, `ib notify`): append over the light client, else spool.
 
 Never blocks for long and never loses the event: when Redis cannot be reached within the connect
-timeout, the event goes to the spool and the next process that reaches Redis sends it.
+timeout, the event goes to the spool and the next process that reaches Redis sends it. The event is
+stamped with its client-made id first and appended by the publish-once script, so when a send that timed
+out did land, the spooled copy is not appended again.
 """
 
 from __future__ import annotations
@@ -9,8 +11,8 @@ from __future__ import annotations
 import os
 import sys
 
-from bus import spool
-from bus.envelope import EVENT_FIELD, Envelope, encode
+from bus import append_once, spool
+from bus.envelope import EID_FIELD, Envelope, encode, stamped
 from bus.errors import BusError, ConfigError
 from bus.hotconf import HotConf
 from bus.keys import Keys
@@ -60,23 +62,19 @@ def flush_spool(conf: HotConf) -> int:
 
 
 def xadd(conn: Connection, conf: HotConf, event: Envelope) -> str:
-    reply = conn.call(
-        "XADD",
-        Keys(conf.namespace).events,
-        "MAXLEN",
-        "~",
-        conf.events_maxlen,
-        "*",
-        EVENT_FIELD,
-        encode(event),
-    )
-    return reply.decode() if isinstance(reply, bytes) else str(reply)
+    """Append `event` (stamped with its client-made id) once; its stream id, the first one if it was
+    appended before."""
+    event = stamped(event)
+    mark = Keys(conf.namespace).published(event[EID_FIELD])
+    reply = conn.call(*append_once.command(conf.namespace, mark, encode(event), conf.events_maxlen))
+    return append_once.outcome(reply)[0]
 
 
 def publish(conf: HotConf, event: Envelope, conn: Connection | None = None) -> Published:
     """Append `event` to the events stream, or spool it (with a warning on stderr) when Redis is away.
 
     Raises SpoolUnavailable only when Redis is away and no spool folder can be written."""
+    event = stamped(event)
     try:
         if conn is not None:
             return Published(xadd(conn, conf, event))

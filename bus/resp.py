@@ -23,6 +23,28 @@ class ServerError(BusError):
     """An error reply from Redis (`-ERR ...`)."""
 
 
+class BusRefused(ConfigError):
+    """Redis answered but refuses us for good (wrong or missing password, no such database): a setting
+    to fix, never an outage to wait out."""
+
+
+# Error replies that no retry will change: the credentials or the database of IB_REDIS_URL are wrong.
+REFUSALS = (
+    "WRONGPASS",
+    "NOAUTH",
+    "NOPERM",
+    "ERR AUTH",
+    "ERR invalid password",
+    "ERR DB index",
+    "ERR invalid DB",
+)
+
+
+def refusal(reply: Reply) -> bool:
+    """True when `reply` is an error that says the configuration is wrong. Pure."""
+    return isinstance(reply, ServerError) and str(reply).startswith(REFUSALS)
+
+
 Reply: TypeAlias = bytes | int | list["Reply"] | ServerError | None
 
 
@@ -126,11 +148,13 @@ class Address(Record):
             return cls(path=location, username=user, password=password, db=db)
         hostport, _, db_text = location.partition("/")
         if hostport.startswith("["):  # [::1]:6379
-            host, _, after = hostport[1:].partition("]")
+            host, bracket, after = hostport[1:].partition("]")
+            if not bracket or (after and not after.startswith(":")):
+                raise ConfigError(f"IB_REDIS_URL: cannot read {shown!r}: an IPv6 host needs [address]:port")
             port_text = after.removeprefix(":")
         else:
             host, _, port_text = hostport.partition(":")
-        if not host.isascii() or any(c in host for c in " /\\"):
+        if not host.isascii() or any(c in host for c in " /\\[]"):
             raise ConfigError(f"IB_REDIS_URL: cannot read {shown!r}: bad host name {host!r}")
         port = _number(port_text, "port", shown, 6379)
         if not 0 < port < 65536:
@@ -260,7 +284,14 @@ class Connection:
             hello.append(("AUTH", *auth))
         if address.db:
             hello.append(("SELECT", address.db))
-        for reply in self.pipeline(hello):
+        if not hello:  # a Redis that wants a password says so now (NOAUTH), before anything is sent
+            hello.append(("PING",))
+        try:
+            replies = self.pipeline(hello)
+        except BusError:
+            self.close()
+            raise
+        for reply in replies:
             if isinstance(reply, ServerError):
                 self.close()
                 raise BusUnavailable(f"Redis at {self._where()} refused us: {reply}")
@@ -281,9 +312,16 @@ class Connection:
             return []
         try:
             self._sock.sendall(b"".join(encode_command(*c) for c in commands))
-            return [self._read() for _ in commands]
+            replies = [self._read() for _ in commands]
         except OSError as e:
             raise BusUnavailable(f"lost Redis at {self._where()}: {e}") from e
+        for reply in replies:
+            if isinstance(reply, ServerError) and refusal(reply):
+                raise BusRefused(
+                    f"IB_REDIS_URL: Redis at {self._where()} refused us: {reply}; "
+                    "check the user, password and database in the URL"
+                )
+        return replies
 
     def _read(self) -> Reply:
         while True:

@@ -11,15 +11,16 @@ from pathlib import Path
 from typing import Annotated, Any
 
 from dotenv import dotenv_values
-from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic import Field, SecretStr, ValidationError, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from bus import defaults
 from bus.errors import ConfigError
+from bus.names import name_problem, worker_id_problem
 from bus.permission_modes import DEFAULT_PERMISSION_MODE, permission_mode
 from bus.repo_paths import repo_root
 from bus.resp import Address
-from bus.workers import worker_id_problem
+from bus.setting_checks import NUMBERS, agent_env_problem, number, user_ids, value_problem
 
 
 class Settings(BaseSettings):
@@ -132,6 +133,26 @@ class Settings(BaseSettings):
         1.0, gt=0, description="how much faster the bot's flood limits run: 1 for Telegram (tests: >1)"
     )
 
+    @field_validator(*(n.removeprefix(defaults.ENV_PREFIX).lower() for n in NUMBERS), mode="before")
+    @classmethod
+    def _plain_number(cls, value: Any, info: ValidationInfo) -> Any:
+        """Numbers are read as the hot paths read them (`bus.setting_checks.number`)."""
+        if isinstance(value, str):
+            name = defaults.ENV_PREFIX + str(info.field_name).upper()
+            found = value_problem(name, value)
+            if found:
+                raise ValueError(found)
+            return number(value, NUMBERS[name][0])
+        return value
+
+    @field_validator("listener_name")
+    @classmethod
+    def _listener_name_usable(cls, value: str) -> str:
+        problem = name_problem("listener name", value)
+        if problem:
+            raise ValueError(problem)
+        return value
+
     @field_validator("namespace")
     @classmethod
     def _namespace_usable(cls, value: str) -> str:
@@ -164,11 +185,10 @@ class Settings(BaseSettings):
     @classmethod
     def _names(cls, value: Any) -> Any:
         if isinstance(value, str):
-            names = [p.strip() for p in value.split(",") if p.strip()]
-            bad = [n for n in names if not n.isidentifier() or n.startswith("IB_")]
-            if bad:
-                raise ValueError(f"must be comma-separated variable names, none of them IB_*; got {bad[0]!r}")
-            return names
+            problem = agent_env_problem(value)
+            if problem:
+                raise ValueError(problem)
+            return [p.strip() for p in value.split(",") if p.strip()]
         return value
 
     @field_validator("worker_id")
@@ -183,9 +203,8 @@ class Settings(BaseSettings):
     @classmethod
     def _comma_separated(cls, value: Any) -> Any:
         if isinstance(value, str):
-            parts = [p.strip() for p in value.split(",") if p.strip()]
             try:
-                return [int(p) for p in parts]
+                return user_ids(value)
             except ValueError as e:
                 raise ValueError(f"must be comma-separated numeric user ids, got {value!r}") from e
         return value
@@ -219,10 +238,10 @@ def load_settings(cwd: str | None = None, **overrides: Any) -> Settings:
     try:
         return Settings(_env_file=env_file, **overrides)  # type: ignore[call-arg]
     except ValidationError as e:
-        raise ConfigError(_describe(e)) from e
+        raise ConfigError(_describe(e, env_file)) from e
 
 
-def _describe(error: ValidationError) -> str:
+def _describe(error: ValidationError, env_file: Path | None) -> str:
     lines = []
     for item in error.errors():
         name = defaults.ENV_PREFIX + str(item["loc"][0]).upper() if item["loc"] else "settings"
@@ -230,7 +249,8 @@ def _describe(error: ValidationError) -> str:
         # a URL can hold a password: its validator shows it masked
         quoted = isinstance(got, str | int | float) and name != "IB_REDIS_URL"
         shown = f" (got {got!r})" if quoted else ""
-        lines.append(f"{name}: {str(item['msg']).removeprefix('Value error, ')}{shown}")
+        where = "the environment" if name in os.environ or env_file is None else str(env_file)
+        lines.append(f"{name}: {str(item['msg']).removeprefix('Value error, ')}{shown} (set in {where})")
     return "bad configuration: " + "; ".join(lines)
 
 

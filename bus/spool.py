@@ -1,10 +1,12 @@
 """The spool: events kept in a local append-only JSONL file while Redis cannot be reached.
 
-One file per user and bus (target + namespace). Producers append under a shared lock; a flush takes the
-exclusive lock, publishes every line in order through a Lua script that marks each spool id as sent
-(so a flush interrupted half way and retried never publishes an event twice), then empties the file.
-When the spool folder cannot be written, a private folder under the system temp dir takes the event;
-when neither can, `SpoolUnavailable` says why and the caller tells the person.
+One file per user and bus (target + namespace), mode 0600. Each record is one line, appended whole under
+an exclusive lock and fsync'd, or cut back off when the disk fills half way, so a record is there whole or
+not at all; a line left cut short by a crash is ended before the next record, which then stays readable.
+A flush publishes every line in order through the publish-once script, keyed by the event's client-made
+id (older spools: by the line's spool id), so a flush retried, or an event whose first send timed out
+after landing, is never published twice. When the spool folder cannot be written, a private folder under
+the system temp dir takes the event; when neither can, `SpoolUnavailable` says why.
 """
 
 from __future__ import annotations
@@ -13,15 +15,12 @@ import fcntl
 import os
 import zlib
 
-from bus import fastjson
-from bus.envelope import Envelope, encode
+from bus import append_once, fastjson
+from bus.envelope import EID_FIELD, Envelope, encode, stamped
 from bus.errors import BusError, BusUnavailable
 from bus.keys import Keys
 from bus.record import Record
 from bus.resp import Connection, ServerError
-
-MARKER_TTL = 7 * 24 * 3600
-_SCRIPT: str | None = None
 
 
 class SpoolUnavailable(BusUnavailable):
@@ -61,8 +60,10 @@ def spool_dirs(spool_dir: str) -> list[str]:
 def append(spool_dir: str, target: str, namespace: str, event: Envelope) -> str:
     """Keep `event` for later; returns the spool file's path. Raises SpoolUnavailable when nothing is
     writable."""
+    event = stamped(event)
+    eid = event[EID_FIELD]
     line = fastjson.dumps(
-        {"spool_id": os.urandom(12).hex(), "target": target, "namespace": namespace, "event": encode(event)}
+        {"spool_id": eid, "eid": eid, "target": target, "namespace": namespace, "event": encode(event)}
     )
     data = (line + "\n").encode("utf-8")
     try:
@@ -80,14 +81,43 @@ def append(spool_dir: str, target: str, namespace: str, event: Envelope) -> str:
 def _append_in(folder: str, target: str, namespace: str, data: bytes) -> str:
     os.makedirs(folder, mode=0o700, exist_ok=True)
     path = spool_path(folder, target, namespace)
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
     try:
-        fcntl.flock(fd, fcntl.LOCK_SH)
-        if os.write(fd, data) != len(data):
-            raise OSError(f"short write to {path} (disk full?)")
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        end = os.lseek(fd, 0, os.SEEK_END)
+        if end and os.pread(fd, 1, end - 1) != b"\n":
+            data = b"\n" + data  # a record cut short by a crash ends here: it must not swallow this one
+        try:
+            _write_all(fd, data, path)
+            os.fsync(fd)
+        except OSError:
+            os.ftruncate(fd, end)  # whole or not at all: never leave the start of a record behind
+            raise
     finally:
         os.close(fd)
+    if not end:
+        _sync_folder(folder)
     return path
+
+
+def _write_all(fd: int, data: bytes, path: str) -> None:
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        if not written:
+            raise OSError(f"short write to {path} (disk full?)")
+        view = view[written:]
+
+
+def _sync_folder(folder: str) -> None:
+    """A new spool file's name reaches the disk too, not only its content."""
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass  # some file systems cannot sync a folder; the record itself is synced
+    finally:
+        os.close(fd)
 
 
 def _private_folder(folder: str) -> None:
@@ -130,29 +160,35 @@ def _publish_lines(conn: Connection, lines: list[bytes], namespace: str, maxlen:
     commands: list[tuple[str | bytes | int | float, ...]] = []
     damaged: list[bytes] = []
     for raw in lines:
+        if not raw:
+            continue
         try:
             item = fastjson.loads(raw.decode("utf-8"))
-            spool_id, body = str(item["spool_id"]), str(item["event"])
-        except (ValueError, KeyError, TypeError):
+            spool_id, body, eid = str(item["spool_id"]), str(item["event"]), item.get("eid")
+        except (ValueError, KeyError, TypeError, AttributeError):
             damaged.append(raw)  # a line cut short by a crash: keep it aside, never drop it silently
             continue
-        commands.append(("EVAL", _script(), 2, keys.events, keys.spooled(spool_id), maxlen, body, MARKER_TTL))
+        mark = keys.published(eid) if isinstance(eid, str) and eid else keys.spooled(spool_id)
+        commands.append(append_once.command(namespace, mark, body, maxlen))
     if damaged:
-        with open(path + ".damaged", "ab") as bad:
-            bad.write(b"\n".join(damaged) + b"\n")
+        try:
+            _keep_aside(path + ".damaged", b"\n".join(damaged) + b"\n")
+        except OSError as e:  # the spool stays as it is until there is room: nothing is dropped
+            raise BusError(f"cannot keep the damaged lines of {path} aside: {e.strerror or e}") from e
     replies = conn.pipeline(commands)
     for reply in replies:
         if isinstance(reply, ServerError):
             raise BusError(f"flushing the spool {path} failed: {reply}")
-    return sum(1 for r in replies if r is not None)
+    return sum(1 for r in replies if append_once.outcome(r)[1])
 
 
-def _script() -> str:
-    global _SCRIPT  # noqa: PLW0603 - read once per process, hot path
-    if _SCRIPT is None:
-        with open(os.path.join(os.path.dirname(__file__), "lua", "spool_flush.lua"), encoding="utf-8") as f:
-            _SCRIPT = f.read()
-    return _SCRIPT
+def _keep_aside(path: str, data: bytes) -> None:
+    """Damaged lines go beside the spool, as private as it is."""
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    try:
+        _write_all(fd, data, path)
+    finally:
+        os.close(fd)
 
 
 def pending(spool_dir: str) -> list[SpoolFile]:
@@ -169,6 +205,8 @@ def pending(spool_dir: str) -> list[SpoolFile]:
         count = damaged = 0
         with open(path, "rb") as f:
             for raw in f:
+                if raw == b"\n":
+                    continue
                 try:
                     item = fastjson.loads(raw.decode("utf-8"))
                     target, namespace = item["target"], item["namespace"]

@@ -9,19 +9,27 @@ import os
 import socket
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any, cast
 
 import redis
 
-from bus.envelope import EVENT_FIELD, Envelope, decode, encode
+from bus import append_once
+from bus.envelope import EID_FIELD, EVENT_FIELD, Envelope, decode, encode, stamped
 from bus.keys import Keys
 
 Entry = tuple[str, dict[str, str]]
 
 
 def publish(client: redis.Redis, keys: Keys, event: Envelope, maxlen: int) -> str:
-    """Append one event to the events stream; returns its id."""
-    event_id = client.xadd(keys.events, {EVENT_FIELD: encode(event)}, maxlen=maxlen, approximate=True)
-    return str(event_id)
+    """Append one event to the events stream once by its client-made id; returns its stream id.
+
+    redis-py sends a command again when its reply is lost, so a plain XADD could land twice."""
+    event = stamped(event)
+    mark = keys.published(event[EID_FIELD])
+    found = append_once.arguments(keys.namespace, mark, encode(event), maxlen, append_once.RETRY_MARK_TTL)
+    reply = cast("list[Any]", client.eval(append_once.script(), 2, *found))
+    first = reply[0]
+    return first.decode() if isinstance(first, bytes) else str(first)
 
 
 def envelopes(entries: Sequence[Entry]) -> list[Envelope]:

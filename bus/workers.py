@@ -9,7 +9,6 @@ the worker, once back, puts them back (bus/lua/worker_down.lua, worker_back.lua)
 from __future__ import annotations
 
 import os
-import re
 from functools import cache
 from typing import cast
 
@@ -18,9 +17,8 @@ import redis
 from bus.envelope import now_ts
 from bus.errors import BusUnavailable, InvalidInput, NotFound
 from bus.keys import Keys
+from bus.names import worker_id_problem
 
-WORKER_ID_RULE = "1-64 characters of letters, digits, '.', '_' and '-', starting with a letter or digit"
-_WORKER_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 _MARK = "\x01"
 _LUA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "lua")
 _SEEN = """
@@ -42,13 +40,6 @@ class WorkerGone(BusUnavailable):
 
 class UnknownWorker(NotFound):
     """No worker of that id ever ran on this bus."""
-
-
-def worker_id_problem(value: str) -> str | None:
-    """What is wrong with a worker id (it goes into key and stream names), or None. Pure."""
-    if _WORKER_ID.fullmatch(value):
-        return None
-    return f"bad worker id {value!r}: use {WORKER_ID_RULE}"
 
 
 def validate_worker_id(value: str) -> str:

@@ -31,7 +31,8 @@ def test_a_real_turn_on_the_output_stream(
     retry_until(completed, TURN_TIMEOUT, 0.2, "the turn's end")
 
     def items() -> list[dict[str, str]]:
-        assert claude_ib.run("worker", "--once").returncode == 0
+        if claude_ib.run("worker", "--once").returncode != 0:
+            return []  # a retried look: the next one tells, and the deadline fails the test
         return [fields for _id, fields in rds.xrange(keys.output("greeter"))]  # type: ignore[misc]
 
     got = retry_until(lambda: [i for i in items() if i["kind"] == "text"], 30, 0.2, "the answer")

@@ -36,9 +36,9 @@ def test_dotenv_of_root_applies_in_worktrees(ib: IbRunner, repo: Path) -> None:
 @pytest.mark.parametrize(
     ("name", "value", "says"),
     [
-        ("IB_EVENTS_MAXLEN", "abc", "valid integer"),
-        ("IB_EVENTS_MAXLEN", "5", "greater than or equal to 100"),
-        ("IB_LISTEN_TIMEOUT", "-1", "greater than 0"),
+        ("IB_EVENTS_MAXLEN", "abc", "must be a whole number"),
+        ("IB_EVENTS_MAXLEN", "5", "must be at least 100"),
+        ("IB_LISTEN_TIMEOUT", "-1", "must be more than 0"),
         ("IB_NAMESPACE", "two words", "whitespace"),
         ("IB_NAMESPACE", "glob*", "* ? [ ]"),
         ("IB_TELEGRAM_ALLOWED_USERS", "12,bob", "numeric user ids"),

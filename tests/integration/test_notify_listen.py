@@ -79,6 +79,19 @@ def test_types_filter(ib: IbRunner) -> None:
     assert [e["msg"] for e in got] == ["two"]
 
 
+def test_a_filtered_listener_leaves_the_other_types_to_the_next_one(ib: IbRunner) -> None:
+    """The README's example: `--types complete,question` shows those; `waiting` stays for `ib listen`."""
+    for kind, text in (("complete", "done"), ("waiting", "stuck"), ("question", "which?")):
+        assert ib.run("notify", "--type", kind, text).returncode == 0
+    filtered = lines(ib.run("listen", "--timeout", "60", "--types", "complete,question").stdout)
+    assert [e["msg"] for e in filtered] == ["done", "which?"]
+    again = lines(ib.run("listen", "--timeout", "5", "--types", "complete,question").stdout)
+    assert again == []  # what it showed it acknowledged
+    plain = lines(ib.run("listen", "--timeout", "60").stdout)
+    assert [e["msg"] for e in plain] == ["stuck"]
+    assert lines(ib.run("listen", "--timeout", "2").stdout) == []
+
+
 def test_second_listener_same_name_exits_at_once(ib: IbRunner) -> None:
     first = ib.popen("listen", "--timeout", "30", "--name", "solo")
     retry_until(lambda: _listener_alive(ib, "solo"), what="first listener")

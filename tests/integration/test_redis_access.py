@@ -84,11 +84,8 @@ def test_notify_hook_and_listen_on_a_secured_redis(
 
 @pytest.mark.parametrize(
     ("url", "says"),
-    [
-        ("redis://:wrong@127.0.0.1:{port}/0", "WRONGPASS"),
-        ("rediss://:{password}@127.0.0.1:{tls_port}/0", "CERTIFICATE_VERIFY_FAILED"),
-    ],
-    ids=["wrong-password", "untrusted-certificate"],
+    [("rediss://:{password}@127.0.0.1:{tls_port}/0", "CERTIFICATE_VERIFY_FAILED")],
+    ids=["untrusted-certificate"],
 )
 def test_refused_connections_spool_with_the_reason(
     secured: Secured, repo: Path, tmp_path: Path, namespace: str, url: str, says: str
@@ -101,3 +98,33 @@ def test_refused_connections_spool_with_the_reason(
     assert PASSWORD not in done.stderr and QUOTED not in done.stderr
     (spooled,) = tmp_path.glob("*.jsonl")
     assert json.loads(json.loads(spooled.read_text())["event"])["msg"] == "kept"
+
+
+REFUSED = {
+    "wrong-password": ("redis://:wrong@127.0.0.1:{port}/0", "WRONGPASS"),
+    "no-password": ("redis://127.0.0.1:{port}/0", "NOAUTH"),
+    "unknown-user": ("redis://mallory:{password}@127.0.0.1:{port}/0", "WRONGPASS"),
+    "no-such-database": ("redis://:{password}@127.0.0.1:{port}/99999", "DB index is out of range"),
+}
+
+
+@pytest.mark.parametrize("kind", REFUSED.keys())
+def test_wrong_credentials_or_database_are_a_setting_to_fix_not_an_outage(
+    secured: Secured, repo: Path, tmp_path: Path, namespace: str, kind: str
+) -> None:
+    url, says = REFUSED[kind]
+    target = url.format(port=secured.server.port, password=QUOTED)
+    ib = IbRunner(repo, {"IB_REDIS_URL": target, "IB_NAMESPACE": namespace, "IB_SPOOL_DIR": str(tmp_path)})
+    stop = json.dumps({"session_id": "s", "cwd": str(repo), "last_assistant_message": "ok\nWAITING"})
+    for done in (
+        ib.run("notify", "never sent"),
+        ib.run("list"),
+        ib.run("listen", "--timeout", "1"),
+        ib.run("hook", "stop", stdin=stop, env={"IB_AGENT_ID": "a1"}),
+    ):
+        assert says in done.stderr and "IB_REDIS_URL" in done.stderr, done.stderr
+        assert len(done.stderr.splitlines()) == 1, done.stderr
+        assert PASSWORD not in done.stderr and QUOTED not in done.stderr
+        assert "kept in" not in done.stderr
+    assert [c.returncode for c in (ib.run("notify", "x"), ib.run("list"))] == [1, 1]
+    assert not list(tmp_path.glob("*.jsonl"))  # nothing was spooled: it could never be sent

@@ -10,7 +10,9 @@ from pathlib import Path
 import pytest
 
 from bus import spool
-from bus.envelope import make_event
+from bus.envelope import make_event, stamped
+from bus.hotconf import read_hotconf
+from bus.publish import xadd
 from bus.resp import Address, Connection
 from tests.cli import IbRunner
 from tests.waiting import retry_until
@@ -85,6 +87,45 @@ def test_damaged_spool_line_is_kept_aside_not_lost(ib: IbRunner, tmp_path: Path)
     assert ib.run("spool", "--flush").returncode == 0
     assert Path(str(path) + ".damaged").read_bytes().startswith(b'{"spool_id": "cut in ha')
     assert [e["msg"] for e in lines(ib.run("listen", "--timeout", "5").stdout)] == ["good"]
+
+
+def test_a_line_cut_by_a_crash_never_swallows_the_next_record(ib: IbRunner, tmp_path: Path) -> None:
+    spool_dir = tmp_path / "spool"
+    url, ns = ib.env["IB_REDIS_URL"], ib.env["IB_NAMESPACE"]
+    spool.append(str(spool_dir), url, ns, make_event("complete", "before"))
+    path = Path(spool.spool_path(str(spool_dir), url, ns))
+    with path.open("ab") as f:
+        f.write(b'{"spool_id": "cut in ha')  # a producer killed half way through its write
+    spool.append(str(spool_dir), url, ns, make_event("complete", "after"))
+    assert ib.run("spool", "--flush").returncode == 0
+    assert [e["msg"] for e in lines(ib.run("listen", "--timeout", "5").stdout)] == ["before", "after"]
+    damaged = Path(str(path) + ".damaged")
+    assert damaged.read_bytes() == b'{"spool_id": "cut in ha\n'
+    assert (damaged.stat().st_mode & 0o777, path.stat().st_mode & 0o777) == (0o600, 0o600)
+
+
+def test_a_spool_written_by_an_older_version_is_sent_once(ib: IbRunner, tmp_path: Path) -> None:
+    spool_dir = tmp_path / "spool"
+    url, ns = ib.env["IB_REDIS_URL"], ib.env["IB_NAMESPACE"]
+    path = Path(spool.spool_path(str(spool_dir), url, ns))
+    path.parent.mkdir(parents=True)
+    event = json.dumps(make_event("complete", "from an older ib"))  # no client-made id
+    old = {"spool_id": "0123456789abcdef01234567", "target": url, "namespace": ns, "event": event}
+    path.write_text(json.dumps(old) + "\n")
+    shutil.copy(path, tmp_path / "copy.jsonl")
+    assert ib.run("spool", "--flush").returncode == 0
+    shutil.copy(tmp_path / "copy.jsonl", path)  # flushed again, as after a crash before emptying it
+    assert ib.run("spool", "--flush").returncode == 0
+    assert [e["msg"] for e in lines(ib.run("listen", "--timeout", "5").stdout)] == ["from an older ib"]
+
+
+def test_an_event_sent_again_with_its_id_is_appended_once(ib: IbRunner) -> None:
+    conf = read_hotconf(environ=ib.environ(), cwd=str(ib.cwd))
+    event = stamped(make_event("complete", "sent twice"))
+    with Connection(Address.from_url(ib.env["IB_REDIS_URL"]), 2.0) as conn:
+        first, again = xadd(conn, conf, event), xadd(conn, conf, event)
+    assert first == again  # the retry is told the id of the first append
+    assert [e["msg"] for e in lines(ib.run("listen", "--timeout", "5").stdout)] == ["sent twice"]
 
 
 def test_spool_command_flushes_on_demand(ib: IbRunner, tmp_path: Path) -> None:

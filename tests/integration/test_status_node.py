@@ -70,6 +70,21 @@ def message_ids(path: Path) -> list[str]:
     return [m["id"] for m in block(path)["messages"]]
 
 
+def block_now(path: Path) -> dict[str, Any]:
+    """The status block as it reads now, {} when caught mid-write: for `retry_until` checks, which must
+    return a value to retry on rather than fail on the first look."""
+    try:
+        text = read_block(path.read_bytes())
+        found = json.loads(text) if text is not None else {}
+    except (OSError, ValueError):
+        return {}
+    return found if isinstance(found, dict) else {}
+
+
+def ids_now(path: Path, part: str, field: str = "id") -> list[str]:
+    return [str(item.get(field)) for item in block_now(path).get(part, [])]
+
+
 @contextmanager
 def running(node: StatusNode) -> Iterator[threading.Thread]:
     """The node's loop in a thread; stopped (and its final write done) when the block ends."""
@@ -238,7 +253,7 @@ def test_a_change_shows_while_the_node_runs(
     node = make_node(rds, reader, keys, claude_md, debounce=0.2)
     with running(node):
         first = MessageStore(rds, keys).add("quick", "alert", "one").id
-        retry_until(lambda: message_ids(claude_md) == [first], what="the message in the file")
+        retry_until(lambda: ids_now(claude_md, "messages") == [first], what="the message in the file")
 
 
 def test_edits_made_between_two_updates_survive(
@@ -252,7 +267,7 @@ def test_edits_made_between_two_updates_survive(
         edited += b"\r\n## Added by the person\r\nno newline at the end"
         claude_md.write_bytes(edited)
         new = MessageStore(rds, keys).add("editor", "complete", "done").id
-        retry_until(lambda: message_ids(claude_md) == [new], what="the message in the file")
+        retry_until(lambda: ids_now(claude_md, "messages") == [new], what="the message in the file")
     after = claude_md.read_bytes()
     assert after.startswith(b"# Project, renamed \xf0\x9f\x93\x9d\r\n")
     assert after.endswith(b"\r\n## Added by the person\r\nno newline at the end")
@@ -306,7 +321,7 @@ def test_a_running_node_outlives_a_read_only_spell(
         assert message_ids(claude_md) == []
         claude_md.chmod(0o644)
         later = store.add("patient", "status", "writable again").id
-        retry_until(lambda: message_ids(claude_md) == [lost, later], what="both messages in the file")
+        retry_until(lambda: ids_now(claude_md, "messages") == [lost, later], what="both messages in the file")
 
 
 def test_a_node_started_by_hand_refuses_a_read_only_file(
@@ -342,9 +357,7 @@ def test_auto_node_stops_after_the_last_root_agent(
     for gone in ("helper", "first"):
         agents.remove(gone)
         publish(rds, keys, make_event("killed", f"{gone} killed", agent=gone), 1000)
-    retry_until(
-        lambda: [a["id"] for a in block(claude_md)["root_agents"]] == ["second"], what="one root left"
-    )
+    retry_until(lambda: ids_now(claude_md, "root_agents") == ["second"], what="one root left")
     assert thread.is_alive()
     agents.remove("second")
     publish(rds, keys, make_event("merged", "second merged", agent="second"), 1000)
@@ -390,14 +403,15 @@ def test_worker_starts_the_node_with_the_first_root_agent_and_it_stops_after_the
     assert ib.run("worker", "--once").returncode == 0
     pid = retry_until(lambda: _node_pid(rds, keys, claude_md), what="the status node's heartbeat")
     assert pid is not None
-    retry_until(
-        lambda: [a["id"] for a in block(claude_md)["root_agents"]] == ["painter"], what="painter in CLAUDE.md"
-    )
+    retry_until(lambda: ids_now(claude_md, "root_agents") == ["painter"], what="painter in CLAUDE.md")
     assert ib.run("worker", "--once").returncode == 0
     assert _node_pid(rds, keys, claude_md) == pid  # still the one node
 
     assert ib.run("send", "user", "COMPLETE: shed painted", "--from", "painter").returncode == 0
-    retry_until(lambda: [m["type"] for m in block(claude_md)["messages"]] == ["complete"], what="the message")
+    retry_until(
+        lambda: ids_now(claude_md, "messages", "type") == ["complete"],
+        what="the message",
+    )
 
     assert ib.run("kill", "painter", "--force").returncode == 0
     retry_until(lambda: not _alive(pid), timeout=30, what="the status node to stop")

@@ -58,6 +58,12 @@ def show(ib: IbRunner, task_id: str) -> dict[str, Any]:
     return loaded
 
 
+def status_now(ib: IbRunner, task_id: str) -> str:
+    """The task's status, or "" when `ib task show` fails this time (for `retry_until` checks)."""
+    done = ib.run("task", "show", task_id, "--json")
+    return str(json.loads(done.stdout).get("status", "")) if done.returncode == 0 else ""
+
+
 def event_types(rds: redis.Redis, keys: Keys, task: str) -> list[tuple[str, str]]:
     """(type, from) of the events about one task, oldest first."""
     found = []
@@ -454,7 +460,7 @@ def test_a_fake_agent_given_a_task_gets_it_finished(
     agent = json.loads(ok(ib, "list", "--json"))[0]
     assert (agent["task"], agent["project"]) == ("paint", P)
 
-    retry_until(lambda: show(ib, "paint")["status"] == "done", timeout=30, what="the task done")
+    retry_until(lambda: status_now(ib, "paint") == "done", timeout=30, what="the task done")
     task = show(ib, "paint")
     assert (task["claimed_by"], task["summary"]) == ("painter", summary)
     history = event_types(rds, keys, "paint")

@@ -90,17 +90,33 @@ def worker_of(ib: IbRunner) -> dict[str, Any]:
     return worker
 
 
+def ps_now(ib: IbRunner) -> dict[str, Any]:
+    """`ib ps --json` as it reads now, {} when it fails this time (for `retry_until` checks)."""
+    done = ib.run("ps", "--json")
+    try:
+        body = json.loads(done.stdout) if done.returncode in (0, 3) else {}
+    except ValueError:
+        return {}
+    return body if isinstance(body, dict) else {}
+
+
+def worker_now(ib: IbRunner) -> dict[str, Any]:
+    body = ps_now(ib)
+    worker: dict[str, Any] = next((s for s in body.get("services", []) if s.get("name") == "worker"), {})
+    return worker
+
+
 def healthy_worker(ib: IbRunner, restarts: int = 0) -> dict[str, Any]:
     """The worker's entry in `ib ps --json` once it runs, heartbeat and all, after `restarts`; else {}."""
-    body = ps(ib)
-    worker: dict[str, Any] = next((s for s in body["services"] if s["name"] == "worker"), {})
-    ok = body["running"] and worker.get("health") == "ok" and worker.get("restarts") == restarts
+    body = ps_now(ib)
+    worker: dict[str, Any] = next((s for s in body.get("services", []) if s.get("name") == "worker"), {})
+    ok = body.get("running") and worker.get("health") == "ok" and worker.get("restarts") == restarts
     return worker if ok else {}
 
 
 def crashed(ib: IbRunner, restarts: int) -> dict[str, Any]:
-    worker = worker_of(ib)
-    return worker if worker["restarts"] == restarts else {}
+    worker = worker_now(ib)
+    return worker if worker.get("restarts") == restarts else {}
 
 
 def agent(ib: IbRunner, agent_id: str) -> dict[str, Any]:
@@ -222,7 +238,7 @@ def test_a_killed_supervisor_leaves_nothing_behind(local: IbRunner) -> None:
     assert local.run("up", "--detach").returncode == 0
     worker = retry_until(lambda: healthy_worker(local), timeout=30, what="a healthy worker")
     os.kill(ps(local)["supervisor"], signal.SIGKILL)
-    retry_until(lambda: not ps(local)["running"], what="ps to see the supervisor gone")
+    retry_until(lambda: ps_now(local).get("running") is False, what="ps to see the supervisor gone")
     left = local.run("ps")
     assert left.returncode == 3
     assert f"worker (pid {worker['pid']}) was left running" in left.stdout

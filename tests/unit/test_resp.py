@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from bus.errors import ConfigError
-from bus.resp import Address, ServerError, encode_command, parse_reply
+from bus.resp import Address, Reply, ServerError, encode_command, parse_reply, refusal
 
 
 def test_encode_command() -> None:
@@ -85,6 +85,9 @@ def test_address_from_url(url: str, address: Address) -> None:
         ("redis://h?timeout=3", "unknown option 'timeout'"),
         ("redis://hé:1", "bad host name"),
         ("redis://u:hunter2@h:x", "'redis://u:****@h:x'"),
+        ("redis://[::1", "an IPv6 host needs [address]:port"),
+        ("redis://[::1]x", "an IPv6 host needs [address]:port"),
+        ("redis://a]b:1", "bad host name"),
     ],
     ids=[
         "scheme",
@@ -99,6 +102,9 @@ def test_address_from_url(url: str, address: Address) -> None:
         "unknown-option",
         "host",
         "password-masked",
+        "ipv6-unclosed",
+        "ipv6-junk-after",
+        "bracket-in-host",
     ],
 )
 def test_bad_url_names_the_setting(url: str, says: str) -> None:
@@ -106,3 +112,20 @@ def test_bad_url_names_the_setting(url: str, says: str) -> None:
         Address.from_url(url)
     assert says in str(caught.value)
     assert "hunter2" not in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("reply", "refused"),
+    [
+        (ServerError("WRONGPASS invalid username-password pair or user is disabled."), True),
+        (ServerError("NOAUTH Authentication required."), True),
+        (ServerError("ERR DB index is out of range"), True),
+        (ServerError("NOPERM this user has no permissions to run the 'xadd' command"), True),
+        (ServerError("LOADING Redis is loading the dataset in memory"), False),
+        (ServerError("ERR unknown command"), False),
+        (b"OK", False),
+    ],
+    ids=["wrongpass", "noauth", "db-range", "noperm", "loading", "other-error", "not-an-error"],
+)
+def test_refusals_are_told_from_outages(reply: Reply, refused: bool) -> None:
+    assert refusal(reply) is refused

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from bus.errors import ConfigError
-from bus.hotconf import parse_dotenv, read_hotconf
+from bus.hotconf import read_hotconf
 from bus.repo_paths import agent_from_path, repo_root
 from bus.settings import Settings, load_settings
 
@@ -71,11 +71,6 @@ def test_full_settings_never_show_a_password() -> None:
     with pytest.raises(ConfigError) as caught:
         load_settings(cwd="/", redis_url="redis://u:hunter2@h:port")
     assert "hunter2" not in str(caught.value) and "port must be a number" in str(caught.value)
-
-
-def test_parse_dotenv() -> None:
-    text = "# comment\nexport IB_A=1\nIB_B='two words'\nIB_C=\"line\\nbreak\"\nIB_D=x # trailing\nbad line\n"
-    assert parse_dotenv(text) == {"IB_A": "1", "IB_B": "two words", "IB_C": "line\nbreak", "IB_D": "x"}
 
 
 def test_repo_root_and_agent_from_path(tmp_path: Path) -> None:

@@ -71,6 +71,10 @@ def new_agent_cmd(
 
     Example: ib new-agent "add a --verbose flag to the CLI" --name verbose-flag --on build-box
     """
+    if model is not None and not model.strip():
+        raise typer.BadParameter(
+            "must not be empty (leave --model out for the program's default)", param_hint="--model"
+        )
     ctx = Context()
     if name is not None:
         validate_id("agent", name)  # before the command, which reads an empty name as none given

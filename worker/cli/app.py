@@ -8,6 +8,7 @@ import redis
 import typer
 from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError  # typer vendors click
 
+from bus.clients import refusal
 from bus.errors import BusError
 from worker.cli import agent_commands as agents
 from worker.cli import auto_commands as auto_cli
@@ -137,11 +138,21 @@ def run() -> None:
         _fail(_one_line(e.format_message()))
     except (BusError, WorkerError) as e:
         _fail(str(e))
-    except redis.ConnectionError as e:  # Redis went away in the middle of a command
-        _fail(f"lost the connection to Redis ({e}); is it running? (ib bus status)")
+    except redis.RedisError as e:
+        _fail(_redis_failure(e))
     except (KeyboardInterrupt, typer.Abort):
         sys.exit(130)
     sys.exit(code if isinstance(code, int) else 0)
+
+
+def _redis_failure(error: redis.RedisError) -> str:
+    """Wrong credentials or database are a setting to fix; a connection lost half way is an outage."""
+    refused = refusal(error)
+    if refused is not None:
+        return refused
+    if isinstance(error, redis.ConnectionError):  # Redis went away in the middle of a command
+        return f"lost the connection to Redis ({error}); is it running? (ib bus status)"
+    raise error
 
 
 def _one_line(message: str) -> str:

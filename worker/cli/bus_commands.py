@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import signal
 import sys
 from types import FrameType
@@ -19,13 +18,14 @@ from bus.envelope import NOTIFY_TYPES, Envelope
 from bus.errors import BusUnavailable
 from bus.follow import EventFilter, follow, follow_group
 from bus.listener import TIMEOUT_MESSAGE, Listener, ListenerBusy
+from bus.names import name_problem, stream_id_problem
+from bus.reconnect import Reconnect
 from bus.resp import Address, Connection, masked_url
 from bus.settings import sources
 from worker.cli.context import Context
 from worker.cli.output import emit_jsonl
 from worker.cli.values import seconds
 
-_STREAM_ID = re.compile(r"[0-9]{1,20}(-[0-9]{1,20})?")
 bus_app = typer.Typer(help="The embedded Redis bus: status, start, stop.", no_args_is_help=True)
 console = Console()
 
@@ -67,15 +67,21 @@ def listen(
 
     Example: ib listen --timeout 60 --types complete,question
     """
+    chosen = _split(types)
+    if types is not None and not chosen:
+        raise typer.BadParameter("give at least one event type, e.g. complete,question", param_hint="--types")
+    _check_name("listener name", name, "--name")
     ctx = Context()
-    chosen = _split(types) or [*NOTIFY_TYPES, "error"]  # every turn end: complete, waiting, error
+    client = ctx.blocking_redis()
     listener = Listener(
-        ctx.blocking_redis(),
+        client,
         ctx.keys,
-        name or ctx.settings.listener_name,
-        frozenset(chosen),
+        ctx.settings.listener_name if name is None else name,
+        frozenset(chosen or (*NOTIFY_TYPES, "error")),  # every turn end: complete, waiting, error
         heartbeat_ttl=ctx.settings.heartbeat_ttl,
         backlog_s=ctx.settings.listen_backlog,
+        filtered=bool(chosen),
+        reconnect=Reconnect(client, "ib listen", _say),
     )
     _exit_quietly_on_sigterm()
 
@@ -103,10 +109,12 @@ def events(
 
     Example: ib events --project backend --type task_done --type merge_merged
     """
-    if since not in ("now", "0", "$") and not _STREAM_ID.fullmatch(since):
+    if since not in ("now", "$") and stream_id_problem(since):
         raise typer.BadParameter(
-            f"{since!r} is not `now`, `0` or a stream id like 1732560005123-0", param_hint="--since"
+            f"{since!r} is not `now`, `0` or a stream id like 1732560005123-0 (numbers up to 2^64-1)",
+            param_hint="--since",
         )
+    _check_name("group name", group, "--group")
     ctx = Context()
     if dead:
         for row in dead_letters.listing(ctx.client, ctx.keys):
@@ -114,14 +122,33 @@ def events(
         return
     wanted = EventFilter(frozenset(_split(project)), frozenset(_split(type_)))
     client = ctx.blocking_redis()
+    again = Reconnect(client, "ib events", _say)
     _exit_quietly_on_sigterm()
     try:
         if group:
-            follow_group(client, ctx.keys, group_name=group, since=since, wanted=wanted, emit=emit_jsonl)
+            follow_group(
+                client,
+                ctx.keys,
+                group_name=group,
+                since=since,
+                wanted=wanted,
+                emit=emit_jsonl,
+                reconnect=again,
+            )
         else:
-            follow(client, ctx.keys, since=since, wanted=wanted, emit=emit_jsonl)
+            follow(client, ctx.keys, since=since, wanted=wanted, emit=emit_jsonl, reconnect=again)
     except KeyboardInterrupt:
         return
+
+
+def _say(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def _check_name(kind: str, value: str | None, option: str) -> None:
+    problem = None if value is None else name_problem(kind, value)
+    if problem:
+        raise typer.BadParameter(problem, param_hint=option)
 
 
 def spool_cmd(flush: bool = typer.Option(False, "--flush", help="send what waits now")) -> None:

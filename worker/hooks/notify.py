@@ -11,6 +11,7 @@ import sys
 from bus.envelope import NOTIFY_TYPES, make_event
 from bus.errors import BusError
 from bus.hotconf import HotConf, read_hotconf
+from bus.names import name_problem
 from bus.record import Record
 from bus.repo_paths import agent_from_path
 
@@ -119,6 +120,10 @@ def main(argv: Sequence[str]) -> int:
             return 0
         if args.type_ not in NOTIFY_TYPES:
             raise UsageError(f"unknown type {args.type_!r} (expected: {', '.join(NOTIFY_TYPES)})")
+        for option, value in (("--from", args.sender), ("--project", args.project), ("--task", args.task)):
+            problem = None if value is None else name_problem(option.removeprefix("--"), value)
+            if problem:
+                raise UsageError(f"{option}: {problem}")
         conf = read_hotconf()
         stdin_text = sys.stdin.read() if list(args.message) == ["-"] else None
         message = build_message(args.message, stdin_text, conf.max_message_bytes)

@@ -1,0 +1,47 @@
+"""Appending an event to the events stream once by its client-made id, over the light client.
+
+A retry after a timeout, a spool flush and the first try all send the same Lua script, which appends
+the event only when its mark is not set yet and sets it in the same step (bus/lua/publish_once.lua).
+"""
+
+from __future__ import annotations
+
+import os
+
+from bus.errors import BusError
+from bus.keys import Keys
+
+MARK_TTL = 7 * 24 * 3600  # as long as an event may wait in a spool and still be told apart
+RETRY_MARK_TTL = 3600  # a long-running process never spools: its marks only outlive its retries
+_SCRIPT: str | None = None
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from bus.resp import Reply
+
+
+def command(
+    namespace: str, mark_key: str, body: str, maxlen: int, ttl: int = MARK_TTL
+) -> tuple[str | int, ...]:
+    """The EVAL that appends `body` unless `mark_key` says it was appended already."""
+    return ("EVAL", script(), 2, *arguments(namespace, mark_key, body, maxlen, ttl))
+
+
+def arguments(namespace: str, mark_key: str, body: str, maxlen: int, ttl: int) -> tuple[str | int, ...]:
+    """The script's two keys, then its arguments."""
+    return (Keys(namespace).events, mark_key, maxlen, body, ttl)
+
+
+def outcome(reply: Reply) -> tuple[str, bool]:
+    """(the stream id, or what the mark holds; True when appended by this call) from the script's reply."""
+    if isinstance(reply, list) and len(reply) == 2 and isinstance(reply[0], bytes):
+        return reply[0].decode(), reply[1] == 1
+    raise BusError(f"unexpected reply to the publish script: {reply!r}")
+
+
+def script() -> str:
+    global _SCRIPT  # noqa: PLW0603 - read once per process, hot path
+    if _SCRIPT is None:
+        with open(os.path.join(os.path.dirname(__file__), "lua", "publish_once.lua"), encoding="utf-8") as f:
+            _SCRIPT = f.read()
+    return _SCRIPT

@@ -1,0 +1,111 @@
+"""The checks of every `IB_*` value that has a rule, light enough for the hooks and `ib notify`.
+
+`bus.settings.Settings` parses numbers with `number` too, and a test runs both over a table of bad
+values, so `ib notify` refuses exactly what `ib list` refuses, with the same message. Pure.
+"""
+
+from __future__ import annotations
+
+import math
+
+from bus import defaults
+from bus.names import name_problem, worker_id_problem
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+# setting: (whole number?, least, most, least allowed itself?)
+NUMBERS: dict[str, tuple[bool, float, float, bool]] = {
+    "IB_EVENTS_MAXLEN": (True, 100, math.inf, True),
+    "IB_CONNECT_TIMEOUT": (False, 0, 30, False),
+    "IB_MAX_MESSAGE_BYTES": (True, 1024, math.inf, True),
+    "IB_LISTEN_TIMEOUT": (False, 0, math.inf, False),
+    "IB_LISTEN_BACKLOG": (True, 0, math.inf, True),
+    "IB_HEARTBEAT_TTL": (True, 2, 3600, True),
+    "IB_PANE_INTERVAL": (False, 0, 60, False),
+    "IB_SEND_DELAY": (False, 0, 5, True),
+    "IB_TASK_TEST_TIMEOUT": (False, 0, math.inf, False),
+    "IB_SCHEDULE_MIN_INTERVAL": (False, 60, math.inf, True),
+    "IB_PLAN_TIMEOUT": (False, 0, math.inf, False),
+    "IB_PLAN_MAX_TASKS": (True, 1, 1000, True),
+    "IB_STATUS_MAX_MESSAGES": (True, 1, 1000, True),
+    "IB_STATUS_DEBOUNCE": (False, 0, 300, True),
+    "IB_TELEGRAM_TIME_SCALE": (False, 0, math.inf, False),
+    "IB_TELEGRAM_CHAT_ID": (True, -math.inf, math.inf, True),
+}
+# what pydantic reads as a boolean, in any case
+BOOLEANS = frozenset({"0", "off", "f", "false", "n", "no", "1", "on", "t", "true", "y", "yes"})
+
+
+def number(raw: str, integer: bool) -> int | float:
+    """A setting's number: plain ASCII digits, a sign, and for decimals a point and an exponent; finite.
+    Raises ValueError saying what is expected."""
+    text = raw.strip()
+    body = text.removeprefix("-").removeprefix("+")
+    allowed = "0123456789" if integer else "0123456789.eE+-"
+    if not body or not text.isascii() or any(c not in allowed for c in body) or not body[0].isdigit():
+        raise ValueError("must be a whole number" if integer else "must be a number")
+    value = int(text) if integer else float(text)
+    if not math.isfinite(value):
+        raise ValueError("must be a finite number")
+    return value
+
+
+def value_problem(name: str, raw: str) -> str | None:
+    """What is wrong with `raw` as the value of setting `name`, or None (also for settings without a rule)."""
+    if name in NUMBERS:
+        return _number_problem(raw, *NUMBERS[name])
+    if name == "IB_NAMESPACE":
+        return defaults.namespace_problem(raw)
+    if name == "IB_WORKER_ID":
+        return worker_id_problem(raw)
+    if name == "IB_LISTENER_NAME":
+        return name_problem("listener name", raw)
+    return _other_problem(name, raw)
+
+
+def _other_problem(name: str, raw: str) -> str | None:
+    if name == "IB_AGENT_COMMAND" and not raw:
+        return "must not be empty"
+    if name == "IB_STATUS_NODE_AUTO" and raw.lower() not in BOOLEANS:
+        return "must be true or false (or 1/0, yes/no, on/off)"
+    if name == "IB_AGENT_ENV":
+        return agent_env_problem(raw)
+    if name == "IB_TELEGRAM_ALLOWED_USERS":
+        try:
+            user_ids(raw)
+        except ValueError:
+            return "must be comma-separated numeric user ids"
+    return None
+
+
+def agent_env_problem(raw: str) -> str | None:
+    names = [p.strip() for p in raw.split(",") if p.strip()]
+    bad = [n for n in names if not n.isidentifier() or n.startswith(defaults.ENV_PREFIX)]
+    return f"must be comma-separated variable names, none of them IB_*; got {bad[0]!r}" if bad else None
+
+
+def user_ids(raw: str) -> list[int]:
+    """Comma-separated Telegram user ids; ValueError for anything else."""
+    return [int(number(p, integer=True)) for p in raw.split(",") if p.strip()]
+
+
+def _number_problem(raw: str, integer: bool, least: float, most: float, inclusive: bool) -> str | None:
+    try:
+        value = number(raw, integer)
+    except ValueError as e:
+        return str(e)
+    if value < least or (value == least and not inclusive):
+        return f"must be {'at least' if inclusive else 'more than'} {least:g}"
+    if value > most:
+        return f"must be at most {most:g}"
+    return None
+
+
+def check(values: Mapping[str, str]) -> None:
+    """Raise ValueError naming the first setting in `values` whose value breaks its rule."""
+    for name in sorted(values):
+        found = value_problem(name, values[name])
+        if found:
+            raise ValueError(f"{name}: {found} (got {values[name]!r})")
