@@ -10,6 +10,7 @@ import math
 
 from bus import defaults
 from bus.names import name_problem, worker_id_problem
+from bus.permission_modes import permission_mode
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -34,6 +35,9 @@ NUMBERS: dict[str, tuple[bool, float, float, bool]] = {
     "IB_TELEGRAM_TIME_SCALE": (False, 0, math.inf, False),
     "IB_TELEGRAM_CHAT_ID": (True, -math.inf, math.inf, True),
 }
+PERMISSION_MODE_SETTINGS = frozenset(
+    {"IB_PERMISSION_MODE", "IB_MANAGER_PERMISSION_MODE", "IB_WORKER_PERMISSION_MODE"}
+)
 # what pydantic reads as a boolean, in any case
 BOOLEANS = frozenset({"0", "off", "f", "false", "n", "no", "1", "on", "t", "true", "y", "yes"})
 
@@ -72,6 +76,11 @@ def _other_problem(name: str, raw: str) -> str | None:
         return "must be true or false (or 1/0, yes/no, on/off)"
     if name == "IB_AGENT_ENV":
         return agent_env_problem(raw)
+    if name in PERMISSION_MODE_SETTINGS and (raw or name == "IB_PERMISSION_MODE"):  # a role's may be empty
+        try:
+            permission_mode(raw)
+        except ValueError as e:
+            return str(e)
     if name == "IB_TELEGRAM_ALLOWED_USERS":
         try:
             user_ids(raw)

@@ -238,10 +238,10 @@ def load_settings(cwd: str | None = None, **overrides: Any) -> Settings:
     try:
         return Settings(_env_file=env_file, **overrides)  # type: ignore[call-arg]
     except ValidationError as e:
-        raise ConfigError(_describe(e, env_file)) from e
+        raise ConfigError(_describe(e, env_file, frozenset(overrides))) from e
 
 
-def _describe(error: ValidationError, env_file: Path | None) -> str:
+def _describe(error: ValidationError, env_file: Path | None, given: frozenset[str] = frozenset()) -> str:
     lines = []
     for item in error.errors():
         name = defaults.ENV_PREFIX + str(item["loc"][0]).upper() if item["loc"] else "settings"
@@ -249,7 +249,10 @@ def _describe(error: ValidationError, env_file: Path | None) -> str:
         # a URL can hold a password: its validator shows it masked
         quoted = isinstance(got, str | int | float) and name != "IB_REDIS_URL"
         shown = f" (got {got!r})" if quoted else ""
-        where = "the environment" if name in os.environ or env_file is None else str(env_file)
+        if item["loc"] and str(item["loc"][0]) in given:
+            where = "the call"  # a value the program passed, not one a person set
+        else:
+            where = "the environment" if name in os.environ or env_file is None else str(env_file)
         lines.append(f"{name}: {str(item['msg']).removeprefix('Value error, ')}{shown} (set in {where})")
     return "bad configuration: " + "; ".join(lines)
 

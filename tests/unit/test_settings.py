@@ -100,5 +100,5 @@ def test_an_unknown_permission_mode_is_one_line(name: str) -> None:
         load_settings(cwd="/", **{name: "yolo"})
     assert str(caught.value) == (
         f"bad configuration: IB_{name.upper()}: must be one of acceptEdits, default, manual, plan, auto, "
-        "dontAsk, bypassPermissions (got 'yolo')"
+        "dontAsk, bypassPermissions (got 'yolo') (set in the call)"
     )
