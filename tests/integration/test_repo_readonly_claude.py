@@ -3,13 +3,17 @@ Code CLI in its sandbox: from Bash (through python, so only the sandbox can stop
 corrupt an object, add a branch and write info/attributes in the person's `.git`, and to change its own
 repository's config and hooks (which the worker's git would obey); then it commits with `git add -A`,
 installs a small project into its own venv with `pip install -e`, runs that project's tests, and says
-which `python3` it has. The commit reaches the person's branch only through `ib diff` / `ib merge`."""
+which `python3` it has. The commit reaches the person's branch only through `ib diff` / `ib merge`.
+
+`IB_REPO_TABLE=<file>` writes the README's table of this run."""
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
@@ -19,7 +23,7 @@ from tests.fake_anthropic import FakeAnthropic, bash, reply
 from tests.fake_anthropic.script import ToolUse
 from worker.agents.sandbox import sandbox_problem
 
-pytestmark = pytest.mark.claude
+pytestmark = [pytest.mark.claude, pytest.mark.timeout(300)]  # the real CLI, a venv, a pip install
 AGENT = "boxed"
 PERSON_PATH = "/usr/local/bin:/usr/bin:/bin"
 
@@ -47,6 +51,31 @@ def _tiny_project(repo: Path) -> None:
     )
     git(repo, "add", "tinyproj", "setup.py", "test_tiny.py")
     git(repo, "commit", "-qm", "a tiny project")
+
+
+WHAT = (
+    "overwrite a loose object in `<root>/.git/objects`",
+    "create `<root>/.git/refs/heads/evil/branch`",
+    "write `<root>/.git/info/attributes`",
+    "set `core.fsmonitor` in its own repository's config",
+    "add a hook to its own repository",
+    "`git add -A && git commit` (normal work: must succeed)",
+    "`pip install -e .` into its own venv, then the tests (must succeed)",
+    "`command -v python3` (`ib` started with its venv first on PATH)",
+)
+
+
+def _write_table(
+    path: Path, rows: Iterable[tuple[str, ToolUse]], results: dict[str, str], short: dict[str, str]
+) -> None:
+    lines = ["| from inside the agent's sandbox | result |", "|---|---|"]
+    for what, call in rows:
+        text = results.get(call.id, "(no result)").strip().splitlines() or ["(no output)"]
+        line = next((ln for ln in text if "Error" in ln or "error" in ln), text[-1])
+        for long, name in short.items():
+            line = line.replace(long, name)
+        lines.append(f"| {what} | `{line[:100].replace('|', '/')}` |")
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
 def _results(anthropic: FakeAnthropic) -> dict[str, str]:
@@ -104,6 +133,9 @@ def test_the_person_s_repository_is_read_only_and_work_succeeds(
         raise AssertionError(f"{str(e)[:300]}\nthe agent's pane:\n{pane}") from None
     results = _results(anthropic)
 
+    table = os.environ.get("IB_REPO_TABLE")
+    if table:
+        _write_table(Path(table), zip(WHAT, calls, strict=True), results, {str(repo): "<root>"})
     changed = [call.input["command"] for call in attacks if "CHANGED" in results.get(call.id, "CHANGED")]
     assert not changed, changed
     assert loose.read_bytes() == loose_before

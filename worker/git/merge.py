@@ -68,6 +68,9 @@ def land(rt: Runtime, agent: Agent, target: str, message: str) -> tuple[RebaseRe
     manager's). None for the merge when the rebase conflicts; either way a conflict changes nothing."""
     root = Git(Path(agent.root))
     own = agent_repository(agent)
+    if not own.exists():  # an agent of an older ittybus: a linked worktree of the person's repository
+        rebased = root.rebase(Path(agent.worktree), target)
+        return rebased, root.merge_into(target, agent.branch, message) if rebased.ok else None
     agent_repo.publish(root, own)
     home, source = _home(rt, root, target)
     agent_repo.bring(own.git, source, target)
