@@ -5,7 +5,8 @@ repository's config and hooks (which the worker's git would obey); then it commi
 installs a small project into its own venv with `pip install -e`, runs that project's tests, and says
 which `python3` it has. The commit reaches the person's branch only through `ib diff` / `ib merge`.
 
-`IB_REPO_TABLE=<file>` writes the README's table of this run."""
+Both in the default permission mode and in bypassPermissions: the sandbox, not a question, holds.
+`IB_REPO_TABLE=<file>` writes the README's table of the default mode's run."""
 
 from __future__ import annotations
 
@@ -89,8 +90,9 @@ def _results(anthropic: FakeAnthropic) -> dict[str, str]:
     return found
 
 
+@pytest.mark.parametrize("mode", ["default", "bypassPermissions"])
 def test_the_person_s_repository_is_read_only_and_work_succeeds(
-    claude_ib: IbRunner, anthropic: FakeAnthropic, repo: Path
+    claude_ib: IbRunner, anthropic: FakeAnthropic, repo: Path, mode: str
 ) -> None:
     assert sandbox_problem() is None, f"{sandbox_problem()}: tests/run.sh installs bubblewrap and socat"
     _tiny_project(repo)
@@ -118,7 +120,14 @@ def test_the_person_s_repository_is_read_only_and_work_succeeds(
     anthropic.script(*(reply(call) for call in calls), reply("I HAVE COMPLETED THE GOAL"))
     # the venv that runs `ib` first on PATH, as the old install line put it
     claude_ib.env["PATH"] = f"{Path(sys.executable).parent}:{PERSON_PATH}"
-    claude_ib.env["IB_AGENT_COMMAND"] += " --permission-mode default"  # auto mode needs Anthropic's servers
+    # auto mode needs Anthropic's servers; bypassPermissions (every question skipped) must hold as well, and
+    # as root Claude Code accepts it only with IS_SANDBOX=1
+    claude_ib.env["IB_AGENT_COMMAND"] += f" --permission-mode {mode}"
+    claude_ib.env.update({"IS_SANDBOX": "1", "IB_AGENT_ENV": "IS_SANDBOX"})
+    if mode == "bypassPermissions":  # the person accepted the mode's warning once
+        user_settings = Path(claude_ib.env["HOME"]) / ".claude" / "settings.json"
+        user_settings.parent.mkdir(exist_ok=True)
+        user_settings.write_text(json.dumps({"skipDangerousModePermissionPrompt": True}))
 
     spawned = claude_ib.run("new-agent", "Try the person's git, then work.", "--name", AGENT)
     assert spawned.returncode == 0, spawned.stderr
@@ -134,7 +143,7 @@ def test_the_person_s_repository_is_read_only_and_work_succeeds(
     results = _results(anthropic)
 
     table = os.environ.get("IB_REPO_TABLE")
-    if table:
+    if table and mode == "default":
         _write_table(Path(table), zip(WHAT, calls, strict=True), results, {str(repo): "<root>"})
     changed = [call.input["command"] for call in attacks if "CHANGED" in results.get(call.id, "CHANGED")]
     assert not changed, changed
