@@ -68,15 +68,21 @@ def test_the_built_wheel_installs_and_runs_ib_up_ps_down(tmp_path: Path, tmux_so
 
     project = init_repo(tmp_path / "project")
     home = tmp_path / "home"
-    home.mkdir()
+    # the README's second line: one link, so only `ib` of the environment goes on the person's PATH
+    (home / ".local" / "bin").mkdir(parents=True)
+    (home / ".local" / "bin" / "ib").symlink_to(ib)
+    person_path = os.environ.get("PATH", "/usr/bin:/bin")
     env = {
         **{k: v for k, v in os.environ.items() if not k.startswith(("IB_", "TMUX", "PYTHON", "VIRTUAL_ENV"))},
         "HOME": str(home),
-        "PATH": f"{venv / 'bin'}{os.pathsep}{os.environ.get('PATH', '/usr/bin:/bin')}",
+        "PATH": f"{home / '.local' / 'bin'}{os.pathsep}{person_path}",
         "IB_TMUX_SOCKET": tmux_socket,
         "IB_WORKER_ID": f"w-{uuid.uuid4().hex[:6]}",
         "IB_SPOOL_DIR": str(tmp_path / "spool"),
     }
+    for tool in ("python3", "pip"):
+        assert shutil.which(tool, path=env["PATH"]) == shutil.which(tool, path=person_path), tool
+    ib = "ib"  # by name from here on, as the person runs it
     version = run([ib, "--version"], project, env)
     assert version.startswith("ib (ittybus) ") and version.strip().split()[-1][0].isdigit()
     python = str(venv / "bin" / "python")

@@ -149,6 +149,7 @@ def test_a_merge_cut_short_by_a_restart_finishes(
     req = store.enqueue(
         project="shop", agent="halfway", branch="agent/halfway", target="main", worker=ib.env["IB_WORKER_ID"]
     )
+    assert ib.run("diff", "halfway").returncode == 0  # brings the branch from the agent's own repository
     git(repo, "merge", "--no-ff", "-q", "-m", "merged before the crash", "agent/halfway")
     sha = git(repo, "rev-parse", "main").strip()
     store.mark(req, status="merged", sha=sha, commits=1)  # the worker died before tearing the agent down

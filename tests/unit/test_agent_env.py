@@ -6,7 +6,14 @@ import subprocess
 
 import pytest
 
-from worker.agents.agent_env import env_command, passed_names, secret_name, secret_names, without_secrets
+from worker.agents.agent_env import (
+    agent_path,
+    env_command,
+    passed_names,
+    secret_name,
+    secret_names,
+    without_secrets,
+)
 
 
 def test_passed_names_take_prefixed_ones_and_never_ib() -> None:
@@ -33,6 +40,22 @@ def test_env_command_runs_with_only_what_it_lists() -> None:
         "IB_AGENT_ID=a 1",
         "PATH=/usr/bin:/bin",
     ]
+
+
+@pytest.mark.parametrize(
+    ("person", "ittybus", "expected"),
+    [
+        ("/venv/bin:/usr/bin:/bin", "/venv/bin", "/a/bin:/usr/bin:/bin"),
+        ("/usr/bin:/venv/bin/:/bin", "/venv/bin", "/a/bin:/usr/bin:/bin"),
+        ("/usr/local/bin:/usr/bin", "", "/a/bin:/usr/local/bin:/usr/bin"),
+        ("/usr/bin::/usr/bin:/a/bin", "/venv/bin", "/a/bin:/usr/bin"),
+    ],
+    ids=["venv-first", "venv-later-with-slash", "no-venv-keeps-all", "empty-and-repeated"],
+)
+def test_agent_path_is_the_person_s_without_ittybus_s_environment(
+    person: str, ittybus: str, expected: str
+) -> None:
+    assert agent_path(person, ittybus, "/a/bin") == expected
 
 
 SECRETS = {

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
-from worker.agents.claude_trust import trusted_in
+from worker.agents.claude_trust import trust, trusted_in
 from worker.agents.claude_version import lacking_events, parse_version, program_problem
 
 EVENTS = ("SessionStart", "Stop", "PermissionRequest", "StopFailure", "Notification")
@@ -68,3 +71,21 @@ def test_trusted_in(config: object, folder: str, trusted: bool) -> None:
 def test_program_problem(command: str, says: str | None) -> None:
     found = program_problem(command, path="/usr/bin:/bin")  # a PATH with sh and without claude
     assert found is None if says is None else (found is not None and says in found)
+
+
+def test_trust_records_the_folder_itself_and_keeps_the_rest(tmp_path: Path) -> None:
+    config = {"projects": {"/r": {"hasTrustDialogAccepted": True, "history": [1]}}, "theme": "dark"}
+    (tmp_path / ".claude.json").write_text(json.dumps(config))
+    trust("/r/.ib/agents/a/repo", home=str(tmp_path))  # trusted through /r, yet Claude Code would ask
+    got = json.loads((tmp_path / ".claude.json").read_text())
+    assert got["projects"]["/r/.ib/agents/a/repo"] == {"hasTrustDialogAccepted": True}
+    assert got["projects"]["/r"]["history"] == [1] and got["theme"] == "dark"
+    assert [p.name for p in tmp_path.iterdir()] == [".claude.json"]
+
+
+def test_trust_leaves_a_missing_or_broken_config_alone(tmp_path: Path) -> None:
+    trust("/r", home=str(tmp_path))
+    assert not (tmp_path / ".claude.json").exists()
+    (tmp_path / ".claude.json").write_text("{not json")
+    trust("/r", home=str(tmp_path))
+    assert (tmp_path / ".claude.json").read_text() == "{not json"

@@ -41,6 +41,29 @@ def test_a_worktree_agent_gets_its_worktree_and_nothing_else(tmp_path: Path) -> 
     assert "ANTHROPIC_API_KEY" in hidden and "IB_REDIS_URL" in hidden
 
 
+def test_an_agent_with_its_own_repository_writes_none_of_the_person_s_git(tmp_path: Path) -> None:
+    root = _repo(tmp_path)
+    folder = root / ".ib" / "agents" / "a1"
+    wt, own, bin_ = folder / "repo", folder / "git", folder / "bin"
+    (own / "hooks").mkdir(parents=True)
+    (own / "info").mkdir()
+    (own / "config").write_text("x")
+    wt.mkdir()
+    (wt / ".git").write_text(f"gitdir: {own}\n")
+    confinement = Confinement(str(wt), str(root), [], "/venv/bin/ib", git_dir=str(own), bin=str(bin_))
+    fs = sandbox_settings(confinement, available=True)["filesystem"]
+    assert isinstance(fs, dict)
+    assert fs["denyWrite"] == [
+        str(root / ".git"),  # whole: objects, refs, info/, packed-refs, config, hooks
+        str(own / "config"),  # what the worker's own git commands there would obey
+        str(own / "hooks"),
+        str(own / "info"),
+        str(wt / ".git"),  # which repository the work tree names
+    ]
+    assert fs["allowWrite"] == [str(own)]
+    assert fs["allowRead"] == [str(wt), str(own), str(bin_)]
+
+
 def test_an_agent_without_worktree_reads_no_state_folder(tmp_path: Path) -> None:
     root = _repo(tmp_path)
     got = sandbox_settings(Confinement(str(root), str(root), [], "/venv/bin/ib"), available=True)

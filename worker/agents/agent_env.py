@@ -1,7 +1,8 @@
 """The environment an agent starts with: an explicit list, never what the tmux server happened to be
 started with. Claude Code and the agent's work get what they need (home, locale, terminal, proxies,
 certificates, Claude Code's own `ANTHROPIC_*` / `CLAUDE_*` settings), ittybus adds `IB_AGENT_ID`,
-`IB_ROOT`, the bus URL and PATH; no other `IB_*` variable (the bot token above all) gets in.
+`IB_ROOT`, the bus URL and PATH (the person's own, with a folder holding only `ib` in front and never
+ittybus's virtual environment); no other `IB_*` variable (the bot token above all) gets in.
 
 Pure: the spawn writes `env_command` into the agent's start script; the tmux shell scrubs the server's
 global environment of `secret_names`.
@@ -9,6 +10,7 @@ global environment of `secret_names`.
 
 from __future__ import annotations
 
+import os
 import shlex
 from collections.abc import Iterable, Mapping
 
@@ -70,6 +72,15 @@ def passed_names(spawner_env: Iterable[str], extra: Iterable[str] = ()) -> list[
     return [
         n for n in names if n.isidentifier() and (not n.startswith("IB_") or n.startswith(FAKE_AGENT_PREFIX))
     ]
+
+
+def agent_path(person_path: str, ittybus_bin: str, ib_folder: str) -> str:
+    """The agent's PATH: `ib_folder` (the agent's `bin/`, holding only `ib`) first, then the person's own
+    PATH without `ittybus_bin` (the bin folder of ittybus's virtual environment, "" when ittybus runs in no
+    environment of its own), whose `python3` and `pip` are not the project's."""
+    drop = os.path.normpath(ittybus_bin) if ittybus_bin else None
+    kept = [d for d in person_path.split(os.pathsep) if d and os.path.normpath(d) != drop]
+    return os.pathsep.join(dict.fromkeys([ib_folder, *kept]))
 
 
 def env_command(explicit: Mapping[str, str], passed: Iterable[str]) -> str:

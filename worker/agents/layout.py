@@ -2,6 +2,8 @@
 
 <root>/.ib/repo-id                      per-repository id, part of every session name
 <root>/.ib/agents/<id>/repo             the agent's worktree (branch agent/<id>)
+<root>/.ib/agents/<id>/git              its own repository (objects borrowed from the person's)
+<root>/.ib/agents/<id>/bin/ib           the one ittybus command on its PATH
 <root>/.ib/agents/<id>/{meta.json, prompt.txt, settings.json, start.sh, agent.log}
 <root>/.ib/archive/<stamp>-<id>/        what teardown keeps
 <root>/.ib/prompts/{all,manager,worker}.md, <root>/.ib/hooks/post-create-agent   the person's own
@@ -31,6 +33,14 @@ class AgentPaths:
     @property
     def worktree(self) -> Path:
         return self.folder / "repo"
+
+    @property
+    def git_dir(self) -> Path:
+        return self.folder / "git"
+
+    @property
+    def bin(self) -> Path:
+        return self.folder / "bin"
 
     @property
     def meta(self) -> Path:

@@ -45,7 +45,8 @@ def _where(f: PromptFacts) -> str:
     return (
         f"[WORKTREE]\nYou work in your own git worktree at {f.worktree}, on branch {f.branch}, "
         f"made from {f.base_branch}. Commit your work on this branch; it is merged when you are done.\n"
-        "Worktrees share the repository's commits: no fetch or pull is needed.\n"
+        "It is the work tree of a repository of your own (the main repository is read-only to you): "
+        "`git fetch` brings its branches up to date; the worker takes your branch from here.\n"
         f"[PATH ISOLATION]\nStay inside {f.worktree} (and /tmp, ~/.claude). Do not read or change files in "
         f"{f.root} outside your worktree, nor in other agents' folders: such tool calls are refused."
     )

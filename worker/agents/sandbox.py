@@ -3,13 +3,14 @@
 
 On Linux the sandbox is bubblewrap (with socat for its network proxy), on macOS Seatbelt; elsewhere there
 is none, and the spawn says so. What it holds, for every command and whatever runs below it: writes only
-in the worktree and Claude Code's per-user temp folder (`$TMPDIR`, /tmp/claude-<uid>) — Claude Code adds
-the repository's `.git`, which git in a worktree needs; its HEAD, index, packed-refs, config, hooks and
-every branch but the agent's own are kept read-only (for a root that is itself a linked worktree, in both
-its own git folder and the shared one);
-no reads of the repository's `.ib/` (the agent's own worktree aside) and `.env`, nor of the person's
-credentials; no host network beyond a few package registries; Claude's API key and the bus URL hidden from
-commands. `ib` itself runs outside it (it must reach the bus), through the normal permission rules.
+in the worktree, the agent's own repository (but its config, hooks and info/, which could make the worker
+run code) and Claude Code's per-user temp folder (`$TMPDIR`, /tmp/claude-<uid>); the person's whole `.git`
+is read-only (for a root that is itself a linked worktree, its own git folder and the shared one). An agent
+without a worktree works in the root itself: there only HEAD, index, packed-refs, config, hooks and the
+other branches are kept read-only. No reads of the repository's `.ib/` (the agent's own worktree, repository
+and `bin/` aside) and `.env`, nor of the person's credentials; no host network beyond a few package
+registries; Claude's API key and the bus URL hidden from commands. `ib` itself runs outside it (it must
+reach the bus), through the normal permission rules.
 """
 
 from __future__ import annotations
@@ -47,14 +48,24 @@ _PROBE_TIMEOUT = 5.0
 
 
 class Confinement(Record):
-    """Where one agent lives: its worktree (the root for an agent without one), the repository, the
-    branches it must not move, and the `ib` it runs outside the sandbox."""
+    """Where one agent lives: its worktree (the root for an agent without one), its own repository's git
+    folder and `bin/` (empty for an agent without a worktree), the repository, the branches an agent without
+    a worktree must not move, and the `ib` it runs outside the sandbox."""
 
-    __slots__ = ("ib_command", "protected_branches", "root", "worktree")
+    __slots__ = ("bin", "git_dir", "ib_command", "protected_branches", "root", "worktree")
 
-    def __init__(self, worktree: str, root: str, protected_branches: Iterable[str], ib_command: str) -> None:
+    def __init__(
+        self,
+        worktree: str,
+        root: str,
+        protected_branches: Iterable[str],
+        ib_command: str,
+        git_dir: str = "",
+        bin: str = "",
+    ) -> None:
         self.worktree, self.root, self.ib_command = worktree, root, ib_command
         self.protected_branches = tuple(protected_branches)
+        self.git_dir, self.bin = git_dir, bin
 
 
 def permission_settings() -> dict[str, object]:
@@ -69,7 +80,7 @@ def sandbox_settings(c: Confinement, available: bool) -> dict[str, object]:
     """The `sandbox` section. Unavailable: off (the hook stays the only line; the spawn says so)."""
     if not available:
         return {"enabled": False}
-    read_only_git = _read_only_git(c)
+    read_only_git = _read_only_own_repo(c) if c.git_dir else _read_only_git(c)
     # only what exists: for a missing path the sandbox would put an unreadable stand-in there, and git
     # cannot read a packed-refs it is not allowed to see
     read_only_git = [path for path in read_only_git if os.path.exists(path)]
@@ -78,8 +89,11 @@ def sandbox_settings(c: Confinement, available: bool) -> dict[str, object]:
         "denyWrite": read_only_git,
         "denyRead": deny_read,
     }
-    if c.worktree != c.root:
-        filesystem["allowRead"] = [c.worktree]  # inside the hidden .ib/: its own worktree only
+    if c.git_dir:
+        filesystem["allowWrite"] = [c.git_dir]
+    own = [c.worktree if c.worktree != c.root else "", c.git_dir, c.bin]
+    if any(own):  # inside the hidden .ib/: its own things only
+        filesystem["allowRead"] = [path for path in own if path]
     return {
         "enabled": True,
         "failIfUnavailable": True,
@@ -90,6 +104,16 @@ def sandbox_settings(c: Confinement, available: bool) -> dict[str, object]:
         "network": {"allowedDomains": list(REGISTRIES)},
         "credentials": {"envVars": [{"name": name, "mode": "deny"} for name in HIDDEN_VARIABLES]},
     }
+
+
+def _read_only_own_repo(c: Confinement) -> list[str]:
+    """For an agent with its own repository: the person's git folders whole, and in its own repository
+    what the worker's git would obey (config, hooks, info/) and the work tree's `.git` that names it."""
+    own = git_dir(c.root) or os.path.join(c.root, ".git")
+    paths = [own, shared_git_dir(c.root)]
+    paths += [os.path.join(c.git_dir, name) for name in ("config", "hooks", "info")]
+    paths.append(os.path.join(c.worktree, ".git"))
+    return list(dict.fromkeys(paths))
 
 
 def _read_only_git(c: Confinement) -> list[str]:

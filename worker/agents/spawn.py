@@ -1,4 +1,5 @@
-"""`ib new-agent`: a worktree on `agent/<id>`, a prompt, Claude Code settings with our hooks, a tmux session.
+"""`ib new-agent`: a repository of its own on `agent/<id>`, a prompt, Claude Code settings with our hooks,
+a tmux session.
 
 Called by the CLI on this machine and by the worker service for `new-agent` commands from the bus.
 """
@@ -25,9 +26,9 @@ from bus.permission_modes import BYPASS, permission_mode
 from bus.repo_paths import agent_from_path, ensure_state_dir, main_checkout, shared_git_dir
 from bus.worker_commands import NewAgent
 from worker.agents import agent_log
-from worker.agents.agent_env import env_command, passed_names
+from worker.agents.agent_env import agent_path, env_command, passed_names
 from worker.agents.claude_settings import AGENT_HOOKS, build_agent_settings
-from worker.agents.claude_trust import claude_trusts
+from worker.agents.claude_trust import claude_trusts, trust
 from worker.agents.claude_version import (
     TESTED_VERSION,
     format_version,
@@ -39,6 +40,8 @@ from worker.agents.layout import AgentPaths, session_name
 from worker.agents.prompt import PromptFacts, build_prompt
 from worker.agents.sandbox import Confinement, permission_settings, sandbox_problem, sandbox_settings
 from worker.errors import WorkerError
+from worker.git import agent_repo
+from worker.git.agent_repo import AgentRepo
 from worker.git.repo import Git
 from worker.permissions.policy import merge_permissions
 from worker.service.runtime import Runtime
@@ -119,10 +122,14 @@ def new_agent(rt: Runtime, req: SpawnRequest) -> Agent:
         base = _base_branch(git, rt, manager)
         paths.folder.mkdir(parents=True)
         if branch:
-            git.add_worktree(paths.worktree, branch, base)
+            own = AgentRepo(paths.worktree, paths.git_dir, branch)
+            agent_repo.create(git, own, base)
+            agent_repo.publish(git, own)  # `git branch` in the person's repository lists it at once
         agent = _record(rt, req, agent_id, goal, manager, paths, branch, base, mode)
         _write_files(rt, agent, paths, req)
         rt.agents.save(agent)
+        if branch and program_version(rt.settings.agent_command) is not None:
+            _carry_trust(root, paths.worktree)
         cwd = paths.worktree if branch else root
         rt.tmux.scrub_global_secrets()
         rt.tmux.new_session(
@@ -174,6 +181,13 @@ def spawn_notes(rt: Runtime) -> list[str]:
             "there once and accept"
         )
     return notes
+
+
+def _carry_trust(root: Path, worktree: Path) -> None:
+    """Claude Code asks about the agent's folder (a repository of its own) even inside a trusted one: a
+    folder the person trusts passes that trust on to its agents' work trees, as it did to worktrees."""
+    if claude_trusts(main_checkout(str(root))):
+        trust(str(worktree))
 
 
 def read_goal(req: SpawnRequest) -> str:
@@ -239,10 +253,13 @@ def _root() -> bool:
 
 
 def _base_branch(git: Git, rt: Runtime, manager: str) -> str:
-    """Workers of a manager start from the manager's branch; others from the branch checked out here."""
+    """Workers of a manager start from the manager's branch (as its repository has it now); others from
+    the branch checked out here."""
     if manager:
         parent = rt.agents.get(manager)
         if parent.branch and parent.worker == rt.worker_id:  # another machine's branch is not here
+            folder = AgentPaths(Path(parent.root), parent.id)
+            agent_repo.publish(git, AgentRepo(folder.worktree, folder.git_dir, parent.branch))
             return parent.branch
     branch = git.current_branch()
     if branch is None:
@@ -317,16 +334,23 @@ def _write_files(rt: Runtime, agent: Agent, paths: AgentPaths, req: SpawnRequest
         json.dumps(json.loads(agent.to_json()), indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
     )
     paths.start_script.write_text(start_script(rt, agent, paths), encoding="utf-8")
+    paths.bin.mkdir(exist_ok=True)
+    (paths.bin / "ib").symlink_to(rt.ib_command)
 
 
 def _confine(rt: Runtime, agent: Agent, paths: AgentPaths, settings: dict[str, object]) -> None:
     """Claude Code's sandbox and read block in the agent's settings (worker.agents.sandbox); where this
     machine has no sandbox, the agent's log says so, and so does stderr once per repository."""
     problem = sandbox_problem()
-    refs = Path(shared_git_dir(str(rt.root))) / "refs" / "heads"
-    branches = Git(rt.root).output("for-each-ref", "--format=%(refname:short)", "refs/heads").split()
-    protected = [b for b in branches if b != agent.branch and (refs / b).is_file()]
-    confinement = Confinement(agent.worktree or agent.root, agent.root, protected, rt.ib_command)
+    if agent.branch:
+        confinement = Confinement(
+            agent.worktree, agent.root, (), rt.ib_command, git_dir=str(paths.git_dir), bin=str(paths.bin)
+        )
+    else:
+        refs = Path(shared_git_dir(str(rt.root))) / "refs" / "heads"
+        branches = Git(rt.root).output("for-each-ref", "--format=%(refname:short)", "refs/heads").split()
+        protected = [b for b in branches if (refs / b).is_file()]
+        confinement = Confinement(agent.root, agent.root, protected, rt.ib_command, bin=str(paths.bin))
     rules = settings.setdefault("permissions", {})
     assert isinstance(rules, dict)
     rules.update(permission_settings())
@@ -357,7 +381,7 @@ def start_script(rt: Runtime, agent: Agent, paths: AgentPaths) -> str:
         "IB_NAMESPACE": rt.settings.namespace,
         "IB_WORKER_ID": rt.worker_id,  # the agent's own `ib` commands act on this machine's agents
         "IB_SPOOL_DIR": str(rt.settings.spool_dir),
-        "PATH": f"{Path(rt.ib_command).parent}{os.pathsep}{os.environ.get('PATH', '/usr/bin:/bin')}",
+        "PATH": agent_path(os.environ.get("PATH", "/usr/bin:/bin"), _ittybus_bin(rt), str(paths.bin)),
     }
     if rt.settings.redis_url:
         env["IB_REDIS_URL"] = rt.settings.redis_url
@@ -394,6 +418,12 @@ def _spawn_settings(rt: Runtime) -> dict[str, str]:
         if mode := getattr(rt.settings, role_setting[3:].lower()):
             settings[role_setting] = mode
     return settings
+
+
+def _ittybus_bin(rt: Runtime) -> str:
+    """The bin folder of ittybus's own virtual environment, kept off agents' PATH ("" outside one: then
+    `ib` sits beside the person's own tools, which stay)."""
+    return str(Path(rt.ib_command).parent) if sys.prefix != sys.base_prefix else ""
 
 
 def _run_user_hook(root: Path, agent: Agent, paths: AgentPaths) -> None:
@@ -435,7 +465,7 @@ def _undo(rt: Runtime, git: Git, paths: AgentPaths, branch: str, agent_id: str) 
     steps: list[Callable[[], object]] = [lambda: rt.tmux.kill_session(session)]
     if branch:
         steps += [
-            lambda: git.remove_worktree(paths.worktree, force=True),
+            lambda: agent_repo.remove(AgentRepo(paths.worktree, paths.git_dir, branch)),
             lambda: git.delete_branch(branch, force=True),
         ]
     steps += [lambda: rt.agents.remove(agent_id), lambda: shutil.rmtree(paths.folder, ignore_errors=True)]

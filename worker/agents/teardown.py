@@ -1,7 +1,7 @@
 """Ending agents: kill (without merging), the archive kept under `.ib/archive/`, and nuke of a tree or all.
 
 Teardown order (the seed's): log every step, archive (so the archive holds the complete log), then remove
-the agent's folder, its worktree and branch, and its record on the bus.
+the agent's folder, its own repository and work tree, its branch, and its record on the bus.
 """
 
 from __future__ import annotations
@@ -22,6 +22,8 @@ from worker.agents import agent_log
 from worker.agents.layout import AgentPaths, archive_root
 from worker.agents.ownership import NotOwner, owned
 from worker.errors import SessionGone
+from worker.git import agent_repo
+from worker.git.agent_repo import AgentRepo
 from worker.git.repo import Git
 from worker.service.runtime import Runtime
 
@@ -43,7 +45,10 @@ def _refuse_unmerged(agent: Agent) -> None:
     if not agent.worktree or not Path(agent.worktree).is_dir():
         return
     git = Git(Path(agent.root))
-    dirty = git.status_short(Path(agent.worktree)).strip()
+    repo = agent_repository(agent)
+    own = repo.git if repo.exists() else git  # an agent of an older ittybus has a linked worktree
+    dirty = own.status_short(Path(agent.worktree)).strip()
+    agent_repo.publish(git, repo)
     ahead = git.ahead(agent.branch, agent.base_branch) if agent.branch else []
     if dirty or ahead:
         what = ", ".join(
@@ -65,7 +70,10 @@ def teardown(rt: Runtime, agent: Agent, graceful: bool = True) -> Path:
     paths = _paths(agent)
     scrollback = _stop_session(rt, agent, paths, graceful)
     git = Git(Path(agent.root))
-    if agent.worktree:
+    repo = agent_repository(agent)
+    if repo.exists():
+        _quietly(lambda: agent_repo.remove(repo), paths, "remove its repository")
+    elif agent.worktree:
         _quietly(lambda: git.remove_worktree(Path(agent.worktree), force=True), paths, "remove worktree")
     if agent.branch and git.branch_exists(agent.branch):
         _quietly(lambda: git.delete_branch(agent.branch, force=True), paths, "delete branch")
@@ -161,6 +169,12 @@ def _depth(agent: Agent, by_id: dict[str, Agent]) -> int:
         seen.add(agent.id)
         depth += 1
     return depth
+
+
+def agent_repository(agent: Agent) -> AgentRepo:
+    """Where the agent's own repository and work tree are (they exist for an agent with a branch)."""
+    paths = _paths(agent)
+    return AgentRepo(paths.worktree, paths.git_dir, agent.branch)
 
 
 def _paths(agent: Agent) -> AgentPaths:

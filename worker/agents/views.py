@@ -8,7 +8,9 @@ from pathlib import Path
 from bus.agents import Agent
 from bus.errors import Conflict
 from worker.agents.ownership import owned
+from worker.agents.teardown import agent_repository
 from worker.frontends.status_block import format_age
+from worker.git import agent_repo
 from worker.git.repo import Git
 from worker.service.runtime import Runtime
 from worker.terminal_text import printable
@@ -84,11 +86,13 @@ def status_text(rt: Runtime, agent_id: str) -> str:
     if not agent.branch:
         raise Conflict(f"{agent.id} works without a worktree: see `git status` in {agent.root}")
     git = Git(Path(agent.root))
+    repo = agent_repository(agent)
+    agent_repo.publish(git, repo)
     commits = git.ahead(agent.branch, agent.base_branch)
     lines = [f"{agent.id}: {len(commits)} commit(s) on {agent.branch} not on {agent.base_branch}"]
     lines += [f"  {c.sha[:7]} {c.subject}" for c in commits]
     changes = (
-        git.status_short(Path(agent.worktree)).rstrip()
+        (repo.git if repo.exists() else git).status_short(Path(agent.worktree)).rstrip()
         if Path(agent.worktree).is_dir()
         else "(worktree missing)"
     )
@@ -101,4 +105,6 @@ def diff_text(rt: Runtime, agent_id: str, stat: bool = False) -> str:
     agent = owned(rt, agent_id)
     if not agent.branch:
         raise Conflict(f"{agent.id} works without a worktree: there is no branch to diff")
-    return Git(Path(agent.root)).diff(agent.base_branch, agent.branch, stat=stat)
+    git = Git(Path(agent.root))
+    agent_repo.publish(git, agent_repository(agent))
+    return git.diff(agent.base_branch, agent.branch, stat=stat)

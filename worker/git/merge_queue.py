@@ -14,7 +14,7 @@ from worker.agents import agent_log
 from worker.agents.layout import AgentPaths
 from worker.agents.teardown import teardown
 from worker.errors import WorkerError
-from worker.git.repo import Git
+from worker.git.merge import land
 from worker.service.runtime import Runtime
 
 log = logging.getLogger(__name__)
@@ -67,12 +67,9 @@ class MergeQueue:
         if agent is None or not agent.worktree:
             return req.replace(status="failed", error=f"agent {req.agent} is gone; nothing was merged")
         req = self.store.mark(req, status="merging")
-        git = Git(Path(agent.root))
         paths = AgentPaths(Path(agent.root), agent.id)
         try:
-            rebased = git.rebase(Path(agent.worktree), req.target)
-            message = f"Merge {req.branch}: {req.title}"
-            result = git.merge_into(req.target, req.branch, message) if rebased.ok else None
+            rebased, result = land(self.rt, agent, req.target, f"Merge {req.branch}: {req.title}")
         except (WorkerError, BusError) as e:
             agent_log.append(paths.log, f"Merge into {req.target} failed: {e}")
             return req.replace(status="failed", error=str(e))

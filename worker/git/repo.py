@@ -106,11 +106,14 @@ class MergeResult:
 
 
 class Git:
-    """One repository: the main working tree, or a linked worktree for the per-worktree operations."""
+    """One repository: the main working tree, or a linked worktree for the per-worktree operations; with
+    `git_dir`, an agent's own repository (worker/git/agent_repo.py) whose work tree is `repo`, named
+    explicitly on every command so that nothing in the work tree (its `.git` file) chooses the repository."""
 
-    def __init__(self, repo: Path, *, timeout: float = 300.0) -> None:
+    def __init__(self, repo: Path, *, timeout: float = 300.0, git_dir: Path | None = None) -> None:
         self.repo = Path(repo)
         self.timeout = timeout
+        self.git_dir = git_dir
 
     # -- running git ---------------------------------------------------------------------------------------
 
@@ -135,6 +138,9 @@ class Git:
             )
         environ = {k: v for k, v in os.environ.items() if k not in LOCAL_VARIABLES}
         environ.update(QUIET_ENV)
+        if self.git_dir is not None:
+            own = str(self.git_dir)
+            environ.update(GIT_DIR=own, GIT_COMMON_DIR=own, GIT_WORK_TREE=str(self.repo))
         environ.update(env or {})
         try:
             result = subprocess.run(
@@ -276,6 +282,9 @@ class Git:
     # -- worktrees and branches ----------------------------------------------------------------------------
 
     def worktrees(self) -> list[WorktreeInfo]:
+        if self.git_dir is not None:  # an agent's repository has one checkout: its work tree
+            branch = self.current_branch()
+            return [WorktreeInfo(path=self.repo, branch=branch, detached=branch is None)]
         return parse_worktrees(self.output("worktree", "list", "--porcelain"))
 
     def add_worktree(self, path: Path, branch: str, base: str) -> None:
