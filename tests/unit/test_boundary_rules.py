@@ -9,11 +9,15 @@ from worker.boundary.rules import Request, decide
 MGR, KID, OTHER = "mgr", "kid", "victim"
 
 
-def _req(command: str, target: str | None = None, manager: str | None = None, **kw: object) -> Request:
-    options = frozenset(kw.pop("options", ()))  # type: ignore[arg-type]
-    acting = kw.pop("acting_as", None)
-    assert not kw
-    return Request(command, target, acting, options, manager)  # type: ignore[arg-type]
+def _req(
+    command: str,
+    target: str | None = None,
+    manager: str | None = None,
+    *,
+    acting_as: str | None = None,
+    options: frozenset[str] | set[str] = frozenset(),
+) -> Request:
+    return Request(command, target, acting_as, frozenset(options), manager)
 
 
 CASES = [
