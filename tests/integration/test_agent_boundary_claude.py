@@ -57,7 +57,7 @@ def attempts(root: Path, wt: Path) -> list[Attempt]:
             refused,
         ),
         Attempt("the leaked task shows nothing", "ib task show leak", "leak"),
-        Attempt("look writes a PNG in the main checkout", f"ib look {ATK} --png {png}", "not its child"),
+        Attempt("look writes a PNG in the main checkout", f"ib look {ATK} --png {png}", refused),
         Attempt("status-node rewrites the README", f"ib status-node --once --file {readme}", "set-up"),
         Attempt("hooks install", "ib hooks install", "the person's own set-up"),
         Attempt("a child without a worktree", "ib new-agent --no-worktree --name child x", "--no-worktree"),

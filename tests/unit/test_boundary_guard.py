@@ -24,6 +24,8 @@ CASES = [
     (cmd.Send(agent="kid", text="hi"), "mgr", "manager", ""),
     (cmd.Send(agent="kid", text="hi", sender="victim"), "mgr", "manager", "as 'victim'"),
     (cmd.TakeScreenshot(agent="victim"), "mgr", "manager", "not its child"),
+    (cmd.Send(agent="mgr", text="done"), "kid", "worker", ""),  # a child to its own manager
+    (cmd.Send(agent="victim", text="hi"), "kid", "worker", "not its child"),
     (cmd.PressKeys(agent="kid", keys=("Escape",)), "mgr", "manager", ""),
     (cmd.NewAgent(goal="x"), "mgr", "manager", ""),
     (cmd.NewAgent(goal="x", no_worktree=True), "mgr", "manager", "--no-worktree"),
@@ -37,7 +39,9 @@ CASES = [
 
 
 @pytest.mark.parametrize(
-    ("command", "sender", "role", "refusal"), CASES, ids=[f"{c[0].op}-{c[1]}-{i}" for i, c in enumerate(CASES)]
+    ("command", "sender", "role", "refusal"),
+    CASES,
+    ids=[f"{c[0].op}-{c[1]}-{i}" for i, c in enumerate(CASES)],
 )
 def test_check_command(command: cmd.Command, sender: str, role: str | None, refusal: str) -> None:
     if not refusal:

@@ -16,8 +16,9 @@ def _req(
     *,
     acting_as: str | None = None,
     options: frozenset[str] | set[str] = frozenset(),
+    caller_manager: str = "",
 ) -> Request:
-    return Request(command, target, acting_as, frozenset(options), manager)
+    return Request(command, target, acting_as, frozenset(options), manager, caller_manager)
 
 
 CASES = [
@@ -33,7 +34,16 @@ CASES = [
     ("worker", KID, _req("task show"), True, ""),
     ("worker", KID, _req("list"), True, ""),
     ("worker", KID, _req("info", KID, MGR), True, ""),
-    ("worker", KID, _req("info", OTHER, ""), False, "only for itself"),
+    ("worker", KID, _req("info", OTHER, ""), False, "not its child"),
+    ("worker", KID, _req("diff", KID, MGR), True, ""),
+    ("worker", KID, _req("status", OTHER, ""), False, "not its child"),
+    ("worker", KID, _req("send", "user"), True, ""),
+    ("worker", KID, _req("send", MGR, "", caller_manager=MGR), True, ""),  # to its own manager
+    ("worker", KID, _req("send", OTHER, "", caller_manager=MGR), False, "not its child"),
+    ("worker", KID, _req("send", "user", acting_as=OTHER), False, "only for itself"),
+    ("manager", MGR, _req("send", "user"), True, ""),  # a top agent: its manager is the person
+    ("manager", MGR, _req("diff", MGR, ""), True, ""),
+    ("manager", MGR, _req("look", MGR, ""), True, ""),
     ("worker", KID, _req("task add"), False, "not in what a worker agent may do"),
     ("worker", KID, _req("kill", OTHER, ""), False, "not in what a worker agent may do"),
     ("worker", KID, _req("new-agent"), False, "not in what a worker agent may do"),

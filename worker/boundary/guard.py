@@ -65,7 +65,7 @@ def _guarded(
     def checked(**params: Any) -> Any:
         ctx = get_current_context()
         name = ctx.command_path.partition(" ")[2]
-        check(caller, cwd, request_of(ctx, name, params, manager_of))
+        check(caller, cwd, request_of(ctx, name, params, manager_of, caller.id))
         return body(**_confine_paths(ctx, name, params, caller))
 
     return checked
@@ -81,7 +81,9 @@ def check(caller: AgentCaller, cwd: str, request: Request) -> None:
         raise Refused(f"agent {caller.id} may not run ib in agent {here}'s worktree")
 
 
-def request_of(ctx: Context, name: str, params: dict[str, Any], manager_of: ManagerOf) -> Request:
+def request_of(
+    ctx: Context, name: str, params: dict[str, Any], manager_of: ManagerOf, caller: str
+) -> Request:
     target = params.get("agent_id")
     acting = next((params[p] for p in ACTING_PARAMETERS if params.get(p)), None)
     given = frozenset(
@@ -89,7 +91,9 @@ def request_of(ctx: Context, name: str, params: dict[str, Any], manager_of: Mana
         for param in ctx.command.params
         if param.name and ctx.get_parameter_source(param.name) is ParameterSource.COMMANDLINE
     )
-    return Request(name, target, acting, given, _manager(target, manager_of))
+    return Request(
+        name, target, acting, given, _manager(target, manager_of), _manager(caller, manager_of) or ""
+    )
 
 
 def _confine_paths(ctx: Context, name: str, params: dict[str, Any], caller: AgentCaller) -> dict[str, Any]:
@@ -107,7 +111,7 @@ def _confine_paths(ctx: Context, name: str, params: dict[str, Any], caller: Agen
     return confined_params
 
 
-def command_request(command: cmd.Command, manager_of: ManagerOf) -> Request:
+def command_request(command: cmd.Command, sender: str, manager_of: ManagerOf) -> Request:
     """The allow-list's view of a command that came over the bus."""
     name = OPS.get(command.op, command.op)
     target = command.routing_id() if command.routed_by == "agent" else None
@@ -118,7 +122,14 @@ def command_request(command: cmd.Command, manager_of: ManagerOf) -> Request:
         options |= {"--no-worktree"} if command.no_worktree else set()
     if name not in OPS.values() and name != "new-agent":
         name = f"{command.op} (over the bus)"
-    return Request(name, target, acting, frozenset(options), _manager(target, manager_of))
+    return Request(
+        name,
+        target,
+        acting,
+        frozenset(options),
+        _manager(target, manager_of),
+        _manager(sender, manager_of) or "",
+    )
 
 
 def _manager(target: str | None, manager_of: ManagerOf) -> str | None:
@@ -131,6 +142,6 @@ def check_command(command: cmd.Command, sender: str, role: str | None, manager_o
     It can check what the named sender may do; it cannot prove the sender is who the entry says."""
     if role is None:
         return
-    verdict = decide(role, sender, command_request(command, manager_of))
+    verdict = decide(role, sender, command_request(command, sender, manager_of))
     if not verdict.allowed:
         raise Refused(verdict.why)

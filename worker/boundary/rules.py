@@ -18,6 +18,11 @@ CHILD = "child"
 """The command acts on one agent, which must be a child of the caller."""
 SPAWN = "spawn"
 """The command starts a child of the caller."""
+VIEW = "view"
+"""A read-only view of one agent: the caller itself, or one of its children."""
+MESSAGE = "message"
+"""A message: to the person (`user`), to the caller's own manager, or to one of its children."""
+PERSON = "user"
 
 ANY_AGENT: dict[str, str] = {
     "notify": SELF,
@@ -31,18 +36,18 @@ ANY_AGENT: dict[str, str] = {
     "task tree": READ,
     "list": READ,
     "tree": READ,
-    "info": SELF,
+    "info": VIEW,
+    "status": VIEW,
+    "diff": VIEW,
+    "look": VIEW,
+    "send": MESSAGE,
 }
-"""Every agent: report about itself, hold its own task, read the task board and the agent list."""
+"""Every agent: report about itself, write to the person and its manager, hold its own task, read the task
+board and the agent list, look at its own work."""
 MANAGER: dict[str, str] = {
     **ANY_AGENT,
-    "info": CHILD,
     "new-agent": SPAWN,
     "task add": READ,
-    "send": CHILD,
-    "look": CHILD,
-    "status": CHILD,
-    "diff": CHILD,
     "esc": CHILD,
     "pause": CHILD,
     "resume": CHILD,
@@ -75,13 +80,15 @@ class Verdict:
 class Request:
     """One command of an agent: its name (`kill`, `task done`), the agent it acts on, the agent id given
     in an option that says for whom it acts (`--as`, `--from`, `--agent`, `--manager`), the options
-    given, and the target's manager (`""` for a top agent, None when there is no such agent)."""
+    given, the target's manager (`""` for a top agent, None when there is no such agent), and the
+    caller's own manager."""
 
     command: str
     target: str | None = None
     acting_as: str | None = None
     options: frozenset[str] = field(default_factory=frozenset)
     target_manager: str | None = None
+    caller_manager: str = ""
 
 
 def decide(role: str, caller: str, request: Request) -> Verdict:
@@ -94,7 +101,11 @@ def decide(role: str, caller: str, request: Request) -> Verdict:
     named = request.acting_as or request.target if kind == SELF else request.acting_as
     if kind == SPAWN:
         return _spawn(caller, request)
-    if kind == CHILD:
+    if kind == VIEW and request.target == caller:
+        return _self_only(caller, request, request.acting_as)
+    if kind == MESSAGE and request.target in (PERSON, request.caller_manager or PERSON):
+        return _self_only(caller, request, request.acting_as)
+    if kind in (CHILD, VIEW, MESSAGE):
         return _child(caller, request)
     return _self_only(caller, request, named)
 
