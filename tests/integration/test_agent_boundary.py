@@ -21,9 +21,11 @@ from tests.waiting import retry_until
 MGR, KID, VICTIM = "mgr", "kid", "victim"
 
 
-def _step(name: str, command: str) -> str:
-    """A fake-agent step that runs `command` in the agent's shell, its output and exit code in a file."""
-    return f'fake: run {command} > out-{name}.txt 2>&1; echo "exit $?" >> out-{name}.txt'
+def _step(worktree: Path, name: str, command: str) -> str:
+    """A fake-agent step that runs `command` from a script in the agent's worktree (so the PreToolUse
+    hook, the other line, does not see it), its output and exit code in a file."""
+    (worktree / f"try-{name}.sh").write_text(command + "\n")
+    return f'fake: run sh try-{name}.sh > out-{name}.txt 2>&1; echo "exit $?" >> out-{name}.txt'
 
 
 def _outcome(ib: IbRunner, worktree: Path, name: str) -> str:
@@ -49,7 +51,9 @@ def family(agents_ib: IbRunner, repo: Path) -> Path:
         done = agents_ib.run("new-agent", "fake: wait", "--name", name, *extra)
         assert done.returncode == 0, done.stderr
     (repo / ".ib" / "secret.txt").write_text("the bus password\n")
-    return repo / ".ib" / "agents" / MGR / "repo"
+    worktree = repo / ".ib" / "agents" / MGR / "repo"
+    (worktree / "s").symlink_to(repo / ".ib" / "secret.txt")  # as from the agent's python: no hook sees it
+    return worktree
 
 
 STEPS = {
@@ -62,7 +66,7 @@ STEPS = {
         f"agent {MGR} may not kill {VICTIM} (not its child)",
     ),
     "merge-sibling": (f"ib merge {VICTIM}", "not its child"),
-    "bad-id": ("ib kill VICTIM", "not an agent id"),  # `..` the PreToolUse hook stops first
+    "dot-dot-id": ("ib kill ..", "not an agent id"),
     "kill-ghost": ("ib kill ghost", "(no such agent)"),
     "notify-as-victim": (f"ib notify --from {VICTIM} hi", f"may not notify as '{VICTIM}'"),
     "log-as-victim": (f"ib log --agent {VICTIM} forged", "only for itself"),
@@ -71,7 +75,10 @@ STEPS = {
         "ln -s {root}/.ib/secret.txt s; ib task add leak --body-file s",
         "outside the agent's",
     ),
-    "body-file-dotdot": ("ib task add leak --body-file ../../../secret.txt", "outside the agent's worktree"),
+    "body-file-dotdot": (
+        "ib task add leak --body-file ../../../secret.txt",
+        "outside the agent's worktree",
+    ),
     "test-cmd": ("ib task add t --test-cmd 'touch {root}/pwned'", "only the person sets code"),
     "hooks": ("ib hooks install", "the person's own set-up"),
     "bus": ("ib bus stop", "the person's own set-up"),
@@ -83,7 +90,7 @@ STEPS = {
 
 @pytest.mark.timeout(300)
 def test_a_manager_acts_on_its_own_children_only(agents_ib: IbRunner, repo: Path, family: Path) -> None:
-    steps = "\n".join(_step(name, command.format(root=repo)) for name, (command, _) in STEPS.items())
+    steps = "\n".join(_step(family, name, command.format(root=repo)) for name, (command, _) in STEPS.items())
     assert agents_ib.run("send", MGR, steps + "\nfake: wait").returncode == 0
     failures = []
     for name, (_, says) in STEPS.items():
