@@ -21,6 +21,7 @@ CASES = [
     (cmd.Kill(agent="victim"), "kid", "worker", "agent kid may not run `ib kill`"),
     (cmd.Merge(agent="victim"), "mgr", "manager", "not its child"),
     (cmd.QueueMerge(agent="kid"), "mgr", "manager", ""),
+    (cmd.Merge(agent="kid", into="main"), "mgr", "manager", "--into"),
     (cmd.Send(agent="kid", text="hi"), "mgr", "manager", ""),
     (cmd.Send(agent="kid", text="hi", sender="victim"), "mgr", "manager", "as 'victim'"),
     (cmd.TakeScreenshot(agent="victim"), "mgr", "manager", "not its child"),

@@ -59,6 +59,7 @@ CASES = [
     ("manager", MGR, _req("kill"), False, "must name which of its children"),
     ("manager", MGR, _req("merge", KID, MGR), True, ""),
     ("manager", MGR, _req("merge", OTHER, ""), False, "not its child"),
+    ("manager", MGR, _req("merge", KID, MGR, options={"--into"}), False, "--into"),
     ("manager", MGR, _req("send", KID, MGR), True, ""),
     ("manager", MGR, _req("send", KID, MGR, acting_as=OTHER), False, "as 'victim'"),
     ("manager", MGR, _req("send", OTHER, ""), False, "not its child"),

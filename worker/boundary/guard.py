@@ -117,6 +117,8 @@ def command_request(command: cmd.Command, sender: str, manager_of: ManagerOf) ->
     target = command.routing_id() if command.routed_by == "agent" else None
     options: set[str] = set()
     acting = getattr(command, "sender", None)
+    if getattr(command, "into", None):
+        options.add("--into")
     if isinstance(command, cmd.NewAgent):
         acting = command.manager or command.caller
         options |= {"--no-worktree"} if command.no_worktree else set()

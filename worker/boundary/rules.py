@@ -64,10 +64,14 @@ PERSONS_SETUP = frozenset(
 """Commands that change the person's own set-up (the first word): never from inside an agent."""
 RUNS_CODE = frozenset({"--test-cmd"})
 """Options whose value the worker or `ib task done` runs as a shell command: only from a person."""
-SPAWN_REFUSED = {
-    "--no-worktree": "its child would write the person's checkout",
-    "--on": "an agent starts children on its own machine only",
+OPTIONS_REFUSED = {
+    "new-agent": {
+        "--no-worktree": "its child would write the person's checkout",
+        "--on": "an agent starts children on its own machine only",
+    },
+    "merge": {"--into": "a child's work goes into the branch it started from (its manager's)"},
 }
+"""Options an agent may not give to a command it may run, and why."""
 
 
 @dataclass(frozen=True)
@@ -122,6 +126,9 @@ def _refusal(role: str, caller: str, request: Request) -> str:
         return f"give {code[0]}: only the person sets code that ib runs"
     if command not in ALLOWED.get(role, ANY_AGENT):
         return f"run `ib {command}`: not in what a {role} agent may do (README: what ib may do in an agent)"
+    for option, why in OPTIONS_REFUSED.get(command, {}).items():
+        if option in request.options:
+            return f"give {option} to `ib {command}`: {why}"
     return ""
 
 
@@ -134,9 +141,6 @@ def _self_only(caller: str, request: Request, named: str | None) -> Verdict:
 
 
 def _spawn(caller: str, request: Request) -> Verdict:
-    for option, why in SPAWN_REFUSED.items():
-        if option in request.options:
-            return Verdict(False, f"agent {caller} may not give {option} to `ib {request.command}`: {why}")
     if request.acting_as not in (None, caller):
         return Verdict(
             False, f"agent {caller} may not start an agent for manager {request.acting_as!r} (only its own)"
