@@ -130,3 +130,20 @@ def test_the_worker_refuses_what_an_agent_may_not_ask(
     finally:
         worker.send_signal(signal.SIGTERM)
         worker.wait(timeout=15)
+
+
+@pytest.mark.timeout(200)
+def test_a_tasks_tests_run_for_an_agent_inside_bubblewrap(
+    agents_ib: IbRunner, repo: Path, family: Path
+) -> None:
+    """The person's test command runs over the agent's files: when the agent's `ib task done` runs it, it
+    writes only in the worktree and sees neither `.ib/` nor the rest of the repository as writable."""
+    test_cmd = f"touch inside.txt; cat {repo}/.ib/secret.txt > leaked.txt; touch {repo}/pwned-by-tests; true"
+    added = agents_ib.run("task", "add", "Boxed tests", "--id", "boxed", "--test-cmd", test_cmd)
+    assert added.returncode == 0, added.stderr
+    step = _step(family, "claim-done", "ib task claim && ib task done boxed")
+    assert agents_ib.run("send", MGR, step + "\nfake: wait").returncode == 0
+    assert "exit 0" in _outcome(agents_ib, family, "claim-done")
+    assert (family / "inside.txt").exists()
+    assert (family / "leaked.txt").read_text() == ""
+    assert not (repo / "pwned-by-tests").exists()
