@@ -77,3 +77,8 @@ def test_secret_names_in_the_global_environment() -> None:
     environment = {"HOME": "/root", "IB_TELEGRAM_TOKEN": "1:x", "-IB_UNSET_TOKEN": True, "IB_NAMESPACE": "x"}
     assert secret_names(environment) == ["IB_TELEGRAM_TOKEN"]
     assert without_secrets({"IB_TELEGRAM_TOKEN": "1", "HOME": "/h"}) == {"HOME": "/h"}
+
+
+def test_a_tmux_server_started_from_inside_an_agent_carries_no_agent_id() -> None:
+    """Else it would sit above every pane and name that agent as the caller of all their ib commands."""
+    assert without_secrets({"IB_AGENT_ID": "mgr", "IB_AGENT_ROLE": "manager"}) == {"IB_AGENT_ROLE": "manager"}

@@ -111,5 +111,7 @@ def secret_names(environment: Mapping[str, str | bool]) -> list[str]:
 
 
 def without_secrets(environ: Mapping[str, str]) -> dict[str, str]:
-    """`environ` minus its ittybus secrets: for the tmux client, so a server it starts has none."""
-    return {k: v for k, v in environ.items() if not secret_name(k, v)}
+    """`environ` minus its ittybus secrets and an agent's identity: for the tmux client, so a server it
+    starts has neither (an `IB_AGENT_ID` above every pane would name that agent as the caller of all
+    their `ib` commands, worker.boundary.identity)."""
+    return {k: v for k, v in environ.items() if not secret_name(k, v) and k != "IB_AGENT_ID"}

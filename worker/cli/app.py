@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 import redis
 import typer
+import typer.main
+from typer._click import Command
 from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError  # typer vendors click
 
 from bus.clients import refusal
 from bus.errors import BusError
+from worker.boundary import guard
+from worker.boundary.identity import act_as, agent_caller
 from worker.cli import agent_commands as agents
 from worker.cli import auto_commands as auto_cli
 from worker.cli import (
@@ -127,7 +132,7 @@ def run() -> None:
     """Entry point: a person never sees a traceback for a mistake of theirs. A usage error is one line
     `ib <command>: error: ...` and exit 2; any other refusal one line and exit 1."""
     try:
-        code = app(prog_name="ib", standalone_mode=False)
+        code = _application().main(prog_name="ib", standalone_mode=False)
     except NoArgsIsHelpError as e:  # `ib` or `ib task` alone: the help, as before
         print(e.ctx.get_help())
         sys.exit(2)
@@ -153,6 +158,27 @@ def _redis_failure(error: redis.RedisError) -> str:
     if isinstance(error, redis.ConnectionError):  # Redis went away in the middle of a command
         return f"lost the connection to Redis ({error}); is it running? (ib bus status)"
     raise error
+
+
+def _application() -> Command:
+    """The click command of `app`; inside an agent every command body is behind the agent's boundary
+    (worker.boundary), its `IB_*` environment the one its pane was started with."""
+    command = typer.main.get_command(app)
+    caller = agent_caller()
+    if caller is not None:
+        act_as(caller)
+        guard.install(command, caller, os.getcwd(), _manager_of)
+    return command
+
+
+def _manager_of(agent_id: str) -> str | None:
+    from worker.cli.context import Context
+
+    try:
+        agent = Context().runtime.agents.find(agent_id)
+    except (BusError, WorkerError, ValueError):
+        return None
+    return agent.manager if agent is not None else None
 
 
 def _one_line(message: str) -> str:

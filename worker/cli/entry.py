@@ -8,11 +8,20 @@ from __future__ import annotations
 
 import sys
 
+from worker.boundary.identity import act_as, agent_caller
+from worker.boundary.reach import unreachable
 from worker.hooks.registry import HOT_HOOKS
 
 
 def main() -> None:
     argv = sys.argv[1:]
+    caller = agent_caller()
+    if caller is not None:  # inside an agent: its own IB_* environment, whatever this process was given
+        act_as(caller)
+    problem = unreachable(argv)
+    if problem:
+        print(f"ib {argv[0]}: error: {problem}", file=sys.stderr)
+        sys.exit(1)
     if argv and argv[0] == "notify":
         from worker.hooks.notify import main as notify
 

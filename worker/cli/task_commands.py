@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
+import tempfile
 from pathlib import Path
 
 import typer
@@ -20,6 +21,7 @@ from bus.task_store import TaskStore
 from bus.task_wait import claim_wait
 from worker.agents import views
 from worker.agents.layout import AgentPaths
+from worker.boundary.test_box import box_for
 from worker.cli import values
 from worker.cli.context import Context
 from worker.errors import WorkerError
@@ -336,7 +338,9 @@ def _run_tests(ctx: Context, store: TaskStore, task: Task, agent: str, limit: fl
     if not folder.is_dir():
         raise InvalidInput(f"cannot run the tests of {task.id}: {folder} is not a folder")
     _error(f"running the test command of {task.id} in {folder}: {task.test_cmd}")
-    ran = run_test(str(task.test_cmd), folder, limit)
+    with tempfile.TemporaryDirectory(prefix="ib-test-") as scratch:
+        box = box_for(str(task.test_cmd), str(folder), str(ctx.runtime.root), scratch)  # for an agent
+        ran = run_test(str(task.test_cmd), folder, limit, box)
     if ran.passed:
         return
     after = store.fail(task.id, agent, failure_note(ran))

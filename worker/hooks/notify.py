@@ -14,6 +14,7 @@ from bus.hotconf import HotConf, read_hotconf
 from bus.names import name_problem
 from bus.record import Record
 from bus.repo_paths import agent_from_path
+from worker.boundary.identity import agent_caller
 
 TYPE_CHECKING = False  # typing costs milliseconds on the hooks' path; the checker still sees the types
 if TYPE_CHECKING:
@@ -134,6 +135,13 @@ def main(argv: Sequence[str]) -> int:
         print(f"ib notify: error: {e}", file=sys.stderr)
         return 1
     sender = sender_of(args.sender, os.getcwd(), conf)
+    caller = agent_caller()
+    if caller is not None and sender != caller.id:  # an agent notifies as itself only
+        print(
+            f"ib notify: error: agent {caller.id} may not notify as {sender!r} (only as itself)",
+            file=sys.stderr,
+        )
+        return 1
     agent = sender if sender not in ("unknown", "system", "user") else None
     event = make_event(args.type_, message, sender=sender, project=args.project, agent=agent, task=args.task)
     from bus.publish import publish

@@ -34,6 +34,8 @@ from bus.streams import consumer_name
 from bus.worker_rpc import COMMAND_FIELD, NotACommand, Received, Refused, decode_command, reply
 from worker.agents.transcript_tail import TranscriptTailer
 from worker.auto.loop import AutoLoops
+from worker.boundary import guard
+from worker.boundary.rules import AGENT_ID
 from worker.errors import WorkerError
 from worker.frontends.status_node import StatusNodeStarter
 from worker.git.merge_queue import MergeQueue
@@ -270,6 +272,9 @@ class WorkerService:
             return
         command_id, op = found.id, found.command.op
         try:
+            sender = self.rt.agents.find(found.sender) if AGENT_ID.fullmatch(found.sender) else None
+            role = sender.role if sender is not None else None
+            guard.check_command(found.command, found.sender, role, self._manager_of)
             result = run_operation(self.rt, found.command)
         except (BusError, WorkerError) as e:
             log.info("worker %s: command %s %s failed: %s", self.me, command_id, op, e)
@@ -281,6 +286,10 @@ class WorkerService:
             return
         log.info("worker %s: command %s %s from %s done", self.me, command_id, op, found.sender or "?")
         reply(self.rt.client, self.rt.keys, command_id, True, result)
+
+    def _manager_of(self, agent_id: str) -> str | None:
+        agent = self.rt.agents.find(agent_id)
+        return agent.manager if agent is not None else None
 
     def _claim_heartbeat(self) -> None:
         holder = self.heartbeat.acquire()

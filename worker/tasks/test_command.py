@@ -10,6 +10,7 @@ import contextlib
 import os
 import signal
 import subprocess
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -55,11 +56,12 @@ def failure_note(run: RunResult) -> str:
     return f"{head}; last lines:\n{last}" if last else f"{head} (no output)"
 
 
-def run_test(command: str, folder: Path, timeout: float) -> RunResult:
-    """Run `command` with the shell in `folder`, output and errors together, for at most `timeout` s."""
+def run_test(command: str, folder: Path, timeout: float, box: Sequence[str] = ()) -> RunResult:
+    """Run `command` with the shell in `folder`, output and errors together, for at most `timeout` s;
+    `box`, when given, is the whole command line that runs it (worker.boundary.test_box)."""
     proc = subprocess.Popen(
-        command,
-        shell=True,
+        list(box) or command,
+        shell=not box,
         cwd=folder,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,

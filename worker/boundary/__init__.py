@@ -1,0 +1,9 @@
+"""The agent's boundary: what `ib` may do when an agent runs it.
+
+`identity` tells a person from an agent by the process ancestry (hot: `ib notify` and hooks use it),
+`rules` is the pure per-role allow-list, `paths` keeps path arguments inside the agent's worktree, and
+`guard` applies all three to a command of the CLI or of the worker's command stream, `reach` makes `ib`
+inside Claude Code's sandbox fail loudly, `test_box` runs a task's tests for an agent in bubblewrap.
+May import bus, worker.errors, worker.permissions and worker.agents.sandbox; the CLI and the service
+import it, never the other way round.
+"""
