@@ -75,7 +75,10 @@ def follow_group(
     claim_idle_ms: int = 30_000,
     reconnect: Reconnect | None = None,
 ) -> None:
-    """Like `follow`, through a named consumer group: each event is emitted then acknowledged."""
+    """Like `follow`, through a named consumer group: each event is emitted then acknowledged. With a
+    filter, what it does not show stays pending in the group, for a follower of the same group without
+    one to take over (never acknowledged unseen)."""
+    filtered = bool(wanted.projects or wanted.types)
     group = Group(client, keys.events, group_name, consumer_name())
     start = "$" if since == "now" else since
     group.ensure(start)
@@ -97,6 +100,9 @@ def follow_group(
                     dead_letters.dead_letter(client, keys, found)
                 elif wanted(found):
                     emit(found)
+                elif filtered:
+                    batch.pop(0)
+                    continue  # not shown: left pending, not acknowledged
                 batch.pop(0)
                 done.append(entry_id)
                 group.ack(done)

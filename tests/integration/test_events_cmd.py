@@ -12,6 +12,7 @@ import pytest
 import redis
 
 from bus.envelope import make_event
+from bus.follow import EventFilter, follow_group
 from bus.keys import Keys
 from bus.streams import publish
 from tests.cli import IbRunner
@@ -108,6 +109,32 @@ def test_group_acks_and_resumes(ib: IbRunner, rds: redis.Redis, keys: Keys, foll
     assert [e["msg"] for e in g.lines] == ["two"]
     pending = rds.xpending(keys.events, "scripts")
     assert pending["pending"] == 0
+
+
+def test_a_filtered_group_leaves_what_it_does_not_show_to_the_group(
+    ib: IbRunner, rds: redis.Redis, keys: Keys, follow: list[Follower]
+) -> None:
+    f = _start(ib, follow, "--group", "scripts", "--since", "0", "--type", "complete,state")
+    _wait_ready(ib, rds, keys, f)
+    _emit(rds, keys, "waiting", None, "not shown")
+    _emit(rds, keys, "complete", None, "shown")
+    retry_until(lambda: any(e["msg"] == "shown" for e in f.lines))
+    assert f.stop() == 0
+    assert "not shown" not in [e["msg"] for e in f.lines]
+    assert rds.xpending(keys.events, "scripts")["pending"] == 1  # the waiting event, unacknowledged
+    seen: list[str] = []
+    follow_group(  # a follower of the group without a filter takes it over
+        rds,
+        keys,
+        group_name="scripts",
+        since="0",
+        wanted=EventFilter(),
+        emit=lambda event: seen.append(str(event["msg"])),
+        keep_going=lambda: not seen,
+        claim_idle_ms=0,
+    )
+    assert seen == ["not shown"]
+    assert rds.xpending(keys.events, "scripts")["pending"] == 0
 
 
 def test_bad_option_is_one_clear_error(ib: IbRunner) -> None:
