@@ -269,7 +269,28 @@ def auto_mode_nag(s: Stage) -> None:
     s.save_dialog("dialog", "auto-mode-default")
 
 
+PANEL_PROBE = 'touch x; echo "exit=$?"'  # compound: acceptEdits cannot check it before it runs
+
+
+def dialog_beside_diff_panel(s: Stage) -> None:
+    """ittybus's default mode (acceptEdits): a Write opens the diff panel (120 columns or wider), then a
+    command that asks draws its dialog beside the panel."""
+    s.fake.script(
+        reply("Writing the notes.", write(str(s.repo / "notes.txt"), "first line\nsecond line\n")),
+        reply("Marking it.", bash(PANEL_PROBE, "Mark the notes")),
+        reply(DONE),
+    )
+    s.start("--permission-mode acceptEdits 'write notes'")
+    s.wait("Do you want to proceed?")
+    s.wait(lambda screen: s.width < 120 or "1 file changed" in screen)  # the panel's heading
+    screen = s.settle()
+    what = "beside-diff-panel" if s.width >= 120 else "after-write"
+    s.save_dialog("permission", what, screen)
+    s.save("permission", f"dialog-{what}", screen)
+
+
 SCENARIOS |= {
     "auto-mode-dialogs": (auto_mode_dialogs, frozenset()),
     "auto-mode-nag": (auto_mode_nag, frozenset()),
+    "dialog-beside-diff-panel": (dialog_beside_diff_panel, frozenset({100, 200})),
 }

@@ -3,6 +3,7 @@ kind-what-width.claude-VERSION) and the keys that answer them."""
 
 from __future__ import annotations
 
+import unicodedata
 from pathlib import Path
 
 import pytest
@@ -40,6 +41,9 @@ ANSWERS = {
     "plan-keep-planning": ("plan-200", "deny", "No", ["2"]),
     "trust": ("trust-80", "approve", "Yes, I trust this folder", ["Down", "Enter"]),
     "refuse-trust": ("trust-200", "deny", "No, exit", ["Enter"]),
+    "beside-diff-panel-approve": ("permission-beside-diff-panel-200", "approve", "Yes", ["1"]),
+    "beside-diff-panel-always": ("permission-beside-diff-panel-200", "always", "Yes, and don’t ask", ["2"]),
+    "beside-diff-panel-deny": ("permission-beside-diff-panel-200", "deny", "No", ["4"]),
 }
 
 
@@ -49,6 +53,31 @@ def test_answer_keys(fixture: str, choice: str, label: str, keys: list[str]) -> 
     index = pick(dialog, choice)
     assert dialog.options[index].label.startswith(label)
     assert keys_for(dialog, index) == keys
+
+
+def _beside_a_panel(text: str, column: int) -> str:
+    """The screen with a panel drawn right of `column`: a "│" there on every line, text after it that
+    reads like a question and like options. Beside the real diff panel it is a rule inside that panel
+    (a side-by-side diff)."""
+    panel = ["+ Which colour?", "❯ 1. red", "  2. blue", ""]
+    lines = []
+    for index, line in enumerate(text.splitlines()):
+        width = sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in line)
+        lines.append(line + " " * (column - width) + "│" + panel[index % len(panel)])
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize("path", sorted(FIXTURES.glob("*.txt")), ids=lambda p: p.name)
+def test_a_panel_on_the_right_is_cut_away_before_the_dialog_is_read(path: Path) -> None:
+    text = path.read_text(encoding="utf-8")
+    assert read_dialog(_beside_a_panel(text, 210)) == read_dialog(text)
+
+
+def test_the_real_diff_panel_is_cut_away() -> None:
+    dialog = _dialog("permission-beside-diff-panel-200.claude-2.1.332.txt")
+    assert (dialog.kind, dialog.title, dialog.selected) == ("permission", "Do you want to proceed?", 0)
+    assert [o.label for o in dialog.options][::3] == ["Yes", "No"]
+    assert refusal("a1", dialog).endswith("Answer it with ib approve a1 [--always] or ib deny a1 [REASON]")
 
 
 def test_auto_mode_is_never_picked() -> None:

@@ -5,7 +5,8 @@ want to proceed?", "Do you want to create x?"), `plan` (ExitPlanMode: "Exit plan
 (AskUserQuestion: "Enter to select · ↑/↓ to navigate") and `trust` (the folder-trust dialog, before
 any hook runs); any other screen shaped like a dialog (a question with a ❯-marked option list under it,
 in any language) is a `dialog` (worker/tmux/dialog_shape.py). Numbered options are answered with their
-digit, as the dialog expects; unnumbered ones with arrows from the selected option and Enter.
+digit, as the dialog expects; unnumbered ones with arrows from the selected option and Enter. A diff
+panel open on the right (wide panes, after file edits) is cut away first: the dialog is drawn beside it.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import re
 from dataclasses import dataclass
 
 from worker.tmux.dialog_shape import Shape, read_key_hints, read_shape
+from worker.tmux.pane_screen import conversation_column
 
 BOTTOM_LINES = 40  # a dialog sits at the bottom of the screen, below the conversation
 
@@ -57,7 +59,7 @@ class Dialog:
 
 def read_dialog(text: str) -> Dialog | None:
     """The dialog at the bottom of the pane, or None when there is none."""
-    lines = [line.rstrip() for line in text.splitlines()]
+    lines = conversation_column([line.rstrip() for line in text.splitlines()])
     while lines and not lines[-1].strip():
         lines.pop()
     bottom = lines[-BOTTOM_LINES:]
@@ -210,5 +212,5 @@ def keys_for(dialog: Dialog, index: int) -> list[str]:
 
 
 def _has(label: str, words: tuple[str, ...]) -> bool:
-    lowered = label.casefold()
+    lowered = label.casefold().replace("’", "'")  # "don’t ask" and "don't ask" are both drawn
     return any(word in lowered for word in words)

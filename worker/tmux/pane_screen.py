@@ -81,8 +81,8 @@ def is_rule(line: str) -> bool:
 
 
 def conversation_column(lines: Sequence[str]) -> list[str]:
-    """The lines with a right-hand panel cut away: when one column holds a "│" on at least half of the
-    lines, every line that has the divider there is cut just before it."""
+    """The lines with a right-hand panel cut away: when a column holds a "│" on at least half of the
+    lines (the leftmost such column), every line that has the divider there is cut just before it."""
     column = _panel_column(lines)
     if column is None:
         return list(lines)
@@ -93,10 +93,9 @@ def _panel_column(lines: Sequence[str]) -> int | None:
     counts: Counter[int] = Counter()
     for line in lines:
         counts.update({col for col, char in _columns(line) if char == DIVIDER and col >= PANEL_MIN_COLUMN})
-    if not counts:
-        return None
-    column, count = counts.most_common(1)[0]
-    return column if count >= max(PANEL_MIN_LINES, PANEL_MIN_SHARE * len(lines)) else None
+    needed = max(PANEL_MIN_LINES, PANEL_MIN_SHARE * len(lines))
+    # the leftmost: a rule further right is inside the panel (a side-by-side diff), not its border
+    return min((column for column, count in counts.items() if count >= needed), default=None)
 
 
 def _cut_at(line: str, column: int) -> str:
