@@ -49,3 +49,12 @@ def test_overloaded_by_its_status() -> None:
 )
 def test_retry_detail(text: str, detail: str) -> None:
     assert retry_detail(text) == detail
+
+
+def test_the_diff_panel_beside_a_retry_is_not_read() -> None:
+    """A panel on the right whose diff mentions a 429 must not change what the retry line says."""
+    text = (PANES / "running-cc2.1.332-retrying-529-w100.txt").read_text(encoding="utf-8")
+    beside = [f"{line:<100}│ + handle HTTP 429 rate limit" for line in text.splitlines()]
+    notice = retry_notice("\n".join(beside))
+    assert notice is not None
+    assert (notice["kind"], notice["attempt"]) == ("other", 2)

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import re
 
+from worker.tmux.pane_screen import conversation_column
+
 _RETRY = re.compile(r"retrying in (\d+)\s*s\s*·\s*attempt (\d+)/(\d+)")
 _OVERLOADED = re.compile(r"\b529\b|[Oo]verloaded")
 _RATE_LIMIT = re.compile(r"\b429\b|rate.?limit", re.IGNORECASE)
@@ -13,7 +15,7 @@ _RATE_LIMIT = re.compile(r"\b429\b|rate.?limit", re.IGNORECASE)
 
 def retry_notice(text: str) -> dict[str, object] | None:
     """{kind, retry_in, attempt, attempts, line} from the last retry line on screen; None without one."""
-    for line in reversed(text.splitlines()):
+    for line in reversed(conversation_column(text.splitlines())):  # not the diff panel's words
         found = _RETRY.search(line)
         if found:
             kind = (
