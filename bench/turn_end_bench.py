@@ -319,8 +319,9 @@ def bench(runs: int, rows: list[str]) -> Samples:
     results: Samples = {p: {r: ([], []) for r in rows} for p in PATHS}
     modes = list(dict.fromkeys(ROWS[r].mode for r in rows))
     with scratch_namespace() as namespace:
-        rig = Rig(namespace).start(modes)
+        rig = Rig(namespace)
         try:
+            rig.start(modes)  # stopped below even when an agent fails to start
             for _ in range(runs):
                 for name in rows:
                     for path in PATHS:
