@@ -221,7 +221,11 @@ class Rig:
         Path(f"/tmp/tmux-{os.getuid()}/{self.socket}").unlink(missing_ok=True)
         self.fake.stop()
         self.telegram.stop()
-        shutil.rmtree(self.work, ignore_errors=True)
+        for _ in range(10):  # the CLIs, hung up on, may still write their HOME for a moment
+            shutil.rmtree(self.work, ignore_errors=True)
+            time.sleep(0.3)
+            if not self.work.exists():
+                break
 
     def screen(self, agent: str) -> str:
         target = f"={session_name(self.repo, agent)}:"
@@ -275,7 +279,7 @@ class Rig:
     def _event(self, agent: str, row: Kind, last: str, deadline: float) -> float:
         """Wall-clock time of the first event of `agent` after `last` that tells `row`."""
         while time.time() < deadline:
-            block = max(1, int((deadline - time.time()) * 1000))
+            block = max(1, min(1000, int((deadline - time.time()) * 1000)))  # redis-py times out at 5 s
             answer = cast(
                 list[tuple[str, list[tuple[str, dict[str, str]]]]],
                 self.redis.xread({self.keys.events: last}, block=block),
