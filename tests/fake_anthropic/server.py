@@ -81,6 +81,7 @@ class _State:
     turns: deque[Turn] = field(default_factory=deque)
     log: list[Request] = field(default_factory=list)
     holds: list[threading.Event] = field(default_factory=list)
+    turn_ends: list[float] = field(default_factory=list)
     default: Turn = field(default_factory=lambda: reply(NOTHING_SCRIPTED))
     compaction: Turn = field(default_factory=lambda: reply(COMPACT_ANSWER))
 
@@ -157,6 +158,12 @@ class FakeAnthropic:
         with self._state.cond:
             return list(self._state.log)
 
+    def turn_ends(self) -> list[float]:
+        """Wall-clock times (time.time()) at which each conversation turn's answer was fully sent: the
+        stream's last event, or an error's body. The benches' "moment" a turn's outcome exists."""
+        with self._state.cond:
+            return list(self._state.turn_ends)
+
     def turns_taken(self) -> list[Request]:
         """The conversation requests, oldest first."""
         return [r for r in self.requests() if r.is_turn]
@@ -195,6 +202,11 @@ class FakeAnthropic:
         with self._state.cond:
             self._state.log.append(request)
             self._state.cond.notify_all()
+
+    def answered(self, kind: str) -> None:
+        if kind == "turn":
+            with self._state.cond:
+                self._state.turn_ends.append(time.time())
 
 
 def request_kind(body: dict[str, Any]) -> str:
@@ -255,13 +267,14 @@ class _Handler(BaseHTTPRequestHandler):
             self._record(body, kind, f"error {turn.status}")
             request_id = fake.next_id("req")
             self._json(turn.status, sse.error_json(turn, request_id), sse.error_headers(turn, request_id))
-            return
-        self._record(body, kind, "stream" if body.get("stream") else "json")
-        message_id = fake.next_id("msg")
-        if not body.get("stream"):
-            self._json(200, sse.message_json(turn, message_id, model))
-            return
-        self._stream(turn, message_id, model)
+        else:
+            self._record(body, kind, "stream" if body.get("stream") else "json")
+            message_id = fake.next_id("msg")
+            if body.get("stream"):
+                self._stream(turn, message_id, model)
+            else:
+                self._json(200, sse.message_json(turn, message_id, model))
+        fake.answered(kind)
 
     def _stream(self, turn: Reply, message_id: str, model: str) -> None:
         self.send_response(200)

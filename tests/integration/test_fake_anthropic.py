@@ -10,6 +10,7 @@ from urllib.parse import urlsplit
 
 from tests.fake_anthropic import FakeAnthropic, bash, overloaded, rate_limited, reply
 from tests.fake_anthropic.server import COMPACT_ANSWER, NOTHING_SCRIPTED, SIDE_ANSWER
+from tests.waiting import retry_until
 
 TOOLS = [{"name": "Bash", "input_schema": {"type": "object"}}]
 REMINDER = {"type": "text", "text": "<system-reminder>\ncontext\n</system-reminder>"}
@@ -124,3 +125,23 @@ def test_a_held_stream_ends_only_when_released() -> None:
         hold.set()
         assert ended.wait(10)
         reader.join()
+
+
+def test_a_turn_is_noted_as_answered_once_its_last_byte_is_sent() -> None:
+    hold = threading.Event()
+    with FakeAnthropic() as fake:
+        fake.script(reply("working", hold=hold), overloaded())
+        reader = threading.Thread(target=lambda: _events(_post(fake, "/v1/messages", _turn("go"))))
+        reader.start()
+        fake.wait_for(lambda log: len(log) == 1, what="the request")
+        held = fake.turn_ends()
+        hold.set()
+        reader.join()
+        side = {"model": "claude-haiku", "messages": [{"role": "user", "content": "title?"}], "max_tokens": 9}
+        assert _post(fake, "/v1/messages", side).read()
+        assert _post(fake, "/v1/messages", _turn("again")).read()
+        ends = retry_until(lambda: fake.turn_ends() if len(fake.turn_ends()) == 2 else [], what="two ends")
+        log = fake.requests()
+
+    assert held == []  # still streaming: the turn's outcome does not exist yet
+    assert log[0].at < ends[0] < log[1].at < log[2].at <= ends[1]  # side calls are not turns
