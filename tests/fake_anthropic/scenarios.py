@@ -6,6 +6,7 @@ A scenario is a function of a Stage; SCENARIOS maps its name to it and the width
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Callable
 
@@ -22,6 +23,7 @@ from tests.fake_anthropic.script import (
     write,
 )
 from tests.fake_anthropic.server import COMPACT_ANSWER
+from worker.agents.sandbox import Confinement, sandbox_problem, sandbox_settings
 
 DONE = "I HAVE COMPLETED THE GOAL"
 RUNNING = "esc to interrupt"
@@ -294,3 +296,30 @@ SCENARIOS |= {
     "auto-mode-nag": (auto_mode_nag, frozenset()),
     "dialog-beside-diff-panel": (dialog_beside_diff_panel, frozenset({100, 200})),
 }
+
+
+ENV_PREFIXED = "FOO=1 ib notify hi"  # an assignment before `ib`: not the sandbox's `ib:*` exclusion
+
+
+def env_prefixed_command(s: Stage) -> None:
+    """An agent's sandbox (ittybus's settings, acceptEdits): a command that starts with a variable
+    assignment is not the excluded `ib`, so Claude Code asks before it runs it; after a Write, as in
+    tests/integration/test_agent_boundary_claude.py, so at 120 columns or more it is drawn beside the
+    diff panel."""
+    confinement = Confinement(str(s.repo), str(s.repo), (), "ib")
+    settings = s.work / "settings.json"
+    sandbox = sandbox_settings(confinement, available=sandbox_problem() is None)
+    settings.write_text(json.dumps({"sandbox": sandbox}), encoding="utf-8")
+    s.fake.script(
+        reply("Writing the hook.", write(str(s.repo / "evil" / "sitecustomize.py"), "print('hi')\n")),
+        reply("Notifying.", bash(ENV_PREFIXED, "Notify the person")),
+        reply(DONE),
+    )
+    s.start(f"--permission-mode acceptEdits --settings {settings} 'notify me'")
+    # the dialog's footer with the command above it (the tip line keeps the screen from settling)
+    s.wait(lambda screen: ENV_PREFIXED in screen and "Esc to cancel" in screen)
+    screen = s.wait(lambda screen: s.width < 120 or "1 file changed" in screen)  # the panel's heading
+    s.save_dialog("permission", "env-prefixed-command", screen)
+
+
+SCENARIOS |= {"env-prefixed-command": (env_prefixed_command, frozenset())}

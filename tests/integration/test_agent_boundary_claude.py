@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 import sys
 import threading
 from dataclasses import dataclass
@@ -78,17 +77,18 @@ def attempts(root: Path, wt: Path) -> list[Attempt]:
 _EVIL = "open('{root}/pwned-by-pythonpath', 'w').write('x')\n"
 
 
-def _approve_all(socket: str, finished: threading.Event) -> None:
-    """Press 1 (Yes) on every permission dialog of the agent's pane, as a person who trusts it would."""
-
-    def tmux(*args: str) -> str:
-        done = subprocess.run(["tmux", "-L", socket, *args], capture_output=True, text=True, check=False)
-        return done.stdout
-
+def _approve_all(ib: IbRunner, rds: redis.Redis, keys: Keys, finished: threading.Event) -> None:
+    """Answer every `permission` event of the agent with `ib approve`, as a person who trusts it would."""
+    answered = 0
     while not finished.wait(1.0):
-        for session in [s for s in tmux("list-sessions", "-F", "#S").split() if s.endswith(f"-{ATK}")]:
-            if "Do you want to proceed?" in tmux("capture-pane", "-p", "-t", session):
-                tmux("send-keys", "-t", session, "1")
+        asked = [e for e in _parsed(rds, keys) if e["type"] == "permission" and e.get("from") == ATK]
+        for _event in asked[answered:]:
+            ib.run("approve", ATK)  # a dialog that already closed is refused: nothing to do then
+        answered = len(asked)
+
+
+def _parsed(rds: redis.Redis, keys: Keys) -> list[dict[str, object]]:
+    return [json.loads(fields["e"]) for _, fields in rds.xrange(keys.events) or []]
 
 
 def _results(anthropic: FakeAnthropic) -> dict[str, tuple[bool, str]]:
@@ -135,8 +135,8 @@ def test_ib_inside_an_agent_is_its_own_capability(
     assert spawned.returncode == 0, spawned.stderr
     done = threading.Event()
     # the person says yes to whatever the agent asks: the boundary must hold all the same
-    socket = claude_ib.env["IB_TMUX_SOCKET"]
-    approver = threading.Thread(target=_approve_all, args=(socket, done), daemon=True)
+    answers = (claude_ib, rds, Keys(namespace), done)
+    approver = threading.Thread(target=_approve_all, args=answers, daemon=True)
     approver.start()
     try:
         anthropic.wait_for(

@@ -62,7 +62,18 @@ def test_the_folder_trust_dialog_is_an_event_once(
     assert rds.hget(keys.agent("screen"), "state") == "permission"
 
 
+def _env_prefixed(width: int) -> tuple[str, str, str, str, list[dict[str, object]]]:
+    """`FOO=1 ib notify hi` in an agent's sandbox (at 200 columns beside the diff panel): no hook tells it."""
+    again = "FOO=1 ib notify *" if width >= 120 else "FOO=1 ib notify hi"  # as Claude Code drew it
+    labels = ["Yes", f"Yes, and don’t ask again for: {again}"]
+    labels += ["Yes, and switch to auto mode · auto mode handles these prompts for you", "No"]
+    options: list[dict[str, object]] = [{"number": i, "label": x} for i, x in enumerate(labels, 1)]
+    capture = f"permission-env-prefixed-command-{width}"
+    return capture, "permission", "permission", "Do you want to proceed?", options
+
+
 SEEN = {
+    **{f"env-prefixed-command-{width}": _env_prefixed(width) for width in (80, 100, 200)},
     "auto-mode-approval": (
         "permission-auto-mode-approval-80",
         "permission",

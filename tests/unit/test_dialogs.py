@@ -44,6 +44,11 @@ ANSWERS = {
     "beside-diff-panel-approve": ("permission-beside-diff-panel-200", "approve", "Yes", ["1"]),
     "beside-diff-panel-always": ("permission-beside-diff-panel-200", "always", "Yes, and don’t ask", ["2"]),
     "beside-diff-panel-deny": ("permission-beside-diff-panel-200", "deny", "No", ["4"]),
+    **{
+        f"env-prefixed-{width}-{choice}": (f"permission-env-prefixed-command-{width}", choice, label, keys)
+        for width in (80, 100, 200)
+        for choice, label, keys in (("approve", "Yes", ["1"]), ("deny", "No", ["4"]))
+    },
 }
 
 
@@ -77,6 +82,17 @@ def test_the_real_diff_panel_is_cut_away() -> None:
     dialog = _dialog("permission-beside-diff-panel-200.claude-2.1.332.txt")
     assert (dialog.kind, dialog.title, dialog.selected) == ("permission", "Do you want to proceed?", 0)
     assert [o.label for o in dialog.options][::3] == ["Yes", "No"]
+    assert refusal("a1", dialog).endswith("Answer it with ib approve a1 [--always] or ib deny a1 [REASON]")
+
+
+@pytest.mark.parametrize("width", [80, 100, 200])
+def test_an_env_prefixed_command_is_read_under_its_command_box(width: int) -> None:
+    """`FOO=1 ib notify hi` (not the sandbox's excluded `ib`): the command between two dashed rules, a
+    reason and a tip above the question; at 200 columns the whole dialog is beside the diff panel."""
+    dialog = _dialog(f"permission-env-prefixed-command-{width}.claude-2.1.332.txt")
+    assert (dialog.kind, dialog.title, dialog.selected) == ("permission", "Do you want to proceed?", 0)
+    assert [o.number for o in dialog.options] == [1, 2, 3, 4]
+    assert dialog.options[1].label.startswith("Yes, and don’t ask again for: FOO=1 ib notify ")
     assert refusal("a1", dialog).endswith("Answer it with ib approve a1 [--always] or ib deny a1 [REASON]")
 
 
