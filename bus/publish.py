@@ -86,31 +86,33 @@ def xadd(conn: Connection, conf: HotConf, event: Envelope) -> str:
 
 def publish(conf: HotConf, event: Envelope, conn: Connection | None = None) -> Published:
     """Append `event` to the events stream, or spool it (with a warning on stderr) when Redis is away.
+    Behind Sentinel, a send that fails on an open connection (a failover: READONLY, the primary gone) is
+    tried once more on a new one, whose primary the sentinels name again.
 
     Raises SpoolUnavailable only when Redis is away and no spool folder can be written."""
     event = stamped(event)
-    try:
-        return _send(conf, event, conn)
-    except ConfigError:
-        raise  # no bus to send it to, ever: spooling would hide the mistake
-    except NotReplicated as e:  # in the stream already: the spool's copy is sent once more, then dropped
-        return keep(conf, event, e)
-    except BusError as e:
-        if not defaults.behind_sentinel(conf.redis_url):
+    tries = 2 if defaults.behind_sentinel(conf.redis_url) else 1
+    while True:
+        try:
+            own = conn if conn is not None else open_bus(conf)
+        except ConfigError:
+            raise  # no bus to send it to, ever: spooling would hide the mistake
+        except BusError as e:  # opening a connection asks the sentinels twice already
             return keep(conf, event, e)
-    try:  # the primary failed over (READONLY, a lost connection): ask the sentinels once more
-        return _send(conf, event, None)
-    except ConfigError:
-        raise
-    except BusError as e:
-        return keep(conf, event, e)
-
-
-def _send(conf: HotConf, event: Envelope, conn: Connection | None) -> Published:
-    if conn is not None:
-        return Published(xadd(conn, conf, event))
-    with open_bus(conf) as own:
-        return Published(xadd(own, conf, event))
+        try:
+            return Published(xadd(own, conf, event))
+        except ConfigError:
+            raise
+        except NotReplicated as e:  # in the stream already: the spool's copy is sent once more, then dropped
+            return keep(conf, event, e)
+        except BusError as e:
+            tries -= 1
+            if not tries:
+                return keep(conf, event, e)
+        finally:
+            if own is not conn:
+                own.close()
+        conn = None
 
 
 def keep(conf: HotConf, event: Envelope, why: BusError) -> Published:

@@ -15,7 +15,10 @@ from bus.clients import client_for
 from bus.embedded import free_port
 from bus.envelope import make_event
 from bus.errors import NotReplicated
+from bus.hotconf import read_hotconf
 from bus.keys import Keys
+from bus.publish import publish
+from bus.resp import Address, Connection
 from tests.cli import IbRunner
 from tests.sentinel_servers import SentinelSet
 
@@ -64,6 +67,22 @@ def test_the_workers_publish_waits_for_the_replica(deployment: SentinelSet, name
     alone = client_for(deployment.primary.url)  # one replica only: waiting for two cannot succeed
     with pytest.raises(NotReplicated, match="1 of 2 replica"):
         streams.publish(alone, Keys(namespace), make_event("notify", "unconfirmed"), 1000, (2, 50))
+
+
+def test_a_write_refused_by_a_demoted_primary_is_sent_again_to_the_one_the_sentinels_name(
+    deployment: SentinelSet, namespace: str, tmp_path: Path
+) -> None:
+    """A hook's connection made before a failover now points at a replica (READONLY): asked once more,
+    the sentinels name the primary, and the event lands there, once."""
+    environ = {"IB_REDIS_URL": deployment.url(), "IB_NAMESPACE": namespace, "IB_SPOOL_DIR": str(tmp_path)}
+    conf = read_hotconf(environ, cwd="/")
+    stale = Connection(Address(port=deployment.copies[0].port), 0.5)
+    try:
+        done = publish(conf, make_event("notify", "after the failover"), stale)
+    finally:
+        stale.close()
+    assert done.spooled_to is None and done.event_id
+    assert _messages(deployment, namespace) == ["after the failover"]
 
 
 def test_no_sentinel_answering_is_an_outage_and_the_event_is_spooled(ib: IbRunner, tmp_path: Path) -> None:
