@@ -1,7 +1,8 @@
 """The primary behind Sentinel is killed (`kill -9`) in the middle of a stream of `ib notify` calls and Stop
 hooks; the sentinels promote a replica, and every event is on the new primary once: none lost (each was
 confirmed by a replica with `WAIT`, or spooled and flushed by a later `ib` call), none twice (the
-publish-once script, by the envelope's id)."""
+publish-once script, by the envelope's id). A redis-py client made before the kill (the worker's kind)
+follows the failover to the new primary."""
 
 from __future__ import annotations
 
@@ -15,7 +16,9 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+import redis
 
+from bus.clients import client_for
 from bus.envelope import EID_FIELD
 from tests.cli import IbRunner
 from tests.faults.tally import Tally
@@ -92,12 +95,12 @@ def _storm_through_a_failover(ib: IbRunner, deployment: SentinelSet, tally: Tall
             if "kept in" in done.stderr:
                 kept.append(text)
 
+    heavy = client_for(deployment.url())  # the worker's kind of client, made before the failover
     threads = [threading.Thread(target=produce, args=(n,)) for n in range(PRODUCERS)]
     for t in threads:
         t.start()
     try:
-        first = deployment.primary.client()
-        retry_until(lambda: first.xlen(namespace + "events") >= 10, 30, 0.01, "the stream to start")
+        retry_until(lambda: heavy.xlen(namespace + "events") >= 10, 30, 0.01, "the stream to start")
         deployment.primary.stop(signal.SIGKILL)
         killed_at = len(sent)
         promoted = retry_until(deployment.promoted, 30, 0.1, "a replica to be promoted")
@@ -122,7 +125,18 @@ def _storm_through_a_failover(ib: IbRunner, deployment: SentinelSet, tally: Tall
     )
     assert (row.lost, row.twice, spooled) == (0, 0, 0)
     assert max(ids.values()) == 1
+    retry_until(
+        lambda: _length(heavy, namespace) == len(seen), 30, 0.1, "the heavy client to follow the failover"
+    )
     assert kept, "no call fell in the failover: the test did not test it"
+
+
+def _length(client: redis.Redis, namespace: str) -> int | None:
+    """The events stream's length as `client` reads it, or None while it finds no primary."""
+    try:
+        return client.xlen(namespace + "events")
+    except redis.ConnectionError:
+        return None
 
 
 def _p50(walls: list[float]) -> str:
