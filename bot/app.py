@@ -49,7 +49,7 @@ from bot.status_board import StatusBoard
 from bot.status_lines import STATUS_EVERY
 from bot.topics import TopicRegistry
 from bot.worker_watch import watch_workers
-from bus.clients import client_for, client_options, resolve_url
+from bus.clients import async_client_for, client_for, resolve_url
 from bus.errors import BusError
 from bus.keys import Keys
 from bus.settings import Settings, load_settings
@@ -103,12 +103,7 @@ def build_application(config: BotConfig) -> Application[Any, Any, Any, Any, Any,
 
 def _async_redis(url: str, single: bool = False) -> aredis.Redis:
     """No socket timeout: the stream reads block in Redis; keepalive notices a dead server."""
-    return aredis.Redis(
-        socket_timeout=None,
-        socket_connect_timeout=5,
-        single_connection_client=single,
-        **client_options(url),
-    )
+    return async_client_for(url, single=single)
 
 
 async def serve(config: BotConfig, url: str, settings: Settings, stop: asyncio.Event) -> None:

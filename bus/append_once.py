@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 
-from bus.errors import BusError
+from bus.errors import BusError, NotReplicated
 from bus.keys import Keys
 
 MARK_TTL = 7 * 24 * 3600  # as long as an event may wait in a spool and still be told apart
@@ -37,6 +37,15 @@ def outcome(reply: Reply) -> tuple[str, bool]:
     if isinstance(reply, list) and len(reply) == 2 and isinstance(reply[0], bytes):
         return reply[0].decode(), reply[1] == 1
     raise BusError(f"unexpected reply to the publish script: {reply!r}")
+
+
+def replicated(reply: Reply, wanted: int, wait_ms: int) -> None:
+    """Raise NotReplicated unless the reply to `WAIT wanted wait_ms` says enough replicas hold the writes."""
+    if not isinstance(reply, int) or reply < wanted:
+        got = str(reply) if isinstance(reply, int) else f"an error: {reply!r}"
+        raise NotReplicated(
+            f"Redis took the event but {got} of {wanted} replica(s) confirmed it in {wait_ms} ms"
+        )
 
 
 def script() -> str:

@@ -1,15 +1,20 @@
 """redis-py clients for long-running processes, built from the settings.
 
-The URL is read by `bus.resp.Address`, the one parser the hooks use too, never by redis-py. Blocking
+The URL is read by `bus.resp.Address`, the one parser the hooks use too, never by redis-py; behind
+Sentinel, redis-py's sentinel pool finds the primary and follows its failovers. Blocking
 stream reads (`XREAD`/`XREADGROUP ... BLOCK`) need a client without a socket timeout: redis-py would
 otherwise cut a read that blocks longer than the timeout. TCP keepalive notices a dead server.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import redis
+from redis.sentinel import Sentinel
+
+if TYPE_CHECKING:
+    import redis.asyncio as aredis
 
 from bus.hotconf import HotConf
 from bus.redis_url import bus_url
@@ -32,6 +37,8 @@ def hotconf(settings: Settings, cwd: str | None = None) -> HotConf:
         listener_name=settings.listener_name,
         agent_id=settings.agent_id,
         root=str(root) if root else None,
+        wait_replicas=settings.replicas_to_wait,
+        wait_ms=settings.redis_wait_ms,
     )
 
 
@@ -59,23 +66,61 @@ def client_options(url: str) -> dict[str, Any]:
     if address.path:
         options["unix_socket_path"] = address.path
         return options
-    options |= {"host": address.host, "port": address.port, "socket_keepalive": True}
-    if address.tls is not None:
-        tls = address.tls
-        options |= {"ssl": True, "ssl_cert_reqs": tls.get("ssl_cert_reqs", "required")}
-        options |= {
-            f"ssl_{k}": tls[f"ssl_{k}"] for k in ("ca_certs", "certfile", "keyfile") if tls.get(f"ssl_{k}")
-        }
-    return options
+    options["socket_keepalive"] = True
+    if not address.service:  # behind Sentinel the pool asks for the primary's host and port
+        options |= {"host": address.host, "port": address.port}
+    return options | _tls(address)
+
+
+def _tls(address: Address) -> dict[str, Any]:
+    if address.tls is None:
+        return {}
+    tls = address.tls
+    options = {"ssl": True, "ssl_cert_reqs": tls.get("ssl_cert_reqs", "required")}
+    return options | {
+        f"ssl_{k}": tls[f"ssl_{k}"] for k in ("ca_certs", "certfile", "keyfile") if tls.get(f"ssl_{k}")
+    }
+
+
+def _sentinel_options(address: Address, connect_timeout: float) -> dict[str, Any]:
+    """How to ask the sentinels: the URL's TLS, never its credentials (they are the primary's)."""
+    return {"socket_connect_timeout": connect_timeout, "socket_timeout": connect_timeout} | _tls(address)
 
 
 def client_for(url: str, *, blocking: bool = False, connect_timeout: float = 2.0) -> redis.Redis:
     """A client with str replies. `blocking=True` for connections that wait in BLOCK reads."""
-    return redis.Redis(
-        socket_timeout=None if blocking else COMMAND_TIMEOUT,
-        socket_connect_timeout=connect_timeout,
-        **client_options(url),
+    timeouts: dict[str, Any] = {
+        "socket_timeout": None if blocking else COMMAND_TIMEOUT,
+        "socket_connect_timeout": connect_timeout,
+    }
+    address = Address.from_url(url)
+    if not address.service:
+        return redis.Redis(**timeouts, **client_options(url))
+    asking = _sentinel_options(address, connect_timeout)
+    sentinel = Sentinel(address.sentinels, sentinel_kwargs=asking)  # type: ignore[no-untyped-call]
+    client: redis.Redis = sentinel.master_for(  # type: ignore[no-untyped-call]
+        address.service, **timeouts, **client_options(url)
     )
+    return client
+
+
+def async_client_for(url: str, *, single: bool = False, connect_timeout: float = 5.0) -> aredis.Redis:
+    """An asyncio client with str replies and no socket timeout (its stream reads block in Redis);
+    `single`: one connection of its own."""
+    import redis.asyncio as aredis  # the bot's alone: the other processes do without asyncio
+    from redis.asyncio.sentinel import Sentinel as AsyncSentinel
+    from redis.asyncio.sentinel import SentinelConnectionPool as AsyncSentinelPool
+
+    timeouts: dict[str, Any] = {"socket_timeout": None, "socket_connect_timeout": connect_timeout}
+    address = Address.from_url(url)
+    if not address.service:
+        return aredis.Redis(single_connection_client=single, **timeouts, **client_options(url))
+    asking = _sentinel_options(address, connect_timeout)
+    sentinel = AsyncSentinel(address.sentinels, sentinel_kwargs=asking)  # type: ignore[no-untyped-call]
+    pool = AsyncSentinelPool(  # type: ignore[no-untyped-call]
+        address.service, sentinel, **timeouts, **client_options(url)
+    )
+    return aredis.Redis(connection_pool=pool, single_connection_client=single)
 
 
 def refusal(error: redis.RedisError) -> str | None:

@@ -13,6 +13,21 @@ EVENTS_MAXLEN = 100_000
 CONNECT_TIMEOUT = 0.5
 MAX_MESSAGE_BYTES = 1_048_576
 LISTENER_NAME = "default"
+REDIS_WAIT_MS = 1000
+
+
+def replicas_to_wait(setting: int | None, redis_url: str | None) -> int:
+    """How many replicas must hold a published event before it counts as sent (`WAIT n ms`): the
+    setting, else 1 behind Sentinel (an event only the dead primary held is lost in a failover), else 0."""
+    if setting is not None:
+        return setting
+    return 1 if behind_sentinel(redis_url) else 0
+
+
+def behind_sentinel(redis_url: str | None) -> bool:
+    return bool(redis_url) and str(redis_url).partition("://")[0].endswith("+sentinel")
+
+
 NAMESPACE_FORBIDDEN = set("*?[]\\") | {chr(c) for c in range(33)} | {"\x7f"}
 
 

@@ -15,6 +15,10 @@ class BusUnavailable(BusError):
     """Redis cannot be reached (down, refused, timed out)."""
 
 
+class NotReplicated(BusUnavailable):
+    """Redis took the write but no replica confirmed it in time (`WAIT`): a failover now could lose it."""
+
+
 class InvalidInput(BusError):
     """Something a person typed is not acceptable (bad id, empty message, too large, ...)."""
 

@@ -32,6 +32,8 @@ class HotConf(Record):
         "redis_url",
         "root",
         "spool_dir",
+        "wait_ms",
+        "wait_replicas",
     )
 
     def __init__(
@@ -46,6 +48,8 @@ class HotConf(Record):
         listener_name: str,
         agent_id: str | None,
         root: str | None,
+        wait_replicas: int = 0,
+        wait_ms: int = defaults.REDIS_WAIT_MS,
     ) -> None:
         self.redis_url, self.namespace, self.events_maxlen = redis_url, namespace, events_maxlen
         self.connect_timeout, self.spool_dir, self.max_message_bytes = (
@@ -54,6 +58,7 @@ class HotConf(Record):
             max_message_bytes,
         )
         self.listener_name, self.agent_id, self.root = listener_name, agent_id, root
+        self.wait_replicas, self.wait_ms = wait_replicas, wait_ms  # `WAIT` after each publish; 0: none
 
 
 def read_hotconf(environ: Mapping[str, str] | None = None, cwd: str | None = None) -> HotConf:
@@ -108,7 +113,15 @@ def _conf(merged: dict[str, str], root: str | None) -> HotConf:
         listener_name=merged.get("IB_LISTENER_NAME", defaults.LISTENER_NAME),
         agent_id=merged.get("IB_AGENT_ID") or None,
         root=root,
+        wait_replicas=defaults.replicas_to_wait(_whole(merged, "IB_REDIS_WAIT_REPLICAS"), redis_url),
+        wait_ms=int(_number(merged, "IB_REDIS_WAIT_MS", defaults.REDIS_WAIT_MS)),
     )
+
+
+def _whole(values: Mapping[str, str], name: str) -> int | None:
+    """A checked whole-number setting, or None when it is not set."""
+    raw = values.get(name)
+    return None if raw is None else int(setting_checks.number(raw, integer=True))
 
 
 def _number(values: Mapping[str, str], name: str, default: float) -> float:

@@ -11,14 +11,14 @@ from __future__ import annotations
 import os
 import sys
 
-from bus import append_once, spool
+from bus import append_once, defaults, spool
 from bus.envelope import EID_FIELD, Envelope, encode, stamped
-from bus.errors import BusError, ConfigError
+from bus.errors import BusError, ConfigError, NotReplicated
 from bus.hotconf import HotConf
 from bus.keys import Keys
 from bus.record import Record
 from bus.redis_url import bus_url
-from bus.resp import Address, Connection
+from bus.resp import Address, Connection, ServerError
 
 
 class Published(Record):
@@ -42,7 +42,7 @@ def open_bus(conf: HotConf, start: bool = True) -> Connection:
     """
     conn = Connection(Address.from_url(bus_url(conf.redis_url, conf.root, start)), conf.connect_timeout)
     try:
-        spool.flush(conn, conf.spool_dir, target_of(conf), conf.namespace, conf.events_maxlen)
+        spool.flush(conn, conf.spool_dir, target_of(conf), conf.namespace, conf.events_maxlen, _wait(conf))
     except BaseException:
         conn.close()
         raise
@@ -58,32 +58,61 @@ def flush_spool(conf: HotConf) -> int:
         return 0
     url = bus_url(conf.redis_url, conf.root, start=False)
     with Connection(Address.from_url(url), conf.connect_timeout) as conn:
-        return spool.flush(conn, conf.spool_dir, target, conf.namespace, conf.events_maxlen)
+        return spool.flush(conn, conf.spool_dir, target, conf.namespace, conf.events_maxlen, _wait(conf))
+
+
+def _wait(conf: HotConf) -> tuple[int, int]:
+    return conf.wait_replicas, conf.wait_ms
 
 
 def xadd(conn: Connection, conf: HotConf, event: Envelope) -> str:
     """Append `event` (stamped with its client-made id) once; its stream id, the first one if it was
-    appended before."""
+    appended before. With `conf.wait_replicas`, the same round trip waits for that many replicas to hold
+    it (raises NotReplicated when they do not in time)."""
     event = stamped(event)
     mark = Keys(conf.namespace).published(event[EID_FIELD])
-    reply = conn.call(*append_once.command(conf.namespace, mark, encode(event), conf.events_maxlen))
-    return append_once.outcome(reply)[0]
+    commands: list[tuple[str | bytes | int | float, ...]] = [
+        append_once.command(conf.namespace, mark, encode(event), conf.events_maxlen)
+    ]
+    if conf.wait_replicas:
+        commands.append(("WAIT", conf.wait_replicas, conf.wait_ms))
+    replies = conn.pipeline(commands, conf.wait_ms / 1000 if conf.wait_replicas else 0.0)
+    if isinstance(replies[0], ServerError):
+        raise replies[0]
+    if conf.wait_replicas:
+        append_once.replicated(replies[1], conf.wait_replicas, conf.wait_ms)
+    return append_once.outcome(replies[0])[0]
 
 
 def publish(conf: HotConf, event: Envelope, conn: Connection | None = None) -> Published:
     """Append `event` to the events stream, or spool it (with a warning on stderr) when Redis is away.
+    Behind Sentinel, a send that fails on an open connection (a failover: READONLY, the primary gone) is
+    tried once more on a new one, whose primary the sentinels name again.
 
     Raises SpoolUnavailable only when Redis is away and no spool folder can be written."""
     event = stamped(event)
-    try:
-        if conn is not None:
-            return Published(xadd(conn, conf, event))
-        with open_bus(conf) as own:
+    tries = 2 if defaults.behind_sentinel(conf.redis_url) else 1
+    while True:
+        try:
+            own = conn if conn is not None else open_bus(conf)
+        except ConfigError:
+            raise  # no bus to send it to, ever: spooling would hide the mistake
+        except BusError as e:  # opening a connection asks the sentinels twice already
+            return keep(conf, event, e)
+        try:
             return Published(xadd(own, conf, event))
-    except ConfigError:
-        raise  # no bus to send it to, ever: spooling would hide the mistake
-    except BusError as e:
-        return keep(conf, event, e)
+        except ConfigError:
+            raise
+        except NotReplicated as e:  # in the stream already: the spool's copy is sent once more, then dropped
+            return keep(conf, event, e)
+        except BusError as e:
+            tries -= 1
+            if not tries:
+                return keep(conf, event, e)
+        finally:
+            if own is not conn:
+                own.close()
+        conn = None
 
 
 def keep(conf: HotConf, event: Envelope, why: BusError) -> Published:

@@ -97,13 +97,15 @@ def _parse_array(buf: bytes, count: int, pos: int) -> tuple[Reply, int] | None:
 
 TLS_OPTIONS = ("ssl_cert_reqs", "ssl_ca_certs", "ssl_certfile", "ssl_keyfile")
 CERT_REQS = ("none", "optional", "required")
-SCHEMES = ("redis", "rediss", "unix")
+SCHEMES = ("redis", "rediss", "unix", "redis+sentinel", "rediss+sentinel")
+SENTINEL_PORT = 26379
 
 
 class Address(Record):
-    """Where a Redis listens and how to talk to it, from a `redis://`, `rediss://` or `unix://` URL."""
+    """Where a Redis listens and how to talk to it, from a `redis://`, `rediss://` or `unix://` URL; or,
+    from a `redis+sentinel://` URL, which sentinels name the primary of which service (`bus.sentinel`)."""
 
-    __slots__ = ("db", "host", "password", "path", "port", "tls", "username")
+    __slots__ = ("db", "host", "password", "path", "port", "sentinels", "service", "tls", "username")
 
     def __init__(
         self,
@@ -114,14 +116,18 @@ class Address(Record):
         password: str | None = None,
         db: int = 0,
         tls: dict[str, str] | None = None,
+        sentinels: tuple[tuple[str, int], ...] = (),
+        service: str | None = None,
     ) -> None:
         self.host, self.port, self.path = host, port, path
         self.username, self.password, self.db = username, password, db
         self.tls = tls  # None: plain TCP; else the URL's ssl_* options (empty: verify with the system CAs)
+        self.sentinels, self.service = sentinels, service  # the user and password are the primary's
 
     @classmethod
     def from_url(cls, url: str) -> Address:
-        """`redis[s]://[[user]:password@]host[:port][/db][?ssl_...]` or `unix://[[user]:password@]/path[?db=N]`.
+        """`redis[s]://[[user]:password@]host[:port][/db][?ssl_...]`, `unix://[[user]:password@]/path[?db=N]`
+        or `redis[s]+sentinel://[[user]:password@]host:port[,host:port...]/service[/db][?ssl_...]`.
 
         Raises ConfigError naming IB_REDIS_URL and what is wrong (the password is never shown)."""
         scheme, sep, rest = url.partition("://")
@@ -129,8 +135,8 @@ class Address(Record):
             shown = _without_password(url)
             what = f"scheme {scheme!r} is not supported" if sep else f"{shown!r} is not a URL"
             raise ConfigError(
-                f"IB_REDIS_URL: {what}; use redis://host:port, rediss://host:port (TLS) "
-                "or unix:///path/to/redis.sock"
+                f"IB_REDIS_URL: {what}; use redis://host:port, rediss://host:port (TLS), "
+                "unix:///path/to/redis.sock or redis+sentinel://host:port,host:port/service"
             )
         credentials, at, location = rest.rpartition("@")
         user = password = None
@@ -141,26 +147,43 @@ class Address(Record):
         shown = _without_password(url)
         options = _query(query, shown)
         db = _number(options.pop("db", ""), "db", shown, 0)
-        tls = _tls_options(options, scheme, shown)
+        tls = _tls_options(options, scheme.removesuffix("+sentinel"), shown)
         if scheme == "unix":
             if not location.startswith("/"):
                 raise ConfigError(f"IB_REDIS_URL: {shown!r} needs an absolute socket path: unix:///path")
             return cls(path=location, username=user, password=password, db=db)
         hostport, _, db_text = location.partition("/")
-        if hostport.startswith("["):  # [::1]:6379
-            host, bracket, after = hostport[1:].partition("]")
-            if not bracket or (after and not after.startswith(":")):
-                raise ConfigError(f"IB_REDIS_URL: cannot read {shown!r}: an IPv6 host needs [address]:port")
-            port_text = after.removeprefix(":")
-        else:
-            host, _, port_text = hostport.partition(":")
-        if not host.isascii() or any(c in host for c in " /\\[]"):
-            raise ConfigError(f"IB_REDIS_URL: cannot read {shown!r}: bad host name {host!r}")
-        port = _number(port_text, "port", shown, 6379)
-        if not 0 < port < 65536:
-            raise ConfigError(f"IB_REDIS_URL: cannot read {shown!r}: port must be 1 to 65535")
+        if scheme.endswith("+sentinel"):
+            service, _, db_text = db_text.partition("/")
+            if not service:
+                raise ConfigError(
+                    f"IB_REDIS_URL: {shown!r} names no service: add /SERVICE after the sentinels"
+                )
+            if not all(hostport.split(",")):
+                raise ConfigError(f"IB_REDIS_URL: cannot read {shown!r}: an empty entry in the sentinel list")
+            sentinels = tuple(_host_port(one, shown, SENTINEL_PORT) for one in hostport.split(","))
+            db = _number(db_text, "database", shown, db)
+            return cls(username=user, password=password, db=db, tls=tls, sentinels=sentinels, service=service)
+        host, port = _host_port(hostport, shown, 6379)
         db = _number(db_text, "database", shown, db)
-        return cls(host=host or "127.0.0.1", port=port, username=user, password=password, db=db, tls=tls)
+        return cls(host=host, port=port, username=user, password=password, db=db, tls=tls)
+
+
+def _host_port(hostport: str, shown: str, default_port: int) -> tuple[str, int]:
+    """`host[:port]` or `[v6 address][:port]` of a URL."""
+    if hostport.startswith("["):  # [::1]:6379
+        host, bracket, after = hostport[1:].partition("]")
+        if not bracket or (after and not after.startswith(":")):
+            raise ConfigError(f"IB_REDIS_URL: cannot read {shown!r}: an IPv6 host needs [address]:port")
+        port_text = after.removeprefix(":")
+    else:
+        host, _, port_text = hostport.partition(":")
+    if not host.isascii() or any(c in host for c in " /\\[]"):
+        raise ConfigError(f"IB_REDIS_URL: cannot read {shown!r}: bad host name {host!r}")
+    port = _number(port_text, "port", shown, default_port)
+    if not 0 < port < 65536:
+        raise ConfigError(f"IB_REDIS_URL: cannot read {shown!r}: port must be 1 to 65535")
+    return host or "127.0.0.1", port
 
 
 def masked_url(url: str) -> str:
@@ -271,12 +294,25 @@ class Connection:
     """One socket to Redis. Every failure to reach or hear from the server is BusUnavailable."""
 
     def __init__(self, address: Address, timeout: float) -> None:
+        if not address.service:
+            self._open(address, timeout, primary_only=False)
+            return
+        from bus.sentinel import primary  # only sentinel URLs pay for it
+
+        try:
+            self._open(primary(address, timeout), timeout, primary_only=True)
+        except BusUnavailable:  # a failover under way: the sentinels may name another server now
+            self._open(primary(address, timeout), timeout, primary_only=True)
+
+    def _open(self, address: Address, timeout: float, primary_only: bool) -> None:
+        """Connect to `address` and log in; with `primary_only`, make sure it takes writes (not a replica
+        that a failover has not reached yet)."""
         self.address = address
         try:
             sock = _connect(address, timeout)
         except OSError as e:
             raise BusUnavailable(f"cannot reach Redis at {self._where()}: {e}") from e
-        self._sock = sock
+        self._sock, self._timeout = sock, timeout
         self._buf = b""
         hello: list[tuple[str | bytes | int | float, ...]] = []
         if address.password:
@@ -284,6 +320,8 @@ class Connection:
             hello.append(("AUTH", *auth))
         if address.db:
             hello.append(("SELECT", address.db))
+        if primary_only:
+            hello.append(("ROLE",))
         if not hello:  # a Redis that wants a password says so now (NOAUTH), before anything is sent
             hello.append(("PING",))
         try:
@@ -295,6 +333,10 @@ class Connection:
             if isinstance(reply, ServerError):
                 self.close()
                 raise BusUnavailable(f"Redis at {self._where()} refused us: {reply}")
+        role = replies[-1]
+        if primary_only and not (isinstance(role, list) and role and role[0] == b"master"):
+            self.close()
+            raise BusUnavailable(f"Redis at {self._where()} is not the primary (a failover is under way)")
 
     def _where(self) -> str:
         a = self.address
@@ -306,13 +348,20 @@ class Connection:
             raise reply
         return reply
 
-    def pipeline(self, commands: list[tuple[str | bytes | int | float, ...]]) -> list[Reply]:
-        """Send every command at once, then read one reply each (error replies are returned, not raised)."""
+    def pipeline(
+        self, commands: list[tuple[str | bytes | int | float, ...]], patience: float = 0.0
+    ) -> list[Reply]:
+        """Send every command at once, then read one reply each (error replies are returned, not raised).
+        `patience`: seconds the server may take on top of the timeout (a `WAIT` among the commands)."""
         if not commands:
             return []
         try:
+            if patience:
+                self._sock.settimeout(self._timeout + patience)
             self._sock.sendall(b"".join(encode_command(*c) for c in commands))
             replies = [self._read() for _ in commands]
+            if patience:
+                self._sock.settimeout(self._timeout)
         except OSError as e:
             raise BusUnavailable(f"lost Redis at {self._where()}: {e}") from e
         for reply in replies:

@@ -20,6 +20,8 @@ if TYPE_CHECKING:
 NUMBERS: dict[str, tuple[bool, float, float, bool]] = {
     "IB_EVENTS_MAXLEN": (True, 100, math.inf, True),
     "IB_CONNECT_TIMEOUT": (False, 0, 30, False),
+    "IB_REDIS_WAIT_REPLICAS": (True, 0, 100, True),
+    "IB_REDIS_WAIT_MS": (True, 1, 60_000, True),
     "IB_MAX_MESSAGE_BYTES": (True, 1024, math.inf, True),
     "IB_LISTEN_TIMEOUT": (False, 0, math.inf, False),
     "IB_LISTEN_BACKLOG": (True, 0, math.inf, True),

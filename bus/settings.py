@@ -41,6 +41,18 @@ class Settings(BaseSettings):
     connect_timeout: float = Field(
         defaults.CONNECT_TIMEOUT, gt=0, le=30, description="seconds to wait for Redis before spooling"
     )
+    redis_wait_replicas: int | None = Field(
+        None,
+        ge=0,
+        le=100,
+        description="replicas that must hold an event before it counts as sent; unset: 1 behind Sentinel",
+    )
+    redis_wait_ms: int = Field(
+        defaults.REDIS_WAIT_MS,
+        ge=1,
+        le=60_000,
+        description="milliseconds a publish waits for those replicas (`WAIT`)",
+    )
     spool_dir: Path = Field(
         default_factory=lambda: Path(defaults.spool_dir()),
         description="where events wait while Redis is down",
@@ -208,6 +220,10 @@ class Settings(BaseSettings):
             except ValueError as e:
                 raise ValueError(f"must be comma-separated numeric user ids, got {value!r}") from e
         return value
+
+    @property
+    def replicas_to_wait(self) -> int:
+        return defaults.replicas_to_wait(self.redis_wait_replicas, self.redis_url)
 
     def permission_mode_for(self, role: str) -> str:
         """The permission mode a new agent of `role` (manager, worker) starts in."""

@@ -130,12 +130,17 @@ def _private_folder(folder: str) -> None:
         raise OSError(f"{folder} is not a private folder of this user")
 
 
-def flush(conn: Connection, spool_dir: str, target: str, namespace: str, maxlen: int) -> int:
-    """Publish what waits for this bus (spool folder, then fallback), in order; how many were sent now."""
-    return sum(flush_file(conn, d, target, namespace, maxlen) for d in spool_dirs(spool_dir))
+def flush(
+    conn: Connection, spool_dir: str, target: str, namespace: str, maxlen: int, wait: tuple[int, int] = (0, 0)
+) -> int:
+    """Publish what waits for this bus (spool folder, then fallback), in order; how many were sent now.
+    `wait`: (replicas, ms) that must hold the events before they leave the spool (`WAIT`)."""
+    return sum(flush_file(conn, d, target, namespace, maxlen, wait) for d in spool_dirs(spool_dir))
 
 
-def flush_file(conn: Connection, spool_dir: str, target: str, namespace: str, maxlen: int) -> int:
+def flush_file(
+    conn: Connection, spool_dir: str, target: str, namespace: str, maxlen: int, wait: tuple[int, int] = (0, 0)
+) -> int:
     """Publish what waits for this bus in one folder, in order; returns how many were published now."""
     path = spool_path(spool_dir, target, namespace)
     if not os.path.exists(path):
@@ -148,14 +153,16 @@ def flush_file(conn: Connection, spool_dir: str, target: str, namespace: str, ma
         fcntl.flock(fd, fcntl.LOCK_EX)
         with os.fdopen(os.dup(fd), "rb") as f:
             lines = f.read().splitlines()
-        published = _publish_lines(conn, lines, namespace, maxlen, path)
+        published = _publish_lines(conn, lines, namespace, maxlen, path, wait)
         os.ftruncate(fd, 0)
         return published
     finally:
         os.close(fd)
 
 
-def _publish_lines(conn: Connection, lines: list[bytes], namespace: str, maxlen: int, path: str) -> int:
+def _publish_lines(
+    conn: Connection, lines: list[bytes], namespace: str, maxlen: int, path: str, wait: tuple[int, int]
+) -> int:
     keys = Keys(namespace)
     commands: list[tuple[str | bytes | int | float, ...]] = []
     damaged: list[bytes] = []
@@ -175,7 +182,12 @@ def _publish_lines(conn: Connection, lines: list[bytes], namespace: str, maxlen:
             _keep_aside(path + ".damaged", b"\n".join(damaged) + b"\n")
         except OSError as e:  # the spool stays as it is until there is room: nothing is dropped
             raise BusError(f"cannot keep the damaged lines of {path} aside: {e.strerror or e}") from e
-    replies = conn.pipeline(commands)
+    replicas, wait_ms = wait
+    if commands and replicas:
+        commands.append(("WAIT", replicas, wait_ms))
+    replies = conn.pipeline(commands, wait_ms / 1000 if commands and replicas else 0.0)
+    if commands and replicas:
+        append_once.replicated(replies.pop(), replicas, wait_ms)  # else the spool keeps them: sent again once
     for reply in replies:
         if isinstance(reply, ServerError):
             raise BusError(f"flushing the spool {path} failed: {reply}")

@@ -20,14 +20,20 @@ from bus.keys import Keys
 Entry = tuple[str, dict[str, str]]
 
 
-def publish(client: redis.Redis, keys: Keys, event: Envelope, maxlen: int) -> str:
+def publish(
+    client: redis.Redis, keys: Keys, event: Envelope, maxlen: int, wait: tuple[int, int] = (0, 0)
+) -> str:
     """Append one event to the events stream once by its client-made id; returns its stream id.
+    `wait`: (replicas, ms) that must hold it before it counts as sent; raises NotReplicated if they do not.
 
     redis-py sends a command again when its reply is lost, so a plain XADD could land twice."""
     event = stamped(event)
     mark = keys.published(event[EID_FIELD])
     found = append_once.arguments(keys.namespace, mark, encode(event), maxlen, append_once.RETRY_MARK_TTL)
     reply = cast("list[Any]", client.eval(append_once.script(), 2, *found))
+    replicas, wait_ms = wait
+    if replicas:
+        append_once.replicated(client.wait(replicas, wait_ms), replicas, wait_ms)
     first = reply[0]
     return first.decode() if isinstance(first, bytes) else str(first)
 

@@ -12,7 +12,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from bus import dead_letters, spool
+from bus import dead_letters, defaults, spool
 from bus.embedded import Embedded
 from bus.envelope import NOTIFY_TYPES, Envelope
 from bus.errors import BusUnavailable
@@ -21,7 +21,7 @@ from bus.listener import TIMEOUT_MESSAGE, Listener, ListenerBusy
 from bus.names import name_problem, stream_id_problem
 from bus.reconnect import Reconnect
 from bus.resp import Address, Connection, masked_url
-from bus.settings import sources
+from bus.settings import Settings, sources
 from worker.cli.context import Context
 from worker.cli.output import emit_jsonl
 from worker.cli.values import seconds
@@ -165,18 +165,20 @@ def spool_cmd(flush: bool = typer.Option(False, "--flush", help="send what waits
         line = f"{item.events} event(s) for {item.target} (namespace {item.namespace}) in {item.path}"
         console.print(line + (f", {item.damaged} damaged line(s)" if item.damaged else ""))
         if flush:
-            sent = _flush_file(item, ctx.settings.events_maxlen)
+            sent = _flush_file(item, ctx.settings)
             console.print(f"  sent {sent}")
 
 
-def _flush_file(item: spool.SpoolFile, maxlen: int) -> int:
+def _flush_file(item: spool.SpoolFile, settings: Settings) -> int:
     url = (
         Embedded(item.target.removeprefix("embedded:")).ensure()
         if item.target.startswith("embedded:")
         else item.target
     )
+    wait = (defaults.replicas_to_wait(settings.redis_wait_replicas, url), settings.redis_wait_ms)
     with Connection(Address.from_url(url), 2.0) as conn:
-        return spool.flush_file(conn, os.path.dirname(item.path), item.target, item.namespace, maxlen)
+        folder = os.path.dirname(item.path)
+        return spool.flush_file(conn, folder, item.target, item.namespace, settings.events_maxlen, wait)
 
 
 @bus_app.command("status")

@@ -86,4 +86,5 @@ class Runtime:
 
     def publish(self, type_: str, msg: str = "", **fields: Any) -> str:
         event = make_event(type_, msg, **fields)
-        return publish(self.client, self.keys, event, self.settings.events_maxlen)
+        wait = (self.settings.replicas_to_wait, self.settings.redis_wait_ms)
+        return publish(self.client, self.keys, event, self.settings.events_maxlen, wait)
