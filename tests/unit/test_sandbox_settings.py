@@ -44,13 +44,15 @@ def test_a_worktree_agent_gets_its_worktree_and_nothing_else(tmp_path: Path) -> 
 def test_an_agent_with_its_own_repository_writes_none_of_the_person_s_git(tmp_path: Path) -> None:
     root = _repo(tmp_path)
     folder = root / ".ib" / "agents" / "a1"
-    wt, own, bin_ = folder / "repo", folder / "git", folder / "bin"
+    wt, own, bin_, cache = folder / "repo", folder / "git", folder / "bin", folder / "cache"
     (own / "hooks").mkdir(parents=True)
     (own / "info").mkdir()
     (own / "config").write_text("x")
     wt.mkdir()
     (wt / ".git").write_text(f"gitdir: {own}\n")
-    confinement = Confinement(str(wt), str(root), [], "/venv/bin/ib", git_dir=str(own), bin=str(bin_))
+    confinement = Confinement(
+        str(wt), str(root), [], "/venv/bin/ib", git_dir=str(own), bin=str(bin_), cache=str(cache)
+    )
     fs = sandbox_settings(confinement, available=True)["filesystem"]
     assert isinstance(fs, dict)
     assert fs["denyWrite"] == [
@@ -60,8 +62,8 @@ def test_an_agent_with_its_own_repository_writes_none_of_the_person_s_git(tmp_pa
         str(own / "info"),
         str(wt / ".git"),  # which repository the work tree names
     ]
-    assert fs["allowWrite"] == [str(own)]
-    assert fs["allowRead"] == [str(wt), str(own), str(bin_)]
+    assert fs["allowWrite"] == [str(own), str(cache)]  # the cache: npm's (~/.npm is read-only)
+    assert fs["allowRead"] == [str(wt), str(own), str(bin_), str(cache)]
 
 
 def test_an_agent_without_worktree_reads_no_state_folder(tmp_path: Path) -> None:
@@ -69,6 +71,16 @@ def test_an_agent_without_worktree_reads_no_state_folder(tmp_path: Path) -> None
     got = sandbox_settings(Confinement(str(root), str(root), [], "/venv/bin/ib"), available=True)
     fs = got["filesystem"]
     assert isinstance(fs, dict) and "allowRead" not in fs and str(root / ".ib") in fs["denyRead"]
+
+
+def test_an_agent_without_worktree_writes_its_own_cache_and_reads_its_bin(tmp_path: Path) -> None:
+    root = _repo(tmp_path)
+    folder = root / ".ib" / "agents" / "a1"
+    bin_, cache = str(folder / "bin"), str(folder / "cache")
+    confinement = Confinement(str(root), str(root), [], "/ib", bin=bin_, cache=cache)
+    fs = sandbox_settings(confinement, available=True)["filesystem"]
+    assert isinstance(fs, dict)
+    assert fs["allowWrite"] == [cache] and fs["allowRead"] == [bin_, cache]
 
 
 def test_no_sandbox_here_means_off_and_said_in_info(tmp_path: Path) -> None:

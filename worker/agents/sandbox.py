@@ -4,11 +4,12 @@
 On Linux the sandbox is bubblewrap (with socat for its network proxy), on macOS Seatbelt; elsewhere there
 is none, and the spawn says so. What it holds, for every command and whatever runs below it: writes only
 in the worktree, the agent's own repository (but its config, hooks and info/, which could make the worker
-run code) and Claude Code's per-user temp folder (`$TMPDIR`, /tmp/claude-<uid>); the person's whole `.git`
-is read-only (for a root that is itself a linked worktree, its own git folder and the shared one). An agent
-without a worktree works in the root itself: there only HEAD, index, packed-refs, config, hooks and the
-other branches are kept read-only. No reads of the repository's `.ib/` (the agent's own worktree, repository
-and `bin/` aside) and `.env`, nor of the person's credentials; no host network beyond a few package
+run code), its own cache folder (npm's: `npm install` needs a writable cache, and ~/.npm is not) and
+Claude Code's per-user temp folder (`$TMPDIR`, /tmp/claude-<uid>); the person's whole `.git` is read-only
+(for a root that is itself a linked worktree, its own git folder and the shared one). An agent without a
+worktree works in the root itself: there only HEAD, index, packed-refs, config, hooks and the other
+branches are kept read-only. No reads of the repository's `.ib/` (the agent's own worktree, repository,
+`bin/` and cache aside) and `.env`, nor of the person's credentials; no host network beyond a few package
 registries; Claude's API key and the bus URL hidden from commands. `ib` itself runs outside it (it must
 reach the bus), through the normal permission rules.
 """
@@ -49,10 +50,10 @@ _PROBE_TIMEOUT = 5.0
 
 class Confinement(Record):
     """Where one agent lives: its worktree (the root for an agent without one), its own repository's git
-    folder and `bin/` (empty for an agent without a worktree), the repository, the branches an agent without
-    a worktree must not move, and the `ib` it runs outside the sandbox."""
+    folder (empty for an agent without a worktree), `bin/` and cache folder, the repository, the branches an
+    agent without a worktree must not move, and the `ib` it runs outside the sandbox."""
 
-    __slots__ = ("bin", "git_dir", "ib_command", "protected_branches", "root", "worktree")
+    __slots__ = ("bin", "cache", "git_dir", "ib_command", "protected_branches", "root", "worktree")
 
     def __init__(
         self,
@@ -62,10 +63,11 @@ class Confinement(Record):
         ib_command: str,
         git_dir: str = "",
         bin: str = "",
+        cache: str = "",
     ) -> None:
         self.worktree, self.root, self.ib_command = worktree, root, ib_command
         self.protected_branches = tuple(protected_branches)
-        self.git_dir, self.bin = git_dir, bin
+        self.git_dir, self.bin, self.cache = git_dir, bin, cache
 
 
 def permission_settings() -> dict[str, object]:
@@ -89,9 +91,10 @@ def sandbox_settings(c: Confinement, available: bool) -> dict[str, object]:
         "denyWrite": read_only_git,
         "denyRead": deny_read,
     }
-    if c.git_dir:
-        filesystem["allowWrite"] = [c.git_dir]
-    own = [c.worktree if c.worktree != c.root else "", c.git_dir, c.bin]
+    writable = [path for path in (c.git_dir, c.cache) if path]
+    if writable:
+        filesystem["allowWrite"] = writable
+    own = [c.worktree if c.worktree != c.root else "", c.git_dir, c.bin, c.cache]
     if any(own):  # inside the hidden .ib/: its own things only
         filesystem["allowRead"] = [path for path in own if path]
     return {

@@ -335,6 +335,7 @@ def _write_files(rt: Runtime, agent: Agent, paths: AgentPaths, req: SpawnRequest
     )
     paths.start_script.write_text(start_script(rt, agent, paths), encoding="utf-8")
     paths.bin.mkdir(exist_ok=True)
+    paths.cache.mkdir(exist_ok=True)
     (paths.bin / "ib").symlink_to(rt.ib_command)
 
 
@@ -344,13 +345,21 @@ def _confine(rt: Runtime, agent: Agent, paths: AgentPaths, settings: dict[str, o
     problem = sandbox_problem()
     if agent.branch:
         confinement = Confinement(
-            agent.worktree, agent.root, (), rt.ib_command, git_dir=str(paths.git_dir), bin=str(paths.bin)
+            agent.worktree,
+            agent.root,
+            (),
+            rt.ib_command,
+            git_dir=str(paths.git_dir),
+            bin=str(paths.bin),
+            cache=str(paths.cache),
         )
     else:
         refs = Path(shared_git_dir(str(rt.root))) / "refs" / "heads"
         branches = Git(rt.root).output("for-each-ref", "--format=%(refname:short)", "refs/heads").split()
         protected = [b for b in branches if (refs / b).is_file()]
-        confinement = Confinement(agent.root, agent.root, protected, rt.ib_command, bin=str(paths.bin))
+        confinement = Confinement(
+            agent.root, agent.root, protected, rt.ib_command, bin=str(paths.bin), cache=str(paths.cache)
+        )
     rules = settings.setdefault("permissions", {})
     assert isinstance(rules, dict)
     rules.update(permission_settings())
@@ -382,6 +391,7 @@ def start_script(rt: Runtime, agent: Agent, paths: AgentPaths) -> str:
         "IB_WORKER_ID": rt.worker_id,  # the agent's own `ib` commands act on this machine's agents
         "IB_SPOOL_DIR": str(rt.settings.spool_dir),
         "PATH": agent_path(os.environ.get("PATH", "/usr/bin:/bin"), _ittybus_bin(rt), str(paths.bin)),
+        "npm_config_cache": str(paths.cache / "npm"),  # the sandbox lets it write there, not in ~/.npm
     }
     if rt.settings.redis_url:
         env["IB_REDIS_URL"] = rt.settings.redis_url
