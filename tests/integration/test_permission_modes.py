@@ -55,13 +55,14 @@ BAD = {
     "setting": (
         (("IB_PERMISSION_MODE", "yolo"),),
         (),
-        f"ib new-agent: error: bad configuration: IB_PERMISSION_MODE: must be one of {MODES} (got 'yolo')",
+        f"ib new-agent: error: bad configuration: IB_PERMISSION_MODE: must be one of {MODES} (got 'yolo')"
+        " (set in the environment)",
     ),
     "role-setting": (
         (("IB_MANAGER_PERMISSION_MODE", "accept edits"),),
         (),
         "ib new-agent: error: bad configuration: IB_MANAGER_PERMISSION_MODE: must be one of "
-        f"{MODES} (got 'accept edits')",
+        f"{MODES} (got 'accept edits') (set in the environment)",
     ),
 }
 
