@@ -16,9 +16,9 @@ from redis.sentinel import Sentinel
 if TYPE_CHECKING:
     import redis.asyncio as aredis
 
+from bus.address import Address
 from bus.hotconf import HotConf
 from bus.redis_url import bus_url
-from bus.resp import Address
 from bus.settings import Settings
 
 COMMAND_TIMEOUT = 10.0

@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import os
 
+from bus.address import Address
 from bus.errors import BusError, BusUnavailable
 from bus.poll import wait_until
 from bus.record import Record
 from bus.repo_paths import ensure_state_dir, state_dir
-from bus.resp import Address, Connection
+from bus.resp import Connection
 
 START_TIMEOUT = 5.0
 STOP_TIMEOUT = 10.0

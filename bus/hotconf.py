@@ -11,10 +11,10 @@ from __future__ import annotations
 import os
 
 from bus import defaults, dotenv_file, setting_checks
+from bus.address import Address
 from bus.errors import ConfigError
 from bus.record import Record
 from bus.repo_paths import repo_root
-from bus.resp import Address
 
 TYPE_CHECKING = False  # typing costs milliseconds on the hooks' path; the checker still sees the types
 if TYPE_CHECKING:

@@ -12,13 +12,14 @@ import os
 import sys
 
 from bus import append_once, defaults, spool
+from bus.address import Address
 from bus.envelope import EID_FIELD, Envelope, encode, stamped
 from bus.errors import BusError, ConfigError, NotReplicated
 from bus.hotconf import HotConf
 from bus.keys import Keys
 from bus.record import Record
 from bus.redis_url import bus_url
-from bus.resp import Address, Connection, ServerError
+from bus.resp import Connection, ServerError
 
 
 class Published(Record):

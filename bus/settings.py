@@ -15,11 +15,11 @@ from pydantic import Field, SecretStr, ValidationError, ValidationInfo, field_va
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from bus import defaults
+from bus.address import Address
 from bus.errors import ConfigError
 from bus.names import name_problem, worker_id_problem
 from bus.permission_modes import DEFAULT_PERMISSION_MODE, permission_mode
 from bus.repo_paths import repo_root
-from bus.resp import Address
 from bus.setting_checks import NUMBERS, agent_env_problem, number, user_ids, value_problem
 
 

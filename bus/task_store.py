@@ -45,13 +45,14 @@ _ERRORS: dict[str, type[BusError]] = {
     "IB_CONFLICT": Conflict,
     "IB_INVALID": InvalidInput,
 }
-_SCRIPT_TRAILER = re.compile(r"\s*script: \w+, on @user_script:\d+\.?\s*$")
+_SCRIPT_TRAILER = re.compile(r"\s*script:(?: \w+,)? on @user_script:\d+\.?\s*$")  # Valkey names no function
 _REFUSAL = re.compile(r"\b(IB_[A-Z]+) (.*)", re.DOTALL)
 
 
 def script_refusal(reply: str) -> tuple[type[BusError], str] | None:
-    """The kind and message of a script's refusal, in Redis 7's wording (`IB_CONFLICT msg script: ...`)
-    or 6.2's (`Error running script (call to f_...): @user_script:1: IB_CONFLICT msg`). Pure."""
+    """The kind and message of a script's refusal, in Redis 7's wording (`IB_CONFLICT msg script: ...`),
+    Valkey's (`IB_CONFLICT msg script: on @user_script:38.`) or Redis 6.2's
+    (`Error running script (call to f_...): @user_script:1: IB_CONFLICT msg`). Pure."""
     found = _REFUSAL.search(reply)
     kind = _ERRORS.get(found.group(1)) if found else None
     if found is None or kind is None:

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from bus import streams
+from bus.address import Address
 from bus.clients import client_for
 from bus.embedded import free_port
 from bus.envelope import make_event
@@ -18,7 +19,7 @@ from bus.errors import NotReplicated
 from bus.hotconf import read_hotconf
 from bus.keys import Keys
 from bus.publish import publish
-from bus.resp import Address, Connection
+from bus.resp import Connection
 from tests.cli import IbRunner
 from tests.sentinel_servers import SentinelSet
 

@@ -10,10 +10,11 @@ from pathlib import Path
 import pytest
 
 from bus import spool
+from bus.address import Address
 from bus.envelope import make_event, stamped
 from bus.hotconf import read_hotconf
 from bus.publish import xadd
-from bus.resp import Address, Connection
+from bus.resp import Connection
 from tests.cli import IbRunner
 from tests.waiting import retry_until
 

@@ -8,9 +8,10 @@ from collections.abc import Iterator
 import pytest
 import redis
 
+from bus.address import Address
 from bus.errors import NotFound
 from bus.keys import Keys
-from bus.resp import Address, Connection, ServerError
+from bus.resp import Connection, ServerError
 from bus.task_lua import done_call
 from bus.task_model import Task
 from bus.task_store import TaskStore

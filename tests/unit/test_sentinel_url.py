@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from bus import defaults
+from bus.address import Address
 from bus.errors import ConfigError
-from bus.resp import Address
 
 
 @pytest.mark.parametrize(

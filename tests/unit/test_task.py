@@ -162,10 +162,11 @@ def test_after_drops_repeats_and_refuses_itself() -> None:
     [
         "IB_CONFLICT task x is done script: f6974220, on @user_script:1.",
         "Error running script (call to f_f6974220): @user_script:1: IB_CONFLICT task x is done",
+        "IB_CONFLICT task x is done script: on @user_script:38.",
     ],
-    ids=["redis-7", "redis-6.2"],
+    ids=["redis-7", "redis-6.2", "valkey-9"],
 )
-def test_script_refusals_read_the_same_on_both_servers(reply: str) -> None:
+def test_script_refusals_read_the_same_on_every_server(reply: str) -> None:
     assert script_refusal(reply) == (Conflict, "task x is done")
 
 

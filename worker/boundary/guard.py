@@ -28,22 +28,22 @@ ACTING_PARAMETERS = ("as_agent", "sender", "agent", "manager")
 """Parameters that say for which agent a command acts (`--as`, `--from`, `--agent`, `--manager`)."""
 _PATHLIKE = ("file", "path", "dir", "png", "folder")
 
-OPS = {
-    "new-agent": "new-agent",
-    "send": "send",
-    "keys": "esc",
-    "look": "look",
-    "screenshot": "look",
-    "kill": "kill",
-    "merge": "merge",
-    "queue-merge": "merge",
-    "merge-check": "merge-check",
-    "pause": "pause",
-    "resume": "resume",
-    "diff": "diff",
-    "status": "status",
+RULE_OF: dict[type[cmd.Command], str] = {
+    cmd.NewAgent: "new-agent",
+    cmd.Send: "send",
+    cmd.PressKeys: "esc",
+    cmd.Look: "look",
+    cmd.TakeScreenshot: "look",
+    cmd.Kill: "kill",
+    cmd.Merge: "merge",
+    cmd.QueueMerge: "merge",
+    cmd.MergeCheck: "merge-check",
+    cmd.Pause: "pause",
+    cmd.Resume: "resume",
+    cmd.Diff: "diff",
+    cmd.Status: "status",
 }
-"""A worker command's op → the CLI command the allow-list knows it by; others are refused to agents."""
+"""A worker command's type → the CLI command the allow-list knows it by; others are refused to agents."""
 
 
 class Refused(WorkerError):
@@ -113,7 +113,7 @@ def _confine_paths(ctx: Context, name: str, params: dict[str, Any], caller: Agen
 
 def command_request(command: cmd.Command, sender: str, manager_of: ManagerOf) -> Request:
     """The allow-list's view of a command that came over the bus."""
-    name = OPS.get(command.op, command.op)
+    name = RULE_OF.get(type(command), f"{command.op} (over the bus)")
     target = command.routing_id() if command.routed_by == "agent" else None
     options: set[str] = set()
     acting = getattr(command, "sender", None)
@@ -122,8 +122,6 @@ def command_request(command: cmd.Command, sender: str, manager_of: ManagerOf) ->
     if isinstance(command, cmd.NewAgent):
         acting = command.manager or command.caller
         options |= {"--no-worktree"} if command.no_worktree else set()
-    if name not in OPS.values() and name != "new-agent":
-        name = f"{command.op} (over the bus)"
     return Request(
         name,
         target,

@@ -26,9 +26,10 @@ def unreachable(argv: list[str]) -> str | None:
     """Why `ib argv` cannot run here: inside the sandbox with no bus that answers; None otherwise."""
     if not sandboxed() or not argv or _NO_BUS_NEEDED & set(argv):
         return None
+    from bus.address import Address
     from bus.hotconf import read_hotconf  # only inside the sandbox: the embedded bus's module is slow
     from bus.redis_url import bus_url
-    from bus.resp import Address, Connection
+    from bus.resp import Connection
 
     try:
         conf = read_hotconf()

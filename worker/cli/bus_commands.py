@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.table import Table
 
 from bus import dead_letters, defaults, spool
+from bus.address import Address, masked_url
 from bus.embedded import Embedded
 from bus.envelope import NOTIFY_TYPES, Envelope
 from bus.errors import BusUnavailable
@@ -20,7 +21,7 @@ from bus.follow import EventFilter, follow, follow_group
 from bus.listener import TIMEOUT_MESSAGE, Listener, ListenerBusy
 from bus.names import name_problem, stream_id_problem
 from bus.reconnect import Reconnect
-from bus.resp import Address, Connection, masked_url
+from bus.resp import Connection
 from bus.settings import Settings, sources
 from worker.cli.context import Context
 from worker.cli.output import emit_jsonl

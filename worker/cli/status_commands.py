@@ -12,8 +12,8 @@ import redis
 import typer
 from rich.console import Console
 
+from bus.address import masked_url
 from bus.errors import BusUnavailable
-from bus.resp import masked_url
 from worker.agents.user_messages import store
 from worker.agents.views import format_age
 from worker.cli.context import Context

@@ -7,7 +7,7 @@ import logging
 import typer
 from rich.console import Console
 
-from bus.resp import masked_url
+from bus.address import masked_url
 from worker.cli.context import Context
 from worker.hooks.install import install, status, uninstall
 from worker.service.process import WorkerService

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 import redis
 
 from bus import dead_letters, workers
+from bus.address import masked_url
 from bus.clients import hotconf
 from bus.dead_letters import Poison
 from bus.embedded import Embedded
@@ -29,7 +30,6 @@ from bus.errors import BusError
 from bus.events import Event
 from bus.heartbeat import Heartbeat
 from bus.publish import flush_spool
-from bus.resp import masked_url
 from bus.streams import consumer_name
 from bus.worker_rpc import COMMAND_FIELD, NotACommand, Received, Refused, decode_command, reply
 from worker.agents.transcript_tail import TranscriptTailer
