@@ -56,9 +56,9 @@ def test_auto_modes_approval_is_an_event_and_approved(
         reply("Probing the server.", bash(PROBE, "Probe the server")),
         reply("Probed.\n\nI HAVE COMPLETED THE GOAL"),
     )
-    # the CLI's own default, stated: ittybus's default mode may be another
-    claude_ib.env["IB_AGENT_COMMAND"] += " --permission-mode auto"
-    assert claude_ib.run("new-agent", "probe the server", "--name", "prober").returncode == 0
+    # the CLI's own default, chosen through ittybus (whose default is acceptEdits, with auto mode off)
+    new = claude_ib.run("new-agent", "probe the server", "--name", "prober", "--permission-mode", "auto")
+    assert new.returncode == 0, new.stderr
 
     notice = _asked(rds, keys, 1)
     assert (notice["kind"], notice["title"], notice["options"], notice["default"]) == (
