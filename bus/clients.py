@@ -56,6 +56,9 @@ def client_options(url: str) -> dict[str, Any]:
     consumer. TCP keepalive notices a dead server (a unix socket has no keepalive)."""
     address = Address.from_url(url)
     options: dict[str, Any] = {
+        # no silent retries inside redis-py (its constructor's default): our loops say when Redis is away
+        # and decide how to wait (bus.reconnect, the worker's back-off), as `Redis.from_url` did
+        "retry": None,
         "db": address.db,
         "username": address.username,
         "password": address.password,
