@@ -6,6 +6,7 @@ and runs, its answer does not, which is what a client sees when Redis freezes ri
 
 from __future__ import annotations
 
+import contextlib
 import json
 import signal
 import socket
@@ -53,13 +54,12 @@ class ReplyHolder:
     def _pipe(self, source: socket.socket, sink: socket.socket, replies: bool) -> None:
         passed = 0
         try:
-            while chunk := source.recv(65536):
-                if replies and passed and not self.replies_flow.is_set():
-                    return  # this reply is never delivered: the client times out
-                sink.sendall(chunk)
-                passed += 1
-        except OSError:
-            pass
+            with contextlib.suppress(OSError):  # either end closed: the pipe ends
+                while chunk := source.recv(65536):
+                    if replies and passed and not self.replies_flow.is_set():
+                        return  # this reply is never delivered: the client times out
+                    sink.sendall(chunk)
+                    passed += 1
         finally:
             for end in (source, sink):
                 end.close()

@@ -4,6 +4,7 @@ nothing is sent twice, and a record cut short never takes the next one with it."
 
 from __future__ import annotations
 
+import contextlib
 import json
 import stat
 import subprocess
@@ -33,12 +34,9 @@ def small_disk(tmp_path: Path) -> Iterator[Path]:
 def _fill(folder: Path) -> Path:
     """Take every free byte of the tmpfs with one file."""
     filler = folder / "filler"
-    with open(filler, "ab", buffering=0) as f:
-        try:
-            while f.write(b"\0" * 512):
-                pass
-        except OSError:
-            pass
+    with open(filler, "ab", buffering=0) as f, contextlib.suppress(OSError):  # ENOSPC: it is full
+        while f.write(b"\0" * 512):
+            continue
     return filler
 
 

@@ -63,7 +63,7 @@ def test_a_turn_end_read_before_the_turn_start_leaves_no_status_line(
 
     # Another agent at work now: its line comes after any line the first agent got.
     write(rds, keys, "busy", "prompt", 300)
-    write(rds, keys, "busy", "tool_use", 1, "**Grep**(TODO)")
+    write(rds, keys, "busy", "tool_use", 1, "**Grep**(def main)")
     (line,) = retry_until(lambda: status_lines(fake, busy), 20, 0.05, "busy's status line")
     ever = [fake.message(i) for i in range(1, line.message_id)]
     assert [m.text for m in ever if m is not None and m.thread_id == quick and m.text.startswith("⚙")] == []
