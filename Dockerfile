@@ -1,8 +1,9 @@
 # The image of the worker and the bot: Python, tmux and git, ittybus, and (by default) Claude Code for agents.
 FROM python:3.11-slim
 
-# "" leaves Claude Code out (a bot-only image, or IB_AGENT_COMMAND names another agent program)
-ARG CLAUDE_CODE_PACKAGE=@anthropic-ai/claude-code
+# "" leaves Claude Code out (a bot-only image, or IB_AGENT_COMMAND names another agent program). Pinned to
+# the version the pane and dialog readers are tested against (the suite's claude-agent-sdk bundles it).
+ARG CLAUDE_CODE_PACKAGE=@anthropic-ai/claude-code@2.1.332
 
 # safe.directory: the repository is mounted from the host and belongs to another user than root in here
 RUN apt-get update \

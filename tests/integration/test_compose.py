@@ -126,3 +126,14 @@ def test_image_has_tmux_git_and_ittybus() -> None:
     assert "pip install --no-cache-dir ." in dockerfile
     ignored = (TOP / ".dockerignore").read_text(encoding="utf-8").split()
     assert {".git", ".venv", ".env", ".ib"} <= set(ignored)
+
+
+def test_the_image_installs_the_claude_code_the_suite_tests() -> None:
+    """The Dockerfile pins Claude Code to the version whose panes and dialogs the suite reads, so an image
+    built later cannot bring a CLI whose screens nobody has checked."""
+    from tests.fake_anthropic.client import CLAUDE_CODE_VERSION
+
+    dockerfile = (TOP / "Dockerfile").read_text(encoding="utf-8")
+    pinned = re.search(r"^ARG CLAUDE_CODE_PACKAGE=@anthropic-ai/claude-code@(\S+)$", dockerfile, re.MULTILINE)
+    assert pinned is not None, "the Dockerfile's CLAUDE_CODE_PACKAGE names no version"
+    assert pinned.group(1) == CLAUDE_CODE_VERSION
