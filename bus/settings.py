@@ -225,6 +225,11 @@ class Settings(BaseSettings):
     def replicas_to_wait(self) -> int:
         return defaults.replicas_to_wait(self.redis_wait_replicas, self.redis_url)
 
+    @property
+    def write_wait(self) -> tuple[int, int]:
+        """(replicas, ms) every write that must outlive a failover waits for (bus.replication)."""
+        return self.replicas_to_wait, self.redis_wait_ms
+
     def permission_mode_for(self, role: str) -> str:
         """The permission mode a new agent of `role` (manager, worker) starts in."""
         by_role = {"manager": self.manager_permission_mode, "worker": self.worker_permission_mode}
