@@ -29,7 +29,10 @@ def confirmed(client: redis.Redis, commands: Sequence[Sequence[Any]], wait: Wait
     conn: Any = pool.get_connection()  # redis-py's Connection is untyped
     try:
         conn.send_packed_command(conn.pack_commands([*commands, ("WAIT", replicas, ms)]))
-        replies = [_reply(conn) for _ in range(len(commands) + 1)]
+        replies = [_reply(conn) for _ in commands]
+        # the WAIT may take its whole `ms` on top of the socket timeout a command gets
+        patience = conn.socket_timeout + ms / 1000 if conn.socket_timeout else None
+        replies.append(_reply(conn, patience))
     except BaseException:
         conn.disconnect()  # replies may be left unread on it: it never goes back to the pool half-read
         raise
@@ -56,8 +59,8 @@ def commit(client: redis.Redis, pipe: Pipeline, wait: Wait, what: str) -> list[A
     return list(executed)
 
 
-def _reply(conn: Any) -> Any:
+def _reply(conn: Any, timeout: float | None = None) -> Any:
     try:
-        return conn.read_response()
+        return conn.read_response() if timeout is None else conn.read_response(timeout=timeout)
     except redis.ResponseError as e:  # read on, so the connection stays in step with its replies
         return e

@@ -107,6 +107,13 @@ def test_a_write_too_few_replicas_confirmed_says_so_in_one_line(
     assert "but 1 of 2 replica(s) confirmed it in 50 ms" in str(refused.value)
 
 
+def test_a_wait_longer_than_the_socket_timeout_is_waited_out(deployment: SentinelSet, namespace: str) -> None:
+    """The WAIT's time comes on top of the client's socket timeout: too few replicas, not a timeout."""
+    impatient = redis.Redis(port=deployment.primary.port, socket_timeout=0.1, decode_responses=True)
+    with pytest.raises(NotReplicated, match="1 of 2 replica"):
+        MessageStore(impatient, Keys(namespace), 1000, (2, 300)).add("agent-1", "status", "slow")
+
+
 def test_a_refused_task_change_keeps_its_own_error_when_it_waits(
     deployment: SentinelSet, namespace: str
 ) -> None:
