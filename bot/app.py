@@ -140,6 +140,7 @@ async def serve(config: BotConfig, url: str, settings: Settings, stop: asyncio.E
         forum,
         settings.events_maxlen,
         settings.schedule_min_interval,
+        settings.write_wait,
     )
     try:
         async with application:

@@ -61,6 +61,7 @@ class BotRuntime:
     forum: Forum
     events_maxlen: int
     schedule_min_interval: float = 60.0
+    write_wait: tuple[int, int] = (0, 0)  # (replicas, ms) a write that must outlive a failover waits for
 
     @cached_property
     def schedules(self) -> ScheduleStore:
@@ -72,7 +73,7 @@ class BotRuntime:
 
     @cached_property
     def tasks(self) -> TaskStore:
-        return TaskStore(self.sync, self.keys, self.events_maxlen)
+        return TaskStore(self.sync, self.keys, self.events_maxlen, wait=self.write_wait)
 
     # --- saying things -----------------------------------------------------------------------------------
 
@@ -131,11 +132,13 @@ class BotRuntime:
     ) -> Any:
         """Run `command` on `worker` and wait for its answer (BusError when it fails or the worker is
         down). The bot waits less than the CLI does: a person is looking at the chat."""
-        return await self.blocking(request, self.sync, self.keys, worker, command, timeout, sender)
+        return await self.blocking(
+            request, self.sync, self.keys, worker, command, timeout, sender, self.write_wait
+        )
 
     async def queue_command(self, worker: str, command: Command, sender: str) -> str:
         """Leave `command` in the worker's command stream for when it runs again."""
-        return await self.blocking(submit, self.sync, self.keys, worker, command, sender)
+        return await self.blocking(submit, self.sync, self.keys, worker, command, sender, self.write_wait)
 
     async def worker_alive(self, worker: str) -> bool:
         return bool(await self.client.exists(self.keys.worker(worker)))

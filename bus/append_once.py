@@ -39,13 +39,12 @@ def outcome(reply: Reply) -> tuple[str, bool]:
     raise BusError(f"unexpected reply to the publish script: {reply!r}")
 
 
-def replicated(reply: Reply, wanted: int, wait_ms: int) -> None:
+def replicated(reply: Reply | object, wanted: int, wait_ms: int, what: str = "the event") -> None:
     """Raise NotReplicated unless the reply to `WAIT wanted wait_ms` says enough replicas hold the writes."""
     if not isinstance(reply, int) or reply < wanted:
         got = str(reply) if isinstance(reply, int) else f"an error: {reply!r}"
-        raise NotReplicated(
-            f"Redis took the event but {got} of {wanted} replica(s) confirmed it in {wait_ms} ms"
-        )
+        confirmed = f"{got} of {wanted} replica(s) confirmed it in {wait_ms} ms"
+        raise NotReplicated(f"Redis took {what} but {confirmed}")
 
 
 def script() -> str:

@@ -2,6 +2,9 @@
 
 A request enters the queue and its `merge_ready` event is appended in one transaction; its result
 (`merge_merged` / `merge_conflict` / `merge_failed`) is recorded, leaves the queue and is appended alike.
+
+Every change here waits for the replicas (`wait`, bus.replication): a request the failover lost would
+never be merged, and a result it lost would send the merge through git a second time.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from bus.errors import NotFound
 from bus.hash_record import HashRecord
 from bus.hashes import members, read_hash, write_hash
 from bus.keys import Keys
+from bus.replication import NO_WAIT, Wait, commit
 
 OPEN = ("queued", "merging")
 RESULTS = {"merged": "merge_merged", "conflict": "merge_conflict", "failed": "merge_failed"}
@@ -71,10 +75,11 @@ def _event(type_: str, msg: str, req: MergeRequest, data: dict[str, Any]) -> dic
 class MergeStore:
     """The merge queues of one namespace. `client` must decode responses."""
 
-    def __init__(self, client: redis.Redis, keys: Keys, events_maxlen: int) -> None:
+    def __init__(self, client: redis.Redis, keys: Keys, events_maxlen: int, wait: Wait = NO_WAIT) -> None:
         self.client = client
         self.keys = keys
         self.maxlen = events_maxlen
+        self.wait = wait
 
     def enqueue(
         self,
@@ -112,7 +117,7 @@ class MergeStore:
         pipe.rpush(self.keys.merge_queue(project), merge_id)
         pipe.sadd(self.keys.merge_projects, project)
         self._append(pipe, event)
-        pipe.execute()
+        commit(self.client, pipe, self.wait, f"merge request {merge_id}")
         return req
 
     def get(self, merge_id: str) -> MergeRequest:
@@ -152,7 +157,9 @@ class MergeStore:
     def mark(self, req: MergeRequest, **changes: Any) -> MergeRequest:
         """Record progress (`merging`, or the result before the agent goes) without leaving the queue."""
         updated = req.replace(**changes)
-        write_hash(self.client, self.keys.merge(req.id), updated.to_hash())
+        pipe = self.client.pipeline(transaction=True)
+        write_hash(pipe, self.keys.merge(req.id), updated.to_hash())
+        commit(self.client, pipe, self.wait, f"merge request {req.id}")
         return updated
 
     def finish(self, req: MergeRequest) -> None:
@@ -162,7 +169,7 @@ class MergeStore:
         pipe.expire(self.keys.merge(req.id), HISTORY_TTL)
         pipe.lrem(self.keys.merge_queue(req.project), 1, req.id)
         self._append(pipe, result_event(req))
-        pipe.execute()
+        commit(self.client, pipe, self.wait, f"the result of merge request {req.id}")
 
     def _append(self, pipe: redis.client.Pipeline, event: dict[str, Any]) -> None:
         pipe.xadd(self.keys.events, {EVENT_FIELD: encode(event)}, maxlen=self.maxlen, approximate=True)

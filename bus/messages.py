@@ -1,6 +1,10 @@
 """Messages agents queue for the person's primary session (`ib send user`): one hash per message and an
 index by time, pending until acknowledged. Adding or acknowledging appends a `message` event, so the status
-node and the bot hear of it without polling."""
+node and the bot hear of it without polling.
+
+Adding waits for the replicas (`wait`, bus.replication): the agent was told its message is queued, and one
+only the failed primary held would be gone. Acknowledging does not: one the failover lost shows the message
+again, and the person acknowledges it once more (at least once, never lost)."""
 
 from __future__ import annotations
 
@@ -17,6 +21,7 @@ from bus.errors import InvalidInput, NotFound
 from bus.hash_record import HashRecord
 from bus.hashes import ordered, read_hash, read_hashes, write_hash
 from bus.keys import Keys
+from bus.replication import NO_WAIT, Wait, commit
 
 KINDS = ("question", "status", "alert", "complete")
 ID_PREFIX = "m-"
@@ -43,10 +48,13 @@ def is_message_id(value: str) -> bool:
 
 
 class MessageStore:
-    def __init__(self, client: redis.Redis, keys: Keys, maxlen: int = EVENTS_MAXLEN) -> None:
+    def __init__(
+        self, client: redis.Redis, keys: Keys, maxlen: int = EVENTS_MAXLEN, wait: Wait = NO_WAIT
+    ) -> None:
         self.client = client
         self.keys = keys
         self.maxlen = maxlen
+        self.wait = wait
 
     def add(self, sender: str, kind: str, text: str, project: str = "") -> Message:
         """Store the message and append its `message` event in one transaction: no reader sees one alone."""
@@ -72,7 +80,7 @@ class MessageStore:
         write_hash(pipe, self.keys.user_message(message.id), message.to_hash())
         pipe.zadd(self.keys.user_messages, {message.id: message.ts})
         pipe.xadd(self.keys.events, {EVENT_FIELD: encode(event)}, maxlen=self.maxlen, approximate=True)
-        pipe.execute()
+        commit(self.client, pipe, self.wait, f"message {message.id}")
         return message
 
     def pending(self) -> list[Message]:

@@ -45,13 +45,14 @@ class Settings(BaseSettings):
         None,
         ge=0,
         le=100,
-        description="replicas that must hold an event before it counts as sent; unset: 1 behind Sentinel",
+        description="replicas that must hold an event or a task, merge, message or command change before it "
+        "counts as done; unset: 1 behind Sentinel",
     )
     redis_wait_ms: int = Field(
         defaults.REDIS_WAIT_MS,
         ge=1,
         le=60_000,
-        description="milliseconds a publish waits for those replicas (`WAIT`)",
+        description="milliseconds such a write waits for those replicas (`WAIT`)",
     )
     spool_dir: Path = Field(
         default_factory=lambda: Path(defaults.spool_dir()),
@@ -224,6 +225,11 @@ class Settings(BaseSettings):
     @property
     def replicas_to_wait(self) -> int:
         return defaults.replicas_to_wait(self.redis_wait_replicas, self.redis_url)
+
+    @property
+    def write_wait(self) -> tuple[int, int]:
+        """(replicas, ms) every write that must outlive a failover waits for (bus.replication)."""
+        return self.replicas_to_wait, self.redis_wait_ms
 
     def permission_mode_for(self, role: str) -> str:
         """The permission mode a new agent of `role` (manager, worker) starts in."""

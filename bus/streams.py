@@ -16,13 +16,12 @@ import redis
 from bus import append_once
 from bus.envelope import EID_FIELD, EVENT_FIELD, Envelope, decode, encode, stamped
 from bus.keys import Keys
+from bus.replication import Wait, confirmed
 
 Entry = tuple[str, dict[str, str]]
 
 
-def publish(
-    client: redis.Redis, keys: Keys, event: Envelope, maxlen: int, wait: tuple[int, int] = (0, 0)
-) -> str:
+def publish(client: redis.Redis, keys: Keys, event: Envelope, maxlen: int, wait: Wait = (0, 0)) -> str:
     """Append one event to the events stream once by its client-made id; returns its stream id.
     `wait`: (replicas, ms) that must hold it before it counts as sent; raises NotReplicated if they do not.
 
@@ -30,10 +29,12 @@ def publish(
     event = stamped(event)
     mark = keys.published(event[EID_FIELD])
     found = append_once.arguments(keys.namespace, mark, encode(event), maxlen, append_once.RETRY_MARK_TTL)
-    reply = cast("list[Any]", client.eval(append_once.script(), 2, *found))
-    replicas, wait_ms = wait
-    if replicas:
-        append_once.replicated(client.wait(replicas, wait_ms), replicas, wait_ms)
+    if wait[0]:  # the script and its WAIT on one connection: WAIT counts that connection's writes
+        reply = cast(
+            "list[Any]", confirmed(client, [("EVAL", append_once.script(), 2, *found)], wait, "the event")[0]
+        )
+    else:
+        reply = cast("list[Any]", client.eval(append_once.script(), 2, *found))
     first = reply[0]
     return first.decode() if isinstance(first, bytes) else str(first)
 

@@ -2,6 +2,10 @@
 
 A script changes the graph and appends its events in the same step, so a consumer that sees the stream
 never misses a transition (the Linda `in()` of the seed). The scripts live in `bus/lua/task_*.lua`.
+
+Every script waits for the replicas (`wait`, bus.replication): each is a transition someone acted on, and
+one the failover lost comes back wrong — a lost claim hands the task to a second agent, a lost `done` has
+it done and merged again, a lost `add` or `fail` is a promise silently broken. Reads never wait.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from redis.commands.core import Script
 from bus.errors import BusError, BusUnavailable, Conflict, InvalidInput, NotFound
 from bus.ids import slugify, validate_id
 from bus.keys import Keys
+from bus.replication import NO_WAIT, Wait, confirmed
 from bus.task_lua import SCRIPTS, done_call, fixed_args, fixed_keys, script_text, task_keys
 from bus.task_model import (
     DEFAULT_MAX_ATTEMPTS,
@@ -91,8 +96,10 @@ class TaskStore:
         events_maxlen: int,
         *,
         max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+        wait: Wait = NO_WAIT,
     ) -> None:
         self._r = client
+        self._wait = wait
         self._keys = keys
         self._max_body = max_body_bytes
         self._scripts: dict[str, Script] = {name: client.register_script(_source(name)) for name in SCRIPTS}
@@ -164,7 +171,7 @@ class TaskStore:
         summary = check_text("summary", summary.strip(), self._max_body)
         _text, script_keys, args = done_call(self._keys, self._maxlen, task_id, agent, summary)
         with _redis_errors():
-            woken = self._scripts["done"](keys=script_keys, args=args)
+            woken = self._call("done", script_keys, args)
         return self._get_many([str(i) for i in woken])
 
     def fail(self, task_id: str, agent: str, reason: str) -> Task:
@@ -321,7 +328,20 @@ class TaskStore:
 
     def _run(self, name: str, keys: IdList, args: Sequence[str | int]) -> Any:
         with _redis_errors():
-            return self._scripts[name](keys=self._fixed_keys + keys, args=[*self._fixed_args, *args])
+            return self._call(name, self._fixed_keys + keys, [*self._fixed_args, *args])
+
+    def _call(self, name: str, keys: Sequence[str], args: Sequence[str | int]) -> Any:
+        """Run one script; with `wait`, then `WAIT` on the same connection (loading the script first when
+        this Redis does not know it yet, as after a failover to a replica that never ran it)."""
+        script = self._scripts[name]
+        if not self._wait[0]:
+            return script(keys=keys, args=args)
+        command = ("EVALSHA", script.sha, len(keys), *keys, *args)
+        try:
+            return confirmed(self._r, [command], self._wait, f"the task change ({name})")[0]
+        except redis.exceptions.NoScriptError:
+            self._r.script_load(script.script)
+            return confirmed(self._r, [command], self._wait, f"the task change ({name})")[0]
 
     def _get_many(self, ids: Sequence[str]) -> TaskList:
         """The tasks that exist among `ids`, in that order, read in one transaction."""

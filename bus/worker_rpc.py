@@ -4,6 +4,10 @@ The bot and other machines ask a worker to act on its agents this way; the worke
 operation the CLI runs locally and pushes the result to the reply list, which expires on its own.
 On the stream a command is `{"id", "op", "args", "from"}`: the command's tag, its other fields as
 `args`, so entries queued by older versions decode as they are (bus.worker_commands has the models).
+
+Both directions wait for the replicas (`wait`, bus.replication): a command the failover lost would never
+run, though `submit` said it was queued; a reply it lost is the only record of an operation that ran and
+must not run twice.
 """
 
 from __future__ import annotations
@@ -17,11 +21,13 @@ import redis
 
 from bus.errors import BusError, BusUnavailable
 from bus.keys import Keys
+from bus.replication import NO_WAIT, Wait, commit, confirmed
 from bus.worker_commands import BadCommand, Command, WorkerCommand, parse_command
 from bus.workers import alive, require_alive
 
 COMMAND_FIELD = "c"
 REPLY_TTL = 300
+COMMANDS_KEPT = 10_000  # a worker's command stream is trimmed to about this many
 
 
 class CommandFailed(BusError):
@@ -64,15 +70,18 @@ def encode_command(command_id: str, command: Command, sender: str = "") -> str:
     return json.dumps({"id": command_id, "op": command.op, "args": args, "from": sender}, ensure_ascii=False)
 
 
-def submit(client: redis.Redis, keys: Keys, worker: str, command: Command, sender: str = "") -> str:
-    """Queue a command without waiting; returns its id. It waits in the stream if the worker is down."""
+def submit(
+    client: redis.Redis, keys: Keys, worker: str, command: Command, sender: str = "", wait: Wait = NO_WAIT
+) -> str:
+    """Queue a command without waiting for its answer; returns its id. It waits in the stream if the worker
+    is down."""
     command_id = uuid.uuid4().hex
-    client.xadd(
-        keys.commands(worker),
-        {COMMAND_FIELD: encode_command(command_id, command, sender)},
-        maxlen=10_000,
-        approximate=True,
-    )
+    body = encode_command(command_id, command, sender)
+    if not wait[0]:
+        client.xadd(keys.commands(worker), {COMMAND_FIELD: body}, maxlen=COMMANDS_KEPT, approximate=True)
+        return command_id
+    add = ("XADD", keys.commands(worker), "MAXLEN", "~", COMMANDS_KEPT, "*", COMMAND_FIELD, body)
+    confirmed(client, [add], wait, f"command {command.op} for worker {worker}")
     return command_id
 
 
@@ -83,16 +92,17 @@ def request(
     command: Command,
     timeout: float | None = None,
     sender: str = "",
+    wait: Wait = NO_WAIT,
 ) -> Any:
     """Ask `worker` to run `command` and wait for its answer, up to `timeout` (default: the command's).
     A dead worker is refused at once, not queued (WorkerGone says when it was last seen), so nothing runs
     late behind the person's back."""
-    wait = command.timeout if timeout is None else timeout
+    patience = command.timeout if timeout is None else timeout
     require_alive(client, keys, worker)
-    command_id = submit(client, keys, worker, command, sender)
-    reply = client.blpop([keys.reply(command_id)], timeout=max(1, round(wait)))
+    command_id = submit(client, keys, worker, command, sender, wait)
+    reply = client.blpop([keys.reply(command_id)], timeout=max(1, round(patience)))
     if reply is None:
-        raise BusUnavailable(f"worker {worker!r} did not answer {command.op} within {wait:g}s")
+        raise BusUnavailable(f"worker {worker!r} did not answer {command.op} within {patience:g}s")
     answer = json.loads(cast(list[str], reply)[1])
     if not answer.get("ok"):
         raise CommandFailed(str(answer.get("error") or "the command failed"))
@@ -100,13 +110,19 @@ def request(
 
 
 def reply(
-    client: redis.Redis, keys: Keys, command_id: str, ok: bool, result: Any = None, error: str = ""
+    client: redis.Redis,
+    keys: Keys,
+    command_id: str,
+    ok: bool,
+    result: Any = None,
+    error: str = "",
+    wait: Wait = NO_WAIT,
 ) -> None:
     body = json.dumps({"ok": ok, "result": result, "error": error}, ensure_ascii=False, default=str)
     pipe = client.pipeline()
     pipe.rpush(keys.reply(command_id), body)
     pipe.expire(keys.reply(command_id), REPLY_TTL)
-    pipe.execute()
+    commit(client, pipe, wait, f"the reply to command {command_id}")
 
 
 def decode_command(fields: dict[str, str]) -> Received | Refused | NotACommand:

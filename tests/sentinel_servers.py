@@ -78,6 +78,7 @@ class SentinelSet:
             for n in range(self.replicas)
         ]
         retry_until(lambda: self._linked(self.primary), timeout=15, what="the replicas to follow the primary")
+        retry_until(self._acknowledging, timeout=15, what="the replicas to acknowledge writes (WAIT)")
         self.sentinels = [
             SentinelProcess(self.folder / f"sentinel{n}", self.primary.port).start() for n in range(3)
         ]
@@ -92,6 +93,16 @@ class SentinelSet:
             if k.startswith("slave") and isinstance(v, dict) and v.get("state") == "online"
         ]
         return info.get("role") == "master" and len(online) >= len(self.copies)
+
+    def _acknowledging(self) -> bool:
+        """True once `WAIT` counts every replica: for about a second after its sync a replica is online but
+        acknowledges nothing, and a test's first WAIT would count too few."""
+        client = redis.Redis(port=self.primary.port, single_connection_client=True)
+        try:
+            client.set("sentinel-set:ready", "1")  # WAIT counts the writes of its own connection
+            return int(client.wait(len(self.copies), 100)) == len(self.copies)
+        finally:
+            client.close()
 
     def url(self, service: str = SERVICE) -> str:
         hosts = ",".join(f"127.0.0.1:{s.port}" for s in self.sentinels)

@@ -20,8 +20,10 @@ import redis
 
 from bus.clients import client_for
 from bus.envelope import EID_FIELD
+from bus.keys import Keys
 from tests.cli import IbRunner
 from tests.faults.tally import Tally
+from tests.integration.test_auto_e2e import Worker, add_task, sequence
 from tests.redis_server import RedisServer
 from tests.sentinel_servers import SentinelSet
 from tests.waiting import retry_until
@@ -35,21 +37,22 @@ def _stop_payload(ib: IbRunner, text: str) -> str:
     return json.dumps({"session_id": "s", "cwd": str(ib.cwd), "last_assistant_message": f"{text}\nWAITING"})
 
 
-def _send(ib: IbRunner, env: dict[str, str], text: str, hook: bool) -> subprocess.CompletedProcess[str]:
+def _send(ib: IbRunner, text: str, hook: bool) -> subprocess.CompletedProcess[str]:
     if hook:
-        return ib.run("hook", "stop", stdin=_stop_payload(ib, text), env={**env, "IB_AGENT_ID": "a-" + text})
-    return ib.run("notify", text, env=env)
+        return ib.run("hook", "stop", stdin=_stop_payload(ib, text), env={"IB_AGENT_ID": "a-" + text})
+    return ib.run("notify", text)
 
 
 def _seen(server: RedisServer, namespace: str) -> tuple[list[str], Counter[str]]:
     """The message key of every event in the stream (the notify text, or the hook's last message), and
-    how often each envelope id is there."""
+    how often each client-made envelope id is there (the stores' events, made in Lua, carry none)."""
     keys, ids = [], Counter[str]()
     for _id, fields in server.client().xrange(namespace + "events"):
         event = json.loads(fields["e"])
         last = event.get("data", {}).get("last_message")
-        keys.append(last.split("\n")[0] if last else event["msg"])
-        ids[event[EID_FIELD]] += 1
+        keys.append(last.split("\n")[0] if last else event.get("msg", ""))
+        if EID_FIELD in event:
+            ids[event[EID_FIELD]] += 1
     return keys, ids
 
 
@@ -68,67 +71,168 @@ def test_the_primary_is_killed_mid_stream_and_a_replica_takes_over(
         deployment.stop()
 
 
-def _storm_through_a_failover(ib: IbRunner, deployment: SentinelSet, tally: Tally, tmp_path: Path) -> None:
-    env = {"IB_REDIS_URL": deployment.url()}  # WAIT 1 is on by default behind Sentinel
-    namespace = ib.env["IB_NAMESPACE"]
-    sent: list[str] = []
-    failures: list[str] = []
-    kept: list[str] = []  # sent while no primary answered: spooled, flushed by a later call
-    walls: dict[str, list[float]] = {"before": [], "after": []}
-    phase = {"now": "before"}
-    enough = threading.Event()
-    lock = threading.Lock()
+class Storm:
+    """`PRODUCERS` threads sending `ib notify` calls and Stop hooks (a quarter) until told to stop; what each
+    sent, which calls failed, which kept their event in the spool, and each call's wall time by phase."""
 
-    def produce(n: int) -> None:
+    def __init__(self, ib: IbRunner) -> None:
+        self.ib = ib
+        self.sent: list[str] = []
+        self.failures: list[str] = []
+        self.kept: list[str] = []  # sent while no primary answered: spooled, flushed by a later call
+        self.walls: dict[str, list[float]] = {"before": [], "after": []}
+        self.phase = "before"
+        self.lock = threading.Lock()
+        self.enough = threading.Event()
+        self.threads = [threading.Thread(target=self._produce, args=(n,)) for n in range(PRODUCERS)]
+
+    def __enter__(self) -> Storm:
+        for t in self.threads:
+            t.start()
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.enough.set()
+        for t in self.threads:
+            t.join()
+
+    def _produce(self, n: int) -> None:
         for i in range(MOST):
-            if enough.is_set():
+            if self.enough.is_set():
                 return
             text = f"p{n}-{i}"
-            with lock:
-                sent.append(text)
-                when = phase["now"]
+            with self.lock:
+                self.sent.append(text)
+                when = self.phase
             started = time.monotonic()
-            done = _send(ib, env, text, hook=i % 4 == 0)  # a quarter are Stop hooks
-            walls[when].append(time.monotonic() - started)
+            done = _send(self.ib, text, hook=i % 4 == 0)
+            self.walls[when].append(time.monotonic() - started)
             if done.returncode != 0:
-                failures.append(f"{text}: {done.stderr}")
+                self.failures.append(f"{text}: {done.stderr}")
             if "kept in" in done.stderr:
-                kept.append(text)
+                self.kept.append(text)
 
+    def promoted(self) -> int:
+        """Marks the failover done; how many were sent by then."""
+        with self.lock:
+            self.phase = "after"
+            return len(self.sent)
+
+    def timing(self) -> str:
+        before, after = _p50(self.walls["before"]), _p50(self.walls["after"])
+        return f"call wall time p50 {before} s before the kill, {after} s after"
+
+
+def _storm_through_a_failover(ib: IbRunner, deployment: SentinelSet, tally: Tally, tmp_path: Path) -> None:
+    ib.env["IB_REDIS_URL"] = deployment.url()  # WAIT 1 is on by default behind Sentinel
+    namespace = ib.env["IB_NAMESPACE"]
     heavy = client_for(deployment.url())  # the worker's kind of client, made before the failover
-    threads = [threading.Thread(target=produce, args=(n,)) for n in range(PRODUCERS)]
-    for t in threads:
-        t.start()
-    try:
+    with Storm(ib) as storm:
         retry_until(lambda: heavy.xlen(namespace + "events") >= 10, 30, 0.01, "the stream to start")
         deployment.primary.stop(signal.SIGKILL)
-        killed_at = len(sent)
+        killed_at = len(storm.sent)
         promoted = retry_until(deployment.promoted, 30, 0.1, "a replica to be promoted")
-        with lock:
-            phase["now"], promoted_at = "after", len(sent)
-        retry_until(lambda: len(sent) >= promoted_at + AFTER_FAILOVER, 30, 0.05, "events after the failover")
-    finally:
-        enough.set()
-        for t in threads:
-            t.join()
-    assert failures == []
-    assert ib.run("spool", "--flush", env=env).returncode == 0
+        promoted_at = storm.promoted()
+        retry_until(
+            lambda: len(storm.sent) >= promoted_at + AFTER_FAILOVER, 30, 0.05, "events after failover"
+        )
+    assert storm.failures == []
+    assert ib.run("spool", "--flush").returncode == 0
     seen, ids = _seen(promoted, namespace)
     spooled = _spooled_lines(tmp_path / "spool")
     row = tally.count(
         f"Sentinel failover mid-stream: primary kill -9 in {PRODUCERS} streams of notifies and Stop hooks",
-        sent,
+        storm.sent,
         seen,
-        note=f"{len(sent) - killed_at} sent after the kill, {len(kept)} of them spooled during the failover, "
-        f"{spooled} spooled lines left after the flush; "
-        f"call wall time p50 {_p50(walls['before'])} s before the kill, {_p50(walls['after'])} s after",
+        note=f"{len(storm.sent) - killed_at} sent after the kill, {len(storm.kept)} of them spooled during "
+        f"the failover, {spooled} spooled lines left after the flush; {storm.timing()}",
     )
     assert (row.lost, row.twice, spooled) == (0, 0, 0)
     assert max(ids.values()) == 1
     retry_until(
         lambda: _length(heavy, namespace) == len(seen), 30, 0.1, "the heavy client to follow the failover"
     )
-    assert kept, "no call fell in the failover: the test did not test it"
+    assert storm.kept, "no call fell in the failover: the test did not test it"
+
+
+TASKS = ("t1", "t2", "t3")
+
+
+@pytest.mark.timeout(300)
+def test_the_primary_is_killed_during_an_auto_run_and_a_stream_of_notifies(
+    agents_ib: IbRunner, tally: Tally, tmp_path: Path
+) -> None:
+    deployment = SentinelSet(tmp_path / "sentinel", replicas=2).start()
+    try:
+        _auto_through_a_failover(agents_ib, deployment, tally, tmp_path)
+    finally:
+        deployment.stop()
+
+
+def _add_tasks(ib: IbRunner, gate: Path) -> None:
+    """Three tasks for fake agents; t2 holds until `gate/go` exists, so the primary dies while it works."""
+    for priority, task in zip((9, 8, 7), TASKS, strict=True):
+        hold = f"fake: run touch {gate}/{task} && while [ ! -f {gate}/go ]; do sleep 0.1; done"
+        lines = [f"fake: write {task}.txt {task}", f"fake: commit add {task}"]
+        lines += [hold] if task == "t2" else []
+        lines += [f"fake: run ib task done {task}", "fake: done"]
+        add_task(ib, task, priority, "p", *lines)
+
+
+def _auto_through_a_failover(ib: IbRunner, deployment: SentinelSet, tally: Tally, tmp_path: Path) -> None:
+    ib.env["IB_REDIS_URL"] = deployment.url()
+    namespace = ib.env["IB_NAMESPACE"]
+    keys = Keys(namespace)
+    gate = tmp_path / "gate"
+    gate.mkdir()
+    _add_tasks(ib, gate)
+    heavy = client_for(deployment.url())
+    worker = Worker(ib, heavy, keys)
+    worker.start()
+    follower = ib.popen("auto", "--project", "p", "--worktrees", "--json")
+    try:
+        with Storm(ib) as storm:
+            retry_until((gate / "t2").exists, 120, 0.1, "t2 at work")
+            retry_until(lambda: len(storm.sent) >= 10, 30, 0.01, "the stream to start")
+            deployment.primary.stop(signal.SIGKILL)
+            killed_at = len(storm.sent)
+            promoted = retry_until(deployment.promoted, 30, 0.1, "a replica to be promoted")
+            promoted_at = storm.promoted()
+            (gate / "go").touch()
+            retry_until(
+                lambda: len(storm.sent) >= promoted_at + AFTER_FAILOVER, 30, 0.05, "events after failover"
+            )
+        _out, err = follower.communicate(timeout=240)
+        assert follower.returncode == 0, err
+    finally:
+        if follower.poll() is None:
+            follower.kill()
+        worker.stop()
+    assert storm.failures == []
+    assert ib.run("spool", "--flush").returncode == 0
+    seen, ids = _seen(promoted, namespace)
+    steps = sequence(promoted.client(), keys, "p")
+    done_once = [task for kind, task in steps if kind == "task_done"]
+    merged = [task.removeprefix("merge-") for kind, task in steps if kind == "merge_merged"]
+    claims = sum(1 for kind, _task in steps if kind == "task_claimed")
+    notes = (
+        f"{len(storm.sent) - killed_at} notifies and hooks sent after the kill, {len(storm.kept)} spooled "
+        f"and flushed; /auto: {len(set(done_once))}/3 done, {len(set(merged))}/3 merged, "
+        f"done twice {len(done_once) - len(set(done_once))}, merges twice {len(merged) - len(set(merged))}, "
+        f"claims twice {claims - len(TASKS)}"
+    )
+    row = tally.count(
+        "Sentinel failover during `ib auto --worktrees` (3 tasks) and 2 streams of notifies and Stop hooks",
+        [*storm.sent, *TASKS],
+        [*seen, *done_once],
+        note=notes,
+    )
+    assert (row.lost, row.twice) == (0, 0)
+    assert max(ids.values()) == 1
+    assert sorted(merged) == list(TASKS) and claims == len(TASKS)
+    assert steps[-1] == ("auto_finished", "")
+    assert _spooled_lines(tmp_path / "spool") == 0
+    assert storm.kept, "no call fell in the failover: the test did not test it"
 
 
 def _length(client: redis.Redis, namespace: str) -> int | None:

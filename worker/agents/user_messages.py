@@ -16,7 +16,7 @@ __all__ = ["USER_TARGETS", "acknowledge", "acknowledge_all", "is_message_id", "s
 
 
 def store(rt: Runtime) -> MessageStore:
-    return MessageStore(rt.client, rt.keys, rt.settings.events_maxlen)
+    return MessageStore(rt.client, rt.keys, rt.settings.events_maxlen, rt.settings.write_wait)
 
 
 def send_to_user(rt: Runtime, text: str, sender: str | None = None) -> Message:

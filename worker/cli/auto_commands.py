@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from typing import Any, cast
 
 import typer
@@ -14,6 +15,7 @@ from bus.auto_store import AutoStore
 from bus.envelope import Envelope, to_jsonl
 from bus.errors import Conflict, InvalidInput, NotFound
 from bus.follow import EventFilter, follow
+from bus.reconnect import Reconnect
 from bus.worker_commands import AutoPause, AutoStart, AutoStop
 from bus.worker_rpc import request, worker_alive
 from bus.workers import validate_worker_id
@@ -54,7 +56,8 @@ def auto(
     since = str(last[0][0]) if last else "0"
     start = AutoStart(project=project, worktrees=worktrees, max_tasks=max_tasks, agent=agent)
     on = validate_worker_id(on) if on else ctx.settings.worker_id
-    state = AutoState.from_dict(request(client, ctx.keys, on, start), source=f"worker {on}")
+    started = request(client, ctx.keys, on, start, wait=ctx.settings.write_wait)
+    state = AutoState.from_dict(started, source=f"worker {on}")
     if detach:
         print(f"auto mode {state.status} for {project} on worker {on} ({state.summary})")
         return
@@ -72,6 +75,7 @@ def auto(
         wanted=EventFilter(projects=[project]),
         emit=show,
         keep_going=lambda: not ended,
+        reconnect=Reconnect(client, "ib auto", _say),  # the loop runs on in the worker across a failover
     )
     if ended[0].get("type") == "auto_paused":
         reason = (ended[0].get("data") or {}).get("reason", "")
@@ -131,12 +135,17 @@ def _control(command: AutoStop | AutoPause) -> AutoState:
     if state is None:
         raise NotFound(f"no auto loop for project {command.project} (see `ib auto status`)")
     if worker_alive(ctx.client, ctx.keys, state.worker):
-        answer = request(ctx.blocking_redis(), ctx.keys, state.worker, command, CONTROL_TIMEOUT)
+        wait = ctx.settings.write_wait
+        answer = request(ctx.blocking_redis(), ctx.keys, state.worker, command, CONTROL_TIMEOUT, wait=wait)
         return AutoState.from_dict(answer, source=f"worker {state.worker}")
     loops = AutoLoops(ctx.runtime)
     if isinstance(command, AutoStop):
         return loops.stop(command.project, command.reason)
     return loops.pause(command.project, "paused by the person")
+
+
+def _say(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
 
 
 def _line(event: Envelope) -> str:

@@ -312,7 +312,9 @@ class Dashboard:
         agent = self.rt.agents.get(agent_id)
         if agent.worker in ("", self.rt.worker_id):
             return here()
-        return request(self.rt.client, self.rt.keys, agent.worker, command, timeout=15)
+        return request(
+            self.rt.client, self.rt.keys, agent.worker, command, timeout=15, wait=self.rt.settings.write_wait
+        )
 
     def on_keys(self, data: str) -> None:
         snap = self.last

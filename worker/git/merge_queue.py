@@ -23,7 +23,7 @@ log = logging.getLogger(__name__)
 class MergeQueue:
     def __init__(self, rt: Runtime) -> None:
         self.rt = rt
-        self.store = MergeStore(rt.client, rt.keys, rt.settings.events_maxlen)
+        self.store = MergeStore(rt.client, rt.keys, rt.settings.events_maxlen, rt.settings.write_wait)
 
     def request(self, agent_id: str, task: str | None = None, into: str | None = None) -> MergeRequest:
         """Queue the agent's branch for merging into `into` (default: the branch it was made from). A request

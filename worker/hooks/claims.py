@@ -25,6 +25,7 @@ def held_by(conn: Connection, keys: Keys, agent_id: str) -> list[str]:
 
 def fail_claims(conn: Connection, conf: HotConf, agent_id: str) -> list[str]:
     """Fail each claim `agent_id` holds; the ids this call failed."""
+    from bus.confirmed_call import confirmed_call
     from bus.resp import ServerError
     from bus.task_lua import fail_call
     from worker.hooks.events import stopped_reason
@@ -35,8 +36,9 @@ def fail_claims(conn: Connection, conf: HotConf, agent_id: str) -> list[str]:
         script, script_keys, args = fail_call(
             keys, conf.events_maxlen, task_id, agent_id, stopped_reason(agent_id)
         )
-        try:
-            conn.call("EVAL", script, len(script_keys), *script_keys, *args)
+        try:  # waits for the replicas: a lost failure would leave the task claimed by a stopped agent
+            command = ("EVAL", script, len(script_keys), *script_keys, *args)
+            confirmed_call(conn, command, (conf.wait_replicas, conf.wait_ms), "the task change (fail)")
         except ServerError:
             continue  # the pane watcher (or the agent) gave it back in the meantime: nothing to do
         failed.append(task_id)

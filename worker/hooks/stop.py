@@ -206,8 +206,13 @@ def _finish_task(conn: Connection, conf: HotConf, agent_id: str, task_id: str, l
     script, script_keys, args = done_call(
         keys, conf.events_maxlen, task_id, agent_id, task_summary(last_message)
     )
+    from bus.confirmed_call import confirmed_call
+
+    wait = (conf.wait_replicas, conf.wait_ms)  # a `done` the failover lost would be done and merged again
     try:  # noqa: SIM105 - contextlib costs this hook 2.7 ms at import
-        conn.call("EVAL", script, len(script_keys), *script_keys, *args)
+        confirmed_call(
+            conn, ("EVAL", script, len(script_keys), *script_keys, *args), wait, "the task change (done)"
+        )
     except ServerError:
         pass  # finished or released in the meantime: the script refused and changed nothing
 

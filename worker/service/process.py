@@ -17,6 +17,7 @@ import socket
 import threading
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 import redis
 
@@ -268,7 +269,7 @@ class WorkerService:
         """Run a command and reply with its result or its one-line error; a bad one is only refused."""
         if isinstance(found, Refused):
             log.info("worker %s: command %s %s refused: %s", self.me, found.id, found.op, found.error)
-            reply(self.rt.client, self.rt.keys, found.id, False, error=found.error)
+            self._reply(found.id, False, error=found.error)
             return
         command_id, op = found.id, found.command.op
         try:
@@ -278,14 +279,17 @@ class WorkerService:
             result = run_operation(self.rt, found.command)
         except (BusError, WorkerError) as e:
             log.info("worker %s: command %s %s failed: %s", self.me, command_id, op, e)
-            reply(self.rt.client, self.rt.keys, command_id, False, error=str(e))
+            self._reply(command_id, False, error=str(e))
             return
         except Exception as e:  # a bug in one command must not take the worker down
             log.exception("worker %s: command %s %s crashed", self.me, command_id, op)
-            reply(self.rt.client, self.rt.keys, command_id, False, error=f"internal error: {e}")
+            self._reply(command_id, False, error=f"internal error: {e}")
             return
         log.info("worker %s: command %s %s from %s done", self.me, command_id, op, found.sender or "?")
-        reply(self.rt.client, self.rt.keys, command_id, True, result)
+        self._reply(command_id, True, result)
+
+    def _reply(self, command_id: str, ok: bool, result: Any = None, error: str = "") -> None:
+        reply(self.rt.client, self.rt.keys, command_id, ok, result, error, self.rt.settings.write_wait)
 
     def _manager_of(self, agent_id: str) -> str | None:
         agent = self.rt.agents.find(agent_id)

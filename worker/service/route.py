@@ -34,4 +34,5 @@ def run_on_owner(
     worker = validate_worker_id(on) if on else (owner_of(rt, command) or rt.worker_id)
     if worker == rt.worker_id:
         return run_operation(rt, command)
-    return request(reader or rt.client, rt.keys, worker, command, sender=sender or f"ib@{rt.worker_id}")
+    sender = sender or f"ib@{rt.worker_id}"
+    return request(reader or rt.client, rt.keys, worker, command, sender=sender, wait=rt.settings.write_wait)

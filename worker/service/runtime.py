@@ -56,7 +56,7 @@ class Runtime:
 
     @cached_property
     def tasks(self) -> TaskStore:
-        return TaskStore(self.client, self.keys, self.settings.events_maxlen)
+        return TaskStore(self.client, self.keys, self.settings.events_maxlen, wait=self.settings.write_wait)
 
     @cached_property
     def schedules(self) -> ScheduleStore:
@@ -86,5 +86,4 @@ class Runtime:
 
     def publish(self, type_: str, msg: str = "", **fields: Any) -> str:
         event = make_event(type_, msg, **fields)
-        wait = (self.settings.replicas_to_wait, self.settings.redis_wait_ms)
-        return publish(self.client, self.keys, event, self.settings.events_maxlen, wait)
+        return publish(self.client, self.keys, event, self.settings.events_maxlen, self.settings.write_wait)

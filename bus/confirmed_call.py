@@ -1,0 +1,27 @@
+"""The hot path's writes that must outlive a failover (a hook finishing or failing a task): the command
+and its `WAIT` in one round trip on the light client's connection, as bus.replication does for redis-py."""
+
+from __future__ import annotations
+
+from bus.append_once import replicated
+
+TYPE_CHECKING = False  # keep `typing` off the hooks' path; the checker still reads the imports below
+if TYPE_CHECKING:
+    from bus.resp import Connection, Reply
+
+
+def confirmed_call(
+    conn: Connection, command: tuple[str | bytes | int | float, ...], wait: tuple[int, int], what: str
+) -> Reply:
+    """The command's reply, once `wait`'s replicas hold its writes. An error reply is raised (ServerError);
+    then NotReplicated when fewer replicas confirmed it in time."""
+    replicas, ms = wait
+    if not replicas:
+        return conn.call(*command)
+    from bus.resp import ServerError
+
+    reply, confirmed = conn.pipeline([command, ("WAIT", replicas, ms)], ms / 1000)
+    if isinstance(reply, ServerError):
+        raise reply
+    replicated(confirmed, replicas, ms, what)
+    return reply

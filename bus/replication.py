@@ -1,0 +1,66 @@
+"""Writes that must outlive a failover: sent with `WAIT replicas ms` behind them, on the same connection.
+
+`WAIT` counts the replicas holding every write *this connection* made, so the write and its `WAIT` share
+one connection and one round trip here (inside `MULTI` Redis answers `WAIT` at once, without waiting).
+The setting is the publish's (`IB_REDIS_WAIT_REPLICAS`, `IB_REDIS_WAIT_MS`; 1 replica behind Sentinel).
+A write no replica confirmed in time is on the primary already: NotReplicated says so in one line, and the
+caller's operation fails like one Redis did not answer, never silently.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import redis
+from redis.client import Pipeline
+
+from bus.append_once import replicated
+
+Wait = tuple[int, int]  # (replicas, ms): how many replicas must hold a write, and for how long to wait
+NO_WAIT: Wait = (0, 0)
+
+
+def confirmed(client: redis.Redis, commands: Sequence[Sequence[Any]], wait: Wait, what: str) -> list[Any]:
+    """Send `commands`, then `WAIT`, on one connection in one round trip; their raw replies. An error reply
+    is raised (the first one); then NotReplicated when fewer than `wait`'s replicas hold the writes."""
+    replicas, ms = wait
+    pool = client.connection_pool
+    conn: Any = pool.get_connection()  # redis-py's Connection is untyped
+    try:
+        conn.send_packed_command(conn.pack_commands([*commands, ("WAIT", replicas, ms)]))
+        replies = [_reply(conn) for _ in commands]
+        # the WAIT may take its whole `ms` on top of the socket timeout a command gets
+        patience = conn.socket_timeout + ms / 1000 if conn.socket_timeout else None
+        replies.append(_reply(conn, patience))
+    except BaseException:
+        conn.disconnect()  # replies may be left unread on it: it never goes back to the pool half-read
+        raise
+    finally:
+        pool.release(conn)
+    for found in replies[:-1]:
+        if isinstance(found, redis.ResponseError):
+            raise found
+    replicated(replies[-1], replicas, ms, what)
+    return replies[:-1]
+
+
+def commit(client: redis.Redis, pipe: Pipeline, wait: Wait, what: str) -> list[Any]:
+    """Run the commands queued on the transaction `pipe`; with `wait`, as `MULTI … EXEC` then `WAIT` on one
+    connection (raw replies, an error inside the transaction raised). Without, `pipe.execute()`."""
+    if not wait[0]:
+        return pipe.execute()
+    commands = [("MULTI",), *(args for args, _options in pipe.command_stack), ("EXEC",)]
+    pipe.reset()
+    executed = confirmed(client, commands, wait, what)[-1]
+    for found in executed:
+        if isinstance(found, redis.ResponseError):
+            raise found
+    return list(executed)
+
+
+def _reply(conn: Any, timeout: float | None = None) -> Any:
+    try:
+        return conn.read_response() if timeout is None else conn.read_response(timeout=timeout)
+    except redis.ResponseError as e:  # read on, so the connection stays in step with its replies
+        return e
