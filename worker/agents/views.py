@@ -53,7 +53,7 @@ def live_state(rt: Runtime, agent: Agent) -> str:
 def state_text(rt: Runtime, agent: Agent) -> str:
     """The live state with what the pane adds to a running one: `running (retrying · attempt 2/10)`."""
     state = live_state(rt, agent)
-    return f"{state} ({agent.detail})" if agent.detail and state == "running" else state
+    return f"{state} ({agent.detail})" if agent.detail and state in ("running", "stopped") else state
 
 
 def info_lines(rt: Runtime, agent: Agent) -> list[str]:

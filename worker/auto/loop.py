@@ -213,7 +213,7 @@ class AutoLoops:
             send(self.rt, action.agent, merge_again(action.target, action.files))
         elif isinstance(action, RemoveAgent):
             if self.rt.agents.find(action.agent) is not None:
-                teardown.kill(self.rt, action.agent, force=True)
+                teardown.kill(self.rt, action.agent, force=True, why="auto mode ended it")
         elif isinstance(action, Publish):
             self.rt.publish(
                 action.type, action.msg, project=state.project, task=action.task or None, data=action.data
