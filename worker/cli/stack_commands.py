@@ -68,7 +68,7 @@ def resume_embedded(ctx: Context) -> None:
     """Start the embedded bus even after `ib bus stop` (a plain `ib` command would not)."""
     root = ctx.settings.repository(ctx.cwd)
     if not ctx.settings.redis_url and root is not None:
-        Embedded(str(root)).start()
+        Embedded(str(root), ctx.settings.embedded_port).start()
 
 
 def up(
