@@ -33,6 +33,7 @@ def test_a_program_that_refuses_to_start_says_why(
     refusing.write_text(f"#!/bin/sh\necho 'Claude Code 2.1'\necho '{REFUSAL}' >&2\nexit 1\n")
     refusing.chmod(0o755)
     ib = agents_ib
+    agents_command = ib.env["IB_AGENT_COMMAND"]
     ib.env["IB_AGENT_COMMAND"] = str(refusing)
     spawned = ib.run("new-agent", "goal", "--name", "root1")
     assert spawned.returncode == 0, spawned.stderr
@@ -50,6 +51,11 @@ def test_a_program_that_refuses_to_start_says_why(
     assert row["state"] == "stopped" and REFUSAL[:40] in listed, listed
     assert ib.run("worker", "--once").returncode == 0
     assert len(_stopped(rds, keys)) == 1  # said once, not on every later tick
+    ib.env["IB_AGENT_COMMAND"] = agents_command  # the program fixed: a resume leaves the old reason behind
+    resumed = ib.run("resume", "root1")
+    assert resumed.returncode == 0, resumed.stderr
+    assert rds.hmget(keys.agent("root1"), ["detail", "ending"]) == ["", ""]
+    assert REFUSAL[:40] not in ib.run("list").stdout
 
 
 def _watched(ib: IbRunner, rds: redis.Redis, keys: Keys, tmux_socket: str) -> str:
