@@ -50,8 +50,9 @@ from bot.status_lines import STATUS_EVERY
 from bot.topics import TopicRegistry
 from bot.worker_watch import watch_workers
 from bus.clients import async_client_for, client_for, resolve_url
-from bus.errors import BusError
+from bus.errors import BusError, ConfigError
 from bus.keys import Keys
+from bus.secret_file import token_file_problem
 from bus.settings import Settings, load_settings
 from bus.streams import consumer_name
 
@@ -196,7 +197,10 @@ def run(verbose: bool = False, cwd: str | None = None) -> int:
     try:
         settings = load_settings(cwd)
         config = bot_config(settings)
-        url = resolve_url(settings, cwd)
+        url = resolve_url(settings, cwd)  # the embedded bus keeps /.env out of git from its first start
+        exposed = token_file_problem(cwd)
+        if exposed:
+            raise ConfigError(exposed)
     except (BotError, BusError) as e:
         print(f"ib bot: error: {e}", file=sys.stderr)
         return 1

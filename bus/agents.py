@@ -38,7 +38,8 @@ class Agent(HashRecord):
     state: str = "creating"
     state_at: float = 0.0
     state_by: str = ""  # "hook" when Claude Code's own hook decided the state (authoritative)
-    detail: str = ""  # what the pane adds to a running state: "retrying (rate_limit) · attempt 4/10"
+    detail: str = ""  # what the pane adds: "retrying (rate_limit) · attempt 4/10"; how a stopped one ended
+    ending: str = ""  # set by ittybus's own teardown before it ends the session: "ib kill ended it"
     claude_session: str = ""
     transcript_path: str = ""
     paused: bool = False
@@ -105,6 +106,10 @@ class AgentStore:
             self.keys.agent(agent_id), [Agent.hash_key("state"), Agent.hash_key("state_by")]
         )
         return str(state or ""), str(by or "")
+
+    def ending_of(self, agent_id: str) -> str:
+        """Why ittybus itself is ending the agent's session ("" when it is not)."""
+        return str(self.client.hget(self.keys.agent(agent_id), Agent.hash_key("ending")) or "")
 
     def set_state(self, agent_id: str, state: str, by: str = "") -> str | None:
         """Record a new state (`by`: who decided it, "hook" or "" for the pane and the operations);

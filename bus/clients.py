@@ -44,7 +44,7 @@ def hotconf(settings: Settings, cwd: str | None = None) -> HotConf:
 
 def resolve_url(settings: Settings, cwd: str | None = None, start: bool = True) -> str:
     root = settings.repository(cwd)
-    return bus_url(settings.redis_url, str(root) if root else None, start)
+    return bus_url(settings.redis_url, str(root) if root else None, start, settings.embedded_port)
 
 
 def client_options(url: str) -> dict[str, Any]:

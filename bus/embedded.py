@@ -33,10 +33,11 @@ class EmbeddedError(BusError):
 class Embedded(Record):
     """The embedded Redis of the repository at `root`."""
 
-    __slots__ = ("root",)
+    __slots__ = ("port", "root")
 
-    def __init__(self, root: str) -> None:
+    def __init__(self, root: str, port: int | None = None) -> None:
         self.root = root
+        self.port = port  # IB_EMBEDDED_PORT: where a start listens; None: a free port, then the same again
 
     @property
     def folder(self) -> str:
@@ -108,8 +109,7 @@ class Embedded(Record):
         import subprocess
 
         binary = server_binary()
-        # the address it had before, when it is free: workers and agents keep the URL they were given
-        port, password = self._previous_address() or (free_port(), secrets.token_urlsafe(32))
+        port, password = self._address(secrets.token_urlsafe(32))
         conf = os.path.join(self.folder, "redis.conf")
         _write_private(conf, server_config(self.folder, port, password))
         result = subprocess.run([binary, conf], capture_output=True, text=True, check=False, umask=0o077)
@@ -125,6 +125,46 @@ class Embedded(Record):
         _write_private(tmp, url + "\n")
         os.replace(tmp, self.url_file)
         return url
+
+    def _address(self, new_password: str) -> tuple[int, str]:
+        """(port, password) to start on: IB_EMBEDDED_PORT when set (it must be free), else the address
+        it had before when that port is free (workers and agents keep the URL they were given), else a
+        free port. The password is kept across restarts either way."""
+        previous = self._previous_address()
+        if self.port is None:
+            return previous or (free_port(), new_password)
+        if not port_free(self.port):
+            raise EmbeddedError(
+                f"IB_EMBEDDED_PORT {self.port} is taken: another program listens on 127.0.0.1:{self.port}; "
+                "stop it, or set IB_EMBEDDED_PORT to a free port (unset: ittybus picks one)"
+            )
+        password = previous[1] if previous else self._recorded_password()
+        return self.port, password or new_password
+
+    def _recorded_password(self) -> str | None:
+        url = self.recorded_url()
+        try:
+            return Address.from_url(url).password if url else None
+        except BusError:
+            return None
+
+    def port_line(self) -> str:
+        """For `ib bus status`: which port a start listens on, and why."""
+        url = self.recorded_url()
+        try:
+            last = Address.from_url(url).port if url else None
+        except BusError:
+            last = None
+        if self.port is not None:
+            moved = last is not None and last != self.port and self.alive() is not None
+            later = f"; it listens on {last} until `ib bus stop` and `ib bus start`" if moved else ""
+            return f"port: {self.port} (IB_EMBEDDED_PORT){later}"
+        kept = (
+            f"{last}, kept from the last start while it is free"
+            if last
+            else "a free one, picked at the first start"
+        )
+        return f"port: {kept} (IB_EMBEDDED_PORT sets it)"
 
     def _previous_address(self) -> tuple[int, str] | None:
         """(port, password) of the last server, when that port is still free to listen on."""

@@ -25,6 +25,7 @@ class HotConf(Record):
     __slots__ = (
         "agent_id",
         "connect_timeout",
+        "embedded_port",
         "events_maxlen",
         "listener_name",
         "max_message_bytes",
@@ -50,7 +51,9 @@ class HotConf(Record):
         root: str | None,
         wait_replicas: int = 0,
         wait_ms: int = defaults.REDIS_WAIT_MS,
+        embedded_port: int | None = None,
     ) -> None:
+        self.embedded_port = embedded_port  # IB_EMBEDDED_PORT: where the embedded bus listens, when set
         self.redis_url, self.namespace, self.events_maxlen = redis_url, namespace, events_maxlen
         self.connect_timeout, self.spool_dir, self.max_message_bytes = (
             connect_timeout,
@@ -115,6 +118,7 @@ def _conf(merged: dict[str, str], root: str | None) -> HotConf:
         root=root,
         wait_replicas=defaults.replicas_to_wait(_whole(merged, "IB_REDIS_WAIT_REPLICAS"), redis_url),
         wait_ms=int(_number(merged, "IB_REDIS_WAIT_MS", defaults.REDIS_WAIT_MS)),
+        embedded_port=_whole(merged, "IB_EMBEDDED_PORT"),
     )
 
 

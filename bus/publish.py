@@ -41,7 +41,9 @@ def open_bus(conf: HotConf, start: bool = True) -> Connection:
 
     `start=False` never starts the embedded Redis (a hook asking a question of a bus that is not there).
     """
-    conn = Connection(Address.from_url(bus_url(conf.redis_url, conf.root, start)), conf.connect_timeout)
+    conn = Connection(
+        Address.from_url(bus_url(conf.redis_url, conf.root, start, conf.embedded_port)), conf.connect_timeout
+    )
     try:
         spool.flush(conn, conf.spool_dir, target_of(conf), conf.namespace, conf.events_maxlen, _wait(conf))
     except BaseException:

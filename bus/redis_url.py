@@ -9,14 +9,14 @@ from bus.embedded import Embedded
 from bus.errors import BusUnavailable, ConfigError
 
 
-def bus_url(redis_url: str | None, root: str | None, start: bool = True) -> str:
+def bus_url(redis_url: str | None, root: str | None, start: bool = True, port: int | None = None) -> str:
     """The URL to connect to. Raises ConfigError when there is no bus to name, BusUnavailable when the
-    embedded one is not running and `start` is False."""
+    embedded one is not running and `start` is False. `port`: IB_EMBEDDED_PORT, for a start."""
     if redis_url:
         return redis_url
     if root is None:  # nothing to connect to now or later: a spool for it would never be sent
         raise ConfigError("no IB_REDIS_URL is set and this is not inside a git repository")
-    embedded = Embedded(root)
+    embedded = Embedded(root, port)
     if start:
         return embedded.ensure()
     url = embedded.alive()

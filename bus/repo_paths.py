@@ -47,6 +47,10 @@ def agent_from_path(start: str) -> str | None:
     return match[1] if match else None
 
 
+# kept out of `git status` and `git add -A`: ittybus's state, and the `.env` that holds the bot's token
+EXCLUDED = (f"/{STATE_DIR}/", "/.env")
+
+
 def state_dir(root: str) -> str:
     return os.path.join(root, STATE_DIR)
 
@@ -54,7 +58,8 @@ def state_dir(root: str) -> str:
 def ensure_state_dir(root: str) -> str:
     """`<root>/.ib`, created private (0700) and tightened to 0700 when an older version left it open
     (the bus's password, agents' settings and logs live below it), and kept out of `git status` (in
-    `.git/info/exclude`, not the person's .gitignore) by whichever command creates it first."""
+    `.git/info/exclude`, not the person's .gitignore) by whichever command creates it first; so is
+    `/.env`, where the Telegram token goes (a `.env` git already tracks stays tracked: the bot refuses it)."""
     path = state_dir(root)
     os.makedirs(path, mode=0o700, exist_ok=True)
     if os.stat(path).st_mode & 0o077:
@@ -112,7 +117,10 @@ def _exclude_from_git(root: str) -> None:
             current = f.read()
     except FileNotFoundError:
         current = ""
-    if f"/{STATE_DIR}/" not in current.split():
+    missing = [line for line in EXCLUDED if line not in current.split()]
+    if missing:
         os.makedirs(os.path.dirname(exclude), exist_ok=True)
         with open(exclude, "a", encoding="utf-8") as f:
-            f.write(("\n" if current and not current.endswith("\n") else "") + f"/{STATE_DIR}/\n")
+            f.write(
+                ("\n" if current and not current.endswith("\n") else "") + "".join(m + "\n" for m in missing)
+            )

@@ -36,7 +36,9 @@ NUMBERS: dict[str, tuple[bool, float, float, bool]] = {
     "IB_STATUS_DEBOUNCE": (False, 0, 300, True),
     "IB_TELEGRAM_TIME_SCALE": (False, 0, math.inf, False),
     "IB_TELEGRAM_CHAT_ID": (True, -math.inf, math.inf, True),
+    "IB_EMBEDDED_PORT": (True, 1024, 65535, True),
 }
+PRIVILEGED_PORTS = 1024
 PERMISSION_MODE_SETTINGS = frozenset(
     {"IB_PERMISSION_MODE", "IB_MANAGER_PERMISSION_MODE", "IB_WORKER_PERMISSION_MODE"}
 )
@@ -60,6 +62,8 @@ def number(raw: str, integer: bool) -> int | float:
 
 def value_problem(name: str, raw: str) -> str | None:
     """What is wrong with `raw` as the value of setting `name`, or None (also for settings without a rule)."""
+    if name == "IB_EMBEDDED_PORT":
+        return _port_problem(raw)
     if name in NUMBERS:
         return _number_problem(raw, *NUMBERS[name])
     if name == "IB_NAMESPACE":
@@ -100,6 +104,16 @@ def agent_env_problem(raw: str) -> str | None:
 def user_ids(raw: str) -> list[int]:
     """Comma-separated Telegram user ids; ValueError for anything else."""
     return [int(number(p, integer=True)) for p in raw.split(",") if p.strip()]
+
+
+def _port_problem(raw: str) -> str | None:
+    """A TCP port a server run as the person can listen on."""
+    problem = _number_problem(raw, *NUMBERS["IB_EMBEDDED_PORT"])
+    if problem and problem.startswith("must be at least"):
+        return f"must be a port from {PRIVILEGED_PORTS} to 65535: lower ones are privileged (root only)"
+    if problem and problem.startswith("must be at most"):
+        return "must be a port from 1024 to 65535"
+    return problem
 
 
 def _number_problem(raw: str, integer: bool, least: float, most: float, inclusive: bool) -> str | None:

@@ -41,6 +41,12 @@ class Settings(BaseSettings):
     connect_timeout: float = Field(
         defaults.CONNECT_TIMEOUT, gt=0, le=30, description="seconds to wait for Redis before spooling"
     )
+    embedded_port: int | None = Field(
+        None,
+        ge=1024,
+        le=65535,
+        description="the embedded bus's port; unset: a free one, kept across restarts",
+    )
     redis_wait_replicas: int | None = Field(
         None,
         ge=0,

@@ -57,10 +57,11 @@ WITH_TMUX = {
 @pytest.mark.parametrize(("tmux", "expected"), [(False, BASE), (True, WITH_TMUX)], ids=["base", "with-tmux"])
 def test_fresh_install(tmp_path: Path, tmux: bool, expected: dict[str, list[tuple[str, str]]]) -> None:
     changes = install(str(tmp_path), IB, tmux_indicator=tmux)
-    assert len(changes) == sum(len(v) for v in expected.values())
+    assert len(changes) == sum(len(v) for v in expected.values()) + 1
+    assert changes[-1].startswith("allowed Bash(ib:*)")  # the session runs `ib listen` without asking
     assert _ours(tmp_path) == expected
     data = _read(tmp_path)
-    assert set(data) == {"hooks"}
+    assert set(data) == {"hooks", "permissions"} and data["permissions"] == {"allow": ["Bash(ib:*)"]}
     entry = data["hooks"]["PreToolUse"][0]["hooks"][0]  # type: ignore[index]
     assert entry == {"type": "command", "command": f"{IB} hook primary-pre-tool-use", "timeout": 10}
     state = status(str(tmp_path))
@@ -82,7 +83,7 @@ def test_install_keeps_everything_else(tmp_path: Path) -> None:
     _write(tmp_path, EXISTING)
     install(str(tmp_path), IB, tmux_indicator=False)
     data = _read(tmp_path)
-    assert data["permissions"] == EXISTING["permissions"] and data["model"] == "opus"
+    assert data["permissions"] == {"allow": ["Bash(make:*)", "Bash(ib:*)"]} and data["model"] == "opus"
     hooks = data["hooks"]
     assert isinstance(hooks, dict)
     assert hooks["Notification"] == EXISTING["hooks"]["Notification"]  # type: ignore[index]
@@ -146,7 +147,7 @@ def test_uninstall_leaves_others(tmp_path: Path) -> None:
     )
     install(str(tmp_path), IB, tmux_indicator=True)
     changes = uninstall(str(tmp_path))
-    assert len(changes) == 5  # the post-tool-use in the mixed group was there already: not added twice
+    assert len(changes) == 6  # the post-tool-use in the mixed group was there already: not added twice
     assert _read(tmp_path) == {
         "hooks": {
             "PostToolUse": [{"matcher": "", "hooks": [USER_HOOK]}],
@@ -181,7 +182,7 @@ def test_ib_path_with_spaces_round_trips(tmp_path: Path) -> None:
     install(str(tmp_path), ib, tmux_indicator=False)
     assert _ours(tmp_path)["PreToolUse"] == [("Bash", f"'{ib}' hook primary-pre-tool-use")]
     assert install(str(tmp_path), ib, tmux_indicator=False) == []
-    assert len(uninstall(str(tmp_path))) == 3
+    assert len(uninstall(str(tmp_path))) == 4  # three hooks and the Bash(ib:*) rule
 
 
 def test_file_mode_is_kept(tmp_path: Path) -> None:
@@ -225,3 +226,20 @@ def test_empty_file_counts_as_empty_settings(tmp_path: Path) -> None:
     _write(tmp_path, {}).write_text("")
     install(str(tmp_path), IB, tmux_indicator=False)
     assert _ours(tmp_path) == BASE
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('{"permissions": []}', '"permissions" is not an object'),
+        ('{"permissions": {"allow": "x"}}', "not a list"),
+    ],
+    ids=["permissions-not-object", "allow-not-list"],
+)
+def test_malformed_permissions_are_reported_and_untouched(tmp_path: Path, text: str, message: str) -> None:
+    path = _write(tmp_path, {})
+    path.write_text(text)
+    with pytest.raises(HooksError, match=message):
+        install(str(tmp_path), IB, tmux_indicator=False)
+    assert path.read_text() == text
+    assert uninstall(str(tmp_path)) == [] and path.read_text() == text

@@ -98,7 +98,7 @@ def _restart(rt: Runtime, agent: Agent, paths: AgentPaths, fresh: bool) -> None:
     rt.tmux.new_session(
         agent.session, cwd, f"sh {shlex.quote(str(paths.start_script))}", {}, remain_on_exit=True
     )
-    rt.agents.update(agent.id, paused=False, state="creating", state_by="")
+    rt.agents.update(agent.id, paused=False, state="creating", state_by="", detail="", ending="")
     _check_started(rt, agent)
 
 

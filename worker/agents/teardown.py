@@ -30,13 +30,14 @@ from worker.service.runtime import Runtime
 GRACE_SECONDS = 2.0
 
 
-def kill(rt: Runtime, agent_id: str, force: bool = False) -> Agent:
-    """Stop an agent without merging. Unmerged work is refused unless `force`."""
+def kill(rt: Runtime, agent_id: str, force: bool = False, why: str = "ib kill ended it") -> Agent:
+    """Stop an agent without merging. Unmerged work is refused unless `force`; `why` goes into its
+    `stopped` event."""
     agent = owned(rt, agent_id)
     if not force:
         _refuse_unmerged(agent)
     agent_log.append(_paths(agent).log, "Agent killed")
-    teardown(rt, agent, graceful=not force)
+    teardown(rt, agent, graceful=not force, why=why)
     rt.publish("killed", f"{agent.id} killed", **agent.event_fields())
     return agent
 
@@ -65,9 +66,11 @@ def _refuse_unmerged(agent: Agent) -> None:
         )
 
 
-def teardown(rt: Runtime, agent: Agent, graceful: bool = True) -> Path:
-    """Stop the session, archive, remove worktree, branch, folder and record. Returns the archive folder."""
+def teardown(rt: Runtime, agent: Agent, graceful: bool = True, why: str = "ib kill ended it") -> Path:
+    """Stop the session, archive, remove worktree, branch, folder and record. Returns the archive folder.
+    `why` is recorded first, so the `stopped` event the ending session raises says ittybus ended it."""
     paths = _paths(agent)
+    rt.agents.update(agent.id, ending=why)
     scrollback = _stop_session(rt, agent, paths, graceful)
     git = Git(Path(agent.root))
     repo = agent_repository(agent)
@@ -156,7 +159,7 @@ def nuke(rt: Runtime, agent_id: str | None, tree: bool = True) -> list[str]:
         doomed = sorted(everyone, key=lambda a: -_depth(a, {x.id: x for x in everyone}))
     for agent in doomed:
         agent_log.append(_paths(agent).log, "Agent nuked")
-        teardown(rt, agent, graceful=False)
+        teardown(rt, agent, graceful=False, why="ib nuke ended it")
         rt.publish("killed", f"{agent.id} nuked", data={"nuke": True}, **agent.event_fields())
     return [a.id for a in doomed]
 

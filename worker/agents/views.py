@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shlex
 from pathlib import Path
 
@@ -52,7 +53,7 @@ def live_state(rt: Runtime, agent: Agent) -> str:
 def state_text(rt: Runtime, agent: Agent) -> str:
     """The live state with what the pane adds to a running one: `running (retrying · attempt 2/10)`."""
     state = live_state(rt, agent)
-    return f"{state} ({agent.detail})" if agent.detail and state == "running" else state
+    return f"{state} ({agent.detail})" if agent.detail and state in ("running", "stopped") else state
 
 
 def info_lines(rt: Runtime, agent: Agent) -> list[str]:
@@ -75,10 +76,27 @@ def info_lines(rt: Runtime, agent: Agent) -> list[str]:
 
 def tmux_lines(socket: str | None, session: str, elsewhere: bool = False) -> list[str]:
     """Where the agent's terminal is and how a person attaches to it (Ctrl-b d leaves it running)."""
-    target = shlex.quote(session)
-    attach = f"tmux -L {shlex.quote(socket)} attach -t {target}" if socket else f"tmux attach -t {target}"
     where = " (on that worker's machine)" if elsewhere else ""
-    return [f"tmux:      socket {socket or 'default'}{where}", f"attach:    {attach}"]
+    return [
+        f"tmux:      socket {socket or 'default'}{where}",
+        f"attach:    {attach_command(socket, session)}",
+    ]
+
+
+def attach_command(socket: str | None, session: str) -> str:
+    target = shlex.quote(session)
+    return f"tmux -L {shlex.quote(socket)} attach -t {target}" if socket else f"tmux attach -t {target}"
+
+
+def info_record(rt: Runtime, agent: Agent) -> dict[str, object]:
+    """`ib info --json`: the agent's record, its live state, and where its terminal is."""
+    record: dict[str, object] = json.loads(agent.to_json())
+    return {
+        **record,
+        "state": live_state(rt, agent),  # what the pane shows now; the record's `detail` says more
+        "tmux_socket": rt.settings.tmux_socket or "default",
+        "attach": attach_command(rt.settings.tmux_socket, agent.session),
+    }
 
 
 def status_text(rt: Runtime, agent_id: str) -> str:
@@ -106,5 +124,29 @@ def diff_text(rt: Runtime, agent_id: str, stat: bool = False) -> str:
     if not agent.branch:
         raise Conflict(f"{agent.id} works without a worktree: there is no branch to diff")
     git = Git(Path(agent.root))
-    agent_repo.publish(git, agent_repository(agent))
-    return git.diff(agent.base_branch, agent.branch, stat=stat)
+    repo = agent_repository(agent)
+    agent_repo.publish(git, repo)
+    there = Path(agent.worktree).is_dir() if agent.worktree else False
+    if not git.branch_exists(agent.branch):
+        return nothing_to_diff(agent.id, there, 0, branch_gone=agent.branch) + "\n"
+    text = git.diff(agent.base_branch, agent.branch, stat=stat)
+    if text.strip():
+        return text
+    changed = (repo.git if repo.exists() else git).status_short(Path(agent.worktree)) if there else ""
+    return nothing_to_diff(agent.id, there, len(changed.splitlines())) + "\n"
+
+
+def nothing_to_diff(agent_id: str, worktree_there: bool, changed: int, branch_gone: str = "") -> str:
+    """The one line `ib diff` prints instead of an empty diff: why there is nothing, and where to look."""
+    if branch_gone:
+        what = (
+            f"its branch {branch_gone} is gone"
+            if worktree_there
+            else f"its branch {branch_gone} and worktree are gone"
+        )
+        return f"{agent_id}: nothing to diff: {what}"
+    if not worktree_there:
+        return f"{agent_id}: no commits; its worktree is gone, so no uncommitted changes either"
+    if changed:
+        return f"{agent_id}: no commits yet; {changed} file(s) changed — `ib status {agent_id}`"
+    return f"{agent_id}: no commits yet and no changes"

@@ -400,3 +400,10 @@ def _with(items: tuple[str, ...], item: str) -> tuple[str, ...]:
 
 def _tasks(n: int) -> str:
     return f"{n} task{'' if n == 1 else 's'}"
+
+
+def unknown_project(project: str, known: Sequence[str]) -> str:
+    """Why auto mode refuses a project with no tasks (a typo, most often), naming the projects there are."""
+    if not known:
+        return f"project {project!r} has no tasks, and no project has any: add one with `ib task add`"
+    return f"project {project!r} has no tasks; projects with tasks: {', '.join(known)} (see `ib task list`)"

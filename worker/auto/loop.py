@@ -42,6 +42,7 @@ from worker.auto.decide import (
     decide,
     project_agent_name,
     task_agent_name,
+    unknown_project,
 )
 from worker.auto.prompts import MERGE_PROMPT_FILE, merge_again, merge_goal, task_goal, task_message
 from worker.errors import WorkerError
@@ -88,6 +89,8 @@ class AutoLoops:
         if found is not None and found[0].status == "paused":
             return self._resume(found[0])
         counts = self.rt.tasks.counts(project)
+        if not any(counts.values()):
+            raise NotFound(unknown_project(project, sorted({t.project for t in self.rt.tasks.list()})))
         state = AutoState(
             project=project,
             worker=self.rt.worker_id,
@@ -210,7 +213,7 @@ class AutoLoops:
             send(self.rt, action.agent, merge_again(action.target, action.files))
         elif isinstance(action, RemoveAgent):
             if self.rt.agents.find(action.agent) is not None:
-                teardown.kill(self.rt, action.agent, force=True)
+                teardown.kill(self.rt, action.agent, force=True, why="auto mode ended it")
         elif isinstance(action, Publish):
             self.rt.publish(
                 action.type, action.msg, project=state.project, task=action.task or None, data=action.data

@@ -33,7 +33,7 @@ def unreachable(argv: list[str]) -> str | None:
 
     try:
         conf = read_hotconf()
-        url = bus_url(conf.redis_url, conf.root, start=False)
+        url = bus_url(conf.redis_url, conf.root, start=False, port=conf.embedded_port)
         with Connection(Address.from_url(url), conf.connect_timeout) as conn:
             conn.call("PING")
     except BusError:

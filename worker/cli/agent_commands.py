@@ -141,10 +141,16 @@ def tree() -> None:
         console.print(line, markup=False, highlight=False)
 
 
-def info(agent_id: str = typer.Argument(..., help="agent id")) -> None:
-    """Everything about one agent."""
+def info(
+    agent_id: str = typer.Argument(..., help="agent id"),
+    as_json: bool = typer.Option(False, "--json", help="one JSON object, for scripts"),
+) -> None:
+    """Everything about one agent: state, branch, worktree, and how to attach to its terminal."""
     rt = Context().runtime
     agent = rt.agents.get(agent_id)
+    if as_json:
+        print(json.dumps(views.info_record(rt, agent)))
+        return
     for line in views.info_lines(rt, agent):
         console.print(line, markup=False, highlight=False, soft_wrap=True)  # commands stay one line
     console.print(sandbox_line(AgentPaths(rt.root, agent.id).settings), markup=False, highlight=False)

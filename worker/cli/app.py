@@ -59,46 +59,54 @@ def _options(
 
 hook_app = typer.Typer(help="Claude Code hooks (called by Claude Code, not by people).", no_args_is_help=True)
 
-app.command()(bus_commands.notify)
-app.command()(bus_commands.listen)
-app.command()(bus_commands.events)
-app.command("spool")(bus_commands.spool_cmd)
-app.command()(bus_commands.config)
-app.add_typer(bus_commands.bus_app, name="bus")
-app.command("new-agent")(agents.new_agent_cmd)
-app.command()(plans.plan)
-app.command()(plans.plans)
-app.command("plan-approve")(plans.plan_approve)
-app.command("plan-edit")(plans.plan_edit)
-app.command("plan-discard")(plans.plan_discard)
-app.command("list")(agents.list_cmd)
-for command in (agents.tree, agents.info, agents.look, agents.status, agents.diff, agents.log):
-    app.command()(command)
-# everything after the agent id is text, also words that start with "-"
-app.command(context_settings={"ignore_unknown_options": True})(agents.send)
-for command in (agents.kill, agents.pause, agents.resume, agents.merge, agents.nuke):
-    app.command()(command)
-app.command("merge-check")(agents.merge_check)
-for command in (dialog_commands.approve, dialog_commands.deny, dialog_commands.answer):
-    app.command()(command)
-app.command()(question_commands.ask)
-app.command()(question_commands.questions)
-app.command()(question_commands.acknowledge)
-app.command("reply")(question_commands.answer)
-app.command()(agents.esc)
-app.command("parse-state")(question_commands.parse_state)
-app.command("status-node")(status_commands.status_node)
-app.command()(status_commands.messages)
-app.command()(worker_commands.worker)
-app.command("bot")(bot_command)
+# `ib --help` in panels, in the order a person meets them; the plumbing comes last.
+RUN, AGENTS, ANSWER, TASKS, EVENTS, PLUMBING = (
+    "Run ittybus",
+    "Agents",
+    "Dialogs, questions and messages",
+    "Tasks, plans and auto mode",
+    "Events",
+    "Plumbing (agents, hooks and scripts call these)",
+)
 for command in (stack.up, stack.down, stack.ps, stack.watch):
-    app.command()(command)
-app.add_typer(worker_commands.hooks_app, name="hooks")
-app.add_typer(hook_app, name="hook")
-app.add_typer(auto_cli.auto_app, name="auto")
+    app.command(rich_help_panel=RUN)(command)
+app.add_typer(bus_commands.bus_app, name="bus", rich_help_panel=RUN)
+app.command(rich_help_panel=RUN)(worker_commands.worker)
+app.command("bot", rich_help_panel=RUN)(bot_command)
+app.command(rich_help_panel=RUN)(bus_commands.config)
+app.add_typer(worker_commands.hooks_app, name="hooks", rich_help_panel=RUN)
+app.command("new-agent", rich_help_panel=AGENTS)(agents.new_agent_cmd)
+app.command("list", rich_help_panel=AGENTS)(agents.list_cmd)
+for command in (agents.tree, agents.info, agents.look, agents.status, agents.diff):
+    app.command(rich_help_panel=AGENTS)(command)
+# everything after the agent id is text, also words that start with "-"
+app.command(context_settings={"ignore_unknown_options": True}, rich_help_panel=AGENTS)(agents.send)
+for command in (agents.esc, agents.pause, agents.resume, agents.merge, agents.kill, agents.nuke):
+    app.command(rich_help_panel=AGENTS)(command)
+app.command("merge-check", rich_help_panel=AGENTS)(agents.merge_check)
+for command in (dialog_commands.approve, dialog_commands.deny, dialog_commands.answer):
+    app.command(rich_help_panel=ANSWER)(command)
+app.command(rich_help_panel=ANSWER)(question_commands.questions)
+app.command("reply", rich_help_panel=ANSWER)(question_commands.answer)
+app.command(rich_help_panel=ANSWER)(question_commands.acknowledge)
+app.command(rich_help_panel=ANSWER)(status_commands.messages)
 task_commands.task_app.add_typer(schedule_app, name="schedule")
-app.add_typer(task_commands.task_app, name="task")
-
+app.add_typer(task_commands.task_app, name="task", rich_help_panel=TASKS)
+app.add_typer(auto_cli.auto_app, name="auto", rich_help_panel=TASKS)
+app.command(rich_help_panel=TASKS)(plans.plan)
+app.command(rich_help_panel=TASKS)(plans.plans)
+app.command("plan-approve", rich_help_panel=TASKS)(plans.plan_approve)
+app.command("plan-edit", rich_help_panel=TASKS)(plans.plan_edit)
+app.command("plan-discard", rich_help_panel=TASKS)(plans.plan_discard)
+app.command(rich_help_panel=EVENTS)(bus_commands.listen)
+app.command(rich_help_panel=EVENTS)(bus_commands.events)
+app.command(rich_help_panel=EVENTS)(bus_commands.notify)
+app.command(rich_help_panel=PLUMBING)(question_commands.ask)
+app.command(rich_help_panel=PLUMBING)(agents.log)
+app.command("spool", rich_help_panel=PLUMBING)(bus_commands.spool_cmd)
+app.command("parse-state", rich_help_panel=PLUMBING)(question_commands.parse_state)
+app.command("status-node", rich_help_panel=PLUMBING)(status_commands.status_node)
+app.add_typer(hook_app, name="hook", rich_help_panel=PLUMBING)
 
 HOOK_HELP = {
     "post-tool-use": "The primary session's PostToolUse / UserPromptSubmit: keep `ib listen` running.",

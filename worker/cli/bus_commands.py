@@ -172,7 +172,7 @@ def spool_cmd(flush: bool = typer.Option(False, "--flush", help="send what waits
 
 def _flush_file(item: spool.SpoolFile, settings: Settings) -> int:
     url = (
-        Embedded(item.target.removeprefix("embedded:")).ensure()
+        Embedded(item.target.removeprefix("embedded:"), settings.embedded_port).ensure()
         if item.target.startswith("embedded:")
         else item.target
     )
@@ -196,11 +196,12 @@ def bus_status() -> None:
     elif root is None:
         raise BusUnavailable("no IB_REDIS_URL is set and this is not inside a git repository")
     else:
-        embedded = Embedded(str(root))
+        embedded = Embedded(str(root), settings.embedded_port)
         url = embedded.alive()
         stopped = "stopped (ib bus start starts it)" if embedded.stopped_on_purpose() else "not running"
         state = masked_url(url) if url else stopped
         console.print(f"bus: embedded, {state} (data in {embedded.folder})")
+        console.print(embedded.port_line(), soft_wrap=True)
         if url is None:
             raise typer.Exit(3)
     client = ctx.client
@@ -221,7 +222,7 @@ def bus_start() -> None:
     root = ctx.settings.repository(ctx.cwd)
     if root is None:
         raise BusUnavailable("no IB_REDIS_URL is set and this is not inside a git repository")
-    Embedded(str(root)).start()
+    Embedded(str(root), ctx.settings.embedded_port).start()
     console.print(f"embedded bus at {masked_url(ctx.url)}")
 
 

@@ -19,7 +19,9 @@ from rich.console import Console
 
 from bus.clients import client_for, resolve_url
 from bus.embedded import Embedded
-from bus.errors import BusError
+from bus.errors import BusError, ConfigError
+from bus.repo_paths import ensure_state_dir
+from bus.secret_file import token_file_problem
 from worker.cli.context import Context
 from worker.frontends.dashboard import Dashboard, keys_fd
 from worker.service.runtime import NotARepository, Runtime
@@ -66,7 +68,7 @@ def resume_embedded(ctx: Context) -> None:
     """Start the embedded bus even after `ib bus stop` (a plain `ib` command would not)."""
     root = ctx.settings.repository(ctx.cwd)
     if not ctx.settings.redis_url and root is not None:
-        Embedded(str(root)).start()
+        Embedded(str(root), ctx.settings.embedded_port).start()
 
 
 def up(
@@ -84,7 +86,11 @@ def up(
     """
     ctx = Context()
     files = _files(ctx)
+    ensure_state_dir(str(files.root))  # and so /.env is kept out of git before the token is looked at
     resume_embedded(ctx)
+    exposed = token_file_problem(ctx.cwd) if ctx.settings.telegram_token is not None else None
+    if exposed:
+        raise ConfigError(exposed)  # before any service starts: the bot would only crash on it
     if detached:
         _detach(ctx, files)
         return

@@ -58,7 +58,7 @@ def hooks_install(
     """
     ctx = Context()
     changes = install(str(ctx.runtime.root), ctx.runtime.ib_command, tmux_indicator)
-    console.print("\n".join(changes) if changes else "already installed")
+    console.print("\n".join(changes) if changes else "already installed", soft_wrap=True)
 
 
 @hooks_app.command("uninstall")

@@ -52,7 +52,7 @@ def merge(rt: Runtime, agent_id: str, into: str | None = None) -> Merged:
         _conflict(rt, agent, target, rebased.conflicts if result is None else result.conflicts, paths)
     sha = result.sha or ""
     agent_log.append(paths.log, f"Agent merged into {target} ({len(result.commits)} commits)")
-    archive = teardown(rt, agent, graceful=True)
+    archive = teardown(rt, agent, graceful=True, why=f"merged into {target}; ittybus ended it")
     rt.publish(
         "merged",
         f"{agent.id} merged into {target} ({sha[:7]})",

@@ -86,4 +86,4 @@ class MergeQueue:
         """After a merge the agent's worktree, branch, session and record go (its archive stays)."""
         agent = self.rt.agents.find(req.agent)
         if agent is not None:
-            teardown(self.rt, agent, graceful=True)
+            teardown(self.rt, agent, graceful=True, why=f"merged into {req.target}; ittybus ended it")

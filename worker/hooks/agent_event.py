@@ -53,12 +53,12 @@ def apply(conn: Connection, conf: HotConf, agent_id: str, payload: dict[str, obj
     from worker.hooks.events import says_nothing_new
 
     keys = Keys(conf.namespace)
-    record = conn.call("HMGET", keys.agent(agent_id), "state", "project", "task")
+    record = conn.call("HMGET", keys.agent(agent_id), "state", "project", "task", "ending")
     replies = record if isinstance(record, list) else []
     values = [v.decode() if isinstance(v, bytes) else "" for v in replies]
     if not any(values):
         return  # not one of our agents (or already torn down)
-    previous, project, task = [*values, "", "", ""][:3]
+    previous, project, task, ending = [*values, "", "", "", ""][:4]
     if says_nothing_new(payload.get("hook_event_name"), found.state, previous):
         return
     if found.state:
@@ -74,6 +74,8 @@ def apply(conn: Connection, conf: HotConf, agent_id: str, payload: dict[str, obj
     if found.prompt:
         data["prompt_id"] = _record_prompt(conn, keys, agent_id, project, found.prompt, data)
     event_type, message = found.event_type, found.message
+    if event_type == "stopped" and ending:  # ittybus's own teardown (ib kill, a merge), not a crash
+        message, data = f"{agent_id} stopped: {ending}", {**data, "ending": ending}
     if event_type == "state":
         if previous == found.state:
             return

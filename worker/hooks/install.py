@@ -31,6 +31,7 @@ TMUX_HOOKS = (
     ("PostToolUse", "", "tmux-status"),
 )
 """The tmux window indicator, when asked for."""
+IB_RULE = "Bash(ib:*)"
 
 Settings = dict[str, object]
 
@@ -100,8 +101,41 @@ def install(root: str, ib_command: str, tmux_indicator: bool) -> list[str]:
         changes.append(f"added {event}: {command}")
     if changes:
         settings["hooks"] = hooks
+    changes += _allow_ib(settings, path)
+    if changes:
         _write(path, settings)
     return changes
+
+
+def _allow_ib(settings: Settings, path: str) -> list[str]:
+    """`Bash(ib:*)` in the session's allow list: it runs `ib listen` again and again without asking."""
+    permissions = settings.get("permissions", {})
+    if not isinstance(permissions, dict):
+        raise _malformed(path, '"permissions" is not an object')
+    allow = permissions.get("allow", [])
+    if not isinstance(allow, list):
+        raise _malformed(path, '"permissions.allow" is not a list')
+    if IB_RULE in allow:
+        return []
+    settings["permissions"] = {**permissions, "allow": [*allow, IB_RULE]}
+    return [f"allowed {IB_RULE}: your session runs `ib listen` and other ib commands without asking"]
+
+
+def _disallow_ib(settings: Settings) -> list[str]:
+    """`Bash(ib:*)` out of the allow list again (and the list, and `permissions`, when that emptied them)."""
+    permissions = settings.get("permissions")
+    allow = permissions.get("allow") if isinstance(permissions, dict) else None
+    if not isinstance(permissions, dict) or not isinstance(allow, list) or IB_RULE not in allow:
+        return []
+    rest = {k: v for k, v in permissions.items() if k != "allow"}
+    kept = [rule for rule in allow if rule != IB_RULE]
+    if kept:
+        rest["allow"] = kept
+    if rest:
+        settings["permissions"] = rest
+    else:
+        settings.pop("permissions")
+    return [f"removed {IB_RULE} from permissions.allow"]
 
 
 def uninstall(root: str) -> list[str]:
@@ -117,6 +151,8 @@ def uninstall(root: str) -> list[str]:
             settings["hooks"] = hooks
         else:
             settings.pop("hooks", None)
+    changes += _disallow_ib(settings)
+    if changes:
         _write(path, settings)
     return changes
 

@@ -146,7 +146,7 @@ class WorkerService:
             )
 
     def _embedded(self) -> Embedded:
-        return Embedded(str(self.rt.root))
+        return Embedded(str(self.rt.root), self.rt.settings.embedded_port)
 
     def _drain(self) -> None:
         while batch := self.inbox.read(block_ms=1):

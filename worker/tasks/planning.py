@@ -187,6 +187,6 @@ def discard(rt: Runtime, plan_id: str) -> PlanDraft:
 
 def _stop_planner(rt: Runtime, draft: PlanDraft) -> None:
     try:
-        teardown.kill(rt, draft.agent, True)
+        teardown.kill(rt, draft.agent, True, why="its plan was settled; ittybus ended it")
     except (BusError, WorkerError) as e:
         log.info("plan %s: planner %s not stopped: %s", draft.id, draft.agent, e)

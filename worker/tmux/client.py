@@ -19,6 +19,7 @@ from libtmux.pane import Pane
 
 from worker.agents.agent_env import secret_names
 from worker.errors import SessionGone, TmuxError
+from worker.tmux.pane_death import DEAD_FORMAT, Death, last_lines, parse_dead
 from worker.tmux.parse import (
     PANES_FORMAT,
     PaneInfo,
@@ -193,6 +194,17 @@ class Tmux:
             listed = self._pane(name).cmd("list-panes", "-f", "#{pane_active}", "-F", PANES_FORMAT)
         found = parse_panes("\n".join(listed.stdout))
         return found[0].pid if found and not found[0].dead else None
+
+    def death(self, name: str) -> Death:
+        """How the pane's program ended and the last lines it printed (the pane kept by remain-on-exit).
+        SessionGone when there is no session."""
+        target = pane_target(check_session_name(name))
+        dead = ["display-message", "-p", "-t", target, DEAD_FORMAT]
+        with self._errors(name):
+            listed = self._server.run([["has-session", "-t", session_target(name)], dead])
+            text = self.capture(name, lines=200)
+        status, signal = parse_dead(listed.stdout[0] if listed.stdout else "")
+        return Death(status, signal, last_lines(text))
 
     def panes(self) -> list[PaneInfo]:
         """Every pane of the server in one tmux call: session, pid, dead, current command and the time of

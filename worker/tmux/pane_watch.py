@@ -18,6 +18,7 @@ from worker.errors import SessionGone
 from worker.hooks.events import stopped_reason
 from worker.service.runtime import Runtime
 from worker.tmux.dialog_events import tell_dialog
+from worker.tmux.pane_death import Death
 from worker.tmux.pane_state import PaneState, pane_state
 from worker.tmux.parse import PaneInfo, needs_capture
 from worker.tmux.retry import retry_detail
@@ -42,7 +43,7 @@ class PaneWatcher:
 
     def _look(self, agent: Agent, pane: PaneInfo | None) -> None:
         if pane is None or pane.dead:
-            self.record(agent, PaneState.STOPPED.value)
+            self.record(agent, PaneState.STOPPED.value, self._death(agent) if pane is not None else None)
             return
         quiet = pane.activity is not None and not needs_capture(pane.activity, self.captured_at.get(agent.id))
         if quiet and agent.state not in ("creating", "unknown", "unreachable"):
@@ -67,9 +68,18 @@ class PaneWatcher:
         if detail != agent.detail:
             self.rt.agents.update(agent.id, detail=detail)
 
-    def record(self, agent: Agent, state: str) -> None:
+    def _death(self, agent: Agent) -> Death | None:
+        """How the agent's program ended, read once: when the pane died, not on every later tick."""
+        if agent.state == "stopped":
+            return None
+        try:
+            return self.rt.tmux.death(agent.session)
+        except SessionGone:
+            return None
+
+    def record(self, agent: Agent, state: str, death: Death | None = None) -> None:
         """Store a state the watcher saw, unless a hook's state stands against it; publish `state` (and
-        `stopped`) on a change."""
+        `stopped`, with how the program ended when the pane is still there to tell) on a change."""
         if state != "stopped":
             self.claims_checked.discard(agent.id)  # running again (resumed): its next end is looked at
         current, by = self.rt.agents.state_of(agent.id)
@@ -89,8 +99,20 @@ class PaneWatcher:
             **common,
         )
         if state == "stopped":
-            self.rt.publish("stopped", f"{agent.id} stopped (its session ended)", **common)
+            message, data = self._stopped(agent, death)
+            self.rt.publish("stopped", message, data=data, **common)
             self._give_back_claims(agent)
+
+    def _stopped(self, agent: Agent, death: Death | None) -> tuple[str, dict[str, object]]:
+        """The `stopped` event's words: ittybus's own teardown says so; a program that ended by itself
+        says how, with what it printed last (also kept as the agent's detail for `ib list`)."""
+        ending = self.rt.agents.ending_of(agent.id)
+        if ending:
+            return f"{agent.id} stopped: {ending}", {"ending": ending}
+        if death is None:
+            return f"{agent.id} stopped (its session ended)", {}
+        self.rt.agents.update(agent.id, detail=death.summary)
+        return death.message(agent.id), death.data()
 
     def _after_session_end(self, agent: Agent) -> None:
         """The SessionEnd hook said `stopped` before the pane was gone: it gives the claims back itself,

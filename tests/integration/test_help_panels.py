@@ -1,0 +1,44 @@
+"""`ib --help` groups its commands in panels, in the order a person meets them, with the plumbing last
+(issue 25, point 7): every command sits in a named panel and none in typer's catch-all "Commands"."""
+
+from __future__ import annotations
+
+import re
+
+from tests.cli import IbRunner
+
+PANELS = [
+    "Options",
+    "Run ittybus",
+    "Agents",
+    "Dialogs, questions and messages",
+    "Tasks, plans and auto mode",
+    "Events",
+    "Plumbing (agents, hooks and scripts call these)",
+]
+
+
+def _panels(text: str) -> dict[str, list[str]]:
+    found: dict[str, list[str]] = {}
+    current = ""
+    for line in text.splitlines():
+        title = re.match(r"╭─ (.+?) ─", line)
+        if title:
+            current = title[1]
+            found[current] = []
+        elif current and (name := re.match(r"│ ([a-z][a-z-]*)\s", line)):
+            found[current].append(name[1])
+    return found
+
+
+def test_help_is_grouped_with_the_plumbing_last(ib: IbRunner) -> None:
+    done = ib.run("--help", env={"COLUMNS": "120"})
+    assert done.returncode == 0, done.stderr
+    panels = _panels(done.stdout)
+    assert list(panels) == PANELS
+    assert panels["Run ittybus"][:4] == ["up", "down", "ps", "watch"]
+    assert {"notify", "listen", "events"} == set(panels["Events"])
+    assert {"hook", "spool", "parse-state", "status-node"} <= set(panels[PANELS[-1]])
+    assert {"new-agent", "list", "info", "diff", "merge", "kill"} <= set(panels["Agents"])
+    commands = [c for title, names in panels.items() if title != "Options" for c in names]
+    assert len(commands) == len(set(commands)) == 47
