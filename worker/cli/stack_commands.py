@@ -21,6 +21,7 @@ from bus.clients import client_for, resolve_url
 from bus.embedded import Embedded
 from bus.errors import BusError
 from worker.cli.context import Context
+from worker.cli.stopping import stop_everything, warn_running
 from worker.frontends.dashboard import Dashboard, keys_fd
 from worker.service.runtime import NotARepository, Runtime
 from worker.service.supervisor import (
@@ -192,20 +193,31 @@ def _farewell(rt: Runtime, stopped: list[str]) -> str:
     return f"stopped {services}; {agents}; the bus keeps running"
 
 
-def down() -> None:
-    """Stop the services `ib up` runs here (detached or not). The agents and the bus keep running.
+def down(
+    everything: bool = typer.Option(
+        False, "--all", help="stop everything after a warning: the agents, the services and the embedded bus"
+    ),
+    yes: bool = typer.Option(False, "--yes", "-y", help="with --all: do not ask"),
+) -> None:
+    """Stop the services `ib up` runs here (detached or not). The agents and the bus keep running (a
+    warning names the agents); `--all` stops them too.
 
-    Example: ib down
+    Example: ib down --all
     """
-    files = _files(Context())
+    ctx = Context()
+    if everything:
+        stop_everything(ctx, yes)
+        return
+    files = _files(ctx)
     record = stop_stack(files)
     if record is None:
         console.print("ittybus is not running here (`ib up` starts it)")
-        return
-    names = ", ".join(
-        s.name for s in reversed(record.services) if s.state != "off"
-    )  # the order they stopped in
-    console.print(f"stopped {names} (supervisor pid {record.supervisor}); the agents keep running in tmux")
+    else:
+        names = ", ".join(s.name for s in reversed(record.services) if s.state != "off")  # stopping order
+        console.print(
+            f"stopped {names} (supervisor pid {record.supervisor}); the agents keep running in tmux"
+        )
+    warn_running(ctx)
 
 
 def ps(as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
