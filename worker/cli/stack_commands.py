@@ -38,6 +38,7 @@ from worker.service.supervisor import (
     wait_until_up,
 )
 from worker.service.supervisor_state import (
+    BOT_SETTINGS,
     PS_HEADER,
     Probe,
     StackRecord,
@@ -49,7 +50,9 @@ from worker.service.supervisor_state import (
 )
 
 console = Console(highlight=False)
-BOT_HELP = "bot: off — set IB_TELEGRAM_TOKEN and IB_TELEGRAM_CHAT_ID (in .env) to add the Telegram bot"
+BOT_HELP = (
+    f"bot: off — set {', '.join(BOT_SETTINGS[:-1])} and {BOT_SETTINGS[-1]} (in .env) to add the Telegram bot"
+)
 
 
 def _files(ctx: Context) -> StackFiles:
@@ -110,7 +113,7 @@ def up(
         if s.state != "off":
             console.print(f"{s.name}: pid {s.pid}, log {s.log}")
     if not with_bot:
-        console.print(BOT_HELP)
+        console.print(BOT_HELP, soft_wrap=True)
     try:
         if dashboard is not None:
             _show(dashboard)
@@ -145,7 +148,8 @@ def _detach(ctx: Context, files: StackFiles) -> None:
     console.print(f"ittybus runs in the background (pid {pid}), bus {record.bus}")
     for s in record.services:
         console.print(
-            f"  {s.name}: off ({s.note})" if s.state == "off" else f"  {s.name}: pid {s.pid}, log {s.log}"
+            f"  {s.name}: off ({s.note})" if s.state == "off" else f"  {s.name}: pid {s.pid}, log {s.log}",
+            soft_wrap=True,
         )
     console.print("`ib ps` shows it, `ib watch` watches it, `ib down` stops it")
 
