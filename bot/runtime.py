@@ -23,6 +23,7 @@ from bot.outbound import Document, Outgoing
 from bot.render import Button
 from bot.sender import Sender
 from bot.split import split_message
+from bot.teardown_note import TeardownNotes
 from bot.topics import TopicRegistry
 from bus.agents import Agent, AgentStore
 from bus.auto_state import AutoState
@@ -61,6 +62,10 @@ class BotRuntime:
     forum: Forum
     events_maxlen: int
     schedule_min_interval: float = 60.0
+
+    @cached_property
+    def notes(self) -> TeardownNotes:
+        return TeardownNotes(self.forum)
 
     @cached_property
     def schedules(self) -> ScheduleStore:
