@@ -107,10 +107,15 @@ def test_down_warns_and_down_all_stops_agents_services_and_bus(
     spawn(local, "epsilon")
     everything = local.run("down", "--all", "--yes", timeout=90)
     assert everything.returncode == 0, everything.stderr
-    assert "this stops 2 agent(s) (delta, epsilon)" in one_line(everything.stderr)
+    assert one_line(everything.stderr) == (
+        "warning: this stops 2 agent(s) (delta, epsilon; unmerged work is thrown away), the services "
+        f"`ib up` runs and the embedded bus in {repo}"
+    )
     assert one_line(everything.stdout) == "stopped 2 agent(s) (delta, epsilon), worker and the embedded bus"
     assert sessions(tmux_socket) == []
     assert Embedded(str(repo)).alive() is None
     assert local.run("ps").returncode == 3
     assert not (repo / ".ib" / "agents" / "delta").exists()  # torn down through the bus, not just killed
     assert local.run("down").stderr == ""  # nothing left to warn about
+    again = local.run("down", "--all", "--yes")
+    assert again.returncode == 0 and one_line(again.stdout) == "nothing was running here"

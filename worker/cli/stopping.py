@@ -93,22 +93,32 @@ def stop_everything(ctx: Context, yes: bool) -> None:
     root = root_of(ctx)
     found = agents_here(ctx)
     embedded = not ctx.settings.redis_url
-    doomed = f"{len(found.names)} agent(s) ({', '.join(found.agents)})" if found.names else "no agent"
-    print(
-        f"warning: this stops {doomed} — their unmerged work is thrown away —, the services `ib up` runs"
-        + (" and the embedded bus" if embedded else "")
-        + f", in {root}",
-        file=sys.stderr,
-    )
+    doomed = [
+        f"{len(found.names)} agent(s) ({', '.join(found.agents)}; unmerged work is thrown away)"
+        if found.names
+        else "",
+        "the services `ib up` runs",
+        "the embedded bus" if embedded else "",
+    ]
+    print(f"warning: this stops {_listed(doomed)} in {root}", file=sys.stderr)
     if not yes and sys.stdin.isatty() and not typer.confirm("Stop everything?"):
         raise typer.Exit(1)
     record = stop_stack(StackFiles(root))
     services = [s.name for s in reversed(record.services) if s.state != "off"] if record else []
     agents = _nuke_all(ctx) if found.names else []
-    bus = "the embedded bus" if embedded and Embedded(str(root)).stop() else ""
-    stopped = [f"{len(agents)} agent(s)" + (f" ({', '.join(agents)})" if agents else ""), *services]
+    bus = embedded and Embedded(str(root)).stop()
+    stopped = [
+        f"{len(agents)} agent(s) ({', '.join(agents)})" if agents else "",
+        *services,
+        "the embedded bus" if bus else "",
+    ]
     kept = "" if embedded else "; the bus at IB_REDIS_URL is not ittybus's to stop"
-    print(f"stopped {', '.join(stopped)}" + (f" and {bus}" if bus else "") + kept)
+    print((f"stopped {_listed(stopped)}" if any(stopped) else "nothing was running here") + kept)
+
+
+def _listed(parts: list[str]) -> str:
+    named = [p for p in parts if p]
+    return ", ".join(named[:-1]) + f" and {named[-1]}" if len(named) > 1 else "".join(named)
 
 
 def _nuke_all(ctx: Context) -> list[str]:
