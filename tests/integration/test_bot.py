@@ -28,6 +28,8 @@ from bus.envelope import make_event
 from bus.keys import Keys
 from bus.streams import publish
 from tests.cli import IB, IbRunner
+from tests.fake_anthropic import FakeAnthropic
+from tests.fake_anthropic.script import reply
 from tests.fake_telegram import FakeMessage, FakeTelegram, Limits
 from tests.waiting import retry_until
 
@@ -687,6 +689,43 @@ def test_one_kill_tap_is_one_message_edited_as_the_teardown_goes(
     (note,) = [m for m in bot_messages(fake, topic) if m.message_id not in before]
     assert note.text.splitlines() == ["✗ Killed doomed", "✗ doomed was killed: doomed killed"]
     assert note.edits  # "✗ Killing doomed…" first, then each step of the teardown
+
+
+def test_one_kill_of_a_real_claude_code_agent_is_one_message(
+    claude_ib: IbRunner,
+    anthropic: FakeAnthropic,
+    bot: BotProcess,
+    fake: FakeTelegram,
+    rds: redis.Redis,
+    keys: Keys,
+    tmp_path: Path,
+) -> None:
+    """Claude Code's own hooks tell its end too (SessionEnd: `state`, `stopped`): all in the one message."""
+    anthropic.script(reply("Nothing to change.\n\nI HAVE COMPLETED THE GOAL"))
+    with (tmp_path / "worker.log").open("ab") as log:
+        worker = subprocess.Popen(
+            [IB, "worker"], stdout=log, stderr=subprocess.STDOUT, env=claude_ib.environ(), cwd=claude_ib.cwd
+        )
+    try:
+        bot.start()
+        assert claude_ib.run("new-agent", "check the README", "--name", "real").returncode == 0
+        topic = wait_agent_topic(fake, "real", timeout=60)
+        wait_shown(fake, topic, "✓ real completed", timeout=120)
+        settled(rds, keys)
+        done = next(m for m in bot_messages(fake, topic) if "real completed" in m.text)
+        before = {m.message_id for m in bot_messages(fake, topic)}
+        fake.inject_callback(
+            USER, done.message_id, next(d for label, d in done.buttons[0] if label == "Kill")
+        )
+        wait_shown(fake, topic, "✗ Killed real", timeout=60)
+        retry_until(lambda: "real" not in claude_ib.run("list").stdout, 30, 0.1, "the agent torn down")
+        settled(rds, keys)
+    finally:
+        worker.terminate()
+        worker.wait(30)
+    (note,) = [m for m in bot_messages(fake, topic) if m.message_id not in before]
+    assert note.text.splitlines()[0] == "✗ Killed real" and "✗ real was killed" in note.text
+    assert "⏹ real stopped" in note.text  # its SessionEnd hook's event, folded in
 
 
 def test_a_reply_while_the_worker_is_down_is_kept_and_said(
