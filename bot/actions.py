@@ -90,7 +90,7 @@ async def kill(ask: Ask, agent: Agent) -> None:
     try:
         await ask.rt.command(agent.worker, Kill(agent=agent.id), ask.sender)
     except Exception:
-        await notes.close(agent.id, escape(f"✗ Killing {agent.id}… not done:"))
+        await notes.close(agent.id, escape(f"✗ Killing {agent.id}… not done (the reason follows)"))
         raise
     await notes.close(agent.id, escape(f"✗ Killed {agent.id}"))
 
