@@ -10,6 +10,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from telegram.error import TelegramError
+
 from bot.callbacks import Action
 from bot.chat_commands import LOOK_LINES
 from bot.errors import BotError
@@ -77,8 +79,20 @@ async def merge(ask: Ask, agent: Agent) -> None:
 
 
 async def kill(ask: Ask, agent: Agent) -> None:
-    await ask.rt.command(agent.worker, Kill(agent=agent.id), ask.sender)
-    ask.rt.say(ask.thread, escape(f"✗ Killed {agent.id}"), ask.reply_to)
+    """One message, edited as the teardown goes (bot.teardown_note); the agent's events fold into it."""
+    notes = ask.rt.notes
+    try:
+        await notes.open(agent.id, ask.thread, ask.reply_to, escape(f"✗ Killing {agent.id}…"))
+    except TelegramError:  # shown the usual way, after the kill
+        await ask.rt.command(agent.worker, Kill(agent=agent.id), ask.sender)
+        ask.rt.say(ask.thread, escape(f"✗ Killed {agent.id}"), ask.reply_to)
+        return
+    try:
+        await ask.rt.command(agent.worker, Kill(agent=agent.id), ask.sender)
+    except Exception:
+        await notes.close(agent.id, escape(f"✗ Killing {agent.id}… not done (the reason follows)"))
+        raise
+    await notes.close(agent.id, escape(f"✗ Killed {agent.id}"))
 
 
 async def press_escape(ask: Ask, agent: Agent) -> None:

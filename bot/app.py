@@ -131,7 +131,7 @@ async def serve(config: BotConfig, url: str, settings: Settings, stop: asyncio.E
     feed.seeders.append(board.seed)
     consumer.observers.append(board.event)
     await board.load()
-    application.bot_data[RUNTIME_KEY] = BotRuntime(
+    application.bot_data[RUNTIME_KEY] = runtime = BotRuntime(
         config,
         keys,
         client,
@@ -143,6 +143,7 @@ async def serve(config: BotConfig, url: str, settings: Settings, stop: asyncio.E
         settings.schedule_min_interval,
         settings.write_wait,
     )
+    consumer.notes = runtime.notes
     try:
         async with application:
             await forum.register_commands(COMMANDS)

@@ -29,6 +29,7 @@ from bot.render import Style, escape, render
 from bot.routing import Bindings, Delivery, TopicKind, route
 from bot.sender import Sender
 from bot.split import split_message
+from bot.teardown_note import TeardownNotes
 from bot.topics import TopicInfo, TopicRegistry
 from bus.dead_letters import Poison, dead_letter_async, read_entry
 from bus.events import Event
@@ -84,6 +85,7 @@ class EventConsumer:
         self.clock = clock
         self.last_words: LastWords[_Show] = LastWords()  # turn ends waiting for their last words
         self._timer: asyncio.TimerHandle | None = None
+        self.notes: TeardownNotes | None = None  # an agent's teardown events fold into its Kill's answer
 
     async def prepare(self) -> None:
         """The group exists from here on: events published after this are shown (a new group starts now)."""
@@ -173,13 +175,24 @@ class EventConsumer:
                 observe(event)
         shown = await self._already_shown(shows)
         waiting: dict[str, set[str]] = {entry_id: set() for entry_id, _fields in entries}
+        folded: list[str] = []
         for show, done in zip(shows, shown, strict=True):
-            if not done:
-                waiting[show.entry_id].add(show.role)
-                self._hold(show)
+            if done:
+                continue
+            if await self._fold(show):
+                folded.append(f"{show.entry_id}:{show.role}")
+                continue
+            waiting[show.entry_id].add(show.role)
+            self._hold(show)
         finished = [entry_id for entry_id, roles in waiting.items() if not roles]
         self.pending.update({entry_id: roles for entry_id, roles in waiting.items() if roles})
-        await self._record([], finished)
+        await self._record(folded, finished)
+
+    async def _fold(self, show: _Show) -> bool:
+        """Shown in the note of the agent's teardown, rather than as a message of its own."""
+        if self.notes is None or show.role != "data":
+            return False
+        return await self.notes.fold(show.event, show.thread, render(show.event, show.style).text)
 
     async def _plan(self, entry_id: str, event: Event) -> list[_Show]:
         """Where `event` shows, topics created as needed; one entry per topic."""

@@ -72,6 +72,7 @@ class _Rule:
 
 
 _F, _S, _O = Style.FULL, Style.SUMMARY, Style.OUTPUT
+_A = TopicKind.AGENT  # an agent that never had a `spawned` event (the bot started later) gets its topic too
 
 # The seed's "event routing summary", extended with the agent events.
 RULES: dict[str, _Rule] = {
@@ -92,15 +93,15 @@ RULES: dict[str, _Rule] = {
     "plan_failed": _Rule(project=_F, person=True),
     "plan_approved": _Rule(project=_F),
     "plan_discarded": _Rule(project=_F),
-    "complete": _Rule(project=_S, data=_F, prefer_agent=True, person=True),
-    "waiting": _Rule(project=_S, data=_F, prefer_agent=True, person=True),
-    "question": _Rule(project=_S, data=_F, prefer_agent=True, person=True),
-    "message": _Rule(data=_O, prefer_agent=True, person=True),
+    "complete": _Rule(project=_S, data=_F, prefer_agent=True, create=_A, person=True),
+    "waiting": _Rule(project=_S, data=_F, prefer_agent=True, create=_A, person=True),
+    "question": _Rule(project=_S, data=_F, prefer_agent=True, create=_A, person=True),
+    "message": _Rule(data=_O, prefer_agent=True, create=_A, person=True),
     "spawned": _Rule(project=_S, data=_F, prefer_agent=True, create=TopicKind.AGENT),
     "state": _Rule(data=_F, prefer_agent=True),
-    "rate_limited": _Rule(project=_S, data=_F, prefer_agent=True),
-    "permission": _Rule(project=_S, data=_F, prefer_agent=True, person=True),
-    "error": _Rule(project=_S, data=_F, prefer_agent=True, person=True),
+    "rate_limited": _Rule(project=_S, data=_F, prefer_agent=True, create=_A),
+    "permission": _Rule(project=_S, data=_F, prefer_agent=True, create=_A, person=True),
+    "error": _Rule(project=_S, data=_F, prefer_agent=True, create=_A, person=True),
     "notification": _Rule(data=_F, prefer_agent=True),
     "stopped": _Rule(project=_S, data=_F, prefer_agent=True),
     "killed": _Rule(project=_S, data=_F, prefer_agent=True),
@@ -114,7 +115,8 @@ def route(event: Event, bindings: Bindings) -> list[Delivery]:
 
     A topic gets one delivery per event (the fuller style wins). Events of a project with no bound
     topic get no project delivery; an event a person must see (complete, waiting, question, message)
-    with no task or agent topic goes in full to the project topic, else to General.
+    with no task or agent topic gets its agent's topic created; from no agent, it goes in full to the
+    project topic, else to General.
     """
     if event.type == "message" and event.data.get("acknowledged"):
         return []  # bookkeeping: someone cleared messages, nothing for a person to read

@@ -23,6 +23,7 @@ from bot.outbound import Document, Outgoing
 from bot.render import Button
 from bot.sender import Sender
 from bot.split import split_message
+from bot.teardown_note import TeardownNotes
 from bot.topics import TopicRegistry
 from bus.agents import Agent, AgentStore
 from bus.auto_state import AutoState
@@ -62,6 +63,10 @@ class BotRuntime:
     events_maxlen: int
     schedule_min_interval: float = 60.0
     write_wait: tuple[int, int] = (0, 0)  # (replicas, ms) a write that must outlive a failover waits for
+
+    @cached_property
+    def notes(self) -> TeardownNotes:
+        return TeardownNotes(self.forum)
 
     @cached_property
     def schedules(self) -> ScheduleStore:

@@ -36,6 +36,11 @@ def _idle_with(text: str) -> Callable[[str], bool]:
     return lambda screen: text in screen and RUNNING not in screen and IDLE in screen
 
 
+def _queued(screen: str) -> bool:
+    """A message sent while the turn runs waits under it, out of the input box."""
+    return "Queued ·" in screen and RUNNING in screen
+
+
 def blank(s: Stage) -> None:
     s.start(f"{DEFAULT_MODE} 'hello'")
     screen = s.text()  # before the CLI drew anything: what a pane shows in its first moments
@@ -60,6 +65,18 @@ def thinking(s: Stage) -> None:
     hold.set()
     s.wait(_idle_with("Let me look at the parser first."))
     s.save("waiting", "finished-without-marker")
+
+
+def queued(s: Stage) -> None:
+    """A message typed while the turn runs waits under the spinner: the turn still runs."""
+    hold = threading.Event()
+    s.fake.script(reply("Reading the parser.", hold=hold), reply("Noted the tests too."))
+    s.start(f"{DEFAULT_MODE} 'fix the parser'")
+    s.wait(RUNNING)
+    s.type("also run the tests")
+    s.wait(_queued)
+    s.save("running", "queued-message")
+    hold.set()
 
 
 def bash_running(s: Stage) -> None:
@@ -225,6 +242,7 @@ SCENARIOS: dict[str, tuple[Callable[[Stage], None], frozenset[int]]] = {
     "blank": (blank, frozenset()),
     "trust": (trust, frozenset()),
     "thinking": (thinking, frozenset()),
+    "queued": (queued, frozenset()),
     "bash": (bash_running, frozenset()),
     "escape": (escape, frozenset()),
     "complete": (complete, frozenset()),

@@ -28,6 +28,8 @@ from bus.envelope import make_event
 from bus.keys import Keys
 from bus.streams import publish
 from tests.cli import IB, IbRunner
+from tests.fake_anthropic import FakeAnthropic
+from tests.fake_anthropic.script import reply
 from tests.fake_telegram import FakeMessage, FakeTelegram, Limits
 from tests.waiting import retry_until
 
@@ -247,6 +249,20 @@ def test_agent_output_streams_into_one_message(
     assert output[0].text == "Read(src/app.py)\n  → Read 45 lines\nFound it: `x < y` fails"
     last = cast(list[tuple[str, dict[str, str]]], rds.xrevrange(stream, count=1))[0][0]
     retry_until(lambda: rds.hget(keys.topics("output"), "agent-7") == last, 10, 0.05, "the output offset")
+
+
+def test_an_agent_without_a_spawned_event_gets_its_topic(
+    bot: BotProcess, fake: FakeTelegram, rds: redis.Redis, keys: Keys
+) -> None:
+    bot.start()
+    emit(rds, keys, "question", "Agent agent-9 asks: tabs or spaces?", agent="agent-9", project="backend")
+    emit(rds, keys, "complete", "agent-9 completed its goal", agent="agent-9", project="backend")
+    topic = wait_agent_topic(fake, "agent-9")
+    wait_shown(fake, topic, "❓ agent-9 asks: Agent agent-9 asks: tabs or spaces?", "✓ agent-9 completed")
+    settled(rds, keys)
+    assert bot_messages(fake, None) == []  # nothing in General
+    assert [t.name for t in fake.topics()] == ["agent-9 [backend]"]
+    assert rds.hget(keys.topics("agent"), "agent-9") == str(topic)
 
 
 # --- bindings survive -----------------------------------------------------------------------------------
@@ -648,6 +664,68 @@ def test_a_question_is_answered_by_reply_and_by_button(
         lambda: json.loads(agents_ib.run("questions", "--json").stdout) == [], 10, 0.1, "acknowledged"
     )
     retry_until(lambda: (fake.message(options.message_id) or pytest.fail("gone")).buttons == [], 10, 0.05)
+
+
+def test_one_kill_tap_is_one_message_edited_as_the_teardown_goes(
+    agents_ib: IbRunner,
+    bot: BotProcess,
+    fake: FakeTelegram,
+    running_worker: Worker,
+    rds: redis.Redis,
+    keys: Keys,
+) -> None:
+    bot.start()
+    spawn(agents_ib, "doomed", "fake: done")
+    topic = wait_agent_topic(fake, "doomed")
+    wait_shown(fake, topic, "✓ doomed completed", timeout=40)
+    settled(rds, keys)
+    done = next(m for m in bot_messages(fake, topic) if "doomed completed" in m.text)
+    kill = next(data for label, data in done.buttons[0] if label == "Kill")
+    before = {m.message_id for m in bot_messages(fake, topic)}
+    fake.inject_callback(USER, done.message_id, kill)
+    retry_until(lambda: "doomed" not in agents_ib.run("list").stdout, 30, 0.1, "the agent torn down")
+    settled(rds, keys)
+    wait_shown(fake, topic, "✗ Killed doomed")
+    (note,) = [m for m in bot_messages(fake, topic) if m.message_id not in before]
+    assert note.text.splitlines() == ["✗ Killed doomed", "✗ doomed was killed: doomed killed"]
+    assert note.edits  # "✗ Killing doomed…" first, then each step of the teardown
+
+
+def test_one_kill_of_a_real_claude_code_agent_is_one_message(
+    claude_ib: IbRunner,
+    anthropic: FakeAnthropic,
+    bot: BotProcess,
+    fake: FakeTelegram,
+    rds: redis.Redis,
+    keys: Keys,
+    tmp_path: Path,
+) -> None:
+    """Claude Code's own hooks tell its end too (SessionEnd: `state`, `stopped`): all in the one message."""
+    anthropic.script(reply("Nothing to change.\n\nI HAVE COMPLETED THE GOAL"))
+    with (tmp_path / "worker.log").open("ab") as log:
+        worker = subprocess.Popen(
+            [IB, "worker"], stdout=log, stderr=subprocess.STDOUT, env=claude_ib.environ(), cwd=claude_ib.cwd
+        )
+    try:
+        bot.start()
+        assert claude_ib.run("new-agent", "check the README", "--name", "real").returncode == 0
+        topic = wait_agent_topic(fake, "real", timeout=60)
+        wait_shown(fake, topic, "✓ real completed", timeout=120)
+        settled(rds, keys)
+        done = next(m for m in bot_messages(fake, topic) if "real completed" in m.text)
+        before = {m.message_id for m in bot_messages(fake, topic)}
+        fake.inject_callback(
+            USER, done.message_id, next(d for label, d in done.buttons[0] if label == "Kill")
+        )
+        wait_shown(fake, topic, "✗ Killed real", timeout=60)
+        retry_until(lambda: "real" not in claude_ib.run("list").stdout, 30, 0.1, "the agent torn down")
+        settled(rds, keys)
+    finally:
+        worker.terminate()
+        worker.wait(30)
+    (note,) = [m for m in bot_messages(fake, topic) if m.message_id not in before]
+    assert note.text.splitlines()[0] == "✗ Killed real" and "✗ real was killed" in note.text
+    assert "⏹ real stopped" in note.text  # its SessionEnd hook's event, folded in
 
 
 def test_a_reply_while_the_worker_is_down_is_kept_and_said(

@@ -63,6 +63,18 @@ def test_a_draft_is_edited_then_approved_and_adds_nothing_before(agents_ib: IbRu
     assert again.returncode == 1 and "plan-1 is approved, so it cannot be discarded" in again.stderr
 
 
+def test_the_planner_shows_the_persons_goal_not_its_instructions(agents_ib: IbRunner) -> None:
+    one = json.dumps({"tasks": [{"id": "only", "title": "Only task"}]})
+    goal = planner(f"fake: write plan.json {one}", "fake: done")
+    assert agents_ib.run("plan", goal).returncode == 0
+    (draft,) = plans(agents_ib)
+    (agent,) = [a for a in json.loads(agents_ib.run("list", "--json").stdout) if a["id"] == draft["agent"]]
+    assert agent["goal"] == goal  # in `ib list`, the dashboard and Telegram
+    assert "You are a planner" not in agents_ib.run("list").stdout
+    told = agents_ib.cwd / ".ib" / "agents" / draft["agent"] / "prompt.txt"
+    assert "You are a planner" in told.read_text()  # what it was told
+
+
 def test_bad_answers_add_nothing(agents_ib: IbRunner) -> None:
     cycle = json.dumps(
         {"tasks": [{"id": "a", "title": "A", "after": ["b"]}, {"id": "b", "title": "B", "after": ["a"]}]}

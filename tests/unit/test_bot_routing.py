@@ -93,16 +93,21 @@ PARTLY_BOUND = [
         Bindings(projects={"backend": PROJECT}, tasks={"design-auth": TASK}),
         [(PROJECT, S), (TASK, F)],
     ),
-    # a person must see these: the project topic gets them in full, else General
-    ("question-project-only", event("question"), Bindings(projects={"backend": PROJECT}), [(PROJECT, F)]),
-    ("question-nothing-bound", event("question"), Bindings(), [(None, F)]),
+    # a person must see these: from no agent, the project topic gets them in full, else General
+    (
+        "question-project-only",
+        event("question", agent=None),
+        Bindings(projects={"backend": PROJECT}),
+        [(PROJECT, F)],
+    ),
+    ("question-nothing-bound", event("question", agent=None), Bindings(), [(None, F)]),
     (
         "complete-no-project",
         event("complete", project=None),
         Bindings(agents={"agent-1": AGENT}),
         [(AGENT, F)],
     ),
-    ("message-nothing-bound", event("message"), Bindings(), [(None, F)]),
+    ("message-nothing-bound", event("message", agent=None), Bindings(), [(None, F)]),
     # an unbound project gets nothing
     ("task_ready-unbound-project", event("task_ready"), Bindings(), []),
     ("unknown-unbound-project", event("brand_new"), Bindings(tasks={"design-auth": TASK}), []),
@@ -170,6 +175,22 @@ CREATES = [
         Bindings(projects={"backend": PROJECT}),
         TopicRequest(TopicKind.AGENT, "agent-1", "agent-1 [backend]"),
     ),
+    # an agent that never had a `spawned` event (the bot started after it) gets its topic all the same
+    *(
+        (
+            f"{type_}-no-spawned",
+            event(type_, task=None),
+            Bindings(projects={"backend": PROJECT}),
+            TopicRequest(TopicKind.AGENT, "agent-1", "agent-1 [backend]"),
+        )
+        for type_ in ("question", "complete", "waiting", "permission", "error", "rate_limited")
+    ),
+    (
+        "question-no-spawned-nothing-bound",
+        event("question", task=None, project=None),
+        Bindings(),
+        TopicRequest(TopicKind.AGENT, "agent-1", "agent-1"),
+    ),
     (
         "merge_conflict",
         event("merge_conflict"),
@@ -201,6 +222,8 @@ NO_CREATE = [
     ("spawned-no-agent-id", event("spawned", agent=None, task=None), Bindings()),
     ("merge_conflict-bound", event("merge_conflict"), ALL_BOUND),
     ("merge_failed-unbound", event("merge_failed"), Bindings()),
+    ("killed-no-topic", event("killed", task=None), Bindings()),  # no topic for an agent that is gone
+    ("state-no-topic", event("state", task=None), Bindings()),
 ]
 
 

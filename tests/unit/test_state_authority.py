@@ -9,7 +9,10 @@ from worker.tmux.state_authority import pane_may_set
 CASES = {
     "hook-complete-vs-unknown": ("complete", "hook", "unknown", False),
     "pane-complete-vs-unknown": ("complete", "", "unknown", False),
-    "creating-vs-unknown": ("creating", "", "unknown", True),
+    "creating-vs-unknown": ("creating", "", "unknown", False),
+    "creating-then-running": ("creating", "", "running", True),
+    "creating-then-a-dialog": ("creating", "", "permission", True),
+    "no-state-vs-unknown": ("", "", "unknown", True),
     "hook-complete-vs-waiting": ("complete", "hook", "waiting", False),
     "hook-complete-next-turn-runs": ("complete", "hook", "running", True),
     "hook-waiting-pane-gone": ("waiting", "hook", "stopped", True),

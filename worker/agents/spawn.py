@@ -64,6 +64,7 @@ class SpawnRequest:
     model: str | None = None
     permission_mode: str | None = None  # None: the configured one for the agent's role
     prompt_file: str | None = None
+    instructions: str | None = None  # what the agent is told, when more than the goal (a planner's prompt)
     project: str | None = None
     task: str | None = None
     caller: str | None = None  # the agent asking, when an agent runs `ib new-agent`
@@ -310,7 +311,7 @@ def _write_files(rt: Runtime, agent: Agent, paths: AgentPaths, req: SpawnRequest
     facts = PromptFacts(
         agent_id=agent.id,
         role=agent.role,
-        goal=agent.goal,
+        goal=req.instructions or agent.goal,
         worktree=agent.worktree,
         branch=agent.branch,
         base_branch=agent.base_branch,

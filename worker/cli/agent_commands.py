@@ -37,6 +37,7 @@ from worker.agents.sandbox import sandbox_line
 from worker.agents.spawn import SpawnRequest, read_goal, requested_mode
 from worker.agents.talk import Screenshot
 from worker.cli.context import Context
+from worker.cli.stopping import bus_problem, nuke_without_bus
 
 console = Console(highlight=False)
 
@@ -320,8 +321,12 @@ def nuke(
     yes: bool = typer.Option(False, "--yes", "-y", help="do not ask"),
 ) -> None:
     """Emergency stop: kill an agent and everything below it (on every machine), or all agents of this
-    repository on this machine."""
+    repository on this machine. With the bus down it still stops them all, found by their tmux sessions."""
     ctx = Context()
+    problem = bus_problem(ctx)
+    if problem is not None:
+        nuke_without_bus(ctx, agent_id, yes, problem)
+        return
     rt = ctx.runtime
     if (
         agent_id is None

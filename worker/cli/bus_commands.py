@@ -25,6 +25,7 @@ from bus.resp import Connection
 from bus.settings import Settings, sources
 from worker.cli.context import Context
 from worker.cli.output import emit_jsonl
+from worker.cli.stopping import warn_running
 from worker.cli.values import seconds
 
 bus_app = typer.Typer(help="The embedded Redis bus: status, start, stop.", no_args_is_help=True)
@@ -241,6 +242,7 @@ def bus_stop() -> None:
         print("ib bus stop: error: not inside a git repository", file=sys.stderr)
         raise typer.Exit(1)
     console.print("stopped" if Embedded(str(root)).stop() else "not running")
+    warn_running(ctx, " without a bus (their events wait in the spool)")
 
 
 def config(as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:

@@ -23,6 +23,7 @@ from bus.errors import BusError, ConfigError
 from bus.repo_paths import ensure_state_dir
 from bus.secret_file import token_file_problem
 from worker.cli.context import Context
+from worker.cli.stopping import stop_everything, warn_running
 from worker.frontends.dashboard import Dashboard, keys_fd
 from worker.service.runtime import NotARepository, Runtime
 from worker.service.supervisor import (
@@ -39,6 +40,7 @@ from worker.service.supervisor import (
     wait_until_up,
 )
 from worker.service.supervisor_state import (
+    BOT_SETTINGS,
     PS_HEADER,
     Probe,
     StackRecord,
@@ -50,7 +52,9 @@ from worker.service.supervisor_state import (
 )
 
 console = Console(highlight=False)
-BOT_HELP = "bot: off — set IB_TELEGRAM_TOKEN and IB_TELEGRAM_CHAT_ID (in .env) to add the Telegram bot"
+BOT_HELP = (
+    f"bot: off — set {', '.join(BOT_SETTINGS[:-1])} and {BOT_SETTINGS[-1]} (in .env) to add the Telegram bot"
+)
 
 
 def _files(ctx: Context) -> StackFiles:
@@ -115,7 +119,7 @@ def up(
         if s.state != "off":
             console.print(f"{s.name}: pid {s.pid}, log {s.log}")
     if not with_bot:
-        console.print(BOT_HELP)
+        console.print(BOT_HELP, soft_wrap=True)
     try:
         if dashboard is not None:
             _show(dashboard)
@@ -150,7 +154,8 @@ def _detach(ctx: Context, files: StackFiles) -> None:
     console.print(f"ittybus runs in the background (pid {pid}), bus {record.bus}")
     for s in record.services:
         console.print(
-            f"  {s.name}: off ({s.note})" if s.state == "off" else f"  {s.name}: pid {s.pid}, log {s.log}"
+            f"  {s.name}: off ({s.note})" if s.state == "off" else f"  {s.name}: pid {s.pid}, log {s.log}",
+            soft_wrap=True,
         )
     console.print("`ib ps` shows it, `ib watch` watches it, `ib down` stops it")
 
@@ -198,20 +203,31 @@ def _farewell(rt: Runtime, stopped: list[str]) -> str:
     return f"stopped {services}; {agents}; the bus keeps running"
 
 
-def down() -> None:
-    """Stop the services `ib up` runs here (detached or not). The agents and the bus keep running.
+def down(
+    everything: bool = typer.Option(
+        False, "--all", help="stop everything after a warning: the agents, the services and the embedded bus"
+    ),
+    yes: bool = typer.Option(False, "--yes", "-y", help="with --all: do not ask"),
+) -> None:
+    """Stop the services `ib up` runs here (detached or not). The agents and the bus keep running (a
+    warning names the agents); `--all` stops them too.
 
-    Example: ib down
+    Example: ib down --all
     """
-    files = _files(Context())
+    ctx = Context()
+    if everything:
+        stop_everything(ctx, yes)
+        return
+    files = _files(ctx)
     record = stop_stack(files)
     if record is None:
         console.print("ittybus is not running here (`ib up` starts it)")
-        return
-    names = ", ".join(
-        s.name for s in reversed(record.services) if s.state != "off"
-    )  # the order they stopped in
-    console.print(f"stopped {names} (supervisor pid {record.supervisor}); the agents keep running in tmux")
+    else:
+        names = ", ".join(s.name for s in reversed(record.services) if s.state != "off")  # stopping order
+        console.print(
+            f"stopped {names} (supervisor pid {record.supervisor}); the agents keep running in tmux"
+        )
+    warn_running(ctx)
 
 
 def ps(as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:

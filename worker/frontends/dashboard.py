@@ -42,6 +42,7 @@ from bus.worker_rpc import request
 from worker.agents.dialog_answer import answer
 from worker.agents.talk import look, send
 from worker.errors import WorkerError
+from worker.frontends.bus_down import bus_down
 from worker.frontends.dashboard_keys import Action, Ui, decode_keys, footer, step
 from worker.frontends.dashboard_render import (
     AgentRow,
@@ -101,7 +102,7 @@ class EventFeed:
             try:
                 entries = entries_of(self.reader.xread({self.keys.events: cursor}, count=500, block=BLOCK_MS))
             except redis.RedisError as e:
-                self.error = f"bus: {e}"
+                self.error = str(e)
                 self.on_event()
                 self.stopping.wait(1.0)
                 continue
@@ -157,6 +158,7 @@ class Dashboard:
         self.feed = EventFeed(self.reader, self.rt.keys, self.wake)
         self.projects: set[str] = set()
         self.last: Snapshot | None = None
+        self.read_at = ""  # the clock of the last view read from the bus
 
     def start(self) -> None:
         self.feed.start()
@@ -180,7 +182,7 @@ class Dashboard:
         except (BusError, redis.RedisError) as e:
             now = time.time()
             last = self.last or Snapshot(now, title=self.rt.root.name, bus=self.bus)
-            self.last = replace(last, now=now, footer=f"the bus does not answer: {e}")
+            self.last = replace(last, now=now, clock=_clock(now), footer=bus_down(str(e), self.read_at))
             return self.last
 
     def _read(self, width: int, interactive: bool) -> Snapshot:
@@ -197,7 +199,7 @@ class Dashboard:
             self.ui = replace(self.ui, selected=tree(agents)[0][1].id)
         snap = Snapshot(
             now=now,
-            clock=time.strftime("%H:%M:%S", time.localtime(now)),
+            clock=_clock(now),
             title=self.rt.root.name,
             bus=self.bus,
             services=self._services(now),
@@ -207,8 +209,9 @@ class Dashboard:
             questions=tuple(questions),
             events=tuple(event_row(e) for e in list(self.feed.recent)),
             selected=self.ui.selected if interactive else "",
-            footer=self.feed.error or footer(self.ui, len(questions), width),
+            footer=bus_down(self.feed.error) if self.feed.error else footer(self.ui, len(questions), width),
         )
+        self.read_at = snap.clock
         if interactive and self.ui.mode == "look" and self.ui.target:
             snap = replace(snap, look=(self.ui.target, self._look(self.ui.target)))
         self.last = snap
@@ -362,6 +365,10 @@ class Dashboard:
                 drawn = time.monotonic()
                 if self._wait(REFRESH, keys_fd) and keys_fd is not None:
                     self.on_keys(os.read(keys_fd, 1024).decode("utf-8", "replace"))
+
+
+def _clock(now: float) -> str:
+    return time.strftime("%H:%M:%S", time.localtime(now))
 
 
 @contextmanager

@@ -16,7 +16,8 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 BASE_DELAY = 1.0  # seconds before the first restart after a crash
 MAX_DELAY = 60.0
 STABLE_AFTER = 30.0  # a service that ran this long before it crashed starts a new crash streak
-BOT_HINT = "set IB_TELEGRAM_TOKEN to add it"
+BOT_SETTINGS = ("IB_TELEGRAM_TOKEN", "IB_TELEGRAM_CHAT_ID", "IB_TELEGRAM_ALLOWED_USERS")  # `ib bot` needs all
+BOT_HINT = "set IB_TELEGRAM_TOKEN, _CHAT_ID and _ALLOWED_USERS"  # short: it fits the dashboard's 80 columns
 
 # running: the process is up; backoff: it crashed and waits to be started again;
 # stopped: `ib up` ended it; off: not configured (the bot without a token)

@@ -51,7 +51,7 @@ def start(rt: Runtime, goal: str, project: str | None) -> PlanDraft:
     if not goal.strip():
         raise InvalidInput('plan what? e.g. ib plan "add rate limiting to the API"')
     prompt = PLANNER_PROMPT.format(goal=goal.strip(), file=PLAN_FILE, max_tasks=rt.settings.plan_max_tasks)
-    agent = new_agent(rt, SpawnRequest(goal=prompt, project=project))
+    agent = new_agent(rt, SpawnRequest(goal=goal.strip(), instructions=prompt, project=project))
     draft = store(rt).create(goal.strip(), agent.project, agent.id, rt.worker_id, rt.settings.plan_timeout)
     log.info("plan %s: planner %s started", draft.id, agent.id)
     return draft

@@ -2,7 +2,8 @@
 
 Pure. A state a hook decided stands until the pane shows stronger evidence: the pane is gone, the next
 turn visibly runs, or the dialog the hook reported is no longer on screen. The pane never replaces a
-known state with `unknown` (`creating` is not a known state: nothing was read yet).
+known state with `unknown`, nor `creating`: a starting agent goes straight to what its pane shows once
+the pane shows something known.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ def pane_may_set(current: str, current_by: str, seen: str) -> bool:
     if seen == "stopped":
         return True  # the pane is gone (or dead): nothing is stronger
     if seen == "unknown":
-        return current in ("", "unknown", "creating")  # "creating" only means "not read yet"
+        return current == ""  # from `creating` straight to what the pane shows once it shows something
     if current_by != "hook" or current in BUSY:
         return True
     if current == "permission":

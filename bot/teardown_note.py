@@ -1,0 +1,88 @@
+"""One message per Kill: the bot's answer to a Kill tap (or /kill), edited as the teardown goes.
+
+While an agent is torn down its own events in that topic (`state`, `stopped`, `killed`) fold into the
+answer instead of each being a message of its own. The note is sent and edited at once, outside the
+outbox: a person is looking at it. When Telegram refuses, the event goes the usual way.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass, field
+
+from telegram.error import BadRequest, TelegramError
+
+from bot.forum import Forum
+from bot.outbound import Batch
+from bus.events import Event
+
+log = logging.getLogger(__name__)
+
+FOLDED = frozenset({"state", "stopped", "killed"})
+KEEP_SECONDS = 30.0  # after the kill answered: its last events may still be on their way
+
+
+@dataclass
+class Note:
+    thread: int | None
+    message_id: int
+    head: str
+    lines: list[str] = field(default_factory=list)
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+
+    @property
+    def text(self) -> str:
+        return "\n".join([self.head, *self.lines])
+
+
+class TeardownNotes:
+    """The open notes, one per agent being torn down."""
+
+    def __init__(self, forum: Forum, keep: float = KEEP_SECONDS) -> None:
+        self.forum = forum
+        self.keep = keep
+        self.notes: dict[str, Note] = {}
+
+    async def open(self, agent: str, thread: int | None, reply_to: int | None, head: str) -> None:
+        message_id = await self.forum.show(Batch(self.forum.chat_id, thread, head, reply_to=reply_to))
+        self.notes[agent] = Note(thread, message_id, head)
+
+    async def close(self, agent: str, head: str) -> None:
+        """The teardown answered: the note says so, and takes the agent's late events a little longer."""
+        note = self.notes.get(agent)
+        if note is None:
+            return
+        note.head = head
+        await self._edit(note)
+        asyncio.get_running_loop().call_later(self.keep, self._forget, agent, note)
+
+    async def fold(self, event: Event, thread: int | None, line: str) -> bool:
+        """Show `line` (the event rendered) in the agent's note; False when the event is not one to fold
+        or the note cannot be edited (then it is shown as usual)."""
+        note = self.notes.get(event.agent or "")
+        if note is None or event.type not in FOLDED or thread != note.thread:
+            return False
+        note.lines.append(line)
+        if await self._edit(note):
+            return True
+        note.lines.remove(line)
+        return False
+
+    async def _edit(self, note: Note) -> bool:
+        async with note.lock:  # edits in order: the last one shows everything so far
+            try:
+                await self.forum.show(Batch(self.forum.chat_id, note.thread, note.text, edit=note.message_id))
+            except BadRequest as e:
+                if "not modified" in str(e).lower():
+                    return True
+                log.info("teardown note %s not edited: %s", note.message_id, e)
+                return False
+            except TelegramError as e:
+                log.info("teardown note %s not edited: %s", note.message_id, e)
+                return False
+        return True
+
+    def _forget(self, agent: str, note: Note) -> None:
+        if self.notes.get(agent) is note:
+            del self.notes[agent]
