@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
+from typing import Any
 
 import redis
 import typer
@@ -68,6 +70,7 @@ RUN, AGENTS, ANSWER, TASKS, EVENTS, PLUMBING = (
     "Events",
     "Plumbing (agents, hooks and scripts call these)",
 )
+command: Callable[..., Any]  # the loops below register commands of every signature
 for command in (stack.up, stack.down, stack.ps, stack.watch):
     app.command(rich_help_panel=RUN)(command)
 app.add_typer(bus_commands.bus_app, name="bus", rich_help_panel=RUN)
