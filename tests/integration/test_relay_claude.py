@@ -43,6 +43,7 @@ def _bash(what: str, command: str) -> ToolUse:
 
 
 @pytest.mark.timeout(480)
+@pytest.mark.parametrize("mode", ["default", "bypassPermissions"])
 def test_ib_in_a_compound_line_runs_as_the_agent(
     claude_ib: IbRunner,
     anthropic: FakeAnthropic,
@@ -50,8 +51,15 @@ def test_ib_in_a_compound_line_runs_as_the_agent(
     rds: redis.Redis,
     namespace: str,
     redis_url: str,
+    mode: str,
 ) -> None:
     assert sandbox_problem() is None, f"{sandbox_problem()}: tests/run.sh installs bubblewrap and socat"
+    if mode == "bypassPermissions":  # as root Claude Code wants IS_SANDBOX=1 for it (from the tmux server
+        # the first spawn starts); and no dialog
+        claude_ib.env.update({"IS_SANDBOX": "1", "IB_AGENT_ENV": "IS_SANDBOX"})
+        settings = Path(claude_ib.env["HOME"]) / ".claude" / "settings.json"
+        settings.parent.mkdir(exist_ok=True)
+        settings.write_text(json.dumps({"skipDangerousModePermissionPrompt": True}))
     (repo / "probe.py").write_text(PROBE)
     git(repo, "add", "probe.py")
     git(repo, "commit", "-qm", "a probe of the proxy")
@@ -66,7 +74,7 @@ def test_ib_in_a_compound_line_runs_as_the_agent(
     calls = [
         _bash(
             "commit-then-notify",
-            "echo y > w.txt && git add w.txt && git commit -qm work && ib notify committed-marker",
+            "echo y > w.txt && git add -A && git commit -qm work && ib notify committed-marker",
         ),
         _bash("notify-then-echo", "ib notify semi-marker; echo after-semi"),
         _bash("piped", "echo piped-marker | ib notify -"),
@@ -84,7 +92,7 @@ def test_ib_in_a_compound_line_runs_as_the_agent(
         reply(after_stop),
         reply("I HAVE COMPLETED THE GOAL"),
     )
-    claude_ib.env["IB_AGENT_COMMAND"] += " --permission-mode default"
+    claude_ib.env["IB_AGENT_COMMAND"] += f" --permission-mode {mode}"
     spawned = claude_ib.run("new-agent", "Report through ib.", "--name", AGENT)
     assert spawned.returncode == 0, spawned.stderr
     finished = threading.Event()
