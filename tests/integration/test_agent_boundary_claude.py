@@ -25,7 +25,7 @@ from worker.agents.sandbox import sandbox_problem
 pytestmark = pytest.mark.claude
 ATK, VICTIM = "atk", "victim"
 PASSWORD = "BUS-PASSWORD-never-in-agents"
-SANDBOXED = "cannot reach the bus from inside the sandbox"
+SANDBOXED = "from inside the sandbox"  # the bus (no relay configured) or the worker's relay (no worker)
 
 
 @dataclass(frozen=True)

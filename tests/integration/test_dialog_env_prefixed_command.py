@@ -54,4 +54,4 @@ def test_an_env_prefixed_ib_command_asks_and_ib_approve_answers(
     said = approved.stdout.strip()
     assert said == "approved a permission dialog (Do you want to proceed?) of prefixed: Yes"
     results = [str(r.get("content")) for t in anthropic.turns_taken() for r in t.tool_results()]
-    assert "cannot reach the bus from inside the sandbox" in results[1]  # it ran (in the sandbox)
+    assert "from inside the sandbox" in results[1]  # it ran in the sandbox (no worker: no relay)

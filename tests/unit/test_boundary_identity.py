@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from worker.boundary.identity import caller_of, parent_of
+from worker.boundary.identity import caller_at, caller_of, parent_of
 
 PROBE = (
     "import os; from worker.boundary.identity import caller_of; c = caller_of(os.getpid()); "
@@ -68,3 +68,40 @@ def test_a_parent_loop_or_unreadable_environ_ends_the_walk(tmp_path: Path) -> No
     found = caller_of(5, str(tmp_path))
     assert found is not None and (found.id, found.worktree, found.role) == ("atk", "/w", "worker")
     assert "OTHER" not in found.environ
+
+
+AGENT_CALLER = (
+    "from worker.boundary.identity import agent_caller; c = agent_caller(); "
+    "print(c.id if c else 'person', c.role if c else '')"
+)
+
+
+def _agent_caller_under(outer: dict[str, str], inner_prefix: str) -> str:
+    line = f"{inner_prefix} {sys.executable} -c {AGENT_CALLER!r}"
+    done = subprocess.run(["sh", "-c", line], env=outer, capture_output=True, text=True, check=True)
+    return done.stdout.strip()
+
+
+def test_the_relays_mark_narrows_a_person_to_the_agent_it_names() -> None:
+    """The worker's relay runs an agent's sandboxed command as `IB_RELAYED=1 IB_AGENT_ID=<agent> ib ...`:
+    a process with no agent ancestor is a person's, so the mark can only take rights away."""
+    relayed = "IB_RELAYED=1 IB_AGENT_ID=a1 IB_AGENT_ROLE=worker"
+    assert _agent_caller_under(_clean_env(), relayed) == "a1 worker"
+    assert _agent_caller_under(_clean_env(), "IB_AGENT_ID=a1") == "person"  # no mark: a person
+
+
+def test_inside_an_agent_the_relays_mark_changes_nothing() -> None:
+    outer = _clean_env(IB_AGENT_ID="atk", IB_AGENT_ROLE="worker")
+    assert _agent_caller_under(outer, "IB_RELAYED=1 IB_AGENT_ID=victim IB_AGENT_ROLE=manager") == "atk worker"
+
+
+def test_the_process_that_owns_a_socket_names_its_agent_itself(tmp_path: Path) -> None:
+    """The relay asks about the Claude Code process holding the proxy's socket: its own environment
+    counts, which `caller_of` (ancestors only) leaves out."""
+    for pid, parent, environ in ((5, 1, b"IB_AGENT_ID=a1\0IB_AGENT_ROLE=manager\0"), (1, 0, b"HOME=/\0")):
+        (tmp_path / str(pid)).mkdir()
+        (tmp_path / str(pid) / "stat").write_bytes(f"{pid} (claude) S {parent} 1 1 0".encode())
+        (tmp_path / str(pid) / "environ").write_bytes(environ)
+    found = caller_at(5, str(tmp_path))
+    assert found is not None and (found.id, found.role, found.pid) == ("a1", "manager", 5)
+    assert caller_of(5, str(tmp_path)) is None and caller_at(1, str(tmp_path)) is None

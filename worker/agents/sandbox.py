@@ -53,7 +53,7 @@ class Confinement(Record):
     folder (empty for an agent without a worktree), `bin/` and cache folder, the repository, the branches an
     agent without a worktree must not move, and the `ib` it runs outside the sandbox."""
 
-    __slots__ = ("bin", "cache", "git_dir", "ib_command", "protected_branches", "root", "worktree")
+    __slots__ = ("bin", "cache", "git_dir", "ib_command", "protected_branches", "relay", "root", "worktree")
 
     def __init__(
         self,
@@ -64,10 +64,11 @@ class Confinement(Record):
         git_dir: str = "",
         bin: str = "",
         cache: str = "",
+        relay: str = "",
     ) -> None:
         self.worktree, self.root, self.ib_command = worktree, root, ib_command
         self.protected_branches = tuple(protected_branches)
-        self.git_dir, self.bin, self.cache = git_dir, bin, cache
+        self.git_dir, self.bin, self.cache, self.relay = git_dir, bin, cache, relay
 
 
 def permission_settings() -> dict[str, object]:
@@ -104,9 +105,17 @@ def sandbox_settings(c: Confinement, available: bool) -> dict[str, object]:
         "allowUnsandboxedCommands": False,
         "excludedCommands": ["ib:*", f"{c.ib_command}:*"],
         "filesystem": filesystem,
-        "network": {"allowedDomains": list(REGISTRIES)},
+        "network": network_settings(c.relay),
         "credentials": {"envVars": [{"name": name, "mode": "deny"} for name in HIDDEN_VARIABLES]},
     }
+
+
+def network_settings(relay: str) -> dict[str, object]:
+    """The registries, and the worker's relay (`127.0.0.1:<port>`: that port of loopback, no other),
+    through Claude Code's proxy; every other host refused without asking (`strictAllowlist`: otherwise
+    the proxy asks the person — and in bypassPermissions lets through — any host, loopback included)."""
+    allowed = [*REGISTRIES, relay] if relay else list(REGISTRIES)
+    return {"allowedDomains": allowed, "strictAllowlist": True}
 
 
 def _read_only_own_repo(c: Confinement) -> list[str]:

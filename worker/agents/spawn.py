@@ -23,6 +23,7 @@ from bus.agents import Agent
 from bus.errors import Conflict, InvalidInput
 from bus.ids import folder_project, validate_id
 from bus.permission_modes import BYPASS, permission_mode
+from bus.relay_port import relay_address
 from bus.repo_paths import agent_from_path, ensure_state_dir, main_checkout, shared_git_dir
 from bus.worker_commands import NewAgent
 from worker.agents import agent_log
@@ -353,13 +354,20 @@ def _confine(rt: Runtime, agent: Agent, paths: AgentPaths, settings: dict[str, o
             git_dir=str(paths.git_dir),
             bin=str(paths.bin),
             cache=str(paths.cache),
+            relay=_relay(rt),
         )
     else:
         refs = Path(shared_git_dir(str(rt.root))) / "refs" / "heads"
         branches = Git(rt.root).output("for-each-ref", "--format=%(refname:short)", "refs/heads").split()
         protected = [b for b in branches if (refs / b).is_file()]
         confinement = Confinement(
-            agent.root, agent.root, protected, rt.ib_command, bin=str(paths.bin), cache=str(paths.cache)
+            agent.root,
+            agent.root,
+            protected,
+            rt.ib_command,
+            bin=str(paths.bin),
+            cache=str(paths.cache),
+            relay=_relay(rt),
         )
     rules = settings.setdefault("permissions", {})
     assert isinstance(rules, dict)
@@ -380,6 +388,11 @@ def _confine(rt: Runtime, agent: Agent, paths: AgentPaths, settings: dict[str, o
         )
 
 
+def _relay(rt: Runtime) -> str:
+    """The worker's relay, the one loopback address the agent's sandboxed `ib` may reach."""
+    return relay_address(ensure_state_dir(str(rt.root)))
+
+
 def start_script(rt: Runtime, agent: Agent, paths: AgentPaths) -> str:
     """The shell script the agent's pane runs: the agent program under `env -i` with an explicit
     environment (worker.agents.agent_env), whatever the tmux server's own environment holds."""
@@ -393,6 +406,7 @@ def start_script(rt: Runtime, agent: Agent, paths: AgentPaths) -> str:
         "IB_SPOOL_DIR": str(rt.settings.spool_dir),
         "PATH": agent_path(os.environ.get("PATH", "/usr/bin:/bin"), _ittybus_bin(rt), str(paths.bin)),
         "npm_config_cache": str(paths.cache / "npm"),  # the sandbox lets it write there, not in ~/.npm
+        "IB_RELAY": _relay(rt),  # where its sandboxed `ib` sends commands (worker.boundary.relay)
     }
     if rt.settings.redis_url:
         env["IB_REDIS_URL"] = rt.settings.redis_url

@@ -2,8 +2,10 @@
 
 `identity` tells a person from an agent by the process ancestry (hot: `ib notify` and hooks use it),
 `rules` is the pure per-role allow-list, `paths` keeps path arguments inside the agent's worktree, and
-`guard` applies all three to a command of the CLI or of the worker's command stream, `reach` makes `ib`
-inside Claude Code's sandbox fail loudly, `test_box` runs a task's tests for an agent in bubblewrap.
+`guard` applies all three to a command of the CLI or of the worker's command stream, `reach` tells when `ib`
+runs inside Claude Code's sandbox without a bus, `relay_client` then sends the command through Claude
+Code's proxy to the worker's `relay`, which names the agent by the connection and runs it as that agent
+(`relay_wire`: the pure wire and /proc parsing), `test_box` runs a task's tests for an agent in bubblewrap.
 May import bus, worker.errors, worker.permissions and worker.agents.sandbox; the CLI and the service
 import it, never the other way round.
 """

@@ -8,15 +8,18 @@ agent put in the environment of its own `ib`. A person's shell has no such ances
 
 from __future__ import annotations
 
+import itertools
 import os
 
 from bus.record import Record
 
 TYPE_CHECKING = False  # typing costs milliseconds on the hooks' path; the checker still sees the types
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Iterable, Iterator
 
 AGENT_ID = "IB_AGENT_ID"
+RELAYED = "IB_RELAYED"
+"""Set by the worker's relay on the `ib` it runs for an agent's sandboxed command (worker.boundary.relay)."""
 PROC = "/proc"
 MAX_DEPTH = 64  # a parent chain longer than this is not a real one
 
@@ -77,8 +80,18 @@ def ancestors(pid: int, proc: str = PROC) -> Iterator[int]:
 
 def caller_of(pid: int, proc: str = PROC) -> AgentCaller | None:
     """The agent `pid` acts for: the outermost ancestor whose environment names one; None for a person."""
+    return _outermost(ancestors(pid, proc), proc)
+
+
+def caller_at(pid: int, proc: str = PROC) -> AgentCaller | None:
+    """The agent process `pid` belongs to: itself or an ancestor (the relay asks this of the Claude Code
+    process that owns a socket; its own environment names the agent)."""
+    return _outermost(itertools.chain((pid,), ancestors(pid, proc)), proc)
+
+
+def _outermost(pids: Iterable[int], proc: str) -> AgentCaller | None:
     outermost: AgentCaller | None = None
-    for ancestor in ancestors(pid, proc):
+    for ancestor in pids:
         environ = environ_of(ancestor, proc)
         if environ and environ.get(AGENT_ID):
             ib_only = {k: v for k, v in environ.items() if k.startswith("IB_")}
@@ -91,10 +104,18 @@ _known: list[AgentCaller | None] = []
 
 def agent_caller() -> AgentCaller | None:
     """The agent this `ib` process acts for (computed once). Where there is no /proc (macOS) it falls
-    back to `IB_AGENT_ID`, which the agent controls: the README says so."""
+    back to `IB_AGENT_ID`, which the agent controls: the README says so.
+
+    A process with no agent ancestor that carries `IB_RELAYED=1` and an `IB_AGENT_ID` acts for that
+    agent: the worker's relay runs the sandboxed commands of agents so. Only a person's process can be
+    such a one, and the mark only narrows what it may do; an agent's own process is its agent whatever
+    it sets."""
     if not _known:
         if os.path.isdir(f"{PROC}/self"):
-            _known.append(caller_of(os.getpid()))
+            found = caller_of(os.getpid())
+            if found is None and os.environ.get(RELAYED) == "1" and os.environ.get(AGENT_ID):
+                found = AgentCaller(os.getpid(), {k: v for k, v in os.environ.items() if k.startswith("IB_")})
+            _known.append(found)
         else:
             own = {k: v for k, v in os.environ.items() if k.startswith("IB_")}
             _known.append(AgentCaller(os.getpid(), own) if own.get(AGENT_ID) else None)

@@ -31,11 +31,14 @@ from bus.errors import BusError
 from bus.events import Event
 from bus.heartbeat import Heartbeat
 from bus.publish import flush_spool
+from bus.relay_port import relay_port
+from bus.repo_paths import ensure_state_dir
 from bus.streams import consumer_name
 from bus.worker_rpc import COMMAND_FIELD, NotACommand, Received, Refused, decode_command, reply
 from worker.agents.transcript_tail import TranscriptTailer
 from worker.auto.loop import AutoLoops
 from worker.boundary import guard
+from worker.boundary.relay import Relay
 from worker.boundary.rules import AGENT_ID
 from worker.errors import WorkerError
 from worker.frontends.status_node import StatusNodeStarter
@@ -90,6 +93,7 @@ class WorkerService:
 
     def run(self, once: bool = False) -> None:
         self._claim_heartbeat()
+        relay = None if once else self._open_relay()
         try:
             self.inbox.ensure()
             self.adopt()
@@ -102,9 +106,28 @@ class WorkerService:
                 return
             self._loop()
         finally:
+            if relay is not None:
+                relay.close()
             with contextlib.suppress(redis.ConnectionError, redis.TimeoutError):  # the bus may be gone
                 self.heartbeat.release()
                 self.rt.client.srem(self.rt.keys.workers, self.rt.worker_id)
+
+    def _open_relay(self) -> Relay | None:
+        """The relay for agents' sandboxed `ib` (worker.boundary.relay); without it they fail loudly."""
+        port = relay_port(ensure_state_dir(str(self.rt.root)))
+        try:
+            relay = Relay(self.rt.ib_command, port)
+        except OSError as e:
+            log.warning(
+                "worker %s: cannot listen on 127.0.0.1:%s for agents' sandboxed ib (%s); "
+                "their ib in a compound line fails until it can",
+                self.me,
+                port,
+                e.strerror or e,
+            )
+            return None
+        relay.start()
+        return relay
 
     def _loop(self) -> None:
         interval = self.rt.settings.pane_interval

@@ -1,0 +1,33 @@
+"""The loopback port of this repository's relay (worker.boundary.relay): recorded in `.ib/relay-port`
+so that the spawn, which writes it into an agent's sandbox settings, and the worker, which listens on
+it, agree, and agents spawned before a worker restart still find it. Not a secret: the relay trusts the
+connection, not the port. Stdlib only.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+
+HOST = "127.0.0.1"
+PORT_FILE = "relay-port"
+
+
+def relay_port(state_dir: str) -> int:
+    """The recorded port, or a free one, recorded."""
+    recorded = os.path.join(state_dir, PORT_FILE)
+    with contextlib.suppress(OSError, ValueError), open(recorded, encoding="utf-8") as f:
+        port = int(f.read().strip())
+        if 0 < port < 65536:
+            return port
+    with socket.socket() as probe:
+        probe.bind((HOST, 0))
+        port = int(probe.getsockname()[1])
+    with open(recorded, "w", encoding="utf-8") as f:
+        f.write(f"{port}\n")
+    return port
+
+
+def relay_address(state_dir: str) -> str:
+    return f"{HOST}:{relay_port(state_dir)}"
