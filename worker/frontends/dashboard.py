@@ -35,6 +35,7 @@ from bus.errors import BusError
 from bus.hashes import members
 from bus.keys import Keys
 from bus.merges import MergeStore
+from bus.reconnect import LOST
 from bus.streams import Entry, entries_of
 from bus.task_model import Task
 from bus.worker_commands import Answer, Command, Look, Send
@@ -67,6 +68,13 @@ ACTIVITY_ITEMS = 200  # output items read back to find what a working agent does
 REFRESH = 1.0  # seconds between two reads when nothing happens: ages and pane states
 MIN_FRAME = 0.05  # at most 20 redraws a second, however many events arrive
 BLOCK_MS = 1000
+# while Redis is away (restarting, failing over): one plain line, the same each time, never the driver's
+AWAY = "the bus does not answer; reconnecting (what is shown is from before)"
+
+
+def trouble(error: Exception) -> str:
+    """The footer's line for a read of the bus that failed."""
+    return AWAY if isinstance(error, LOST) else f"the bus does not answer: {error}"
 
 
 def event_row(event: Envelope) -> EventRow:
@@ -101,7 +109,7 @@ class EventFeed:
             try:
                 entries = entries_of(self.reader.xread({self.keys.events: cursor}, count=500, block=BLOCK_MS))
             except redis.RedisError as e:
-                self.error = f"bus: {e}"
+                self.error = trouble(e)
                 self.on_event()
                 self.stopping.wait(1.0)
                 continue
@@ -180,7 +188,7 @@ class Dashboard:
         except (BusError, redis.RedisError) as e:
             now = time.time()
             last = self.last or Snapshot(now, title=self.rt.root.name, bus=self.bus)
-            self.last = replace(last, now=now, footer=f"the bus does not answer: {e}")
+            self.last = replace(last, now=now, footer=trouble(e))
             return self.last
 
     def _read(self, width: int, interactive: bool) -> Snapshot:
