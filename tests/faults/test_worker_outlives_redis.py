@@ -6,11 +6,16 @@ bus, and that it answers again, once each per restart on stderr."""
 from __future__ import annotations
 
 import signal
+import socket
 import subprocess
+import uuid
 from pathlib import Path
 
 import pytest
 
+from bus.keys import Keys
+from bus.worker_commands import Send
+from bus.worker_rpc import COMMAND_FIELD, encode_command
 from tests.cli import IB, IbRunner
 from tests.faults.tally import Tally
 from tests.redis_server import RedisServer, hung_up_on
@@ -26,6 +31,21 @@ def _ok(done: subprocess.CompletedProcess[str]) -> None:
 
 def _received(path: Path) -> list[str]:
     return path.read_text().splitlines() if path.exists() else []
+
+
+def _lost_in_flight(server: RedisServer, namespace: str, worker: str, pid: int, text: str) -> str:
+    """A command the worker's consumer read, whose reply never reached the worker (Redis went down with
+    it): appended and read in one transaction under the worker's consumer name, so the worker, blocked in
+    its read, is not woken for it. It stays pending for the worker until the worker reads its own again."""
+    stream, client = Keys(namespace).commands(worker), server.client()
+    encoded = encode_command(uuid.uuid4().hex, Send(agent="a0", text=text), sender="test")
+    pipe = client.pipeline(transaction=True)
+    pipe.xadd(stream, {COMMAND_FIELD: encoded})
+    pipe.xreadgroup(f"worker:{worker}", f"{socket.gethostname()}-{pid}", {stream: ">"}, count=1)
+    _id, read = pipe.execute()
+    assert read, "the transaction read nothing"
+    client.close()
+    return text
 
 
 def _typed(path: Path) -> list[str]:
@@ -58,6 +78,9 @@ def test_worker_inbox_outlives_redis_restarts(
         for round_ in range(RESTARTS):
             _ok(ib.run("send", "a0", f"before-{round_}", env=elsewhere))
             sent.append(f"before-{round_}")
+            sent.append(
+                _lost_in_flight(own_redis, ib.env["IB_NAMESPACE"], me, worker.pid, f"before-lost-{round_}")
+            )
             own_redis.stop(sig)
             with hung_up_on(own_redis.port) as knocks:  # away for a while: several tries to reconnect
                 retry_until(lambda: knocks.count >= KNOCKS, 60, 0.05, "the worker to try again and again")
