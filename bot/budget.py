@@ -23,7 +23,7 @@ from redis.exceptions import RedisError
 
 from bot.outbound import Limits
 from bus.keys import Keys
-from bus.reconnect import Outage, forget_idle
+from bus.reconnect import LOST, Outage, forget_idle
 
 log = logging.getLogger(__name__)
 
@@ -80,10 +80,13 @@ class SharedBudget:
         window_ms = max(1, round(self.limits.window * 1000))
         try:
             reply = cast(list[Any], await self._script(keys=[self.key], args=[window_ms, allowed, member]))
-        except RedisError as e:
+        except LOST as e:
             if said := self._outage.lost(e):
                 log.warning("%s; pacing on what this process knows meanwhile", said)
                 await forget_idle(self.client)
+            return Spent(allowed > 0, [])
+        except RedisError as e:
+            log.warning("telegram budget: Redis refused it (%s); pacing on what this process knows", e)
             return Spent(allowed > 0, [])
         if said := self._outage.back():
             log.warning("%s", said)

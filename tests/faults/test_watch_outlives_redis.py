@@ -81,6 +81,6 @@ def test_watch_outlives_redis_restarts(ib: IbRunner, own_redis: RedisServer, tal
         "(`test_watch_outlives_redis.py`)",
         sent,
         shown_messages(out.lines, sent),
-        note=f"the dashboard kept running; while Redis was away it said {said[0]!r}",
+        note=f"the dashboard kept running and came back by itself; meanwhile its footer said {said[0]!r}",
     )
     assert (row.lost, row.twice) == (0, 0)

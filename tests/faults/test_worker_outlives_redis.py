@@ -113,6 +113,7 @@ def test_worker_inbox_outlives_redis_restarts(
         "`ib new-agent --on` from another worker id (`test_worker_outlives_redis.py`)",
         [*sent, *agents],
         [*typed, *(a for a in agents if f'"{a}"' in listed.stdout)],
-        note="the worker kept running; one 'out of reach' and one 'answers again' line per restart",
+        note=f"the worker kept running; {RESTARTS} commands read in flight as Redis went down, done after; "
+        "one 'out of reach' and one 'answers again' log line per restart",
     )
     assert (row.lost, row.twice) == (0, 0)
