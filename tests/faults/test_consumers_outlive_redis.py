@@ -5,7 +5,6 @@ with every event shown once; none of them exits."""
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
 import threading
 from pathlib import Path
@@ -14,6 +13,7 @@ import pytest
 
 from bus.envelope import EVENT_FIELD, encode, make_event
 from bus.keys import Keys
+from bus.streams import consumer_name
 from tests.cli import IbRunner
 from tests.faults.tally import Tally
 from tests.redis_server import RedisServer
@@ -54,7 +54,7 @@ def _lost_in_flight(server: RedisServer, namespace: str, pid: int, text: str) ->
     stream, client = Keys(namespace).events, server.client()
     pipe = client.pipeline(transaction=True)
     pipe.xadd(stream, {EVENT_FIELD: encode(make_event("task_added", text))})
-    pipe.xreadgroup("scripts", f"{socket.gethostname()}-{pid}", {stream: ">"}, count=1)
+    pipe.xreadgroup("scripts", consumer_name(pid), {stream: ">"}, count=1)
     _id, read = pipe.execute()
     assert read, "the transaction read nothing"
     client.close()

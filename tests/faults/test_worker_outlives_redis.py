@@ -1,12 +1,11 @@
 """The worker's inbox while its Redis restarts (SIGTERM, and kill -9): commands from another machine
-(`ib send`, `ib new-agent --on`, through `cmd:<worker>`) sent before, and right after the restart while
-the worker still waits to reconnect, are each done once; the worker keeps running and says it lost the
-bus, and that it answers again, once each per restart on stderr."""
+(`ib send`, `ib new-agent --on`, through `cmd:<worker>`) sent before, read in flight as Redis went down,
+and sent right after the restart while the worker still waits to reconnect, are each done once; the
+worker keeps running and its log says it lost the bus, and that it answers again, once each per restart."""
 
 from __future__ import annotations
 
 import signal
-import socket
 import subprocess
 import uuid
 from pathlib import Path
@@ -14,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from bus.keys import Keys
+from bus.streams import consumer_name
 from bus.worker_commands import Send
 from bus.worker_rpc import COMMAND_FIELD, encode_command
 from tests.cli import IB, IbRunner
@@ -41,7 +41,7 @@ def _lost_in_flight(server: RedisServer, namespace: str, worker: str, pid: int, 
     encoded = encode_command(uuid.uuid4().hex, Send(agent="a0", text=text), sender="test")
     pipe = client.pipeline(transaction=True)
     pipe.xadd(stream, {COMMAND_FIELD: encoded})
-    pipe.xreadgroup(f"worker:{worker}", f"{socket.gethostname()}-{pid}", {stream: ">"}, count=1)
+    pipe.xreadgroup(f"worker:{worker}", consumer_name(pid), {stream: ">"}, count=1)
     _id, read = pipe.execute()
     assert read, "the transaction read nothing"
     client.close()
