@@ -23,6 +23,7 @@ from redis.exceptions import RedisError
 
 from bot.outbound import Limits
 from bus.keys import Keys
+from bus.reconnect import LOST, Outage, forget_idle
 
 log = logging.getLogger(__name__)
 
@@ -70,6 +71,7 @@ class SharedBudget:
         self._script = client.register_script(_SPEND)
         self._prefix = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
         self._numbers = itertools.count()
+        self._outage = Outage("telegram budget")
 
     async def spend(self, allowed: int) -> Spent:
         """One unit, if fewer than `allowed` were spent in the window. Redis unreachable: granted, with
@@ -78,9 +80,16 @@ class SharedBudget:
         window_ms = max(1, round(self.limits.window * 1000))
         try:
             reply = cast(list[Any], await self._script(keys=[self.key], args=[window_ms, allowed, member]))
-        except RedisError as e:
-            log.warning("telegram budget: Redis unreachable (%s); pacing on what this process knows", e)
+        except LOST as e:
+            if said := self._outage.lost(e):
+                log.warning("%s; pacing on what this process knows meanwhile", said)
+                await forget_idle(self.client)
             return Spent(allowed > 0, [])
+        except RedisError as e:
+            log.warning("telegram budget: Redis refused it (%s); pacing on what this process knows", e)
+            return Spent(allowed > 0, [])
+        if said := self._outage.back():
+            log.warning("%s", said)
         granted, redis_now, flat = int(reply[0]), int(reply[1]), reply[2]
         local_now = self.clock()
         others = [local_now - (redis_now - float(score)) / 1000 for score in flat[1::2]]

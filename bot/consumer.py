@@ -34,6 +34,7 @@ from bot.topics import TopicInfo, TopicRegistry
 from bus.dead_letters import Poison, dead_letter_async, read_entry
 from bus.events import Event
 from bus.keys import Keys
+from bus.reconnect import Outage, forget_idle
 from bus.streams import Entry, entries_of
 
 log = logging.getLogger(__name__)
@@ -86,6 +87,7 @@ class EventConsumer:
         self.last_words: LastWords[_Show] = LastWords()  # turn ends waiting for their last words
         self._timer: asyncio.TimerHandle | None = None
         self.notes: TeardownNotes | None = None  # an agent's teardown events fold into its Kill's answer
+        self.outage = Outage("events")
 
     async def prepare(self) -> None:
         """The group exists from here on: events published after this are shown (a new group starts now)."""
@@ -97,12 +99,14 @@ class EventConsumer:
 
     async def run(self) -> None:
         await self.prepare()
-        failures, recover, more = 0, True, False
+        recover, more = True, False
         while True:
             try:
                 if recover:
                     await self._recover()
                     recover = False
+                    if said := self.outage.back():
+                        log.warning("%s", said)
                 reply = await self.client.xreadgroup(
                     GROUP,
                     self.consumer,
@@ -116,12 +120,12 @@ class EventConsumer:
                 more = bool(entries)
                 self.sender.loading(more)
                 await self._handle(entries)
-                failures = 0
             except (RedisConnectionError, RedisTimeoutError) as e:
-                failures += 1
-                log.warning("events: Redis unreachable (%s); trying again in %ds", e, min(failures, 10))
+                if said := self.outage.lost(e):
+                    log.warning("%s", said)
+                    await forget_idle(self.client)
                 self.sender.loading(False)
-                await asyncio.sleep(min(failures, 10))
+                await asyncio.sleep(self.outage.pause)
                 recover = True  # what was read and not yet queued is pending in the group
             except ResponseError as e:
                 if "NOGROUP" not in str(e):

@@ -24,6 +24,7 @@ from bot.sender import Sender
 from bot.streaming import output_item
 from bot.topics import TopicRegistry
 from bus.keys import Keys
+from bus.reconnect import Outage
 
 log = logging.getLogger(__name__)
 
@@ -75,11 +76,13 @@ class OutputFeed:
             await asyncio.sleep(0.01)
 
     async def run(self) -> None:
-        failures = 0
+        outage = Outage("output")
         while True:
             try:
                 if self._reader_id is None:
                     self._reader_id = await self.reader.client_id()
+                    if said := outage.back():
+                        log.warning("%s", said)
                 self._changed.clear()
                 streams = await self._streams()
                 if not streams:
@@ -94,11 +97,10 @@ class OutputFeed:
                 finally:
                     self._reading = False
                 self._queue(_items(reply, self.keys))
-                failures = 0
             except (RedisConnectionError, RedisTimeoutError) as e:
-                failures += 1
-                log.warning("output: Redis unreachable (%s); trying again in %ds", e, min(failures, 10))
-                await asyncio.sleep(min(failures, 10))
+                if said := outage.lost(e):
+                    log.warning("%s", said)
+                await asyncio.sleep(outage.pause)
                 self._reader_id = None  # a new connection has a new id
 
     async def _streams(self) -> dict[str, str]:

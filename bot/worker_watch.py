@@ -13,6 +13,7 @@ import logging
 import redis
 
 from bus.keys import Keys
+from bus.reconnect import LOST, Outage
 from bus.workers import sweep
 
 log = logging.getLogger(__name__)
@@ -26,10 +27,16 @@ def sweep_interval(heartbeat_ttl: float) -> float:
 async def watch_workers(client: redis.Redis, keys: Keys, events_maxlen: int, heartbeat_ttl: float) -> None:
     """Sweep until cancelled; Redis errors are logged and the next sweep tries again."""
     interval = sweep_interval(heartbeat_ttl)
+    outage = Outage("workers")
     while True:
         try:
             for gone in await asyncio.to_thread(sweep, client, keys, events_maxlen):
                 log.warning("worker %s stopped answering: its agents are unreachable", gone)
+            if said := outage.back():
+                log.warning("%s", said)
+        except LOST as e:
+            if said := outage.lost(e):
+                log.warning("%s", said)
         except redis.RedisError as e:
             log.warning("sweeping workers failed (retrying in %.1fs): %s", interval, e)
         await asyncio.sleep(interval)

@@ -89,9 +89,11 @@ def follow_group(
         try:
             if lost:  # a Redis that came back without its data has no group any more
                 group.ensure(start)
-                lost = False
             group.ack(done)
             done = []
+            if lost:  # what is still ours and pending: a read whose reply was lost with Redis
+                batch = batch or group.mine_pending()
+                lost = False
             batch = batch or group.read(block_ms=BLOCK_MS)
             while batch:
                 entry_id, fields = batch[0]

@@ -74,6 +74,7 @@ class Listener:
                 if lost:  # a Redis that came back without its data has no group any more
                     group.ensure(start)
                     heartbeat.renew()
+                    entries = group.mine_pending()  # a read whose reply was lost with Redis
                     lost = False
                 if self._deliver(group, entries, emit):
                     return True

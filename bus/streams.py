@@ -43,9 +43,10 @@ def envelopes(entries: Sequence[Entry]) -> list[Envelope]:
     return [decode(entry_id, fields.get(EVENT_FIELD)) for entry_id, fields in entries]
 
 
-def consumer_name() -> str:
-    """Unique per process and machine, so a dead consumer's entries can be told apart and taken over."""
-    return f"{socket.gethostname()}-{os.getpid()}"
+def consumer_name(pid: int | None = None) -> str:
+    """Unique per process and machine, so a dead consumer's entries can be told apart and taken over;
+    this process's, or that of process `pid` on this machine."""
+    return f"{socket.gethostname()}-{os.getpid() if pid is None else pid}"
 
 
 def first_time(client: redis.Redis, keys: Keys, scope: str, event_id: str, ttl: int = 7 * 24 * 3600) -> bool:

@@ -5,7 +5,11 @@ from __future__ import annotations
 
 import shutil
 import signal
+import socket
 import subprocess
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -68,3 +72,39 @@ class RedisServer:
 
     def client(self) -> redis.Redis:
         return redis.Redis.from_url(self.url, decode_responses=True)
+
+
+@dataclass
+class Knocks:
+    count: int = 0
+
+
+@contextmanager
+def hung_up_on(port: int) -> Iterator[Knocks]:
+    """While a Redis is down: every connection to its port is accepted and closed at once (as a proxy
+    in front of a restarting Redis does). `Knocks.count` is how many tries came, so that a test can
+    keep Redis away through several of a consumer's reconnect attempts without sleeping."""
+    door = socket.socket()
+    door.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    door.bind(("127.0.0.1", port))
+    door.listen(64)
+    door.settimeout(0.05)
+    knocks, closing = Knocks(), threading.Event()
+
+    def answer() -> None:
+        while not closing.is_set():
+            try:
+                conn, _ = door.accept()
+            except TimeoutError:
+                continue
+            conn.close()
+            knocks.count += 1
+
+    thread = threading.Thread(target=answer, name=f"hung-up-on-{port}", daemon=True)
+    thread.start()
+    try:
+        yield knocks
+    finally:
+        closing.set()
+        thread.join(timeout=5)
+        door.close()

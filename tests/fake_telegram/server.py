@@ -28,6 +28,7 @@ DEFAULT_TOKEN = "123456:fake-telegram-test-token"
 # Everything that puts or changes a message in the group counts towards its flood limits.
 MESSAGE_METHODS = frozenset({"sendmessage", "senddocument", "sendphoto"})
 EDIT_METHODS = frozenset({"editmessagetext", "editmessagereplymarkup", "editmessagecaption"})
+HELD_RETRY_AFTER = 2  # Telegram seconds a held chat asks to wait (hold_messages)
 LIMITED_METHODS = MESSAGE_METHODS | EDIT_METHODS
 
 _API_PATH = re.compile(r"/bot(?P<token>[^/]+)/(?P<method>[A-Za-z]+)/?")
@@ -62,6 +63,7 @@ class FakeTelegram:
         self._clock = Clock(time_scale)
         self._limiter = RateLimiter(self._clock, rates)
         self._api = BotApi(self.forum)
+        self._held = False  # hold_messages(): every message and edit answered 429, as in a long flood wait
         self._httpd: _Server | None = None
         self._thread: threading.Thread | None = None
 
@@ -123,6 +125,9 @@ class FakeTelegram:
         chat = str(params.text("chat_id"))
         with self.forum.cond:
             self.forum.calls[name] += 1
+            if self._held and name in self.limited_methods:
+                self.forum.rejected_429 += 1
+                raise ApiError(429, f"Too Many Requests: retry after {HELD_RETRY_AFTER}", HELD_RETRY_AFTER)
             if limited and (wait := self._limiter.wait(chat)) > 0:
                 self.forum.rejected_429 += 1
                 retry_after = self._clock.retry_after(wait)
@@ -151,6 +156,16 @@ class FakeTelegram:
     def time_scale(self, value: float) -> None:
         with self.forum.cond:
             self._clock.time_scale = value
+
+    def hold_messages(self) -> None:
+        """From now on every message and edit is refused with 429 (retry after HELD_RETRY_AFTER), as in a
+        chat that is flooded for a while, until `release_messages()`: what the bot read stays unaccepted."""
+        with self.forum.cond:
+            self._held = True
+
+    def release_messages(self) -> None:
+        with self.forum.cond:
+            self._held = False
 
     def advance(self, seconds: float) -> None:
         """Move the fake's clock forward: flood limits that would pass in `seconds` pass now."""

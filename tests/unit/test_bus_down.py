@@ -21,6 +21,15 @@ REASONS = {
         "cannot connect to 127.0.0.1:6379: too many open files",
     ),
     "timeout": ("Timeout connecting to server", "it does not answer in time"),
+    "closed": ("Connection closed by server.", "it closed the connection"),
+    "reset": (
+        "Error while reading from 127.0.0.1:53513 : (104, 'Connection reset by peer')",
+        "the connection to 127.0.0.1:53513 broke: connection reset by peer",
+    ),
+    "reset-writing": (
+        "Error 32 while writing to 127.0.0.1:6379 : (32, 'Broken pipe')",
+        "the connection to 127.0.0.1:6379 broke: broken pipe",
+    ),
     "stopped-on-purpose": (
         "the embedded bus of /r was stopped with `ib bus stop`; start it with `ib bus start` or `ib up`",
         "the embedded bus of /r was stopped with `ib bus stop`; start it with `ib bus start` or `ib up`",

@@ -46,6 +46,11 @@ class Inbox:
             group.forget_idle_consumers()
         return batch
 
+    def mine(self) -> Batch:
+        """What this worker's consumer read and never acknowledged: after Redis went away, a read whose
+        reply was lost with it (the entries count as delivered to us), and whatever was not acknowledged."""
+        return Batch(self.commands.mine_pending(READ_COUNT), self.events.mine_pending(READ_COUNT))
+
     def read(self, block_ms: int) -> Batch:
         """New entries of either stream, waiting in Redis up to `block_ms` for the first one."""
         reply = self.client.xreadgroup(

@@ -132,15 +132,20 @@ class WorkerService:
     def _loop(self) -> None:
         interval = self.rt.settings.pane_interval
         next_tick = 0.0
+        back = False
         while not self.stopping.is_set():
             wait = max(0.0, next_tick - time.monotonic())
             try:
+                if back:  # a read whose reply was lost with Redis (commands still run once: seen marks)
+                    self._handle(self.inbox.mine())
+                    back = False
                 self._handle(self.inbox.read(block_ms=max(1, int(wait * 1000))))
                 if time.monotonic() >= next_tick:
                     self.tick()
                     next_tick = time.monotonic() + interval
             except (redis.ConnectionError, redis.TimeoutError) as e:
                 self._wait_for_bus(e)
+                back = True
 
     def _wait_for_bus(self, error: Exception) -> None:
         """Redis is out of reach (for this machine, maybe only): the agents keep running; try again, more
