@@ -58,6 +58,9 @@ class BusMoved(WorkerError):
     """The embedded bus was started again at another address; this worker's clients point at the old one."""
 
 
+TURN_END_TYPES = frozenset({"complete", "waiting", "error"})
+
+
 @dataclass
 class WorkerService:
     rt: Runtime
@@ -247,8 +250,11 @@ class WorkerService:
         )
 
     def _on_event(self, event: Event) -> None:
-        """The merge queue moves on at every merge event of a project; the /auto loops see every event."""
+        """The merge queue moves on at every merge event of a project; the /auto loops see every event;
+        a turn's end has its agent's transcript read at once (the bot shows the words before the end)."""
         try:
+            if event.type in TURN_END_TYPES and event.agent:
+                self.tailer.turn_ended(event.agent, event.id)
             if event.type in MERGE_TYPES and event.project:
                 self.merges.process(event.project)
             self.autos.on_event(event)
