@@ -237,8 +237,9 @@ class EventConsumer:
         return [bool(n) for n in await pipe.execute()]
 
     def _hold(self, show: _Show) -> None:
-        """Queue `show`; one that ends a turn in the agent's own topic goes after the turn's last words
-        (the hook's copy of them, unless the transcript's came first), or waits for them (bot.last_words)."""
+        """Queue `show`; one that ends a turn in the agent's own topic waits for the turn's last words: the
+        transcript's, or the Stop hook's copy once the worker's tail went through the turn without them
+        (bot.last_words)."""
         agent = show.event.agent or ""
         own = show.thread is not None and show.thread == self.registry.thread_of("agent", agent)
         words = str(show.event.data.get("last_message") or "") if own else ""
