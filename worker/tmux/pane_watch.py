@@ -10,7 +10,8 @@ Notification for them until 6 s later), so an agent in auto mode is watched clos
 its pane alone is read every `CLOSE_INTERVAL` (one `capture-pane`, about 3 ms of CPU), from the `state`
 event that says it runs (the UserPromptSubmit hook's) until its turn ends (a hook's event) or it reads
 idle after `CLOSE_GRACE` (right after the prompt, the pane still shows the idle input box for a moment).
-Its dialogs are watched too: the answer to auto mode's notice brings its approval dialog at once.
+Its dialogs are watched too, since the answer to auto mode's notice brings its approval dialog at once;
+but while a dialog it read waits unanswered, a close look only asks the bus whether it was answered.
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ class PaneWatcher:
     claims_checked: set[str] = field(default_factory=set)  # stopped agents whose claims were looked at
     close: dict[str, Agent] = field(default_factory=dict)  # agents watched closely (`watched_closely`)
     close_since: dict[str, float] = field(default_factory=dict)  # agent → when its close watch began
+    asking: dict[str, str] = field(default_factory=dict)  # agent → prompt of the dialog its pane showed
 
     def tick(self) -> None:
         agents = [a for a in self.rt.agents.all() if a.worker == self.rt.worker_id]
@@ -73,6 +75,8 @@ class PaneWatcher:
         if state not in ("running", "permission"):
             self._idle(agent_id, state)
             return
+        if state == "running":
+            self.asking.pop(agent_id, None)  # whatever dialog it showed is behind it
         if agent_id in self.close:
             return
         agent = self.rt.agents.find(agent_id)
@@ -83,10 +87,14 @@ class PaneWatcher:
         """The agent's turn ended (a hook said so), or it is gone: no close watch."""
         self.close.pop(agent_id, None)
         self.close_since.pop(agent_id, None)
+        self.asking.pop(agent_id, None)
 
     def look_closely(self) -> None:
-        """One look at each pane watched closely."""
+        """One look at each pane watched closely, but for dialogs still waiting for their answer."""
         for agent in list(self.close.values()):
+            prompt = self.asking.get(agent.id)
+            if prompt and not self.rt.prompts.answered(prompt):
+                continue
             self._read(agent)
 
     def _watch(self, agent: Agent) -> None:
@@ -117,8 +125,12 @@ class PaneWatcher:
             return
         self.captured_at[agent.id] = now
         state = pane_state(text).value
+        self.asking.pop(agent.id, None)
         if tell_dialog(self.rt, agent, text) is not None:
             state = "permission"  # a dialog waits for a person, whatever else the screen shows
+            prompt = self.rt.prompts.get(agent.id) if agent.id in self.close else None
+            if prompt is not None:
+                self.asking[agent.id] = prompt.id
         self.record(agent, state)
         self._note_retry(agent, text, state)
 
