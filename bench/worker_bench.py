@@ -5,7 +5,8 @@
     .venv/bin/python -m bench.worker_bench hooks
 
 1. Pane watching: CPU seconds per minute of `ib worker` (and of the tmux server answering it) with
-   N idle fake agents at 1 s resolution, beside a naive watcher that captures every pane every second.
+   N idle fake agents (every other one in auto mode) at 1 s resolution, beside a naive watcher that
+   captures every pane every second.
 2. Process time of `ib hook stop` and `ib hook pre-tool-use` beside `python3 -c pass`.
 """
 
@@ -43,6 +44,7 @@ def _start_agents(tmux: Tmux, store: AgentStore, count: int, worker: str, folder
                 session=name,
                 worker=worker,
                 root=str(folder),
+                permission_mode="auto" if i % 2 else "acceptEdits",  # auto mode: watched closely, running
                 created_at=now,
                 state="waiting",
                 state_at=now,
@@ -59,7 +61,10 @@ def _start_agents(tmux: Tmux, store: AgentStore, count: int, worker: str, folder
 
 def _tmux_server_pid(tmux: Tmux) -> int:
     out = subprocess.run(
-        [*tmux._base, "display-message", "-p", "#{pid}"], capture_output=True, text=True, check=True
+        ["tmux", "-L", str(tmux.socket_name), "display-message", "-p", "#{pid}"],
+        capture_output=True,
+        text=True,
+        check=True,
     )
     return int(out.stdout.strip())
 

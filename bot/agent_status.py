@@ -14,7 +14,16 @@ import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
-from bus.activity import IDLE_STATES, Activity, activity_line, end_turn, ends_turn, fold_item, item_time
+from bus.activity import (
+    IDLE_STATES,
+    TURN_END,
+    Activity,
+    activity_line,
+    end_turn,
+    ends_turn,
+    fold_item,
+    item_time,
+)
 from bus.events import Event
 
 SAME_MOMENT = 2.0  # seconds from an event's `ts` within which its stream id tells the same moment
@@ -41,6 +50,8 @@ class AgentStatus:
 def on_item(status: AgentStatus, fields: Mapping[str, str], now: float) -> AgentStatus:
     """The status after one output item (an `out:<agent>` entry); items without a time count as now."""
     at = item_time(fields.get("ts", ""), now)
+    if fields.get("kind") == TURN_END:
+        return status  # the worker's, not the agent's: it tells nothing of what the agent does
     if fields.get("kind") == "prompt" and at <= status.ended_at:
         return status  # the end of this turn was read first: it is over already
     after = replace(status, activity=fold_item(status.activity, fields, now))

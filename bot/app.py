@@ -128,6 +128,7 @@ async def serve(config: BotConfig, url: str, settings: Settings, stop: asyncio.E
     board = StatusBoard(client, keys, sender, registry, every=config.limits.local_seconds(STATUS_EVERY) / 2)
     feed.observers.append(board.item)
     feed.observers.append(consumer.output_item)
+    feed.repeats.append(consumer.repeats)
     feed.seeders.append(board.seed)
     consumer.observers.append(board.event)
     await board.load()

@@ -22,15 +22,17 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from telegram.error import BadRequest, Forbidden, RetryAfter, TelegramError
 
 from bot.forum import Forum, retry_seconds
-from bot.last_words import HOLD_SECONDS, LastWords
+from bot.last_words import LastWords, Release
 from bot.outbound import Batch, Outgoing
 from bot.plan_render import ANCHOR_PREFIX
-from bot.render import Style, escape, render
+from bot.render import SAYS_LAST_MESSAGE, Style, escape, render
 from bot.routing import Bindings, Delivery, TopicKind, route
 from bot.sender import Sender
 from bot.split import split_message
+from bot.streaming import output_item
 from bot.teardown_note import TeardownNotes
 from bot.topics import TopicInfo, TopicRegistry
+from bus.activity import TURN_END
 from bus.dead_letters import Poison, dead_letter_async, read_entry
 from bus.events import Event
 from bus.keys import Keys
@@ -252,21 +254,34 @@ class EventConsumer:
         return [bool(n) for n in await pipe.execute()]
 
     def _hold(self, show: _Show) -> None:
-        """Queue `show`, unless it ends a turn in the agent's own topic before the turn's last words
-        were queued there: then it waits for them (bot.last_words)."""
+        """Queue `show`; one that ends a turn in the agent's own topic waits for the turn's last words: the
+        transcript's, or the Stop hook's copy once the worker's tail went through the turn without them
+        (bot.last_words)."""
         agent = show.event.agent or ""
         own = show.thread is not None and show.thread == self.registry.thread_of("agent", agent)
         words = str(show.event.data.get("last_message") or "") if own else ""
-        deadline = self.clock() + HOLD_SECONDS
-        for ready in self.last_words.hold(show.thread, show, agent, words, deadline):
-            self._queue(ready)
+        event, now = show.event, self.clock()
+        self._release(self.last_words.hold(show.thread, show, agent, words, show.entry_id, event.ts, now))
         self._arm()
+
+    def repeats(self, agent: str, fields: dict[str, str]) -> bool:
+        """Whether an output item of `agent` repeats last words already shown from a turn's end: the
+        output feed does not show it again."""
+        kind, text, ts = fields.get("kind", ""), fields.get("text", ""), fields.get("ts", "")
+        return self.last_words.repeats(agent, kind, text, ts)
 
     def output_item(self, agent: str, fields: dict[str, str]) -> None:
         """An item of an agent's output was queued (the output feed tells): a turn end may go now."""
         if fields.get("kind") == "text":
-            for ready in self.last_words.said(agent, fields.get("text", "")):
-                self._queue(ready)
+            self._release(self.last_words.said(agent, fields.get("text", "")))
+        elif fields.get("kind") == TURN_END:
+            self._release(self.last_words.through(agent, fields.get("event", "")))
+
+    def _release(self, released: list[Release[_Show]]) -> None:
+        for ready in released:
+            if ready.words and ready.item.event.type not in SAYS_LAST_MESSAGE:
+                self.sender.put_output(ready.item.thread, output_item("text", ready.words), ())
+            self._queue(ready.item)
 
     def _arm(self) -> None:
         deadline = self.last_words.next_deadline()
@@ -277,10 +292,9 @@ class EventConsumer:
     def _overdue(self) -> None:
         self._timer = None
         late = self.last_words.due(self.clock())
-        if late:
-            log.info("events %s shown without the last words of the turn", " ".join(s.entry_id for s in late))
-        for ready in late:
-            self._queue(ready)
+        if cut := [r.item.entry_id for r in late if r.words]:
+            log.info("events %s shown after the hook's copy of the turn's last words", " ".join(cut))
+        self._release(late)
         self._arm()
 
     def _queue(self, show: _Show) -> None:

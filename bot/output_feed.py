@@ -46,6 +46,7 @@ class OutputFeed:
         self.sender = sender
         self.cursors: dict[str, str] = {}
         self.observers: list[Callable[[str, dict[str, str]], None]] = []  # (agent, item), once it is queued
+        self.repeats: list[Callable[[str, dict[str, str]], bool]] = []  # (agent, item): shown already?
         self.seeders: list[Callable[[str, str], Awaitable[None]]] = []  # (agent, cursor), for new agents
         self._changed = asyncio.Event()
         self._reader_id: int | None = None
@@ -125,6 +126,8 @@ class OutputFeed:
             kind = fields.get("kind", "")
             if kind == "prompt":
                 self.sender.new_turn(thread, token)
+            elif any(repeat(agent, fields) for repeat in self.repeats):
+                self.sender.put_output(thread, "", token)  # in the topic already: only its place is kept
             else:
                 text = output_item(kind, fields.get("text", ""), fields.get("tool", ""))
                 self.sender.put_output(thread, text, token)

@@ -321,6 +321,9 @@ def _permission(event: Event) -> _View:
     return _View(text, _rows(rows))
 
 
+SAYS_LAST_MESSAGE = frozenset({"error"})  # event types whose message shows the agent's last message
+
+
 def _error(event: Event) -> _View:
     kind = _text(event.data, "kind", "other")
     said = _text(event.data, "last_message").strip()

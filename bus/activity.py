@@ -18,6 +18,9 @@ from datetime import datetime
 # Claude Code still makes raises none).
 TURN_ENDS = frozenset({"complete", "waiting", "question", "error", "stopped", "killed"})
 IDLE_STATES = frozenset({"complete", "waiting", "error", "rate_limited", "stopped"})
+# An output item the worker writes, not the transcript: its tail went through the turn that the event
+# in its `event` field ended (read at once on the end). It shows nothing and folds into nothing.
+TURN_END = "turn_end"
 THINKING = "thinking"
 
 _TOOL_USE = re.compile(r"^\*\*(?P<name>[^*\n]{1,64})\*\*\((?P<arg>.*)\)$", re.DOTALL)

@@ -6,20 +6,27 @@ test needs."""
 from __future__ import annotations
 
 import datetime as dt
+import os
 
 import redis
 
 from bot.agent_status import APPROVAL
 from bot.consumer import GROUP
+from bus.activity import TURN_END
 from bus.keys import Keys
+from tests.cli import IbRunner
 from tests.fake_telegram import FakeMessage, FakeTelegram
 from tests.integration.test_bot import (
+    USER,
     BotProcess,
+    Worker,
     bot,
     bot_messages,
     emit,
     fake,
     running_worker,
+    spawn,
+    wait_agent_topic,
     wait_shown,
     wait_topic,
 )
@@ -32,6 +39,24 @@ def write(rds: redis.Redis, keys: Keys, agent: str, kind: str, ago: float, text:
     """An output item of `agent`, written by its transcript `ago` seconds before now."""
     at = dt.datetime.now(dt.UTC) - dt.timedelta(seconds=ago)
     rds.xadd(keys.output(agent), {"kind": kind, "text": text, "tool": "", "ts": at.isoformat()})
+
+
+def output_read(rds: redis.Redis, keys: Keys, agent: str) -> bool:
+    """Whether the bot has shown (or passed over) every output item the agent's transcript holds."""
+    record = rds.hgetall(keys.agent(agent))
+    path = record.get("transcript_path", "")
+    if not path or int(record.get("transcript_offset") or 0) < os.path.getsize(path):
+        return False
+    last = rds.xrevrange(keys.output(agent), count=1)
+    return bool(last) and rds.hget(keys.topics("output"), agent) == last[0][0]
+
+
+def said_once_above_its_end(texts: list[str], words: str, end: str) -> int:
+    """Where the one message with `words` is; the first `end` after it follows it."""
+    holding = [i for i, text in enumerate(texts) if words in text]
+    assert len(holding) == 1, texts
+    assert end in texts[holding[0] + 1], texts
+    return holding[0]
 
 
 def status_lines(fake: FakeTelegram, thread: int) -> list[FakeMessage]:
@@ -107,3 +132,50 @@ def test_a_dialog_says_waiting_for_your_approval(
     )
     retry_until(lambda: [m.text for m in status_lines(fake, topic)] == [APPROVAL], 20, 0.05, "the approval")
     assert [m.text for m in bot_messages(fake, topic)][-2:] == ["🔐 careful asks to use Bash", APPROVAL]
+
+
+def test_the_hooks_copy_of_the_last_words_goes_when_the_tail_went_through_the_turn_without_them(
+    bot: BotProcess, fake: FakeTelegram, rds: redis.Redis, keys: Keys
+) -> None:
+    bot.start()
+    topic = agent_topic(rds, keys, fake, "swift")
+    write(rds, keys, "swift", "prompt", 3)
+    write(rds, keys, "swift", "tool_use", 2, "**Bash**(make)")
+    wait_shown(fake, topic, "Bash(make)")
+    retry_until(lambda: rds.xpending(keys.events, GROUP)["pending"] == 0, 20, 0.05, "the spawn shown")
+    said = {"last_message": "Built.\n\nShip it?"}
+    end = emit(rds, keys, "waiting", "swift waits", agent="swift", data=said)
+    retry_until(lambda: rds.xpending(keys.events, GROUP)["pending"] == 1, 20, 0.05, "the end read, held")
+    # the worker read the transcript at once on the end: the words were not in it yet
+    rds.xadd(keys.output("swift"), {"kind": TURN_END, "text": "", "tool": "", "ts": "", "event": end})
+    wait_shown(fake, topic, "⏳ swift is waiting")
+    write(rds, keys, "swift", "text", 1, "Built.")  # the transcript's copy, in two text blocks, a tick later
+    write(rds, keys, "swift", "text", 1, "Ship it?")
+    write(rds, keys, "swift", "prompt", -2)  # the next turn
+    write(rds, keys, "swift", "text", -3, "Shipped.")
+    wait_shown(fake, topic, "Shipped.")
+    texts = [m.text for m in bot_messages(fake, topic)]
+    assert texts[-3:] == ["Bash(make)\nBuilt.\n\nShip it?", "⏳ swift is waiting: swift waits", "Shipped."]
+
+
+def test_a_fake_agents_last_words_show_once_above_each_turns_end(
+    agents_ib: IbRunner,
+    bot: BotProcess,
+    fake: FakeTelegram,
+    rds: redis.Redis,
+    keys: Keys,
+    running_worker: Worker,
+) -> None:
+    """The worker tails the agent's transcript while the bot reads its hooks' events: whichever is read
+    first, each turn's last words are in the topic once, above the turn's end."""
+    bot.start()
+    spawn(agents_ib, "talker", "fake: run true", "fake: reply Postgres or SQLite?")
+    topic = wait_agent_topic(fake, "talker")
+    end = "⏳ talker is waiting"
+    wait_shown(fake, topic, end, timeout=40)
+    fake.inject_message(USER, "fake: reply SQLite it is, then?", thread_id=topic)
+    retry_until(lambda: [end in m.text for m in bot_messages(fake, topic)].count(True) == 2, 40, 0.05)
+    retry_until(lambda: output_read(rds, keys, "talker"), 30, 0.05, "the transcript's copy read")
+    texts = [m.text for m in bot_messages(fake, topic) if not m.text.startswith("→ talker spawned")]
+    first = said_once_above_its_end(texts, "Postgres or SQLite?", end)
+    assert said_once_above_its_end(texts, "SQLite it is, then?", end) > first

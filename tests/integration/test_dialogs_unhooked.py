@@ -34,8 +34,20 @@ def worker(agents_ib: IbRunner, rds: redis.Redis, keys: Keys) -> Iterator[Popen[
         process.wait(timeout=15)
 
 
-def _spawn(ib: IbRunner, name: str, *steps: str) -> None:
-    done = ib.run("new-agent", "\n".join(["Do it.", *steps]), "--name", name)
+@pytest.fixture
+def slow_worker(agents_ib: IbRunner, rds: redis.Redis, keys: Keys) -> Iterator[Popen[str]]:
+    """A worker that looks at all its panes once a minute: at start, then after every test's deadline."""
+    process = agents_ib.popen("worker", env=agents_ib.environ({"IB_PANE_INTERVAL": "60"}))
+    retry_until(lambda: rds.exists(keys.worker(agents_ib.env["IB_WORKER_ID"])), TIMEOUT, what="the worker")
+    yield process
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=15)
+
+
+def _spawn(ib: IbRunner, name: str, *steps: str, mode: str = "") -> None:
+    chosen = ["--permission-mode", mode] if mode else []
+    done = ib.run("new-agent", "\n".join(["Do it.", *steps]), "--name", name, *chosen)
     assert done.returncode == 0, done.stderr
 
 
@@ -175,3 +187,23 @@ def test_the_same_dialog_again_is_a_new_event(
     assert len(_asked(rds, keys, 4)) == 4
     worktree = repo / ".ib" / "agents" / "twice" / "repo"
     assert (worktree / "one.txt").exists() and (worktree / "two.txt").exists()
+
+
+def test_a_running_auto_mode_agent_is_watched_closely_between_the_watchers_ticks(
+    agents_ib: IbRunner, slow_worker: Popen[str], rds: redis.Redis, keys: Keys, repo: Path
+) -> None:
+    """Its turn's `state` event (the UserPromptSubmit hook's) starts a close watch of its pane alone: both
+    of auto mode's dialogs are told though the watcher's next look at every pane is a minute away."""
+    _spawn(agents_ib, "closely", "fake: auto-permission touch close.txt", "fake: done", mode="auto")
+    [notice] = _asked(rds, keys)
+    assert notice["title"] == NOTICE
+    assert agents_ib.run("approve", "closely").returncode == 0  # stay in auto mode: running again
+    approval = _asked(rds, keys, 2)[1]
+    assert approval["title"] == "Do you want to proceed?"
+    assert agents_ib.run("approve", "closely").returncode == 0
+    _event(rds, keys, "complete")
+    assert (repo / ".ib" / "agents" / "closely" / "repo" / "close.txt").exists()
+    # the worker's last look at all its panes (at its start) came before the agent did
+    spawned = next(i for i, f in rds.xrange(keys.events) if json.loads(f["e"])["type"] == "spawned")
+    looked = rds.hget(keys.worker_seen, agents_ib.env["IB_WORKER_ID"])
+    assert int(looked or 0) < int(spawned.partition("-")[0])

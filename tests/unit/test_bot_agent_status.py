@@ -18,6 +18,7 @@ from bot.agent_status import (
     seeded,
     status_line,
 )
+from bus.activity import TURN_END
 from bus.events import Event
 
 T0 = 1_800_000_000.0
@@ -104,6 +105,12 @@ DIALOGS = [
         "",
     ),
     ("ib-ask-question-ends-the-turn", [out("prompt", 5), event("question", 7, question_id="q-1")], ""),
+    # the worker's mark that it read the transcript through a turn's end (written late) is no answer
+    (
+        "the-workers-turn-end-item",
+        [out("prompt", 5), out("tool_use", 6, BASH), event("permission", 7), out(TURN_END, 8)],
+        APPROVAL,
+    ),
 ]  # fmt: skip
 
 

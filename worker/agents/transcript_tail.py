@@ -1,15 +1,17 @@
 """Tailing agents' Claude Code transcripts: new lines since the stored offset become items on `out:<agent>`.
 
 The offset lives on the agent's record, so a restarted worker goes on where it stopped; a line cut in
-half stays for the next tick.
+half stays for the next tick. Read once a tick, and at once when an agent's turn ends.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
 import os
 from dataclasses import dataclass, field
 
+from bus.activity import TURN_END
 from bus.agents import Agent
 from bus.hashes import append_entry, read_hash
 from worker.agents.transcript import TranscriptParser
@@ -30,6 +32,19 @@ class TranscriptTailer:
         for agent in self.rt.agents.all():
             if agent.worker == self.rt.worker_id and agent.transcript_path:
                 published += self._tail(agent)
+        return published
+
+    def turn_ended(self, agent_id: str, event_id: str) -> int:
+        """An agent's turn ended (event `event_id`, its Stop hook's): what the transcript holds of the
+        turn is published now, not at the next tick, then a `turn_end` item that says so (the bot shows
+        the end below the turn's output, and knows when the transcript lacked the last words)."""
+        agent = self.rt.agents.find(agent_id)
+        if agent is None or agent.worker != self.rt.worker_id or not agent.transcript_path:
+            return 0
+        published = self._tail(agent)
+        at = dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds")
+        fields = {"kind": TURN_END, "text": "", "tool": "", "ts": at, "event": event_id}
+        append_entry(self.rt.client, self.rt.keys.output(agent.id), fields, OUTPUT_MAXLEN)
         return published
 
     def _tail(self, agent: Agent) -> int:

@@ -49,7 +49,7 @@ from worker.service.operations import run_operation
 from worker.service.runtime import Runtime
 from worker.service.signals import stop_on_signals
 from worker.tasks import planning
-from worker.tmux.pane_watch import PaneWatcher
+from worker.tmux.pane_watch import CLOSE_INTERVAL, PaneWatcher
 
 log = logging.getLogger(__name__)
 
@@ -60,6 +60,10 @@ class WorkerBusy(WorkerError):
 
 class BusMoved(WorkerError):
     """The embedded bus was started again at another address; this worker's clients point at the old one."""
+
+
+TURN_END_TYPES = frozenset({"complete", "waiting", "error"})
+STOP_CHECK = 1.0  # seconds a read blocks at most, whatever the pane interval: SIGTERM is heeded that soon
 
 
 @dataclass
@@ -131,10 +135,11 @@ class WorkerService:
 
     def _loop(self) -> None:
         interval = self.rt.settings.pane_interval
-        next_tick = 0.0
+        next_tick = next_close = 0.0
         back = False
         while not self.stopping.is_set():
-            wait = max(0.0, next_tick - time.monotonic())
+            wake = min(next_tick, next_close) if self.watcher.close else next_tick
+            wait = min(max(0.0, wake - time.monotonic()), STOP_CHECK)
             try:
                 if back:  # a read whose reply was lost with Redis (commands still run once: seen marks)
                     self._handle(self.inbox.mine())
@@ -143,9 +148,18 @@ class WorkerService:
                 if time.monotonic() >= next_tick:
                     self.tick()
                     next_tick = time.monotonic() + interval
+                if self.watcher.close and time.monotonic() >= next_close:
+                    self._look_closely()
+                    next_close = time.monotonic() + min(CLOSE_INTERVAL, interval)
             except (redis.ConnectionError, redis.TimeoutError) as e:
                 self._wait_for_bus(e)
                 back = True
+
+    def _look_closely(self) -> None:
+        try:
+            self.watcher.look_closely()
+        except (BusError, WorkerError, OSError) as e:
+            log.warning("worker %s: a close look at the panes failed: %s", self.rt.worker_id, e)
 
     def _wait_for_bus(self, error: Exception) -> None:
         """Redis is out of reach (for this machine, maybe only): the agents keep running; try again, more
@@ -276,8 +290,15 @@ class WorkerService:
         )
 
     def _on_event(self, event: Event) -> None:
-        """The merge queue moves on at every merge event of a project; the /auto loops see every event."""
+        """The merge queue moves on at every merge event of a project; the /auto loops see every event.
+        A turn's end has its agent's transcript read at once (the bot shows the words above the end) and
+        ends the close watch of its pane; a state change may start one (worker.tmux.pane_watch)."""
         try:
+            if event.type in TURN_END_TYPES and event.agent:
+                self.tailer.turn_ended(event.agent, event.id)
+                self.watcher.unwatch(event.agent)
+            if event.type == "state" and event.agent:
+                self.watcher.moved(event.agent, str(event.data.get("to_state", "")))
             if event.type in MERGE_TYPES and event.project:
                 self.merges.process(event.project)
             self.autos.on_event(event)

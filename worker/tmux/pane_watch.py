@@ -4,6 +4,14 @@ The safety net behind the hooks: it reads each agent's pane with the pure parser
 changes and `stopped`. Idle agents cost nothing but their line in `list-panes`. A state a hook decided is
 left alone unless the pane shows stronger evidence (worker/state_authority.py). A turn's end (complete,
 waiting, error) is the hooks' event to raise: the pane only moves the state.
+
+Auto mode's dialogs are told by no hook (Claude Code 2.1.332 runs neither PermissionRequest nor a
+Notification for them until 6 s later), so an agent in auto mode is watched closely while its turn runs:
+its pane alone is read every `CLOSE_INTERVAL` (one `capture-pane`, about 3 ms of CPU), from the `state`
+event that says it runs (the UserPromptSubmit hook's) until its turn ends (a hook's event) or it reads
+idle after `CLOSE_GRACE` (right after the prompt, the pane still shows the idle input box for a moment).
+Its dialogs are watched too, since the answer to auto mode's notice brings its approval dialog at once;
+but while a dialog it read waits unanswered, a close look only asks the bus whether it was answered.
 """
 
 from __future__ import annotations
@@ -26,20 +34,79 @@ from worker.tmux.state_authority import pane_may_set
 
 log = logging.getLogger(__name__)
 
+CLOSE_INTERVAL = 0.1  # seconds between two looks at a running auto-mode agent's pane
+CLOSE_MODES = frozenset({"auto"})  # permission modes whose dialogs no hook tells
+CLOSE_GRACE = 3.0  # seconds a close watch lasts however idle the pane reads
+CLOSE_ENDS = frozenset({"stopped"})  # states that end a close watch at once
+
+
+def watched_closely(agent: Agent, state: str) -> bool:
+    """Whether `agent`, now in `state`, may draw a dialog no hook tells: its turn runs, or shows a
+    dialog whose answer may bring the next one at once (auto mode asks twice). Pure."""
+    return state in ("running", "permission") and agent.permission_mode in CLOSE_MODES
+
 
 @dataclass
 class PaneWatcher:
     rt: Runtime
     captured_at: dict[str, float] = field(default_factory=dict)
     claims_checked: set[str] = field(default_factory=set)  # stopped agents whose claims were looked at
+    close: dict[str, Agent] = field(default_factory=dict)  # agents watched closely (`watched_closely`)
+    close_since: dict[str, float] = field(default_factory=dict)  # agent → when its close watch began
+    asking: dict[str, str] = field(default_factory=dict)  # agent → prompt of the dialog its pane showed
 
     def tick(self) -> None:
         agents = [a for a in self.rt.agents.all() if a.worker == self.rt.worker_id]
+        mine = {a.id for a in agents}
+        for agent_id in [i for i in self.close if i not in mine]:
+            self.unwatch(agent_id)
+        for agent in agents:
+            if watched_closely(agent, agent.state):
+                self._watch(agent)
+            else:
+                self._idle(agent.id, agent.state)
         if not agents:
             return
         panes = {p.session: p for p in self.rt.tmux.panes()}
         for agent in agents:
             self._look(agent, panes.get(agent.session))
+
+    def moved(self, agent_id: str, state: str) -> None:
+        """An agent's state changed (a `state` event): it is watched closely from now, or no more."""
+        if state not in ("running", "permission"):
+            self._idle(agent_id, state)
+            return
+        if state == "running":
+            self.asking.pop(agent_id, None)  # whatever dialog it showed is behind it
+        if agent_id in self.close:
+            return
+        agent = self.rt.agents.find(agent_id)
+        if agent is not None and agent.worker == self.rt.worker_id and watched_closely(agent, state):
+            self._watch(agent)
+
+    def unwatch(self, agent_id: str) -> None:
+        """The agent's turn ended (a hook said so), or it is gone: no close watch."""
+        self.close.pop(agent_id, None)
+        self.close_since.pop(agent_id, None)
+        self.asking.pop(agent_id, None)
+
+    def look_closely(self) -> None:
+        """One look at each pane watched closely, but for dialogs still waiting for their answer."""
+        for agent in list(self.close.values()):
+            prompt = self.asking.get(agent.id)
+            if prompt and not self.rt.prompts.answered(prompt):
+                continue
+            self._read(agent)
+
+    def _watch(self, agent: Agent) -> None:
+        self.close[agent.id] = agent
+        self.close_since.setdefault(agent.id, time.monotonic())
+
+    def _idle(self, agent_id: str, state: str) -> None:
+        """The agent reads `state`, not running: the end of its close watch, unless that began just now."""
+        since = self.close_since.get(agent_id)
+        if since is not None and (state in CLOSE_ENDS or time.monotonic() - since >= CLOSE_GRACE):
+            self.unwatch(agent_id)
 
     def _look(self, agent: Agent, pane: PaneInfo | None) -> None:
         if pane is None or pane.dead:
@@ -48,6 +115,9 @@ class PaneWatcher:
         quiet = pane.activity is not None and not needs_capture(pane.activity, self.captured_at.get(agent.id))
         if quiet and agent.state not in ("creating", "unknown", "unreachable"):
             return  # nothing printed since we last looked
+        self._read(agent)
+
+    def _read(self, agent: Agent) -> None:
         try:
             now = time.time()
             text = self.rt.tmux.capture(agent.session)
@@ -56,8 +126,12 @@ class PaneWatcher:
             return
         self.captured_at[agent.id] = now
         state = pane_state(text).value
+        self.asking.pop(agent.id, None)
         if tell_dialog(self.rt, agent, text) is not None:
             state = "permission"  # a dialog waits for a person, whatever else the screen shows
+            prompt = self.rt.prompts.get(agent.id) if agent.id in self.close else None
+            if prompt is not None:
+                self.asking[agent.id] = prompt.id
         self.record(agent, state)
         self._note_retry(agent, text, state)
 
@@ -90,6 +164,8 @@ class PaneWatcher:
         previous = self.rt.agents.set_state(agent.id, state)
         if previous is None:
             return
+        if not watched_closely(agent, state):
+            self._idle(agent.id, state)
         log.info("agent %s: %s -> %s", agent.id, previous, state)
         common = {"sender": agent.id, **agent.event_fields()}
         self.rt.publish(
