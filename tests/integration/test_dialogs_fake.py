@@ -54,6 +54,26 @@ def test_permission_approved_from_the_cli(
     assert (repo / ".ib" / "agents" / "maker" / "repo" / "made.txt").exists()
 
 
+def test_a_permission_denied_without_a_reason_ends_the_turn_with_one_waiting_event(
+    agents_ib: IbRunner, rds: redis.Redis, keys: Keys, repo: Path
+) -> None:
+    """Claude Code runs no Stop hook for the turn a refusal interrupts: the deny tells that the agent
+    waits, once."""
+    _spawn(agents_ib, "refused", "fake: permission touch never.txt", "fake: done")
+    _event(rds, keys, "permission")
+    retry_until(lambda: _shows(agents_ib, "refused", "Do you want to proceed?"), TIMEOUT)
+    denied = agents_ib.run("deny", "refused")
+    assert denied.returncode == 0, denied.stderr
+    waiting = _event(rds, keys, "waiting")
+    assert (waiting["from"], waiting["msg"]) == (
+        "refused",
+        "Agent refused is waiting for input (a permission dialog (Do you want to proceed?) was denied)",
+    )
+    retry_until(lambda: "Interrupted by user" in agents_ib.run("look", "refused").stdout, TIMEOUT)
+    assert [json.loads(f["e"])["type"] for _i, f in rds.xrange(keys.events)].count("waiting") == 1
+    assert not (repo / ".ib" / "agents" / "refused" / "repo" / "never.txt").exists()
+
+
 def test_a_dialog_answered_in_the_terminal_first(
     agents_ib: IbRunner, rds: redis.Redis, keys: Keys, repo: Path, tmp_path: Path, tmux_socket: str
 ) -> None:

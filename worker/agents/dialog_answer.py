@@ -54,7 +54,24 @@ def deny(rt: Runtime, agent_id: str, reason: str = "", prompt_id: str | None = N
     if reason.strip() and dialog.kind != "trust":
         _wait_until_gone(rt, agent_id)
         send(rt, agent_id, reason)
+    elif dialog.kind == "permission":
+        _tell_the_turn_ended(rt, agent_id, dialog)
     return f"denied {dialog.describe()} of {agent_id}: {label}"
+
+
+def _tell_the_turn_ended(rt: Runtime, agent_id: str, dialog: Dialog) -> None:
+    """A refused tool call with no reason ends the turn (Claude Code tells the model it was interrupted)
+    and no Stop hook runs for an interrupted turn: the agent waits for the person, and its `waiting`
+    event says so (the `idle_prompt` that follows a minute later repeats it and is dropped)."""
+    _wait_until_gone(rt, agent_id)
+    agent = owned(rt, agent_id)
+    rt.publish(
+        "waiting",
+        f"Agent {agent_id} is waiting for input ({dialog.describe()} was denied)",
+        sender=agent_id,
+        **agent.event_fields(),
+        data={"last_message": "", "denied": dialog.title},
+    )
 
 
 def choose(rt: Runtime, agent_id: str, answer: str, prompt_id: str | None = None) -> str:
