@@ -18,8 +18,9 @@ from worker.agents import talk
 from worker.agents.ownership import owned
 from worker.agents.talk import look, send
 from worker.errors import WorkerError
+from worker.hooks.events import FROM_PANE
 from worker.service.runtime import Runtime
-from worker.tmux.dialog_events import FROM_PANE, STILL_CLOSING, recorded_as
+from worker.tmux.dialog_events import STILL_CLOSING, recorded_as
 from worker.tmux.dialogs import Dialog, DialogError, keys_for, option_for_answer, pick, read_dialog
 
 GONE_WAIT = STILL_CLOSING  # seconds an answered dialog may take to close (and a reason waits for it)
