@@ -69,7 +69,7 @@ def test_ask_user_question_is_a_question_people_can_answer(
     assert (event["type"], event["data"]["question"], event["data"]["options"]) == (
         "question",
         "Which db?",
-        ["PG", "Lite"],
+        [{"number": 1, "label": "PG"}, {"number": 2, "label": "Lite"}],
     )
     stored = rds.hgetall(keys.question(event["data"]["question_id"]))
     assert (stored["agent"], stored["text"], stored["dialog"]) == (

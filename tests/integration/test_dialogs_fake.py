@@ -98,7 +98,10 @@ def test_a_dialog_answered_in_the_terminal_first(
 def test_a_question_dialog_answered_by_label(agents_ib: IbRunner, rds: redis.Redis, keys: Keys) -> None:
     _spawn(agents_ib, "picker", "fake: choose Which colour? | Red | Green", "fake: done")
     asked = _event(rds, keys, "question")
-    assert (asked["data"]["question"], asked["data"]["options"]) == ("Which colour?", ["Red", "Green"])  # type: ignore[index]
+    assert (asked["data"]["question"], asked["data"]["options"]) == (  # type: ignore[index]
+        "Which colour?",
+        [{"number": 1, "label": "Red"}, {"number": 2, "label": "Green"}],
+    )
     retry_until(lambda: _shows(agents_ib, "picker", "Which colour?"), TIMEOUT)
     wrong = agents_ib.run("answer", "picker", "Blue")
     assert "'Blue' is not one of the dialog's options: 1. Red, 2. Green" in wrong.stderr

@@ -145,9 +145,9 @@ def _drawn_first(conn: Connection, keys: Keys, agent_id: str, kind: str, data: d
     answering it) and given the tool and detail; its id, or "" when the dialog is new."""
     from worker.hooks.events import FROM_PANE
 
-    found = conn.call("HMGET", keys.prompt(agent_id), "id", "tool", "kind", "question", "question_id")
+    found = conn.call("HMGET", keys.prompt(agent_id), "id", "tool", "kind", "question")
     values = [v.decode() if isinstance(v, bytes) else "" for v in (found if isinstance(found, list) else [])]
-    prompt_id, tool, recorded_kind, question, question_id = [*values, "", "", "", "", ""][:5]
+    prompt_id, tool, recorded_kind, question = [*values, "", "", "", ""][:4]
     same = kind != "ask" or question == str(data.get("question") or "")
     if not prompt_id or tool != FROM_PANE or recorded_kind != kind or not same:
         return ""
@@ -155,8 +155,6 @@ def _drawn_first(conn: Connection, keys: Keys, agent_id: str, kind: str, data: d
         return ""  # that appearance was answered: this is the next one
     detail = str(data.get("detail") or data.get("plan") or "")
     conn.call("HSET", keys.prompt(agent_id), "tool", str(data.get("tool") or kind), "detail", detail)
-    if question_id:
-        data["question_id"] = question_id
     return prompt_id
 
 
@@ -167,6 +165,13 @@ def drop_prompt(conn: Connection, keys: Keys, agent_id: str) -> None:
     if isinstance(question, bytes) and question:
         commands += [("DEL", keys.question(question.decode())), ("ZREM", keys.questions, question)]
     conn.pipeline(commands)
+
+
+def _labels(options: object) -> list[str]:
+    """The labels the stores keep (bus.questions, bus.prompts) of the event's options."""
+    from bus.event_options import options_of
+
+    return [label for _number, label in options_of(options) or []]
 
 
 def _record_prompt(
@@ -181,7 +186,7 @@ def _record_prompt(
         "tool": str(data.get("tool") or ""),
         "detail": str(data.get("detail") or data.get("plan") or ""),
         "question": str(data.get("question") or ""),
-        "options": fastjson.dumps(data.get("options") or []),
+        "options": fastjson.dumps(_labels(data.get("options"))),
         "at": f"{time.time():.3f}",
     }
     if kind == "ask":
