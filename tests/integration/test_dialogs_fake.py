@@ -74,6 +74,23 @@ def test_a_permission_denied_without_a_reason_ends_the_turn_with_one_waiting_eve
     assert not (repo / ".ib" / "agents" / "refused" / "repo" / "never.txt").exists()
 
 
+def test_a_permission_told_before_it_is_drawn_stays_a_permission(
+    agents_ib: IbRunner, rds: redis.Redis, keys: Keys
+) -> None:
+    """Claude Code runs the PermissionRequest hook, then draws the dialog: a look in between sees the turn
+    still running, which is no answer; the state stays `permission`, with no state events back and forth."""
+    _spawn(agents_ib, "slow", "fake: sleep 600")
+    retry_until(lambda: _shows(agents_ib, "slow", "esc to interrupt"), TIMEOUT, what="the turn on screen")
+    payload = {"hook_event_name": "PermissionRequest", "tool_name": "Bash", "tool_input": {"command": "make"}}
+    told = agents_ib.run("hook", "event", stdin=json.dumps(payload), env={"IB_AGENT_ID": "slow"})
+    assert told.returncode == 0, told.stderr
+    looked = agents_ib.run("worker", "--once")
+    assert looked.returncode == 0, looked.stderr
+    assert rds.hmget(keys.agent("slow"), ["state", "state_by"]) == ["permission", "hook"]
+    events = [json.loads(f["e"]) for _i, f in rds.xrange(keys.events)]
+    assert [e["data"]["from_state"] for e in events if e["type"] == "state"].count("permission") == 0
+
+
 def test_a_dialog_answered_in_the_terminal_first(
     agents_ib: IbRunner, rds: redis.Redis, keys: Keys, repo: Path, tmp_path: Path, tmux_socket: str
 ) -> None:

@@ -20,11 +20,10 @@ from worker.agents.talk import look, send
 from worker.errors import WorkerError
 from worker.hooks.events import FROM_PANE
 from worker.service.runtime import Runtime
-from worker.tmux.dialog_events import STILL_CLOSING, recorded_as
+from worker.tmux.dialog_events import DRAW_WAIT, STILL_CLOSING, recorded_as
 from worker.tmux.dialogs import Dialog, DialogError, keys_for, option_for_answer, pick, read_dialog
 
 GONE_WAIT = STILL_CLOSING  # seconds an answered dialog may take to close (and a reason waits for it)
-DRAW_WAIT = 10.0  # seconds from its record within which a dialog not on the pane yet is waited for
 
 
 class NoDialog(WorkerError):

@@ -17,6 +17,7 @@ from worker.tmux.dialogs import Dialog, read_dialog
 log = logging.getLogger(__name__)
 
 STILL_CLOSING = 3.0  # seconds an answered dialog may stay drawn before the agent redraws its screen
+DRAW_WAIT = 10.0  # seconds from a hook's record within which a dialog not on the pane yet is still coming
 
 
 def tell_dialog(rt: Runtime, agent: Agent, text: str) -> Dialog | None:

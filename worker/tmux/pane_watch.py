@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from bus.agents import Agent
 from bus.errors import Conflict
 from worker.errors import SessionGone
-from worker.hooks.events import stopped_reason
+from worker.hooks.events import FROM_PANE, stopped_reason
 from worker.service.runtime import Runtime
-from worker.tmux.dialog_events import tell_dialog
+from worker.tmux.dialog_events import DRAW_WAIT, tell_dialog
 from worker.tmux.pane_state import PaneState, pane_state
 from worker.tmux.parse import PaneInfo, needs_capture
 from worker.tmux.retry import retry_detail
@@ -31,6 +31,7 @@ class PaneWatcher:
     rt: Runtime
     captured_at: dict[str, float] = field(default_factory=dict)
     claims_checked: set[str] = field(default_factory=set)  # stopped agents whose claims were looked at
+    drawn: set[str] = field(default_factory=set)  # hooks' dialogs (prompt ids) seen on the pane
 
     def tick(self) -> None:
         agents = [a for a in self.rt.agents.all() if a.worker == self.rt.worker_id]
@@ -55,10 +56,23 @@ class PaneWatcher:
             return
         self.captured_at[agent.id] = now
         state = pane_state(text).value
-        if tell_dialog(self.rt, agent, text) is not None:
+        dialog = tell_dialog(self.rt, agent, text)
+        if dialog is not None:
             state = "permission"  # a dialog waits for a person, whatever else the screen shows
-        self.record(agent, state)
+        self.record(agent, state, self._told_not_drawn(agent, dialog is not None))
         self._note_retry(agent, text, state)
+
+    def _told_not_drawn(self, agent: Agent, drawn: bool) -> bool:
+        """Whether a hook told of a dialog that Claude Code has not drawn yet: it runs the PermissionRequest
+        hook before drawing, and a busy machine draws late; meanwhile the screen still shows the turn."""
+        if agent.state != "permission":
+            return False
+        prompt = self.rt.prompts.get(agent.id)
+        if prompt is None or prompt.tool == FROM_PANE or self.rt.prompts.answered(prompt.id):
+            return False
+        if drawn:
+            self.drawn.add(prompt.id)
+        return prompt.id not in self.drawn and time.time() - prompt.at < DRAW_WAIT
 
     def _note_retry(self, agent: Agent, text: str, state: str) -> None:
         """While Claude Code retries an API call its turn goes on: the retry is the agent's detail
@@ -67,13 +81,13 @@ class PaneWatcher:
         if detail != agent.detail:
             self.rt.agents.update(agent.id, detail=detail)
 
-    def record(self, agent: Agent, state: str) -> None:
+    def record(self, agent: Agent, state: str, told_not_drawn: bool = False) -> None:
         """Store a state the watcher saw, unless a hook's state stands against it; publish `state` (and
         `stopped`) on a change."""
         if state != "stopped":
             self.claims_checked.discard(agent.id)  # running again (resumed): its next end is looked at
         current, by = self.rt.agents.state_of(agent.id)
-        if not pane_may_set(current, by, state):
+        if not pane_may_set(current, by, state, told_not_drawn):
             if state == current == "stopped":
                 self._after_session_end(agent)
             return
