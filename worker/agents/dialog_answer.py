@@ -63,7 +63,8 @@ def _tell_the_turn_ended(rt: Runtime, agent_id: str, dialog: Dialog) -> None:
     """A refused tool call with no reason ends the turn (Claude Code tells the model it was interrupted)
     and no Stop hook runs for an interrupted turn: the agent waits for the person, and its `waiting`
     event says so (the `idle_prompt` that follows a minute later repeats it and is dropped)."""
-    _wait_until_gone(rt, agent_id)
+    if not _wait_until_gone(rt, agent_id):
+        return  # still drawn: the turn did not end (the pane watcher reads what happens next)
     agent = owned(rt, agent_id)
     rt.publish(
         "waiting",
@@ -165,5 +166,6 @@ def _being_drawn(rt: Runtime, agent_id: str, prompt: Prompt | None) -> Dialog | 
     return wait_until(lambda: open_dialog(rt, agent_id), left) if left > 0 else None
 
 
-def _wait_until_gone(rt: Runtime, agent_id: str) -> None:
-    wait_until(lambda: open_dialog(rt, agent_id) is None, GONE_WAIT)  # pane text cannot push
+def _wait_until_gone(rt: Runtime, agent_id: str) -> bool:
+    """Whether the dialog left the screen within GONE_WAIT (pane text cannot push)."""
+    return bool(wait_until(lambda: open_dialog(rt, agent_id) is None, GONE_WAIT))
