@@ -138,6 +138,24 @@ def test_plan_mode_shows_its_plan_and_keep_planning_then_approve_answer_it(
     assert not results[-1].get("is_error")  # the approved ExitPlanMode call
 
 
+def test_keep_planning_without_a_reason_ends_the_turn_with_one_waiting_event(
+    claude_ib: IbRunner, anthropic: FakeAnthropic, rds: redis.Redis, keys: Keys
+) -> None:
+    """Claude Code runs no Stop hook for the turn a refused plan interrupts: the deny tells it."""
+    anthropic.script(reply("Here is my plan.", exit_plan_mode("1. Add a --verbose flag")))
+    _spawn(claude_ib, "planner", "add a verbose flag", "--permission-mode", "plan")
+    _wait_event(rds, keys, "permission")
+    retry_until(lambda: "Exit plan mode?" in claude_ib.run("look", "planner").stdout, TURN)
+    kept = claude_ib.run("deny", "planner")
+    assert kept.returncode == 0, kept.stderr
+    waiting = _wait_event(rds, keys, "waiting")
+    assert waiting["msg"] == (
+        "Agent planner is waiting for input (the plan-approval dialog (Exit plan mode?) was denied)"
+    )
+    retry_until(lambda: "Rejected Claude's plan" in claude_ib.run("look", "planner").stdout, TURN)
+    assert len(_events(rds, keys, "waiting")) == 1 and anthropic.pending() == 0
+
+
 def test_send_submits_verbatim(
     claude_ib: IbRunner, anthropic: FakeAnthropic, rds: redis.Redis, keys: Keys, repo: Path
 ) -> None:

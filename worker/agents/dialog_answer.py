@@ -54,15 +54,15 @@ def deny(rt: Runtime, agent_id: str, reason: str = "", prompt_id: str | None = N
     if reason.strip() and dialog.kind != "trust":
         _wait_until_gone(rt, agent_id)
         send(rt, agent_id, reason)
-    elif dialog.kind == "permission":
+    elif dialog.kind in ("permission", "plan"):
         _tell_the_turn_ended(rt, agent_id, dialog)
     return f"denied {dialog.describe()} of {agent_id}: {label}"
 
 
 def _tell_the_turn_ended(rt: Runtime, agent_id: str, dialog: Dialog) -> None:
-    """A refused tool call with no reason ends the turn (Claude Code tells the model it was interrupted)
-    and no Stop hook runs for an interrupted turn: the agent waits for the person, and its `waiting`
-    event says so (the `idle_prompt` that follows a minute later repeats it and is dropped)."""
+    """A refused tool call or plan with no reason ends the turn (Claude Code tells the model it was
+    interrupted) and no Stop hook runs for an interrupted turn: the agent waits for the person, and its
+    `waiting` event says so (the `idle_prompt` that follows a minute later repeats it and is dropped)."""
     if not _wait_until_gone(rt, agent_id):
         return  # still drawn: the turn did not end (the pane watcher reads what happens next)
     agent = owned(rt, agent_id)
