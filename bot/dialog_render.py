@@ -1,10 +1,11 @@
 """How an agent's dialog reads in its topic, with the buttons that answer it.
 
-Pure. A dialog whose event lists its options as drawn (`data.options`: {"number", "label"}, `default`:
-the index of the option selected) gets one button per option, the default marked; a tap answers its
-question (`data.question_id`) with the option's number. A known dialog told only by a hook (permission,
-plan, folder trust) keeps Allow / Always allow / Deny (Approve / Keep planning, Trust / Refuse), which
-answer its prompt. `bot.render` escapes the text.
+Pure. A dialog whose event has a question to answer (`data.question_id`: any dialog the pane watcher
+read, an AskUserQuestion) gets one button per option (`data.options`, bus.event_options), the default
+(`default`: the index of the option selected) marked; a tap answers the question with the option's
+number (its place when the dialog draws none). A known dialog told only by a hook (permission, plan,
+folder trust) keeps Allow / Always allow / Deny (Approve / Keep planning, Trust / Refuse), which answer
+its prompt. `bot.render` escapes the text.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from bot.callbacks import MAX_OPTION_INDEX, Action, Callback
+from bus.event_options import options_of
 from bus.events import Event
 
 Rows = tuple[tuple[tuple[str, str], ...], ...]  # rows of (label, callback data)
@@ -39,19 +41,9 @@ def _text(data: dict[str, Any], key: str, default: str = "") -> str:
 
 
 def drawn_options(data: dict[str, Any]) -> tuple[DrawnOption, ...]:
-    """The options of `data` as drawn; () when there are none, or any is malformed (then the dialog is
-    answered as before: by its kind's buttons, or from the CLI)."""
-    options = data.get("options")
-    if not isinstance(options, list) or not options:
-        return ()
-    found = []
-    for option in options:
-        number = option.get("number") if isinstance(option, dict) else None
-        label = option.get("label") if isinstance(option, dict) else None
-        if not isinstance(label, str) or (number is not None and type(number) is not int):
-            return ()
-        found.append(DrawnOption(number, label))
-    return tuple(found)
+    """The options of `data` (bus.event_options: the same shape from every producer); () when there are
+    none, or any is malformed (then the dialog is answered by its kind's buttons, or from the CLI)."""
+    return tuple(DrawnOption(number, label) for number, label in options_of(data.get("options")) or ())
 
 
 def shorten_label(label: str, width: int) -> str:

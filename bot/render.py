@@ -331,19 +331,20 @@ def _error(event: Event) -> _View:
 
 
 def _question_buttons(event: Event) -> tuple[tuple[Button, ...], ...]:
-    """An option per row: by the number drawn beside it when the dialog drew them, else by its place."""
-    if drawn_options(event.data):
+    """An option per row. A dialog's question (its `kind`: ask, elicitation) is answered by the option's
+    number, as `ib answer` picks it; a question of `ib ask` by the option's text, sent to the agent."""
+    if _text(event.data, "kind") or _text(event.data, "prompt_id"):
         return _rows(option_rows(event))
-    options = event.data.get("options")
+    options = drawn_options(event.data)
     question_id = _text(event.data, "question_id")
-    if not isinstance(options, list) or not question_id:
+    if not question_id:
         return ()
     rows = []
     for index, option in enumerate(options[:MAX_OPTIONS]):
         data = Callback(Action.ANSWER, question_id, index).encode()
         if data is None:
             return ()
-        rows.append((Button(shorten(str(option), BUTTON_LABEL_WIDTH) or str(index + 1), data),))
+        rows.append((Button(shorten(option.label, BUTTON_LABEL_WIDTH) or str(index + 1), data),))
     return tuple(rows)
 
 

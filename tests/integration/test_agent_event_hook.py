@@ -10,7 +10,10 @@ import pytest
 import redis
 
 from bus.keys import Keys
+from bus.prompts import PromptStore
+from bus.questions import QuestionStore
 from tests.cli import IbRunner
+from worker.hooks.events import FROM_PANE
 
 
 def _hook(ib: IbRunner, payload: object, agent: str = "a1") -> None:
@@ -66,7 +69,7 @@ def test_ask_user_question_is_a_question_people_can_answer(
     assert (event["type"], event["data"]["question"], event["data"]["options"]) == (
         "question",
         "Which db?",
-        ["PG", "Lite"],
+        [{"number": 1, "label": "PG"}, {"number": 2, "label": "Lite"}],
     )
     stored = rds.hgetall(keys.question(event["data"]["question_id"]))
     assert (stored["agent"], stored["text"], stored["dialog"]) == (
@@ -144,3 +147,49 @@ def test_exit_plan_mode_shows_the_plan_from_the_transcript(
     [event] = _events(rds, keys)
     assert (event["type"], event["data"]["kind"]) == ("permission", "plan")
     assert event["data"]["plan"] == "1. Add the flag"
+
+
+def _drawn_by_the_pane(rds: redis.Redis, keys: Keys, agent: str, kind: str, title: str) -> tuple[str, str]:
+    """What the pane watcher records when it sees a dialog before any hook told it: a prompt and the
+    question its buttons answer (worker.tmux.dialog_events)."""
+    prompts, questions = PromptStore(rds, keys), QuestionStore(rds, keys)
+    prompt = prompts.record(agent, kind, "", ("Yes", "No"), tool=FROM_PANE, question=title)
+    question = questions.ask(agent, title, "p", ("Yes", "No"), dialog=prompt.id)
+    prompts.link_question(agent, prompt.id, question.id)
+    return prompt.id, question.id
+
+
+def test_a_question_drawn_before_its_hook_ran_is_told_once(
+    ib: IbRunner, rds: redis.Redis, keys: Keys, agent: str
+) -> None:
+    prompt_id, question_id = _drawn_by_the_pane(rds, keys, agent, "ask", "Which db?")
+    questions = [{"question": "Which db?", "options": [{"label": "Yes"}, {"label": "No"}]}]
+    asked = {"questions": questions}
+    _hook(ib, {"hook_event_name": "PermissionRequest", "tool_name": "AskUserQuestion", "tool_input": asked})
+    assert _events(rds, keys) == []  # the watcher's event said it, with the question its buttons answer
+    assert rds.hmget(keys.prompt(agent), ["id", "question_id"]) == [prompt_id, question_id]
+    assert rds.exists(keys.question(question_id))
+    assert rds.hget(keys.agent(agent), "state") == "permission"
+
+
+def test_a_permission_drawn_before_its_hook_ran_keeps_the_answers_people_have(
+    ib: IbRunner, rds: redis.Redis, keys: Keys, agent: str
+) -> None:
+    prompt_id, question_id = _drawn_by_the_pane(rds, keys, agent, "permission", "Do you want to proceed?")
+    _hook(ib, {"hook_event_name": "PermissionRequest", "tool_name": "Bash", "tool_input": {"command": "ls"}})
+    [event] = _events(rds, keys)  # the tool and its command, which the screen's event lacks
+    assert (event["data"]["tool"], event["data"]["detail"], event["data"]["prompt_id"]) == (
+        "Bash", "ls", prompt_id,
+    )  # fmt: skip
+    assert rds.hmget(keys.prompt(agent), ["id", "tool", "detail"]) == [prompt_id, "Bash", "ls"]
+    assert rds.exists(keys.question(question_id))  # the drawn options' buttons still answer it
+
+
+def test_a_dialog_drawn_again_after_an_answer_is_a_new_one(
+    ib: IbRunner, rds: redis.Redis, keys: Keys, agent: str
+) -> None:
+    prompt_id, _question = _drawn_by_the_pane(rds, keys, agent, "permission", "Do you want to proceed?")
+    assert PromptStore(rds, keys).claim(prompt_id, agent)
+    _hook(ib, {"hook_event_name": "PermissionRequest", "tool_name": "Bash", "tool_input": {"command": "ls"}})
+    [event] = _events(rds, keys)
+    assert event["data"]["prompt_id"] not in ("", prompt_id)

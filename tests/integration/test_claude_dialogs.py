@@ -92,14 +92,17 @@ def test_ask_user_question_answered_with_the_option_keys(
     )
     _spawn(claude_ib, "chooser", "pick a database")
     asked = _wait_event(rds, keys, "question")
-    assert (asked["data"]["question"], asked["data"]["options"]) == (  # type: ignore[index]
+    # the hook's event (the tool's options) or, when Claude Code drew the dialog first, the pane watcher's
+    # (the options as drawn, then "Type something." and "Chat about this"): the same shape
+    assert (asked["data"]["question"], asked["data"]["options"][:2]) == (  # type: ignore[index]
         "Which database should I use?",
-        ["Postgres", "SQLite"],
+        [{"number": 1, "label": "Postgres"}, {"number": 2, "label": "SQLite"}],
     )
     retry_until(lambda: "Which database should I use?" in claude_ib.run("look", "chooser").stdout, TURN)
     answered = claude_ib.run("answer", "chooser", "SQLite")
     assert answered.returncode == 0, answered.stderr
     _wait_event(rds, keys, "complete")
+    assert len(_events(rds, keys, "question")) == 1
     results = [r for request in anthropic.turns_taken() for r in request.tool_results()]
     assert '"Which database should I use?"="SQLite"' in str(results[-1]["content"])
     assert not rds.exists(keys.question(str(asked["data"]["question_id"])))  # type: ignore[index]
@@ -133,6 +136,24 @@ def test_plan_mode_shows_its_plan_and_keep_planning_then_approve_answer_it(
     assert anthropic.user_texts()[-1].splitlines()[-1] == "document it too"
     results = [r for request in anthropic.turns_taken() for r in request.tool_results()]
     assert not results[-1].get("is_error")  # the approved ExitPlanMode call
+
+
+def test_keep_planning_without_a_reason_ends_the_turn_with_one_waiting_event(
+    claude_ib: IbRunner, anthropic: FakeAnthropic, rds: redis.Redis, keys: Keys
+) -> None:
+    """Claude Code runs no Stop hook for the turn a refused plan interrupts: the deny tells it."""
+    anthropic.script(reply("Here is my plan.", exit_plan_mode("1. Add a --verbose flag")))
+    _spawn(claude_ib, "planner", "add a verbose flag", "--permission-mode", "plan")
+    _wait_event(rds, keys, "permission")
+    retry_until(lambda: "Exit plan mode?" in claude_ib.run("look", "planner").stdout, TURN)
+    kept = claude_ib.run("deny", "planner")
+    assert kept.returncode == 0, kept.stderr
+    waiting = _wait_event(rds, keys, "waiting")
+    assert waiting["msg"] == (
+        "Agent planner is waiting for input (the plan-approval dialog (Exit plan mode?) was denied)"
+    )
+    retry_until(lambda: "Rejected Claude's plan" in claude_ib.run("look", "planner").stdout, TURN)
+    assert len(_events(rds, keys, "waiting")) == 1 and anthropic.pending() == 0
 
 
 def test_send_submits_verbatim(

@@ -54,6 +54,43 @@ def test_permission_approved_from_the_cli(
     assert (repo / ".ib" / "agents" / "maker" / "repo" / "made.txt").exists()
 
 
+def test_a_permission_denied_without_a_reason_ends_the_turn_with_one_waiting_event(
+    agents_ib: IbRunner, rds: redis.Redis, keys: Keys, repo: Path
+) -> None:
+    """Claude Code runs no Stop hook for the turn a refusal interrupts: the deny tells that the agent
+    waits, once."""
+    _spawn(agents_ib, "refused", "fake: permission touch never.txt", "fake: done")
+    _event(rds, keys, "permission")
+    retry_until(lambda: _shows(agents_ib, "refused", "Do you want to proceed?"), TIMEOUT)
+    denied = agents_ib.run("deny", "refused")
+    assert denied.returncode == 0, denied.stderr
+    waiting = _event(rds, keys, "waiting")
+    assert (waiting["from"], waiting["msg"]) == (
+        "refused",
+        "Agent refused is waiting for input (a permission dialog (Do you want to proceed?) was denied)",
+    )
+    retry_until(lambda: "Interrupted by user" in agents_ib.run("look", "refused").stdout, TIMEOUT)
+    assert [json.loads(f["e"])["type"] for _i, f in rds.xrange(keys.events)].count("waiting") == 1
+    assert not (repo / ".ib" / "agents" / "refused" / "repo" / "never.txt").exists()
+
+
+def test_a_permission_told_before_it_is_drawn_stays_a_permission(
+    agents_ib: IbRunner, rds: redis.Redis, keys: Keys
+) -> None:
+    """Claude Code runs the PermissionRequest hook, then draws the dialog: a look in between sees the turn
+    still running, which is no answer; the state stays `permission`, with no state events back and forth."""
+    _spawn(agents_ib, "slow", "fake: sleep 600")
+    retry_until(lambda: _shows(agents_ib, "slow", "esc to interrupt"), TIMEOUT, what="the turn on screen")
+    payload = {"hook_event_name": "PermissionRequest", "tool_name": "Bash", "tool_input": {"command": "make"}}
+    told = agents_ib.run("hook", "event", stdin=json.dumps(payload), env={"IB_AGENT_ID": "slow"})
+    assert told.returncode == 0, told.stderr
+    looked = agents_ib.run("worker", "--once")
+    assert looked.returncode == 0, looked.stderr
+    assert rds.hmget(keys.agent("slow"), ["state", "state_by"]) == ["permission", "hook"]
+    events = [json.loads(f["e"]) for _i, f in rds.xrange(keys.events)]
+    assert [e["data"]["from_state"] for e in events if e["type"] == "state"].count("permission") == 0
+
+
 def test_a_dialog_answered_in_the_terminal_first(
     agents_ib: IbRunner, rds: redis.Redis, keys: Keys, repo: Path, tmp_path: Path, tmux_socket: str
 ) -> None:
@@ -78,7 +115,10 @@ def test_a_dialog_answered_in_the_terminal_first(
 def test_a_question_dialog_answered_by_label(agents_ib: IbRunner, rds: redis.Redis, keys: Keys) -> None:
     _spawn(agents_ib, "picker", "fake: choose Which colour? | Red | Green", "fake: done")
     asked = _event(rds, keys, "question")
-    assert (asked["data"]["question"], asked["data"]["options"]) == ("Which colour?", ["Red", "Green"])  # type: ignore[index]
+    assert (asked["data"]["question"], asked["data"]["options"]) == (  # type: ignore[index]
+        "Which colour?",
+        [{"number": 1, "label": "Red"}, {"number": 2, "label": "Green"}],
+    )
     retry_until(lambda: _shows(agents_ib, "picker", "Which colour?"), TIMEOUT)
     wrong = agents_ib.run("answer", "picker", "Blue")
     assert "'Blue' is not one of the dialog's options: 1. Red, 2. Green" in wrong.stderr

@@ -249,3 +249,27 @@ def test_unknown_fields_and_types_from_newer_producer(ib: IbRunner, rds: redis.R
         ("not JSON", "not json at all"),
         ("no 'e' field", '{"other":"field"}'),
     ]
+
+
+def test_options_read_the_same_from_ib_ask_and_from_a_hook(
+    ib: IbRunner, rds: redis.Redis, keys: Keys
+) -> None:
+    """`data.options` has one shape whoever made the event: {"number", "label"} (bus.event_options)."""
+    asked = ib.run("ask", "Postgres or SQLite?", "--option", "Postgres", "--option", "SQLite", "--from", "a1")
+    assert asked.returncode == 0, asked.stderr
+    rds.hset(keys.agent("a2"), mapping={"id": "a2", "state": "running"})
+    payload = {"hook_event_name": "PermissionRequest", "tool_name": "Bash", "tool_input": {"command": "make"}}
+    told = ib.run("hook", "event", stdin=json.dumps(payload), env={"IB_AGENT_ID": "a2"})
+    assert told.returncode == 0, told.stderr
+    got = lines(ib.run("listen", "--timeout", "5", "--types", "question,permission").stdout)
+    assert [(e["type"], e["data"]["options"]) for e in got] == [  # type: ignore[index]
+        ("question", [{"number": None, "label": "Postgres"}, {"number": None, "label": "SQLite"}]),
+        (
+            "permission",
+            [
+                {"number": None, "label": "approve"},
+                {"number": None, "label": "approve always"},
+                {"number": None, "label": "deny"},
+            ],
+        ),
+    ]

@@ -231,17 +231,34 @@ def test_a_ready_plan_gets_approve_edit_discard() -> None:
     )
 
 
-def test_question_with_options_gets_answer_buttons() -> None:
+@pytest.mark.parametrize(
+    "options",
+    [
+        [{"number": None, "label": "Postgres"}, {"number": None, "label": "SQLite"}],
+        ["Postgres", "SQLite"],
+    ],
+    ids=["options", "plain-words-of-older-producers"],
+)
+def test_question_with_options_gets_answer_buttons(options: list[Any]) -> None:
+    """`ib ask --option`: a tap sends the option's text to the agent."""
     q = event(
-        "question",
-        "Which database?",
-        agent="agent-x",
-        data={"question_id": "q-17", "options": ["Postgres", "SQLite"]},
+        "question", "Which database?", agent="agent-x", data={"question_id": "q-17", "options": options}
     )
     assert render(q, Style.FULL) == Rendered(
         "❓ agent-x asks: Which database?",
         ((Button("Postgres", "a:q-17:0"),), (Button("SQLite", "a:q-17:1"),)),
     )
+
+
+def test_a_question_dialog_told_by_its_hook_answers_by_number() -> None:
+    """AskUserQuestion from the PermissionRequest hook: numbered as the dialog draws them."""
+    data = {"kind": "ask", "question": "Which DB?", "prompt_id": "p-1", "question_id": "q-1"}
+    data["options"] = [{"number": 1, "label": "Postgres"}, {"number": 2, "label": "SQLite"}]
+    shown = render(event("question", "m", agent="agent-x", data=data), Style.FULL)
+    assert [(row[0].label, row[0].data) for row in shown.buttons] == [
+        ("Postgres", "o:q-1:1"),
+        ("SQLite", "o:q-1:2"),
+    ]
 
 
 def test_question_shows_the_bare_question_when_the_worker_gives_it() -> None:
@@ -285,7 +302,8 @@ def test_complete_from_no_agent_has_no_buttons(sender: str) -> None:
 
 
 def test_long_option_labels_are_shortened() -> None:
-    q = event("question", "Pick", agent="agent-x", data={"question_id": "q", "options": ["o" * 100]})
+    options = [{"number": None, "label": "o" * 100}]
+    q = event("question", "Pick", agent="agent-x", data={"question_id": "q", "options": options})
     (row,) = render(q, Style.FULL).buttons
     assert row[0].label == "o" * 39 + "…"
 
@@ -455,7 +473,13 @@ def test_shorten(text: str, width: int, expected: str) -> None:
 
 DIALOGS = {
     "permission": (
-        {"kind": "permission", "tool": "Bash", "detail": "rm -rf build", "prompt_id": "p-0a1b2c3d"},
+        {
+            "kind": "permission",
+            "tool": "Bash",
+            "detail": "rm -rf build",
+            "prompt_id": "p-0a1b2c3d",
+            "options": [{"number": None, "label": w} for w in ("approve", "approve always", "deny")],
+        },
         "🔐 agent-x asks to use Bash\nrm -rf build",
         ["Allow", "Always allow", "Deny"],
     ),

@@ -106,11 +106,15 @@ def test_permission_data_names_the_tool_and_the_command() -> None:
     assert found is not None
     assert found.data["tool"] == "Bash"
     assert found.data["detail"] == "touch made"
-    assert found.data["options"] == ["approve", "approve always", "deny"]
+    assert found.data["options"] == [
+        {"number": None, "label": "approve"},  # told before it is drawn: the answers, by meaning
+        {"number": None, "label": "approve always"},
+        {"number": None, "label": "deny"},
+    ]
     assert found.message == "agent-1 asks to use Bash: touch made"
 
 
-def test_question_data_has_the_option_labels() -> None:
+def test_question_data_has_the_options_numbered_as_drawn() -> None:
     questions = [{"question": "Which database?", "options": [{"label": "Postgres"}, {"label": "SQLite"}]}]
     found = outcome(
         {
@@ -121,7 +125,10 @@ def test_question_data_has_the_option_labels() -> None:
         A,
     )
     assert found is not None
-    assert (found.data["question"], found.data["options"]) == ("Which database?", ["Postgres", "SQLite"])
+    assert (found.data["question"], found.data["options"]) == (
+        "Which database?",
+        [{"number": 1, "label": "Postgres"}, {"number": 2, "label": "SQLite"}],  # as the dialog numbers them
+    )
 
 
 @pytest.mark.parametrize(

@@ -29,3 +29,20 @@ CASES = {
 @pytest.mark.parametrize(("current", "by", "seen", "allowed"), CASES.values(), ids=CASES.keys())
 def test_pane_may_set(current: str, by: str, seen: str, allowed: bool) -> None:
     assert pane_may_set(current, by, seen) is allowed
+
+
+TOLD_NOT_DRAWN = {
+    "the-turn-still-on-screen": ("running", False),  # Claude Code runs the hook, then draws the dialog
+    "compacting-still-on-screen": ("compacting", False),
+    "the-turn-ended": ("waiting", True),  # not a dialog coming: the turn is over
+    "gone": ("stopped", True),
+}
+
+
+@pytest.mark.parametrize(("seen", "allowed"), TOLD_NOT_DRAWN.values(), ids=TOLD_NOT_DRAWN.keys())
+def test_a_dialog_told_but_not_drawn_yet_stands_against_the_turn(seen: str, allowed: bool) -> None:
+    assert pane_may_set("permission", "hook", seen, told_not_drawn=True) is allowed
+
+
+def test_once_drawn_and_gone_the_turn_wins() -> None:
+    assert pane_may_set("permission", "hook", "running", told_not_drawn=False)

@@ -18,12 +18,12 @@ from worker.agents import talk
 from worker.agents.ownership import owned
 from worker.agents.talk import look, send
 from worker.errors import WorkerError
+from worker.hooks.events import FROM_PANE
 from worker.service.runtime import Runtime
-from worker.tmux.dialog_events import FROM_PANE, STILL_CLOSING, recorded_as
+from worker.tmux.dialog_events import DRAW_WAIT, STILL_CLOSING, recorded_as
 from worker.tmux.dialogs import Dialog, DialogError, keys_for, option_for_answer, pick, read_dialog
 
 GONE_WAIT = STILL_CLOSING  # seconds an answered dialog may take to close (and a reason waits for it)
-DRAW_WAIT = 10.0  # seconds from its record within which a dialog not on the pane yet is waited for
 
 
 class NoDialog(WorkerError):
@@ -54,7 +54,25 @@ def deny(rt: Runtime, agent_id: str, reason: str = "", prompt_id: str | None = N
     if reason.strip() and dialog.kind != "trust":
         _wait_until_gone(rt, agent_id)
         send(rt, agent_id, reason)
+    elif dialog.kind in ("permission", "plan"):
+        _tell_the_turn_ended(rt, agent_id, dialog)
     return f"denied {dialog.describe()} of {agent_id}: {label}"
+
+
+def _tell_the_turn_ended(rt: Runtime, agent_id: str, dialog: Dialog) -> None:
+    """A refused tool call or plan with no reason ends the turn (Claude Code tells the model it was
+    interrupted) and no Stop hook runs for an interrupted turn: the agent waits for the person, and its
+    `waiting` event says so (the `idle_prompt` that follows a minute later repeats it and is dropped)."""
+    if not _wait_until_gone(rt, agent_id):
+        return  # still drawn: the turn did not end (the pane watcher reads what happens next)
+    agent = owned(rt, agent_id)
+    rt.publish(
+        "waiting",
+        f"Agent {agent_id} is waiting for input ({dialog.describe()} was denied)",
+        sender=agent_id,
+        **agent.event_fields(),
+        data={"last_message": "", "denied": dialog.title},
+    )
 
 
 def choose(rt: Runtime, agent_id: str, answer: str, prompt_id: str | None = None) -> str:
@@ -148,5 +166,6 @@ def _being_drawn(rt: Runtime, agent_id: str, prompt: Prompt | None) -> Dialog | 
     return wait_until(lambda: open_dialog(rt, agent_id), left) if left > 0 else None
 
 
-def _wait_until_gone(rt: Runtime, agent_id: str) -> None:
-    wait_until(lambda: open_dialog(rt, agent_id) is None, GONE_WAIT)  # pane text cannot push
+def _wait_until_gone(rt: Runtime, agent_id: str) -> bool:
+    """Whether the dialog left the screen within GONE_WAIT (pane text cannot push)."""
+    return bool(wait_until(lambda: open_dialog(rt, agent_id) is None, GONE_WAIT))

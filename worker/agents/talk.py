@@ -9,6 +9,7 @@ from pathlib import Path
 
 from bus.agents import Agent
 from bus.errors import InvalidInput
+from bus.event_options import listed
 from bus.questions import Question
 from worker.agents import agent_log
 from worker.agents.layout import AgentPaths
@@ -135,7 +136,7 @@ def ask(rt: Runtime, agent_id: str, text: str, options: tuple[str, ...] = ()) ->
         agent=agent_id,
         project=project or None,
         task=(agent.task or None) if agent else None,
-        data={"question_id": question.id, "options": list(options), "question": text},
+        data={"question_id": question.id, "options": listed(options), "question": text},
     )
     return question
 

@@ -72,7 +72,10 @@ def apply(conn: Connection, conf: HotConf, agent_id: str, payload: dict[str, obj
     if found.prompt == "plan" and not data.get("plan"):
         data["plan"] = plan_from_transcript(payload.get("transcript_path"))
     if found.prompt:
-        data["prompt_id"] = _record_prompt(conn, keys, agent_id, project, found.prompt, data)
+        drawn = _drawn_first(conn, keys, agent_id, found.prompt, data)
+        if drawn and found.prompt == "ask":
+            return  # the watcher's event told it, with the options as drawn and the question to answer
+        data["prompt_id"] = drawn or _record_prompt(conn, keys, agent_id, project, found.prompt, data)
     event_type, message = found.event_type, found.message
     if event_type == "stopped" and ending:  # ittybus's own teardown (ib kill, a merge), not a crash
         message, data = f"{agent_id} stopped: {ending}", {**data, "ending": ending}
@@ -138,6 +141,25 @@ def plan_from_transcript(path: object) -> str:
     return ""
 
 
+def _drawn_first(conn: Connection, keys: Keys, agent_id: str, kind: str, data: dict[str, object]) -> str:
+    """Claude Code may draw a dialog before its PermissionRequest hook has run: when the pane watcher
+    already recorded (and published) this dialog, its record is adopted (the buttons people have keep
+    answering it) and given the tool and detail; its id, or "" when the dialog is new."""
+    from worker.hooks.events import FROM_PANE
+
+    found = conn.call("HMGET", keys.prompt(agent_id), "id", "tool", "kind", "question")
+    values = [v.decode() if isinstance(v, bytes) else "" for v in (found if isinstance(found, list) else [])]
+    prompt_id, tool, recorded_kind, question = [*values, "", "", "", ""][:4]
+    same = kind != "ask" or question == str(data.get("question") or "")
+    if not prompt_id or tool != FROM_PANE or recorded_kind != kind or not same:
+        return ""
+    if conn.call("EXISTS", keys.prompt_answered(prompt_id)) == 1:
+        return ""  # that appearance was answered: this is the next one
+    detail = str(data.get("detail") or data.get("plan") or "")
+    conn.call("HSET", keys.prompt(agent_id), "tool", str(data.get("tool") or kind), "detail", detail)
+    return prompt_id
+
+
 def drop_prompt(conn: Connection, keys: Keys, agent_id: str) -> None:
     """The agent's dialog is over: forget it, and the question it opened."""
     question = conn.call("HGET", keys.prompt(agent_id), "question_id")
@@ -145,6 +167,13 @@ def drop_prompt(conn: Connection, keys: Keys, agent_id: str) -> None:
     if isinstance(question, bytes) and question:
         commands += [("DEL", keys.question(question.decode())), ("ZREM", keys.questions, question)]
     conn.pipeline(commands)
+
+
+def _labels(options: object) -> list[str]:
+    """The labels the stores keep (bus.questions, bus.prompts) of the event's options."""
+    from bus.event_options import options_of
+
+    return [label for _number, label in options_of(options) or []]
 
 
 def _record_prompt(
@@ -159,7 +188,7 @@ def _record_prompt(
         "tool": str(data.get("tool") or ""),
         "detail": str(data.get("detail") or data.get("plan") or ""),
         "question": str(data.get("question") or ""),
-        "options": fastjson.dumps(data.get("options") or []),
+        "options": fastjson.dumps(_labels(data.get("options"))),
         "at": f"{time.time():.3f}",
     }
     if kind == "ask":

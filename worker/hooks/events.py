@@ -8,6 +8,8 @@ Claude Code versions (unknown types, missing or extra fields) still give an outc
 
 from __future__ import annotations
 
+from bus.event_options import listed
+
 TYPE_CHECKING = False  # typing costs milliseconds on the hooks' path; the checker still sees the types
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -26,6 +28,9 @@ AUTH_ERRORS = frozenset(
 PERMISSION_OPTIONS = ("approve", "approve always", "deny")
 PLAN_OPTIONS = ("approve", "keep planning")
 TRUST_OPTIONS = ("trust", "refuse")
+FROM_PANE = (
+    "(pane)"  # the tool of a dialog the pane watcher recorded (no hook told it); a hook's names the tool
+)
 
 
 class Outcome:
@@ -106,7 +111,7 @@ def _notification(payload: Mapping[str, object], agent_id: str) -> Outcome:
             "permission",
             "permission",
             f"{agent_id} needs your permission: {message or 'a dialog is open'}",
-            {**data, "kind": "permission", "options": list(PERMISSION_OPTIONS)},
+            {**data, "kind": "permission", "options": listed(PERMISSION_OPTIONS)},
             prompt="permission",
         )
     if kind == "idle_prompt":
@@ -133,7 +138,7 @@ def _permission_request(payload: Mapping[str, object], agent_id: str) -> Outcome
             "permission",
             "permission",
             f"{agent_id} has a plan and asks to go ahead",
-            {"kind": "plan", "tool": tool, "plan": plan_text, "options": list(PLAN_OPTIONS)},
+            {"kind": "plan", "tool": tool, "plan": plan_text, "options": listed(PLAN_OPTIONS)},
             prompt="plan",
         )
     detail = tool_detail(tool, tool_input)
@@ -146,14 +151,14 @@ def _permission_request(payload: Mapping[str, object], agent_id: str) -> Outcome
             "tool": tool,
             "detail": detail,
             "description": str(tool_input.get("description") or "")[:MAX_TEXT],
-            "options": list(PERMISSION_OPTIONS),
+            "options": listed(PERMISSION_OPTIONS),
         },
         prompt="permission",
     )
 
 
 def _ask_user_question(tool_input: Mapping[str, object], agent_id: str) -> Outcome:
-    """The first question of the dialog with its option labels (what the dialog numbers 1, 2, ...)."""
+    """The first question of the dialog with its options, numbered 1, 2, ... as the dialog draws them."""
     questions = tool_input.get("questions")
     first = _mapping(questions[0]) if isinstance(questions, list) and questions else {}
     question = first.get("question")
@@ -171,7 +176,7 @@ def _ask_user_question(tool_input: Mapping[str, object], agent_id: str) -> Outco
         {
             "kind": "ask",
             "question": text,
-            "options": labels,
+            "options": listed(labels, numbered=True),
             "multi_select": bool(first.get("multiSelect")),
             "questions": len(questions) if isinstance(questions, list) else 0,
         },

@@ -10,13 +10,14 @@ import time
 
 from bus.agents import Agent
 from bus.prompts import Prompt
+from worker.hooks.events import FROM_PANE
 from worker.service.runtime import Runtime
 from worker.tmux.dialogs import Dialog, read_dialog
 
 log = logging.getLogger(__name__)
 
 STILL_CLOSING = 3.0  # seconds an answered dialog may stay drawn before the agent redraws its screen
-FROM_PANE = "(pane)"  # Prompt.tool of a dialog recorded from the pane; a hook records the tool's name
+DRAW_WAIT = 10.0  # seconds from a hook's record within which a dialog not on the pane yet is still coming
 
 
 def tell_dialog(rt: Runtime, agent: Agent, text: str) -> Dialog | None:

@@ -23,9 +23,9 @@ from dataclasses import dataclass, field
 from bus.agents import Agent
 from bus.errors import Conflict
 from worker.errors import SessionGone
-from worker.hooks.events import stopped_reason
+from worker.hooks.events import FROM_PANE, stopped_reason
 from worker.service.runtime import Runtime
-from worker.tmux.dialog_events import tell_dialog
+from worker.tmux.dialog_events import DRAW_WAIT, tell_dialog
 from worker.tmux.pane_death import Death
 from worker.tmux.pane_state import PaneState, pane_state
 from worker.tmux.parse import PaneInfo, needs_capture
@@ -54,6 +54,7 @@ class PaneWatcher:
     close: dict[str, Agent] = field(default_factory=dict)  # agents watched closely (`watched_closely`)
     close_since: dict[str, float] = field(default_factory=dict)  # agent → when its close watch began
     asking: dict[str, str] = field(default_factory=dict)  # agent → prompt of the dialog its pane showed
+    drawn: set[str] = field(default_factory=set)  # hooks' dialogs (prompt ids) seen on the pane
 
     def tick(self) -> None:
         agents = [a for a in self.rt.agents.all() if a.worker == self.rt.worker_id]
@@ -127,13 +128,26 @@ class PaneWatcher:
         self.captured_at[agent.id] = now
         state = pane_state(text).value
         self.asking.pop(agent.id, None)
-        if tell_dialog(self.rt, agent, text) is not None:
+        dialog = tell_dialog(self.rt, agent, text)
+        if dialog is not None:
             state = "permission"  # a dialog waits for a person, whatever else the screen shows
             prompt = self.rt.prompts.get(agent.id) if agent.id in self.close else None
             if prompt is not None:
                 self.asking[agent.id] = prompt.id
-        self.record(agent, state)
+        self.record(agent, state, told_not_drawn=self._told_not_drawn(agent, dialog is not None))
         self._note_retry(agent, text, state)
+
+    def _told_not_drawn(self, agent: Agent, drawn: bool) -> bool:
+        """Whether a hook told of a dialog that Claude Code has not drawn yet: it runs the PermissionRequest
+        hook before drawing, and a busy machine draws late; meanwhile the screen still shows the turn."""
+        if agent.state != "permission":
+            return False
+        prompt = self.rt.prompts.get(agent.id)
+        if prompt is None or prompt.tool == FROM_PANE or self.rt.prompts.answered(prompt.id):
+            return False
+        if drawn:
+            self.drawn.add(prompt.id)
+        return prompt.id not in self.drawn and time.time() - prompt.at < DRAW_WAIT
 
     def _note_retry(self, agent: Agent, text: str, state: str) -> None:
         """While Claude Code retries an API call its turn goes on: the retry is the agent's detail
@@ -151,13 +165,15 @@ class PaneWatcher:
         except SessionGone:
             return None
 
-    def record(self, agent: Agent, state: str, death: Death | None = None) -> None:
+    def record(
+        self, agent: Agent, state: str, death: Death | None = None, told_not_drawn: bool = False
+    ) -> None:
         """Store a state the watcher saw, unless a hook's state stands against it; publish `state` (and
         `stopped`, with how the program ended when the pane is still there to tell) on a change."""
         if state != "stopped":
             self.claims_checked.discard(agent.id)  # running again (resumed): its next end is looked at
         current, by = self.rt.agents.state_of(agent.id)
-        if not pane_may_set(current, by, state):
+        if not pane_may_set(current, by, state, told_not_drawn):
             if state == current == "stopped":
                 self._after_session_end(agent)
             return
