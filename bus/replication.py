@@ -4,11 +4,14 @@
 one connection and one round trip here (inside `MULTI` Redis answers `WAIT` at once, without waiting).
 The setting is the publish's (`IB_REDIS_WAIT_REPLICAS`, `IB_REDIS_WAIT_MS`; 1 replica behind Sentinel).
 A write no replica confirmed in time is on the primary already: NotReplicated says so in one line, and the
-caller's operation fails like one Redis did not answer, never silently.
+caller's operation fails like one Redis did not answer, never silently. Just after a failover the replicas
+are attached to the new primary but still syncing, and acknowledge nothing for a few seconds: while as
+many replicas as wanted are attached, the `WAIT` is asked again, for up to SYNC_GRACE_S more.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -19,6 +22,7 @@ from bus.append_once import replicated
 
 Wait = tuple[int, int]  # (replicas, ms): how many replicas must hold a write, and for how long to wait
 NO_WAIT: Wait = (0, 0)
+SYNC_GRACE_S = 10.0  # how long replicas that are attached but syncing (after a failover) are waited for
 
 
 def confirmed(client: redis.Redis, commands: Sequence[Sequence[Any]], wait: Wait, what: str) -> list[Any]:
@@ -33,6 +37,10 @@ def confirmed(client: redis.Redis, commands: Sequence[Sequence[Any]], wait: Wait
         # the WAIT may take its whole `ms` on top of the socket timeout a command gets
         patience = conn.socket_timeout + ms / 1000 if conn.socket_timeout else None
         replies.append(_reply(conn, patience))
+        deadline = time.monotonic() + SYNC_GRACE_S
+        while _short(replies[-1], replicas) and time.monotonic() < deadline and _attached(conn) >= replicas:
+            conn.send_command("WAIT", replicas, ms)
+            replies[-1] = _reply(conn, patience)
     except BaseException:
         conn.disconnect()  # replies may be left unread on it: it never goes back to the pool half-read
         raise
@@ -64,3 +72,18 @@ def _reply(conn: Any, timeout: float | None = None) -> Any:
         return conn.read_response() if timeout is None else conn.read_response(timeout=timeout)
     except redis.ResponseError as e:  # read on, so the connection stays in step with its replies
         return e
+
+
+def _short(reply: Any, replicas: int) -> bool:
+    return isinstance(reply, int) and reply < replicas
+
+
+def _attached(conn: Any) -> int:
+    """How many replicas are attached to this primary, synced or still syncing."""
+    conn.send_command("INFO", "replication")
+    info = _reply(conn)
+    text = info.decode() if isinstance(info, bytes) else str(info)
+    for line in text.splitlines():
+        if line.startswith("connected_slaves:"):
+            return int(line.partition(":")[2])
+    return 0

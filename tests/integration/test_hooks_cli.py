@@ -20,7 +20,7 @@ def test_install_status_uninstall(ib: IbRunner, repo: Path) -> None:
     status = ib.run("hooks", "status").stdout
     assert ": installed" in status and "tmux indicator: on" in status
     body = json.loads(settings.read_text())
-    assert body["permissions"] == {"allow": ["Bash(make:*)"]}
+    assert body["permissions"] == {"allow": ["Bash(make:*)", "Bash(ib:*)"]}  # your session runs ib unasked
     commands = [h["command"] for groups in body["hooks"].values() for g in groups for h in g["hooks"]]
     assert any(c.endswith("hook post-tool-use") for c in commands)
     assert ib.run("hooks", "uninstall").returncode == 0

@@ -6,6 +6,8 @@ confirmed it. `ib` turns that into one line and exit 1."""
 from __future__ import annotations
 
 import json
+import signal
+import threading
 from collections.abc import Callable, Iterator
 
 import pytest
@@ -112,6 +114,21 @@ def test_a_wait_longer_than_the_socket_timeout_is_waited_out(deployment: Sentine
     impatient = redis.Redis(port=deployment.primary.port, socket_timeout=0.1, decode_responses=True)
     with pytest.raises(NotReplicated, match="1 of 2 replica"):
         MessageStore(impatient, Keys(namespace), 1000, (2, 300)).add("agent-1", "status", "slow")
+
+
+def test_a_replica_attached_but_late_is_waited_for(deployment: SentinelSet, namespace: str) -> None:
+    """As just after a failover, when the replicas are attached to the new primary but still syncing: the
+    write waits for them past its own WAIT time (up to the grace), instead of failing at once."""
+    replica = deployment.copies[0].process
+    assert replica is not None
+    replica.send_signal(signal.SIGSTOP)  # attached, acknowledging nothing
+    thawed = threading.Timer(1.5, replica.send_signal, (signal.SIGCONT,))
+    thawed.start()
+    try:
+        key = _message(client_for(deployment.url()), Keys(namespace), (1, 200))
+    finally:
+        thawed.join()
+    assert deployment.copies[0].client().exists(key) == 1
 
 
 def test_a_refused_task_change_keeps_its_own_error_when_it_waits(
