@@ -55,6 +55,9 @@ def test_nuke_without_the_bus_finds_the_agents_by_their_tmux_sessions(
 
     listed = local.run("list")
     assert listed.returncode == 1  # the records live on the bus; the emergency stop does not need them
+    said = one_line(listed.stderr)
+    assert said.startswith("ib list: error: the bus is down (")
+    assert "2 agent(s) of this repository still run in tmux: alpha, beta (`ib nuke` stops them)" in said
     one_tree = local.run("nuke", "alpha")
     assert one_tree.returncode == 1
     assert "the bus is down, so the agents below alpha cannot be found" in one_line(one_tree.stderr)
@@ -69,6 +72,7 @@ def test_nuke_without_the_bus_finds_the_agents_by_their_tmux_sessions(
     assert one_line(again.stdout) == (
         "nothing to stop: no agent of this repository runs in tmux (and the bus is down)"
     )
+    assert "no agent of this repository runs in tmux; `ib up` brings the bus back" in local.run("list").stderr
 
     assert local.run("bus", "start").returncode == 0
     shown = local.run("list")

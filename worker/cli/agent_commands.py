@@ -7,12 +7,13 @@ import sys
 import time
 from base64 import b64decode
 
+import redis
 import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from bus.errors import InvalidInput
+from bus.errors import BusUnavailable, InvalidInput
 from bus.ids import validate_id
 from bus.repo_paths import agent_from_path
 from bus.worker_commands import (
@@ -37,7 +38,7 @@ from worker.agents.sandbox import sandbox_line
 from worker.agents.spawn import SpawnRequest, read_goal, requested_mode
 from worker.agents.talk import Screenshot
 from worker.cli.context import Context
-from worker.cli.stopping import bus_problem, nuke_without_bus
+from worker.cli.stopping import bus_problem, nuke_without_bus, without_bus
 
 console = Console(highlight=False)
 
@@ -114,7 +115,12 @@ def list_cmd(as_json: bool = typer.Option(False, "--json", help="print JSON")) -
 
     Example: ib list --json
     """
-    rt = Context().runtime
+    ctx = Context()
+    try:
+        ctx.client.ping()
+    except (BusUnavailable, redis.ConnectionError, redis.TimeoutError) as e:  # not a setting to fix
+        raise without_bus(ctx, str(e)) from None  # the agents outlive the bus: say which still run
+    rt = ctx.runtime
     agents = rt.agents.all()
     if as_json:
         rows = [{**json.loads(a.to_json()), "state": views.live_state(rt, a)} for a in agents]

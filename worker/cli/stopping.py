@@ -58,6 +58,20 @@ def running_warning(found: SessionsHere, why: str = "") -> str | None:
     )
 
 
+def without_bus(ctx: Context, problem: str) -> BusError:
+    """The one line of a command that needs the bus while it is down: why, and which agents of this
+    repository still run in tmux (they do not stop with the bus), with what brings the bus back."""
+    found = agents_here(ctx)
+    if found.names:
+        running = (
+            f"{len(found.names)} agent(s) of this repository still run in tmux: {', '.join(found.agents)} "
+            "(`ib nuke` stops them)"
+        )
+    else:
+        running = "no agent of this repository runs in tmux"
+    return BusError(f"the bus is down ({problem}); {running}; `ib up` brings the bus back")
+
+
 def warn_running(ctx: Context, why: str = "") -> None:
     line = running_warning(agents_here(ctx), why)
     if line is not None:
