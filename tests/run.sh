@@ -75,10 +75,10 @@ echo "== ruff"
 echo "== mypy"
 .venv/bin/mypy
 echo "== pytest"
-# Most of a test's time is spent waiting on tmux, git, Redis or a child process: with four test processes
-# two idle cores were busy 62 % of the run (15.5 min of CPU in 12.5 min), so six; IB_TEST_PROCESSES=0 runs
-# them in this one process.
-processes=(-n "${IB_TEST_PROCESSES:-6}")
+# Most of a test's time is spent waiting on tmux, git, Redis or a child process, so four test processes
+# keep two cores busy (six were slower on idle cores: 15 min 25 s against 12 min 22 s); IB_TEST_PROCESSES=0
+# runs them in this one process.
+processes=(-n "${IB_TEST_PROCESSES:-4}")
 .venv/bin/pytest -q -p no:cacheprovider "${processes[@]}" "$@"
 
 # The system's Redis 7 is the second target: the tests that exercise Redis semantics (streams, groups, Lua

@@ -70,7 +70,7 @@ def apply(conn: Connection, conf: HotConf, agent_id: str, payload: dict[str, obj
         drop_prompt(conn, keys, agent_id)
     data = dict(found.data)
     if found.prompt == "plan" and not data.get("plan"):
-        data["plan"] = plan_from_transcript(payload.get("transcript_path"))
+        data["plan"] = _plan_when_written(payload.get("transcript_path"))
     if found.prompt:
         drawn = _drawn_first(conn, keys, agent_id, found.prompt, data)
         if drawn and found.prompt == "ask":
@@ -139,6 +139,22 @@ def plan_from_transcript(path: object) -> str:
             if isinstance(plan, str):
                 return plan[:2000]
     return ""
+
+
+def _plan_when_written(path: object) -> str:
+    """The plan from the transcript; Claude Code may run the hook before it has written the ExitPlanMode
+    call there, so it is read again for up to PLAN_WAIT seconds."""
+    import time
+
+    deadline = time.monotonic() + PLAN_WAIT
+    plan = plan_from_transcript(path)
+    while not plan and time.monotonic() < deadline:
+        time.sleep(0.05)
+        plan = plan_from_transcript(path)
+    return plan
+
+
+PLAN_WAIT = 2.0
 
 
 def _drawn_first(conn: Connection, keys: Keys, agent_id: str, kind: str, data: dict[str, object]) -> str:
