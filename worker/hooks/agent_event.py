@@ -113,8 +113,10 @@ TRANSCRIPT_TAIL = 262144  # bytes of the transcript read back for the plan ExitP
 
 
 def plan_from_transcript(path: object) -> str:
-    """The plan of the agent's last ExitPlanMode call, from its transcript (Claude Code 2.1.332 leaves
-    it out of the PermissionRequest payload); "" when it cannot be found."""
+    """The plan of the ExitPlanMode call now waiting for a person, from the agent's transcript (Claude
+    Code 2.1.332 leaves it out of the PermissionRequest payload, and names no tool_use_id there); "" when
+    the transcript holds no such call yet. A call that already has its tool_result is an earlier plan
+    (kept planning), never the one the dialog shows."""
     if not isinstance(path, str) or not path:
         return ""
     try:
@@ -123,22 +125,30 @@ def plan_from_transcript(path: object) -> str:
             lines = f.read().decode("utf-8", "replace").splitlines()
     except OSError:
         return ""
+    answered: set[str] = set()
     for line in reversed(lines):
-        if '"ExitPlanMode"' not in line:
+        if '"ExitPlanMode"' not in line and '"tool_result"' not in line:
             continue
-        try:
-            entry = fastjson.loads(line)
-        except (ValueError, SystemError):  # SystemError: see worker.hooks.pre_tool_use
-            continue
-        message = entry.get("message") if isinstance(entry, dict) else None
-        content = message.get("content") if isinstance(message, dict) else None
-        for block in content if isinstance(content, list) else []:
-            ours = isinstance(block, dict) and block.get("name") == "ExitPlanMode"
-            given = block.get("input") if ours else None
-            plan = given.get("plan") if isinstance(given, dict) else None
-            if isinstance(plan, str):
-                return plan[:2000]
+        for block in _content_blocks(line):
+            if block.get("type") == "tool_result":
+                answered.add(str(block.get("tool_use_id")))
+            elif block.get("name") == "ExitPlanMode" and str(block.get("id")) not in answered:
+                given = block.get("input")
+                plan = given.get("plan") if isinstance(given, dict) else None
+                if isinstance(plan, str):
+                    return plan[:2000]
     return ""
+
+
+def _content_blocks(line: str) -> list[dict[str, object]]:
+    """The content blocks of one transcript line (a message's tool uses and tool results)."""
+    try:
+        entry = fastjson.loads(line)
+    except (ValueError, SystemError):  # SystemError: see worker.hooks.pre_tool_use
+        return []
+    message = entry.get("message") if isinstance(entry, dict) else None
+    content = message.get("content") if isinstance(message, dict) else None
+    return [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
 
 
 def _plan_when_written(path: object) -> str:
@@ -154,7 +164,7 @@ def _plan_when_written(path: object) -> str:
     return plan
 
 
-PLAN_WAIT = 2.0
+PLAN_WAIT = 5.0
 
 
 def _drawn_first(conn: Connection, keys: Keys, agent_id: str, kind: str, data: dict[str, object]) -> str:
