@@ -54,13 +54,14 @@ class PaneWatcher:
     close: dict[str, Agent] = field(default_factory=dict)  # agents watched closely (`watched_closely`)
     close_since: dict[str, float] = field(default_factory=dict)  # agent → when its close watch began
     asking: dict[str, str] = field(default_factory=dict)  # agent → prompt of the dialog its pane showed
-    drawn: set[str] = field(default_factory=set)  # hooks' dialogs (prompt ids) seen on the pane
+    drawn: dict[str, str] = field(default_factory=dict)  # agent → its hook's dialog (prompt id) seen drawn
 
     def tick(self) -> None:
         agents = [a for a in self.rt.agents.all() if a.worker == self.rt.worker_id]
         mine = {a.id for a in agents}
         for agent_id in [i for i in self.close if i not in mine]:
             self.unwatch(agent_id)
+        self.forget_all_but(mine)
         for agent in agents:
             if watched_closely(agent, agent.state):
                 self._watch(agent)
@@ -137,6 +138,12 @@ class PaneWatcher:
         self.record(agent, state, told_not_drawn=self._told_not_drawn(agent, dialog is not None))
         self._note_retry(agent, text, state)
 
+    def forget_all_but(self, mine: set[str]) -> None:
+        """Drops what was noted of agents that are no longer this worker's (torn down, or moved)."""
+        for noted in (self.captured_at, self.drawn, self.asking):
+            for agent_id in [i for i in noted if i not in mine]:
+                del noted[agent_id]
+
     def _told_not_drawn(self, agent: Agent, drawn: bool) -> bool:
         """Whether a hook told of a dialog that Claude Code has not drawn yet: it runs the PermissionRequest
         hook before drawing, and a busy machine draws late; meanwhile the screen still shows the turn."""
@@ -146,8 +153,8 @@ class PaneWatcher:
         if prompt is None or prompt.tool == FROM_PANE or self.rt.prompts.answered(prompt.id):
             return False
         if drawn:
-            self.drawn.add(prompt.id)
-        return prompt.id not in self.drawn and time.time() - prompt.at < DRAW_WAIT
+            self.drawn[agent.id] = prompt.id
+        return self.drawn.get(agent.id) != prompt.id and time.time() - prompt.at < DRAW_WAIT
 
     def _note_retry(self, agent: Agent, text: str, state: str) -> None:
         """While Claude Code retries an API call its turn goes on: the retry is the agent's detail
