@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from bot.errors import BotConfigError
 from bot.outbound import Limits
 from bus.settings import Settings
+from bus.telegram_setup import missing_telegram_settings
 
 TELEGRAM_FILE_PATH = "/file/bot"
 
@@ -40,21 +41,10 @@ def file_url_for(api_url: str) -> str:
 
 def bot_config(settings: Settings) -> BotConfig:
     """The bot's configuration; BotConfigError lists every missing setting and how to set it."""
-    problems = []
-    token = settings.telegram_token.get_secret_value().strip() if settings.telegram_token else ""
-    if not token:
-        problems.append("IB_TELEGRAM_TOKEN is not set: give the bot's token from @BotFather")
-    if settings.telegram_chat_id is None:
-        problems.append(
-            "IB_TELEGRAM_CHAT_ID is not set: give the id of the forum supergroup (like -1001234567890)"
-        )
-    if not settings.telegram_allowed_users:
-        problems.append(
-            "IB_TELEGRAM_ALLOWED_USERS is empty: nobody could use the bot; "
-            "give the comma-separated Telegram user ids allowed to command it"
-        )
+    problems = missing_telegram_settings(settings)
     if problems or settings.telegram_chat_id is None:
         raise BotConfigError("the bot cannot start: " + "; ".join(problems))
+    token = settings.telegram_token.get_secret_value().strip() if settings.telegram_token else ""
     explicit_worker = "worker_id" in settings.model_fields_set
     return BotConfig(
         token=token,

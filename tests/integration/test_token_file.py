@@ -75,3 +75,24 @@ def test_an_env_git_would_add_is_refused_and_the_environment_is_not_looked_at(re
     problem = token_file_problem(str(repo), {})
     assert problem is not None and "which `git add -A` would commit" in problem
     assert token_file_problem(str(repo), {"IB_TELEGRAM_TOKEN": "1:x"}) is None
+
+
+@pytest.mark.parametrize(
+    ("given", "missing"),
+    [
+        ({}, ["IB_TELEGRAM_CHAT_ID is not set", "IB_TELEGRAM_ALLOWED_USERS is empty"]),
+        ({"IB_TELEGRAM_CHAT_ID": "-1001"}, ["IB_TELEGRAM_ALLOWED_USERS is empty"]),
+    ],
+)
+def test_up_with_only_a_token_is_refused_before_anything_starts(
+    repo: Path, tmp_path: Path, given: dict[str, str], missing: list[str]
+) -> None:
+    """Half a Telegram setup: a bot would only crash and restart, its reason in a log nobody reads."""
+    (repo / ".git" / "info" / "exclude").write_text("/.env\n")
+    (repo / ".env").write_text(TOKEN_LINE)
+    runner = IbRunner(repo, {"IB_SPOOL_DIR": str(tmp_path / "spool"), **given})
+    try:
+        _refused(runner.run("up", "--detach"), "the bot cannot start", *missing, "unset IB_TELEGRAM_TOKEN")
+        assert not (repo / ".ib" / "stack.json").exists()
+    finally:
+        Embedded(str(repo)).stop()

@@ -9,12 +9,15 @@ from worker.agents.sandbox import network_settings
 from worker.boundary.relay_client import reads_stdin
 from worker.boundary.relay_wire import (
     BadLine,
+    Chunk,
     Reply,
     Request,
     connect_line,
     connect_status,
+    decode_piece,
     decode_reply,
     decode_request,
+    encode_chunk,
     encode_reply,
     encode_request,
     proc_address,
@@ -65,6 +68,22 @@ def test_what_is_not_a_request_is_refused_in_words(line: bytes) -> None:
 def test_what_is_not_a_reply_is_refused(line: bytes) -> None:
     with pytest.raises(BadLine):
         decode_reply(line)
+
+
+def test_output_on_the_way_then_the_exit_code() -> None:
+    chunk = Chunk("stderr", b"partial \xff line")
+    assert decode_piece(encode_chunk(chunk)) == chunk
+    assert decode_piece(encode_reply(Reply(2, b"", b"no\n"))) == Reply(2, b"", b"no\n")
+    assert encode_chunk(Chunk("stdout", b"a\nb\n")).count(b"\n") == 1
+
+
+@pytest.mark.parametrize(
+    "line",
+    [b"{}", b'{"stdin": ""}', b'{"stdout": 1}', b'{"stdout": "", "stderr": ""}', b'{"stdout": "***"}', b"[]"],
+)
+def test_what_is_neither_output_nor_a_reply_is_refused(line: bytes) -> None:
+    with pytest.raises(BadLine):
+        decode_piece(line)
 
 
 def test_proc_addresses_are_written_as_linux_writes_them() -> None:

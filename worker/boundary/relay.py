@@ -17,11 +17,14 @@ sandbox. The bus password stays here: the sandbox gets output and an exit code, 
 from __future__ import annotations
 
 import contextlib
+import io
 import logging
 import os
+import signal
 import socket
 import subprocess
 import threading
+from typing import IO
 
 from bus.relay_port import HOST
 from worker.boundary.identity import RELAYED, AgentCaller, caller_at
@@ -29,9 +32,11 @@ from worker.boundary.paths import inside
 from worker.boundary.relay_wire import (
     MAX_LINE,
     BadLine,
+    Chunk,
     Reply,
     Request,
     decode_request,
+    encode_chunk,
     encode_reply,
     socket_inode,
 )
@@ -116,10 +121,11 @@ class Relay:
                 conn.settimeout(None)
             except (BadLine, OSError) as e:
                 return _send(conn, Reply(2, stderr=f"ib: error: the relay got no command ({e})\n".encode()))
-            _send(conn, self.run(caller, request))
+            _send(conn, self.run(conn, caller, request))
 
-    def run(self, caller: AgentCaller, request: Request) -> Reply:
-        """`ib argv` as `caller`, from its worktree: the same guard as the `ib` Claude Code runs outside."""
+    def run(self, conn: socket.socket, caller: AgentCaller, request: Request) -> Reply:
+        """`ib argv` as `caller`, from its worktree: the same guard as the `ib` Claude Code runs outside.
+        What it prints goes back as it comes; its exit code is the reply."""
         cwd = os.path.realpath(request.cwd)
         home = os.path.realpath(caller.worktree)
         name = request.argv[0]
@@ -131,18 +137,100 @@ class Relay:
         env[RELAYED] = "1"
         log.info("relay: agent %s runs ib %s", caller.id, " ".join(request.argv)[:200])
         try:
-            done = subprocess.run(
+            child = subprocess.Popen(
                 [self.ib_command, *request.argv],
                 cwd=cwd,
                 env=env,
-                input=request.stdin if request.stdin is not None else b"",
-                capture_output=True,
-                check=False,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                start_new_session=True,  # its own group: stopped whole when the caller hangs up
             )
         except OSError as e:
             return Reply(1, stderr=f"ib {name}: error: the relay cannot run ib: {e.strerror or e}\n".encode())
-        code = done.returncode if done.returncode >= 0 else 128 - done.returncode  # killed: as a shell says
-        return Reply(code, done.stdout, done.stderr)
+        code = Passing(conn, child).run(request.stdin or b"")
+        return Reply(code if code >= 0 else 128 - code)  # killed: as a shell says
+
+
+class Passing:
+    """One relayed command on its way: its stdin fed, its output sent as it comes, and the command stopped
+    the moment the caller hangs up (the agent's Bash tool timed out, or the person pressed Esc): an
+    `ib look --follow` or an unanswered `ib ask` must not outlive the agent's command."""
+
+    def __init__(self, conn: socket.socket, child: subprocess.Popen[bytes]) -> None:
+        self.conn, self.child = conn, child
+        self.sending = threading.Lock()
+        self.finished = threading.Event()
+        self.caller_gone = False
+
+    def run(self, stdin: bytes) -> int:
+        threads = [
+            threading.Thread(target=self._feed, args=(stdin,), name="relay-stdin", daemon=True),
+            threading.Thread(
+                target=self._pump, args=(self.child.stdout, "stdout"), name="relay-out", daemon=True
+            ),
+            threading.Thread(
+                target=self._pump, args=(self.child.stderr, "stderr"), name="relay-err", daemon=True
+            ),
+            threading.Thread(target=self._hang_up_watch, name="relay-watch", daemon=True),
+        ]
+        for thread in threads:
+            thread.start()
+        code = self.child.wait()
+        for thread in threads[:3]:
+            thread.join()
+        self.finished.set()
+        return code
+
+    def _feed(self, stdin: bytes) -> None:
+        assert self.child.stdin is not None
+        with contextlib.suppress(OSError):  # a command that exits without reading it
+            self.child.stdin.write(stdin)
+        with contextlib.suppress(OSError):
+            self.child.stdin.close()
+
+    def _pump(self, pipe: IO[bytes] | None, stream: str) -> None:
+        assert pipe is not None
+        reader = io.BufferedReader(io.FileIO(pipe.fileno(), closefd=False))
+        while data := reader.read1(CHUNK):  # to the end, so the command never blocks on a full pipe
+            if self.caller_gone:
+                continue
+            try:
+                with self.sending:
+                    self.conn.sendall(encode_chunk(Chunk(stream, data)))
+            except OSError:
+                self.caller_gone = True
+                self.stop("the caller is gone")
+        pipe.close()
+
+    def _hang_up_watch(self) -> None:
+        """The caller sends nothing after its command line: the connection reads empty when it hangs up."""
+        while not self.finished.is_set():
+            try:
+                if self.conn.recv(4096):
+                    continue
+            except OSError:
+                pass
+            if not self.finished.is_set():
+                self.stop("the caller hung up")
+            return
+
+    def stop(self, why: str) -> None:
+        if self.child.poll() is not None:
+            return
+        log.info("relay: stopping ib (pid %s): %s", self.child.pid, why)
+        with contextlib.suppress(OSError):
+            os.killpg(self.child.pid, signal.SIGTERM)
+        try:
+            self.child.wait(STOP_GRACE)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(OSError):
+                os.killpg(self.child.pid, signal.SIGKILL)
+
+
+CHUNK = 65536
+STOP_GRACE = 5.0
+"""Seconds a relayed command has to end after SIGTERM before it is killed."""
 
 
 def _send(conn: socket.socket, reply: Reply) -> None:

@@ -9,15 +9,17 @@ from __future__ import annotations
 import os
 import socket
 import sys
+from typing import BinaryIO
 
 from worker.boundary.relay_wire import (
     MAX_LINE,
     BadLine,
+    Chunk,
     Reply,
     Request,
     connect_line,
     connect_status,
-    decode_reply,
+    decode_piece,
     encode_request,
     proxy_authority,
 )
@@ -49,11 +51,16 @@ def forward(argv: list[str]) -> int:
     except RelayDown as e:
         print(f"ib {argv[0]}: error: {e}", file=sys.stderr)
         return 1
-    sys.stdout.buffer.write(reply.stdout)
-    sys.stdout.flush()
-    sys.stderr.buffer.write(reply.stderr)
-    sys.stderr.flush()
+    _write(Chunk("stdout", reply.stdout))
+    _write(Chunk("stderr", reply.stderr))
     return reply.code
+
+
+def _write(chunk: Chunk) -> None:
+    """What the command printed, as it printed it (`ib look --follow` goes on until it is stopped)."""
+    out = sys.stdout.buffer if chunk.stream == "stdout" else sys.stderr.buffer
+    out.write(chunk.data)
+    out.flush()
 
 
 def _exchange(line: bytes) -> Reply:
@@ -96,14 +103,23 @@ def _ask(line: bytes) -> Reply:
                 raise RelayDown(f"the sandbox's proxy answered {code} {reason.strip()} for {target}")
             conn.settimeout(None)  # the command may wait (ib ask); the relay answers when it is done
             conn.sendall(line)
-            answer = file.readline(MAX_LINE + 1)
+            return _answer(file, target)
     except OSError as e:
         raise RelayDown(f"{target}: {e.strerror or e}") from None
     except BadLine as e:
         raise RelayDown(str(e)) from None
-    if not answer.endswith(b"\n"):  # the proxy says 200 before it dials: nothing may listen there
-        raise RelayGone(target)
-    try:
-        return decode_reply(answer)
-    except BadLine as e:
-        raise RelayDown(f"{target} is not the worker's relay: {e}") from None
+
+
+def _answer(file: BinaryIO, target: str) -> Reply:
+    """The relay's answer: output written as it comes, then the last line with the exit code."""
+    while True:
+        answer = file.readline(MAX_LINE + 1)
+        if not answer.endswith(b"\n"):  # the proxy says 200 before it dials: nothing may listen there
+            raise RelayGone(target)
+        try:
+            piece = decode_piece(answer)
+        except BadLine as e:
+            raise RelayDown(f"{target} is not the worker's relay: {e}") from None
+        if isinstance(piece, Reply):
+            return piece
+        _write(piece)

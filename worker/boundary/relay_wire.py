@@ -58,6 +58,32 @@ def decode_request(line: bytes) -> Request:
     return Request(tuple(argv), cwd, None if stdin is None else _unbase64(stdin))
 
 
+@dataclass(frozen=True)
+class Chunk:
+    """Output the command printed while it runs, sent at once (`ib look --follow` never ends on its own)."""
+
+    stream: str  # "stdout" or "stderr"
+    data: bytes
+
+
+STREAMS = ("stdout", "stderr")
+
+
+def encode_chunk(chunk: Chunk) -> bytes:
+    return json.dumps({chunk.stream: base64.b64encode(chunk.data).decode("ascii")}).encode() + b"\n"
+
+
+def decode_piece(line: bytes) -> Chunk | Reply:
+    """One line of the relay's answer: output on the way, or the last line, with the exit code."""
+    body = _object(line)
+    if "code" in body:
+        return _reply(body)
+    stream, data = next(iter(body.items())) if len(body) == 1 else ("", None)
+    if stream not in STREAMS or not isinstance(data, str):
+        raise BadLine("a piece of output is stdout or stderr, in base64")
+    return Chunk(stream, _unbase64(data))
+
+
 def encode_reply(reply: Reply) -> bytes:
     body = {
         "code": reply.code,
@@ -68,7 +94,10 @@ def encode_reply(reply: Reply) -> bytes:
 
 
 def decode_reply(line: bytes) -> Reply:
-    body = _object(line)
+    return _reply(_object(line))
+
+
+def _reply(body: dict[str, object]) -> Reply:
     code, out, err = body.get("code"), body.get("stdout"), body.get("stderr")
     if (
         not isinstance(code, int)

@@ -22,6 +22,7 @@ from bus.embedded import Embedded
 from bus.errors import BusError, ConfigError
 from bus.repo_paths import ensure_state_dir
 from bus.secret_file import token_file_problem
+from bus.telegram_setup import missing_telegram_settings
 from worker.cli.context import Context
 from worker.cli.stopping import stop_everything, warn_running
 from worker.frontends.dashboard import Dashboard, keys_fd
@@ -95,6 +96,11 @@ def up(
     exposed = token_file_problem(ctx.cwd) if ctx.settings.telegram_token is not None else None
     if exposed:
         raise ConfigError(exposed)  # before any service starts: the bot would only crash on it
+    missing = missing_telegram_settings(ctx.settings) if ctx.settings.telegram_token is not None else []
+    if missing:  # the same: a bot that only crashes and restarts, its reason in a log nobody reads
+        raise ConfigError(
+            "the bot cannot start: " + "; ".join(missing) + " (or unset IB_TELEGRAM_TOKEN to run without it)"
+        )
     if detached:
         _detach(ctx, files)
         return
