@@ -78,7 +78,7 @@ echo "== mkdocs build --strict"
 # The documentation site, into a throw-away folder: a broken link, a page missing from disk or a command
 # reference that cannot be generated from the typer app fails the test command.
 site=$(mktemp -d)
-NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict --quiet --site-dir "$site"
+NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict --site-dir "$site"  # not --quiet: it hides the warnings --strict counts
 rm -rf "$site"
 echo "== pytest"
 # Most of a test's time is spent waiting on tmux, git, Redis or a child process, so four test processes
