@@ -39,6 +39,8 @@ def _cell(text: str) -> str:
 
 
 def _default(param: Any) -> str:
+    if getattr(param, "required", False):
+        return "required"
     default = getattr(param, "default", None)
     if getattr(param, "is_flag", False) and default is False:
         return ""
@@ -75,17 +77,30 @@ def walk(group: Any, ctx: Any, prefix: str = "", panel: str = "") -> Iterator[Co
         yield CommandDoc(path, usage, (command.help or "").strip(), own_panel, rows)
 
 
+def render_help(text: str) -> tuple[list[str], list[str]]:
+    """The docstring's paragraphs, and its `Example: ib ...` lines as a shell block (empty when none)."""
+    prose: list[str] = []
+    examples: list[str] = []
+    for paragraph in text.split("\n\n"):
+        before, marker, example = paragraph.partition("Example: ")
+        if marker and example.startswith(PROGRAM + " "):
+            prose += [before.strip(), ""] if before.strip() else []
+            examples.append(" ".join(example.split()))
+        elif paragraph.strip():
+            prose += [paragraph.strip(), ""]
+    block = ["Example:", "", "```sh", *examples, "```", ""] if examples else []
+    return prose, block
+
+
 def render_command(doc: CommandDoc) -> str:
-    """One command as a Markdown section: heading, help, usage, a table of its parameters."""
-    lines = [f"### `{PROGRAM} {doc.path}`", ""]
-    if doc.help:
-        lines += [doc.help, ""]
-    lines += ["```", doc.usage, "```", ""]
+    """One command as a Markdown section: heading, help, usage, a table of its parameters, the example."""
+    prose, example = render_help(doc.help)
+    lines = [f"### `{PROGRAM} {doc.path}`", "", *prose, "```", doc.usage, "```", ""]
     if doc.params:
         lines += ["| argument or option | default | meaning |", "|---|---|---|"]
         lines += [f"| `{flags}` | {_cell(default)} | {_cell(text)} |" for flags, default, text in doc.params]
         lines.append("")
-    return "\n".join(lines)
+    return "\n".join(lines + example)
 
 
 def render_commands(docs: list[CommandDoc]) -> str:

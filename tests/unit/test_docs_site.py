@@ -119,3 +119,28 @@ def test_every_relative_link_in_the_readme_leads_to_a_file() -> None:
     relative = [t for t in targets if not re.match(r"[a-z]+:", t)]
     assert relative, "the README links into docs/"
     assert [t for t in relative if not (ROOT / t).exists()] == []
+
+
+@pytest.mark.parametrize(
+    ("help_text", "prose", "example"),
+    [
+        ("Show it.", ["Show it.", ""], []),
+        (
+            "Show it.\n\nExample: ib look a",
+            ["Show it.", ""],
+            ["Example:", "", "```sh", "ib look a", "```", ""],
+        ),
+        (
+            "Needs a token. Example: ib bot",
+            ["Needs a token.", ""],
+            ["Example:", "", "```sh", "ib bot", "```", ""],
+        ),
+        ("Example: IB_X=1 ib up", ["Example: IB_X=1 ib up", ""], []),
+        ("", [], []),
+    ],
+    ids=["no-example", "example-paragraph", "example-after-prose", "not-an-ib-line", "empty"],
+)
+def test_a_docstrings_example_becomes_a_shell_block(
+    help_text: str, prose: list[str], example: list[str]
+) -> None:
+    assert _reference().render_help(help_text) == (prose, example)
