@@ -1,5 +1,5 @@
 # The everyday commands. `make test` is exactly what CI runs.
-.PHONY: install test lint bench clean
+.PHONY: install test lint bench docs clean
 
 install:  ## the .venv with ittybus and its dev extras
 	test -x .venv/bin/python || python3 -m venv .venv
@@ -17,5 +17,8 @@ bench: install  ## the bus and the hooks (a minute each); README "Benchmarks" na
 	.venv/bin/python -m bench.bus_bench
 	.venv/bin/python -m bench.hook_latency_bench
 
+docs: install  ## the documentation site into site/ (strict: a broken link fails); `.venv/bin/mkdocs serve` to edit
+	NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict --site-dir site
+
 clean:  ## what builds and test runs leave behind (not .venv)
-	rm -rf build dist *.egg-info .mypy_cache .ruff_cache
+	rm -rf build dist site *.egg-info .mypy_cache .ruff_cache

@@ -74,6 +74,12 @@ echo "== ruff"
 .venv/bin/ruff format --check .
 echo "== mypy"
 .venv/bin/mypy
+echo "== mkdocs build --strict"
+# The documentation site, into a throw-away folder: a broken link, a page missing from disk or a command
+# reference that cannot be generated from the typer app fails the test command.
+site=$(mktemp -d)
+NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict --site-dir "$site"  # not --quiet: it hides the warnings --strict counts
+rm -rf "$site"
 echo "== pytest"
 # Most of a test's time is spent waiting on tmux, git, Redis or a child process, so four test processes
 # keep two cores busy (six were slower on idle cores: 15 min 25 s against 12 min 22 s); IB_TEST_PROCESSES=0
