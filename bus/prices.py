@@ -18,13 +18,27 @@ KINDS = ("input", "output", "cache_write", "cache_read")
 
 MILLION = 1_000_000
 
-# USD per million tokens: input, output, cache write (the 5-minute cache), cache read; from
-# Anthropic's pricing page (claude.com/pricing, platform docs "Pricing"), as listed in November 2026.
+# USD per million tokens: input, output, cache write (the 5-minute cache), cache read; Anthropic's list
+# prices (platform.claude.com, "Pricing" and each model's overview page), read in November 2026. A write
+# to the 1-hour cache costs twice the input price on every model (the same pages), see `cost`.
+# Left out: Haiku 5.5, whose price depends on each request's prompt length (set it with IB_PRICES).
 PRICES: dict[str, tuple[float, float, float, float]] = {
+    "fable-5.1": (10.0, 50.0, 12.50, 0.25),
+    "mythos-5.1": (10.0, 50.0, 12.50, 0.25),
+    "fable-5": (10.0, 50.0, 12.50, 1.0),
+    "mythos-5": (10.0, 50.0, 12.50, 1.0),
+    "opus-5.5": (4.0, 20.0, 5.0, 0.20),
+    "opus-5": (5.0, 25.0, 6.25, 0.50),
+    "opus-4.8": (5.0, 25.0, 6.25, 0.50),
+    "opus-4.7": (5.0, 25.0, 6.25, 0.50),
+    "opus-4.6": (5.0, 25.0, 6.25, 0.50),
     "opus-4.5": (5.0, 25.0, 6.25, 0.50),
     "opus-4.1": (15.0, 75.0, 18.75, 1.50),
     "opus-4": (15.0, 75.0, 18.75, 1.50),
     "opus-3": (15.0, 75.0, 18.75, 1.50),
+    "sonnet-5.5": (2.0, 10.0, 2.50, 0.20),
+    "sonnet-5": (2.0, 10.0, 2.50, 0.20),
+    "sonnet-4.6": (3.0, 15.0, 3.75, 0.30),
     "sonnet-4.5": (3.0, 15.0, 3.75, 0.30),
     "sonnet-4": (3.0, 15.0, 3.75, 0.30),
     "sonnet-3.7": (3.0, 15.0, 3.75, 0.30),
@@ -33,14 +47,15 @@ PRICES: dict[str, tuple[float, float, float, float]] = {
     "haiku-3.5": (0.80, 4.0, 1.0, 0.08),
     "haiku-3": (0.25, 1.25, 0.30, 0.03),
 }
+HOUR_CACHE = 2.0  # a 1-hour cache write, in input prices
 
-_TIERS = ("opus", "sonnet", "haiku")
+_TIERS = ("opus", "sonnet", "haiku", "fable", "mythos")
 
 
 def family(model: str) -> str:
     """`claude-sonnet-4-5-20250929` → `sonnet-4.5`, `claude-3-5-haiku-latest` → `haiku-3.5`; "" when
     the id names no Claude tier."""
-    parts = model.lower().removeprefix("anthropic/").split("-")
+    parts = model.lower().removeprefix("anthropic/").partition("[")[0].split("-")  # opus-5-5[1m]: 1M context
     if not parts or parts[0] != "claude":
         return ""
     parts = parts[1:]
@@ -77,9 +92,11 @@ def price_of(
     return PRICES.get(name)
 
 
-def cost(counts: Mapping[str, int], price: tuple[float, ...]) -> float:
-    """Dollars for `counts` (by kind) at `price`."""
-    return sum(counts.get(kind, 0) * price[i] for i, kind in enumerate(KINDS)) / MILLION
+def cost(counts: Mapping[str, int], price: tuple[float, ...], hour_writes: int = 0) -> float:
+    """Dollars for `counts` (by kind) at `price`; `hour_writes` of the cache writes went to the 1-hour
+    cache (twice the input price, not the 5-minute write price)."""
+    listed = sum(counts.get(kind, 0) * price[i] for i, kind in enumerate(KINDS))
+    return (listed + hour_writes * (HOUR_CACHE * price[0] - price[2])) / MILLION
 
 
 def parse_prices(text: str) -> dict[str, tuple[float, ...]]:

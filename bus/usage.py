@@ -21,7 +21,7 @@ UNPRICED = "unpriced"
 class Usage(Record):
     """The tokens of one model answer."""
 
-    __slots__ = ("at", "cache_read", "cache_write", "input", "model", "output", "task")
+    __slots__ = ("at", "cache_read", "cache_write", "hour_writes", "input", "model", "output", "task")
     model: str
     at: float  # Unix seconds; 0 when the transcript line had no readable time
     input: int
@@ -29,6 +29,7 @@ class Usage(Record):
     cache_write: int
     cache_read: int
     task: str
+    hour_writes: int  # of `cache_write`, those to the 1-hour cache (priced higher)
 
     def __init__(
         self,
@@ -39,8 +40,9 @@ class Usage(Record):
         cache_write: int = 0,
         cache_read: int = 0,
         task: str = "",
+        hour_writes: int = 0,
     ) -> None:
-        self.model, self.at, self.task = model, at, task
+        self.model, self.at, self.task, self.hour_writes = model, at, task, hour_writes
         self.input, self.output, self.cache_write, self.cache_read = input, output, cache_write, cache_read
 
     @property
@@ -101,16 +103,18 @@ class Spend(Record):
 def spend(records: Iterable[Usage], overrides: Mapping[str, tuple[float, ...]] | None = None) -> Spend:
     """The records summed per model (by name) and priced."""
     answers: dict[str, int] = {}
+    hour_writes: dict[str, int] = {}
     counts: dict[str, dict[str, int]] = {}
     for record in records:
         answers[record.model] = answers.get(record.model, 0) + 1
+        hour_writes[record.model] = hour_writes.get(record.model, 0) + record.hour_writes
         sums = counts.setdefault(record.model, dict.fromkeys(KINDS, 0))
         for kind in KINDS:
             sums[kind] += getattr(record, kind)
     models = []
     for model in sorted(counts):
         price = price_of(model, overrides)
-        usd = None if price is None else cost(counts[model], price)
+        usd = None if price is None else cost(counts[model], price, hour_writes[model])
         models.append(ModelTotal(model, answers[model], counts[model], usd))
     return Spend(tuple(models))
 

@@ -27,6 +27,7 @@ class Scope:
 
 def entry_fields(record: Usage, project: str) -> dict[str, str]:
     fields = {short: str(getattr(record, kind)) for kind, short in _FIELDS.items()}
+    fields["cw1h"] = str(record.hour_writes)
     return {"m": record.model, "at": f"{record.at:.3f}", "task": record.task, "project": project, **fields}
 
 
@@ -42,9 +43,10 @@ def entry_record(fields: dict[str, str]) -> tuple[Usage, str]:
     except ValueError:
         at = 0.0
     counts = {kind: number(short) for kind, short in _FIELDS.items()}
-    return Usage(fields.get("m", "unknown"), at, task=fields.get("task", ""), **counts), fields.get(
-        "project", ""
+    record = Usage(
+        fields.get("m", "unknown"), at, task=fields.get("task", ""), hour_writes=number("cw1h"), **counts
     )
+    return record, fields.get("project", "")
 
 
 def append(

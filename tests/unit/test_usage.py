@@ -24,6 +24,9 @@ from worker.agents.transcript_usage import UsageReader, read_transcript
         ("claude-3-5-haiku-20241022", "haiku-3.5"),
         ("claude-3-7-sonnet-latest", "sonnet-3.7"),
         ("claude-3-haiku-20240307", "haiku-3"),
+        ("claude-opus-5-5", "opus-5.5"),
+        ("claude-fable-5-1", "fable-5.1"),
+        ("claude-opus-5-5[1m]", "opus-5.5"),
         ("claude-test", ""),
         ("<synthetic>", ""),
         ("gpt-5", ""),
@@ -41,8 +44,10 @@ def test_model_family(model: str, expected: str) -> None:
         ("claude-sonnet-4-5-20250929", {}, (3.0, 15.0, 3.75, 0.30)),
         ("claude-opus-4-5", {}, (5.0, 25.0, 6.25, 0.50)),
         ("claude-opus-4-1", {}, (15.0, 75.0, 18.75, 1.50)),
-        ("claude-opus-4-6", {}, None),  # a family the table does not know is not guessed
-        ("claude-opus-4-6", {"opus-4.6": (5.0, 25.0, 6.25, 0.5)}, (5.0, 25.0, 6.25, 0.5)),
+        ("claude-opus-5-5", {}, (4.0, 20.0, 5.0, 0.20)),
+        ("claude-opus-6", {}, None),  # a family the table does not know is not guessed
+        ("claude-haiku-5-5", {}, None),  # priced by prompt length: left to the setting
+        ("claude-opus-6", {"opus-6": (5.0, 25.0, 6.25, 0.5)}, (5.0, 25.0, 6.25, 0.5)),
         ("claude-test", {"claude-test": (1.0, 2.0, 3.0, 4.0)}, (1.0, 2.0, 3.0, 4.0)),
         ("claude-sonnet-4-5", {"sonnet-4.5": (6.0, 22.5, 7.5, 0.6)}, (6.0, 22.5, 7.5, 0.6)),
         ("claude-test", {}, None),
@@ -51,7 +56,9 @@ def test_model_family(model: str, expected: str) -> None:
         "sonnet",
         "opus-4.5",
         "opus-4.1",
+        "opus-5.5",
         "unknown",
+        "haiku-5.5",
         "family-set",
         "model-set",
         "family-replaced",
@@ -188,6 +195,15 @@ def test_spend_per_model_priced_and_unpriced() -> None:
     data = spend_data(total)
     assert data["unpriced"] == ["claude-mystery"] and data["input"] == 1_000_500
     assert data["models"]["claude-mystery"]["usd"] is None  # type: ignore[index]
+
+
+def test_hour_cache_writes_cost_twice_the_input_price() -> None:
+    hour = {**FULL, "cache_creation": {"ephemeral_5m_input_tokens": 400, "ephemeral_1h_input_tokens": 600}}
+    record = UsageReader().lines([_line(model="claude-sonnet-4-5", usage=hour)])[0]
+    assert (record.cache_write, record.hour_writes) == (1000, 600)
+    # 3 in at $3, 7 out at $15, 400 5-minute writes at $3.75, 600 hour writes at $6, 20000 reads at $0.30
+    expected = (3 * 3 + 7 * 15 + 400 * 3.75 + 600 * 6 + 20000 * 0.30) / 1e6
+    assert spend([record]).usd == pytest.approx(expected)
 
 
 @pytest.mark.parametrize(

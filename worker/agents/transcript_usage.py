@@ -84,7 +84,14 @@ def usage_record(entry: dict[str, object], message: dict[str, object], task: str
         return None
     model = message.get("model")
     at = _seconds(entry.get("timestamp"))
-    return Usage(model if isinstance(model, str) and model else "unknown", at, task=task, **counts)
+    split = usage.get("cache_creation")
+    hour = (
+        min(_count(split.get("ephemeral_1h_input_tokens")), counts["cache_write"])
+        if isinstance(split, dict)
+        else 0
+    )
+    name = model if isinstance(model, str) and model else "unknown"
+    return Usage(name, at, task=task, hour_writes=hour, **counts)
 
 
 def _count(value: object) -> int:
