@@ -13,11 +13,15 @@ from pathlib import Path
 import pytest
 import redis
 
+from bus.clients import client_for
 from bus.keys import Keys
+from bus.settings import Settings
 from tests.cli import IbRunner
 from tests.fake_anthropic import FakeAnthropic, reply
 from tests.fake_anthropic.script import read
 from tests.waiting import retry_until
+from worker.frontends.dashboard import Dashboard
+from worker.service.runtime import Runtime
 
 pytestmark = pytest.mark.claude
 TURN_TIMEOUT = 90.0
@@ -45,7 +49,13 @@ def ccusage_totals(claude_dir: Path) -> dict[str, int]:
 
 
 def test_cost_of_a_real_turn_equals_the_independent_reader(
-    claude_ib: IbRunner, anthropic: FakeAnthropic, rds: redis.Redis, keys: Keys, repo: Path
+    claude_ib: IbRunner,
+    anthropic: FakeAnthropic,
+    rds: redis.Redis,
+    keys: Keys,
+    repo: Path,
+    redis_url: str,
+    namespace: str,
 ) -> None:
     anthropic.script(
         reply("Let me look at the readme first.", read(str(repo / "README.md"))),
@@ -77,6 +87,17 @@ def test_cost_of_a_real_turn_equals_the_independent_reader(
     assert isinstance(data, dict)
     assert {kind: data["usage"][kind] for kind in KINDS} == theirs
     assert data["usage"]["usd"] == pytest.approx(usd)
+    # the live status line's items and the dashboard's cost column say the same
+    answers = [f for _id, f in rds.xrange(keys.output("reader")) if "tokens" in f]  # type: ignore[union-attr]
+    assert answers and float(answers[-1]["usd"]) == pytest.approx(usd)
+    rt = Runtime(Settings(redis_url=redis_url, namespace=namespace), client_for(redis_url), repo)
+    board = Dashboard(rt, client_for(redis_url, blocking=True))
+    board.start()
+    try:
+        rows = {a.id: a.usd for a in board.snapshot(interactive=False).agents}
+    finally:
+        board.stop()
+    assert rows["reader"] == pytest.approx(usd)
 
 
 def test_cost_refuses_what_names_nothing(ib: IbRunner) -> None:
