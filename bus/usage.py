@@ -129,10 +129,11 @@ def spend_line(total: Spend) -> str:
     money = dollars(total.usd)
     if total.unpriced:
         money += f" + {UNPRICED} ({', '.join(total.unpriced)})"
-    return f"{money} · {_kilo(total.tokens)} tokens"
+    return f"{money} · {kilo_tokens(total.tokens)} tokens"
 
 
-def _kilo(n: int) -> str:
+def kilo_tokens(n: int) -> str:
+    """`812`, `45k`, `1.2M`."""
     if n < 1000:
         return str(n)
     return f"{n / 1000:.0f}k" if n < 1_000_000 else f"{n / 1_000_000:.1f}M"
