@@ -55,10 +55,14 @@ class UsageReader:
         return record
 
     def _entry(self, line: bytes | str) -> dict[str, object] | None:
-        """The line's assistant entry; None for any other line (an unreadable one counted)."""
-        text = line.decode("utf-8", "replace") if isinstance(line, bytes) else line
-        if not text.strip():
+        """The line's assistant entry; None for any other line (an unreadable one counted). Lines that
+        do not mention a usage are not parsed at all (tool results are most of a transcript's bytes)."""
+        raw = line if isinstance(line, bytes) else line.encode("utf-8", "replace")
+        if b'"usage"' not in raw:
+            if raw.strip() and not raw.rstrip().endswith((b"}", b"]")):
+                self.unreadable += 1  # no usage, and no whole JSON value either: a cut line
             return None
+        text = raw.decode("utf-8", "replace")
         try:
             entry = fastjson.loads(text)
         except (ValueError, SystemError):  # SystemError: see worker.hooks.pre_tool_use
