@@ -171,9 +171,9 @@ def _event(
     )
 
 
-USAGE_READ_LIMIT = (
-    16 << 20
-)  # bytes of transcript the hook reads for the total (bench: ~17 ms a MB); past it, none
+# bytes of transcript the hook reads for the event's total (bench/cost_bench.py: 17-40 ms a MB on a
+# loaded machine); a longer session's complete event has no total (`ib cost` has it)
+USAGE_READ_LIMIT = 8 << 20
 
 
 def session_usage(path: object, prices: str) -> dict[str, object] | None:
