@@ -322,4 +322,6 @@ def _shown(value: Any, annotation: Any) -> str:
         return "(unset)"
     if isinstance(value, list):
         return ",".join(str(v) for v in value) or "(none)"
+    if isinstance(value, dict):  # IB_PRICES, as it is written
+        return ";".join(f"{k}={','.join(f'{p:g}' for p in v)}" for k, v in value.items()) or "(none)"
     return str(value)
