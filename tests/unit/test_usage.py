@@ -134,6 +134,11 @@ FULL = {
             [Usage("claude-sonnet-4-5", 1795687200.0, 10, 5)] * 2,
             0,
         ),
+        (
+            [_line(), _line("msg_2", "req_2"), _line()],  # another answer's line between: still once
+            [Usage("claude-sonnet-4-5", 1795687200.0, 10, 5)] * 2,
+            0,
+        ),
         ([_line(), _line()[:40]], [Usage("claude-sonnet-4-5", 1795687200.0, 10, 5)], 1),
         (["not json", "", "[1,2]", '{"type":"user","message":{"content":"hi"}}'], [], 1),
         ([_line(model="<synthetic>", usage={"input_tokens": 0, "output_tokens": 0})], [], 0),
@@ -150,6 +155,7 @@ FULL = {
         "one-answer-three-lines",
         "two-answers",
         "no-ids",
+        "interleaved",
         "cut-mid-line",
         "not-answers",
         "synthetic",

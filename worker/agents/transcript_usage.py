@@ -25,13 +25,15 @@ _COUNTS = (
 
 
 class UsageReader:
-    """Reads usage from transcript lines fed in order; remembers the last answer it counted, so the
-    repeated lines of one answer count once even when they come in two reads."""
+    """Reads usage from transcript lines fed in order. It remembers every answer it counted, and starts
+    from the last one an earlier reader counted, so the repeated lines of one answer count once, also
+    when they come in two reads."""
 
-    __slots__ = ("last", "task", "unreadable")
+    __slots__ = ("last", "seen", "task", "unreadable")
 
     def __init__(self, last: str = "", task: str = "") -> None:
         self.last = last  # `message.id/requestId` of the last answer counted
+        self.seen = {last} if last else set()
         self.unreadable = 0
         self.task = task  # stamped on each record: the task the agent works on now
 
@@ -49,9 +51,10 @@ class UsageReader:
         if entry is None or not isinstance(message, dict) or not isinstance(message.get("usage"), dict):
             return None
         key = answer_key(entry, message)
-        record = None if key and key == self.last else usage_record(entry, message, self.task)
+        record = None if key in self.seen else usage_record(entry, message, self.task)
         if record is not None and key:
             self.last = key
+            self.seen.add(key)
         return record
 
     def _entry(self, line: bytes | str) -> dict[str, object] | None:
