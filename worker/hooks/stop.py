@@ -171,7 +171,7 @@ def _event(
     )
 
 
-# bytes of transcript the hook reads for the event's total (bench/cost_bench.py: 17-40 ms a MB on a
+# bytes of transcript the hook reads for the event's total (bench/cost_bench.py: 17-60 ms a MB on a
 # loaded machine); a longer session's complete event has no total (`ib cost` has it)
 USAGE_READ_LIMIT = 8 << 20
 
