@@ -106,7 +106,8 @@ def seeded(status: AgentStatus, items: Iterable[Mapping[str, str]], state: str, 
     """An agent met mid-stream: its latest output items (oldest first) and its state. A working state
     with no prompt among the items is a turn whose start fell outside them (its length unknown)."""
     idle = state in IDLE_STATES
-    status = replace(status, activity=Activity(working=not idle, tokens=status.activity.tokens))
+    kept = status.activity
+    status = replace(status, activity=Activity(working=not idle, tokens=kept.tokens, usd=kept.usd))
     for fields in items:
         status = on_item(status, fields, now)
     if idle:

@@ -34,6 +34,7 @@ from bot.budget import SharedBudget
 from bot.chat_commands import COMMANDS, command_of
 from bot.config import BotConfig, bot_config
 from bot.consumer import EventConsumer
+from bot.cost_handlers import COST_HANDLERS
 from bot.errors import BotError
 from bot.forum import Forum
 from bot.gate import gate
@@ -59,7 +60,7 @@ from bus.streams import consumer_name
 log = logging.getLogger(__name__)
 
 POLL_TIMEOUT = 10
-HANDLERS = {**COMMAND_HANDLERS, **SCHEDULE_HANDLERS, **PLAN_HANDLERS, **AGENT_HANDLERS}
+HANDLERS = {**COMMAND_HANDLERS, **SCHEDULE_HANDLERS, **PLAN_HANDLERS, **AGENT_HANDLERS, **COST_HANDLERS}
 
 
 async def on_error(update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -143,6 +144,7 @@ async def serve(config: BotConfig, url: str, settings: Settings, stop: asyncio.E
         settings.events_maxlen,
         settings.schedule_min_interval,
         settings.write_wait,
+        settings.prices,
     )
     consumer.notes = runtime.notes
     try:

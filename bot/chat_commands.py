@@ -36,6 +36,7 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("resume", "Let a paused or stopped agent go on: /resume [AGENT]"),
     ("send", "Type text into a named agent: /send AGENT TEXT"),
     ("questions", "The questions agents asked that nobody answered yet"),
+    ("cost", "Tokens and cost of this topic's agent or project: /cost [AGENT] [--since 1d]"),
     ("plan", "Plan tasks for a goal with a planner agent: /plan GOAL"),
     ("plans", "List the plans (of this topic's project)"),
     ("schedules", "List the scheduled tasks (of this topic's project)"),
@@ -213,3 +214,21 @@ def parse_schedule(text: str) -> NewSchedule:
     except CommandUsage as e:
         raise CommandUsage(f"{e}".replace("/add TITLE", "/schedule CRON TITLE")) from e
     return NewSchedule(" ".join(words[:size]), task)
+
+
+def parse_cost(args: list[str]) -> tuple[str | None, str | None]:
+    """`/cost [AGENT] [--since SPAN]`: the agent named (None: the topic's) and the span (None: all)."""
+    usage = "usage: /cost [AGENT] [--since SPAN] — e.g. /cost agent-1 --since 1d"
+    since = None
+    if "--since" in args:
+        at = args.index("--since")
+        if at + 1 >= len(args):
+            raise CommandUsage(usage)
+        since = args[at + 1]
+        args = args[:at] + args[at + 2 :]
+    if len(args) > 1:
+        raise CommandUsage(usage)
+    try:
+        return (validate_id("agent", args[0]) if args else None), since
+    except InvalidInput as e:
+        raise CommandUsage(f"{e} — {usage}") from e

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, TypeVar, cast
 
@@ -63,6 +63,7 @@ class BotRuntime:
     events_maxlen: int
     schedule_min_interval: float = 60.0
     write_wait: tuple[int, int] = (0, 0)  # (replicas, ms) a write that must outlive a failover waits for
+    prices: dict[str, tuple[float, ...]] = field(default_factory=dict)  # IB_PRICES over bus.prices' table
 
     @cached_property
     def notes(self) -> TeardownNotes:

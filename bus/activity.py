@@ -13,6 +13,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
 
+from bus.usage import dollars
+
 # Events after which the agent's turn is over (its status line is removed), and the pane states that
 # say the same when the pane watcher, not a hook, saw it. `error` is only ever a turn's end (a retry
 # Claude Code still makes raises none).
@@ -36,6 +38,7 @@ class Activity:
     since: float | None = None
     tools: int = 0
     tokens: int | None = None  # the context's size, from the latest answer that said it
+    usd: float | None = None  # what the agent has cost so far, from the latest answer that said it
 
 
 def item_tokens(value: str) -> int | None:
@@ -43,11 +46,19 @@ def item_tokens(value: str) -> int | None:
     return int(value) if value.isdigit() else None
 
 
+def item_usd(value: str) -> float | None:
+    """An item's `usd` field (the agent's cost so far); None when it has none or it is no amount."""
+    whole, _, cents = value.partition(".")
+    return float(value) if (whole + cents).isdigit() and whole.isascii() and cents.isascii() else None
+
+
 def fold_item(activity: Activity, fields: Mapping[str, str], now: float) -> Activity:
     """`fold` for one `out:<agent>` entry (its fields as read from the stream)."""
     at = item_time(fields.get("ts", ""), now)
     kind, text, tool = fields.get("kind", ""), fields.get("text", ""), fields.get("tool", "")
-    return fold(activity, kind, text, tool, at, item_tokens(fields.get("tokens", "")))
+    activity = fold(activity, kind, text, tool, at, item_tokens(fields.get("tokens", "")))
+    usd = item_usd(fields.get("usd", ""))
+    return activity if usd is None else replace(activity, usd=usd)
 
 
 def item_time(ts: str, default: float) -> float:
@@ -75,7 +86,9 @@ def fold(
     """The activity after one output item written at `at`. A prompt starts a turn; items after the
     turn ended (the transcript tail lags the Stop hook) change nothing."""
     if kind == "prompt":
-        return Activity(working=True, turn_started=at, doing=THINKING, since=at, tokens=activity.tokens)
+        return Activity(
+            working=True, turn_started=at, doing=THINKING, since=at, tokens=activity.tokens, usd=activity.usd
+        )
     if tokens is not None:
         activity = replace(activity, tokens=tokens)
     if not activity.working:
@@ -116,7 +129,8 @@ def duration(seconds: float) -> str:
 
 
 def activity_line(activity: Activity, now: float) -> str:
-    """`⚙ Read src/app.py · 12s — turn 3m05s, 7 tools`; "" when the agent is not working."""
+    """`⚙ Read src/app.py · 12s — turn 3m05s, 7 tools · 45k tokens · $0.42`; "" when the agent is not
+    working."""
     if not activity.working:
         return ""
     since = activity.since if activity.since is not None else now
@@ -126,6 +140,8 @@ def activity_line(activity: Activity, now: float) -> str:
         line += f" — turn {duration(now - activity.turn_started)}{tools}"
     if activity.tokens is not None:
         line += f" · {kilo(activity.tokens)} tokens"
+    if activity.usd is not None:
+        line += f" · {dollars(activity.usd)}"
     return line
 
 

@@ -30,6 +30,7 @@ class HotConf(Record):
         "listener_name",
         "max_message_bytes",
         "namespace",
+        "prices",
         "redis_url",
         "root",
         "spool_dir",
@@ -52,7 +53,9 @@ class HotConf(Record):
         wait_replicas: int = 0,
         wait_ms: int = defaults.REDIS_WAIT_MS,
         embedded_port: int | None = None,
+        prices: str = "",
     ) -> None:
+        self.prices = prices  # IB_PRICES as written (bus.prices.parse_prices reads it when a turn is priced)
         self.embedded_port = embedded_port  # IB_EMBEDDED_PORT: where the embedded bus listens, when set
         self.redis_url, self.namespace, self.events_maxlen = redis_url, namespace, events_maxlen
         self.connect_timeout, self.spool_dir, self.max_message_bytes = (
@@ -119,6 +122,7 @@ def _conf(merged: dict[str, str], root: str | None) -> HotConf:
         wait_replicas=defaults.replicas_to_wait(_whole(merged, "IB_REDIS_WAIT_REPLICAS"), redis_url),
         wait_ms=int(_number(merged, "IB_REDIS_WAIT_MS", defaults.REDIS_WAIT_MS)),
         embedded_port=_whole(merged, "IB_EMBEDDED_PORT"),
+        prices=merged.get("IB_PRICES", ""),
     )
 
 

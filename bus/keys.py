@@ -46,6 +46,15 @@ class Keys(Record):
     def agents(self) -> str:
         return self._k("agents")
 
+    def usage(self, agent_id: str) -> str:
+        """The tokens of each model answer of an agent (stream), kept after the agent is gone."""
+        return self._k("usage", agent_id)
+
+    @property
+    def usage_agents(self) -> str:
+        """The agents that have a `usage` stream."""
+        return self._k("usage-agents")
+
     def stop_turn(self, agent_id: str) -> str:
         """The last Stop-hook turn already published for an agent (once per turn)."""
         return self._k("agent", agent_id, "turn")

@@ -80,8 +80,8 @@ def _other_problem(name: str, raw: str) -> str | None:
         return "must not be empty"
     if name == "IB_STATUS_NODE_AUTO" and raw.lower() not in BOOLEANS:
         return "must be true or false (or 1/0, yes/no, on/off)"
-    if name == "IB_AGENT_ENV":
-        return agent_env_problem(raw)
+    if name in ("IB_AGENT_ENV", "IB_PRICES"):
+        return agent_env_problem(raw) if name == "IB_AGENT_ENV" else _prices_problem(raw)
     if name in PERMISSION_MODE_SETTINGS and (raw or name == "IB_PERMISSION_MODE"):  # a role's may be empty
         try:
             permission_mode(raw)
@@ -134,3 +134,13 @@ def check(values: Mapping[str, str]) -> None:
         found = value_problem(name, values[name])
         if found:
             raise ValueError(f"{name}: {found} (got {values[name]!r})")
+
+
+def _prices_problem(raw: str) -> str | None:
+    from bus.prices import parse_prices
+
+    try:
+        parse_prices(raw)
+    except ValueError as e:
+        return str(e)
+    return None

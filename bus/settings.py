@@ -19,6 +19,7 @@ from bus.address import Address
 from bus.errors import ConfigError
 from bus.names import name_problem, worker_id_problem
 from bus.permission_modes import DEFAULT_PERMISSION_MODE, permission_mode
+from bus.prices import parse_prices
 from bus.repo_paths import repo_root
 from bus.setting_checks import NUMBERS, agent_env_problem, number, user_ids, value_problem
 
@@ -141,6 +142,12 @@ class Settings(BaseSettings):
         True, description="the worker starts `ib status-node --auto` when the first root agent appears"
     )
 
+    prices: Annotated[dict[str, tuple[float, ...]], NoDecode] = Field(
+        default_factory=dict,
+        description="model prices over the built-in table: MODEL=INPUT,OUTPUT,CACHE_WRITE,CACHE_READ;... "
+        "in dollars per million tokens, MODEL a family (opus-4.6) or an exact model id",
+    )
+
     # telegram
     telegram_token: SecretStr | None = Field(None, description="Bot API token; unset: no bot")
     telegram_chat_id: int | None = Field(None, description="the forum supergroup the bot serves")
@@ -209,6 +216,11 @@ class Settings(BaseSettings):
                 raise ValueError(problem)
             return [p.strip() for p in value.split(",") if p.strip()]
         return value
+
+    @field_validator("prices", mode="before")
+    @classmethod
+    def _prices(cls, value: Any) -> Any:
+        return parse_prices(value) if isinstance(value, str) else value
 
     @field_validator("worker_id")
     @classmethod
@@ -310,4 +322,6 @@ def _shown(value: Any, annotation: Any) -> str:
         return "(unset)"
     if isinstance(value, list):
         return ",".join(str(v) for v in value) or "(none)"
+    if isinstance(value, dict):  # IB_PRICES, as it is written
+        return ";".join(f"{k}={','.join(f'{p:g}' for p in v)}" for k, v in value.items()) or "(none)"
     return str(value)

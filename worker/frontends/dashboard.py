@@ -28,7 +28,7 @@ from rich.console import Console
 from rich.live import Live
 
 from bus import dead_letters
-from bus.activity import IDLE_STATES, activity_line, current
+from bus.activity import IDLE_STATES, activity_line, current, item_usd
 from bus.agents import Agent
 from bus.envelope import Envelope
 from bus.errors import BusError
@@ -189,8 +189,19 @@ class Dashboard:
         now = time.time()
         records = self.rt.agents.all()
         doing = self._activities(records, now)
+        costs = self._costs(records)
         agents = [
-            AgentRow(a.id, a.state, a.created_at, a.manager, a.task, a.goal, a.paused, doing.get(a.id, ""))
+            AgentRow(
+                a.id,
+                a.state,
+                a.created_at,
+                a.manager,
+                a.task,
+                a.goal,
+                a.paused,
+                doing.get(a.id, ""),
+                costs[a.id],
+            )
             for a in records
         ]
         questions = [QuestionRow(q.id, q.agent, q.text, q.asked_at) for q in self.rt.questions.pending()]
@@ -229,6 +240,14 @@ class Dashboard:
             activity = current((fields for _id, fields in reversed(tail)), a.state, now)
             lines[a.id] = activity_line(activity, now)
         return lines
+
+    def _costs(self, records: Sequence[Agent]) -> dict[str, float | None]:
+        """What each agent has cost so far, as the worker's transcript tail last summed it."""
+        pipe = self.rt.client.pipeline(transaction=False)
+        for a in records:
+            pipe.hget(self.rt.keys.agent(a.id), "usage_usd")
+        found = cast(list[str | None], pipe.execute() if records else [])
+        return {a.id: item_usd(usd) if usd else None for a, usd in zip(records, found, strict=True)}
 
     def _services(self, now: float) -> tuple[ServiceRow, ...]:
         record = self.files.read() if self.files is not None else None

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from rich.console import Group
 from rich.text import Text
 
+from bus.usage import dollars
 from worker.service.supervisor_state import span
 from worker.terminal_text import printable
 
@@ -45,6 +46,7 @@ class AgentRow:
     goal: str = ""
     paused: bool = False
     doing: str = ""  # the live status line of a working agent (bus.activity), shown under its row
+    usd: float | None = None  # what it has cost so far (bus.usage); None: no answer read yet
 
 
 @dataclass(frozen=True)
@@ -258,6 +260,7 @@ AGENT_COLUMNS = (  # (name, narrowest, widest): dropped from the end when the te
     ("age", 4, 4),
     ("task", 8, 16),
     ("manager", 8, 16),
+    ("cost", 6, 8),
     ("goal", 12, 200),
 )
 MARK = 2  # the selection marker before the tree
@@ -336,6 +339,7 @@ def _agent_row(s: Snapshot, prefix: str, a: AgentRow, columns: list[tuple[str, i
         "age": (span(s.now - a.created_at), "dim"),
         "task": (a.task or "-", ""),
         "manager": (a.manager or "-", "dim"),
+        "cost": (_cost(a.usd), ""),
         "goal": (_first_line(a.goal), "dim"),
     }
     row = Text("› " if selected else "  ", style="bold")
@@ -345,6 +349,13 @@ def _agent_row(s: Snapshot, prefix: str, a: AgentRow, columns: list[tuple[str, i
     if selected:
         row.stylize("reverse", MARK)
     return row
+
+
+def _cost(usd: float | None) -> str:
+    """`$0.42`, `<$0.01`, `-` (no answer read yet): short, the column is narrow."""
+    if usd is None:
+        return "-"
+    return "<$0.01" if 0 < usd < 0.01 else dollars(usd)
 
 
 def _cell(text: str, width: int, style: str = "", space: bool = False) -> Text:

@@ -101,7 +101,7 @@ def handle(payload: Mapping[str, object], agent_id: str, cwd: str) -> None:
         raise  # said on stderr and in agent.log by main()
     except BusError as e:  # Redis away: the event waits in the spool, with what the agent's folder knows
         record = _local_record(conf.root, agent_id)
-        keep(conf, _event(decision, agent_id, record, payload), e)
+        keep(conf, _event(decision, agent_id, record, payload, conf.prices), e)
         _tell_manager(None, conf, record.get("manager", ""), decision, agent_id)
         return
     with conn:
@@ -129,7 +129,7 @@ def _publish_turn(
         found = found if isinstance(found, list) else []
         values = [v.decode() if isinstance(v, bytes) else "" for v in found]
         record = dict(zip(FIELDS, values, strict=False))
-        event = _event(decision, agent_id, record, payload)
+        event = _event(decision, agent_id, record, payload, conf.prices)
         fields = {"state": decision, "state_at": f"{time.time():.3f}", "state_by": "hook"}
         if isinstance(payload.get("transcript_path"), str):
             fields["transcript_path"] = str(payload["transcript_path"])
@@ -142,7 +142,7 @@ def _publish_turn(
             _finish_task(conn, conf, agent_id, record["task"], last if isinstance(last, str) else "")
     except BusError as e:  # Redis went away half way: the event still goes out, through the spool
         record = record or _local_record(conf.root, agent_id)
-        keep(conf, event or _event(decision, agent_id, record, payload), e)
+        keep(conf, event or _event(decision, agent_id, record, payload, conf.prices), e)
         _tell_manager(None, conf, record.get("manager", ""), decision, agent_id)
         return
     publish(conf, event, conn)
@@ -150,11 +150,16 @@ def _publish_turn(
 
 
 def _event(
-    decision: str, agent_id: str, record: Mapping[str, str], payload: Mapping[str, object]
+    decision: str, agent_id: str, record: Mapping[str, str], payload: Mapping[str, object], prices: str = ""
 ) -> Envelope:
     from bus.envelope import make_event
 
     last = payload.get("last_assistant_message")
+    data: dict[str, object] = {"last_message": last[-2000:] if isinstance(last, str) else ""}
+    if decision == "complete":
+        usage = session_usage(payload.get("transcript_path"), prices)
+        if usage is not None:
+            data["usage"] = usage
     return make_event(
         decision,
         event_message(decision, agent_id, record.get("manager", ""), record.get("role", "")),
@@ -162,8 +167,35 @@ def _event(
         agent=agent_id,
         project=record.get("project") or None,
         task=record.get("task") or None,
-        data={"last_message": last[-2000:] if isinstance(last, str) else ""},
+        data=data,
     )
+
+
+# bytes of transcript the hook reads for the event's total (bench/cost_bench.py: 17-60 ms a MB on a
+# loaded machine); a longer session's complete event has no total (`ib cost` has it)
+USAGE_READ_LIMIT = 8 << 20
+
+
+def session_usage(path: object, prices: str) -> dict[str, object] | None:
+    """The tokens and cost of the agent's Claude session so far, from its transcript (`bus.usage`'s
+    JSON); None when there is no transcript, or one too long to read within a hook's time."""
+    if not isinstance(path, str) or not path:
+        return None
+    try:
+        if os.stat(path).st_size > USAGE_READ_LIMIT:
+            return None
+    except OSError:
+        return None
+    from bus.prices import parse_prices
+    from bus.usage import spend, spend_data
+    from worker.agents.transcript_usage import read_transcript
+
+    try:
+        overrides = parse_prices(prices)
+    except ValueError:
+        overrides = {}  # the settings refuse it at start; a hook never fails the turn for it
+    records, unreadable = read_transcript(path)
+    return {**spend_data(spend(records, overrides)), "unreadable_lines": unreadable}
 
 
 def _local_record(root: str | None, agent_id: str) -> dict[str, str]:
