@@ -20,6 +20,8 @@ DEV_NOT_IMPORTED = {
     "pytest-timeout": "a pytest plugin: the timeout setting and marker",
     "pytest-xdist": "a pytest plugin: tests/run.sh runs the tests in several processes (-n)",
     "build": "run as `python -m build` by tests/integration/test_install.py",
+    "mkdocs": "a tool: tests/run.sh builds the docs site with it (docs/hooks/ run inside it)",
+    "mkdocs-material": "the docs site's theme, loaded by mkdocs",
 }
 
 
