@@ -1,0 +1,72 @@
+"""The worker's conflict watch: a thread blocked on `conflict-checks:<worker>` (what the agents' PostToolUse
+hook adds after a file-changing tool call), checking every agent named in each batch at once, so the git work
+never holds up the worker's main loop and a burst of edits costs one check.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+
+import redis
+
+from bus.errors import BusError
+from bus.streams import Group, consumer_name
+from worker.conflicts.check import ConflictCheck
+from worker.errors import WorkerError
+from worker.service.runtime import Runtime
+
+log = logging.getLogger(__name__)
+
+GROUP = "conflicts"
+READ_COUNT = 200
+BLOCK_MS = 1000  # the stop flag is looked at this often
+
+
+class ConflictWatch:
+    def __init__(self, rt: Runtime, reader: redis.Redis, stopping: threading.Event) -> None:
+        self.rt = rt
+        self.stopping = stopping
+        self.check = ConflictCheck(rt)
+        self.group = Group(reader, rt.keys.conflict_checks(rt.worker_id), GROUP, consumer_name())
+        self.thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        """Run in a thread of its own until `stopping` is set."""
+        self.thread = threading.Thread(target=self._run, name="conflict-watch", daemon=True)
+        self.thread.start()
+
+    def drain(self) -> int:
+        """Check what is waiting now and return (burst mode: `ib worker --once`, tests); agents checked."""
+        self.group.ensure("0")
+        done = 0
+        pending = self.group.mine_pending(READ_COUNT) + self.group.take_over(min_idle_ms=0)
+        if pending:
+            done += self._handle(pending)
+        while entries := self.group.read(block_ms=1, count=READ_COUNT):
+            done += self._handle(entries)
+        return done
+
+    def _run(self) -> None:
+        while not self.stopping.is_set():
+            try:
+                self.drain()
+                while not self.stopping.is_set():
+                    entries = self.group.read(block_ms=BLOCK_MS, count=READ_COUNT)
+                    if entries:
+                        self._handle(entries)
+            except (redis.ConnectionError, redis.TimeoutError) as e:
+                log.warning("conflict watch: the bus is out of reach (%s); retrying", e)
+                self.stopping.wait(1.0)
+            except Exception:  # the watch must outlive a bug in one check; said in the log
+                log.exception("conflict watch: a check failed")
+                self.stopping.wait(1.0)
+
+    def _handle(self, entries: list[tuple[str, dict[str, str]]]) -> int:
+        agents = [fields.get("agent", "") for _id, fields in entries]
+        try:
+            self.check.run(a for a in agents if a)
+        except (BusError, WorkerError, OSError) as e:
+            log.warning("conflict watch: checking %s failed: %s", ", ".join(sorted(set(agents))), e)
+        self.group.ack([entry_id for entry_id, _fields in entries])
+        return len(set(agents))
