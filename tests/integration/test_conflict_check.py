@@ -6,6 +6,7 @@ and the note the agent's next PostToolUse hook prints. Every prediction is compa
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import threading
 from collections.abc import Callable
@@ -294,3 +295,46 @@ def test_the_hook_says_nothing_and_exits_0_when_redis_is_away(tmp_path: Path) ->
         cwd=tmp_path,
     )
     assert (done.returncode, done.stdout) == (0, "")
+
+
+def test_two_agents_editing_the_same_line_in_the_same_second_get_one_event(
+    repo: Path, redis_url: str, namespace: str, rds: redis.Redis, keys: Keys
+) -> None:
+    """Both hooks ask before the worker looks: one batch, both snapshots taken first, one event (told to the
+    agent whose request came second), nothing told twice."""
+    rt = _runtime(repo, redis_url, namespace)
+    a, b = _agent(rt, repo, "ann"), _agent(rt, repo, "bob")
+    _edit(a / "calc.py", "return a + b", "return 1")
+    _edit(b / "calc.py", "return a + b", "return 2")
+    for agent in ("ann", "bob"):
+        env = {
+            "IB_AGENT_ID": agent,
+            "IB_WORKER_ID": WORKER,
+            "IB_REDIS_URL": redis_url,
+            "IB_NAMESPACE": namespace,
+        }
+        changes.run(json.dumps({"tool_name": "Write", "tool_input": {}}), env)
+    watch = ConflictWatch(rt, client_for(redis_url, blocking=True), threading.Event())
+    assert watch.drain() == 2
+    (event,) = _events(rds, keys)
+    assert event["data"]["agents"] == ["bob", "ann"]  # type: ignore[index]
+    assert rds.llen(keys.conflict_notes("bob")) == 1
+    assert rds.llen(keys.conflict_notes("ann")) == 0
+
+
+def test_a_same_size_rewrite_in_the_second_of_the_index_is_seen(
+    repo: Path, redis_url: str, namespace: str, rds: redis.Redis, keys: Keys
+) -> None:
+    """Racy git: a file rewritten with the same size in the second its index was written has the stat the
+    index recorded; only the index's own date tells git to read it. The snapshot's copy of the index keeps
+    that date."""
+    rt = _runtime(repo, redis_url, namespace)
+    a, b = _agent(rt, repo, "ann"), _agent(rt, repo, "bob")
+    (a / "logo.bin").write_bytes(b"\x00\x01\x02aaaa")
+    index = AgentPaths(repo, "bob").git_dir / "index"
+    stamp = index.stat().st_mtime_ns
+    (b / "logo.bin").write_bytes(b"\x00\x01\x02bbbb")  # the size of the committed file
+    os.utime(b / "logo.bin", ns=(stamp, stamp))
+    os.utime(index, ns=(stamp, stamp))
+    (collision,) = ConflictCheck(rt).run(["bob"])
+    assert [f.shown for f in collision.files] == ["logo.bin"]

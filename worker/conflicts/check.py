@@ -42,14 +42,17 @@ class _Side:
 class ConflictCheck:
     rt: Runtime
     snapshots: dict[str, _Side] = field(default_factory=dict)
+    scratches: dict[str, Scratch] = field(default_factory=dict)
     compared: dict[str, tuple[str, ...]] = field(default_factory=dict)
     """Per agent, the commits of its last check: the same again (a Bash call that changed nothing) is
     skipped."""
 
     def run(self, changed: Iterable[str]) -> list[Collision]:
-        """Check each agent in `changed` (ids; unknown, ended or foreign ones are skipped); what was told."""
+        """Check each agent in `changed` (ids in the order they asked; unknown, ended or foreign ones are
+        skipped), the latest first: it made the second change, so it is the one told. What was told."""
         live = self._live()
-        wanted = [live[a] for a in dict.fromkeys(changed) if a in live]
+        latest_first = list(dict.fromkeys(reversed(list(changed))))  # the change made last is the second one
+        wanted = [live[a] for a in latest_first if a in live]
         for agent in wanted:  # every changed agent first: two edits in the same second see each other
             self._snap(agent, fresh=True)
         told: list[Collision] = []
@@ -94,7 +97,9 @@ class ConflictCheck:
         return snap
 
     def _scratch(self, root: str) -> Scratch:
-        scratch = Scratch(Path(root))
+        scratch = self.scratches.get(root)
+        if scratch is None:
+            scratch = self.scratches[root] = Scratch(Path(root))
         scratch.ensure()
         return scratch
 

@@ -82,6 +82,7 @@ class Scratch:
     def __init__(self, root: Path) -> None:
         self.root = root
         self.git_dir = root / ".ib" / "conflicts.git"
+        self._common: Path | None = None  # the person's git folder (its objects are borrowed)
 
     @property
     def objects(self) -> Path:
@@ -95,10 +96,12 @@ class Scratch:
 
     def borrow(self, object_dirs: Sequence[Path]) -> None:
         """The object stores the merges read: the person's and the given agents' (rewritten on a change)."""
-        common = _git(
-            ["rev-parse", "--path-format=absolute", "--git-common-dir"], env=_env(), cwd=self.root
-        ).decode(ENCODING, ERRORS)
-        wanted = "".join(f"{d}\n" for d in [Path(common.strip()) / "objects", *object_dirs])
+        if self._common is None:
+            found = _git(
+                ["rev-parse", "--path-format=absolute", "--git-common-dir"], env=_env(), cwd=self.root
+            )
+            self._common = Path(found.decode(ENCODING, ERRORS).strip())
+        wanted = "".join(f"{d}\n" for d in [self._common / "objects", *object_dirs])
         alternates = self.objects / "info" / "alternates"
         if alternates.is_file() and alternates.read_text(encoding=ENCODING, errors=ERRORS) == wanted:
             return
@@ -115,7 +118,9 @@ class Scratch:
         with tempfile.TemporaryDirectory(prefix="index-", dir=self.git_dir) as folder:
             index = Path(folder) / "index"
             if (git_dir / "index").is_file():
-                shutil.copyfile(git_dir / "index", index)
+                # with its mtime: git trusts a file's stat only when it is older than the index (racy git);
+                # a copy dated now would hide a same-size rewrite made in the index's second
+                shutil.copy2(git_dir / "index", index)
             env = _env(
                 GIT_DIR=str(git_dir),
                 GIT_WORK_TREE=str(worktree),
