@@ -21,7 +21,7 @@ from bus.keys import Keys
 from bus.settings import Settings
 from tests.cli import IB, git, init_repo
 from worker.agents.layout import AgentPaths
-from worker.conflicts.check import ConflictCheck
+from worker.conflicts.check import STALE, ConflictCheck
 from worker.conflicts.watch import ConflictWatch
 from worker.git import agent_repo
 from worker.git.repo import Git
@@ -338,3 +338,23 @@ def test_a_same_size_rewrite_in_the_second_of_the_index_is_seen(
     os.utime(index, ns=(stamp, stamp))
     (collision,) = ConflictCheck(rt).run(["bob"])
     assert [f.shown for f in collision.files] == ["logo.bin"]
+
+
+def test_a_change_made_outside_the_tools_is_seen_once_the_idle_watch_refreshes_it(
+    repo: Path, redis_url: str, namespace: str, rds: redis.Redis, keys: Keys
+) -> None:
+    """A check uses the other agents' last snapshots (their own edits refresh them); one changed behind the
+    tools' back (a person's edit) is taken again when the watch is idle and its snapshot is stale."""
+    rt = _runtime(repo, redis_url, namespace)
+    a, b = _agent(rt, repo, "ann"), _agent(rt, repo, "bob")
+    check = ConflictCheck(rt)
+    check.run(["ann", "bob"])
+    assert check.refresh_stalest() is False  # nothing stale yet
+    _edit(a / "calc.py", "return a + b", "return 1")  # no hook ran for this one
+    _edit(b / "calc.py", "return a + b", "return 2")
+    assert check.run(["bob"]) == []  # ann's snapshot is the old one
+    for side in check.snapshots.values():
+        side.taken -= STALE
+    assert check.refresh_stalest() is True
+    assert check.refresh_stalest() is True
+    assert len(check.run(["bob"])) == 1

@@ -23,7 +23,9 @@ from worker.service.runtime import Runtime
 log = logging.getLogger(__name__)
 
 STALE = 30.0
-"""Seconds another agent's snapshot is reused: its own edits refresh it sooner (each one asks for a check)."""
+"""Seconds after which an agent's snapshot is taken again when the watch is idle (`refresh_stalest`). A check
+never waits for that: every edit through a tool refreshes its own agent's snapshot; this catches the rest
+(a person's edit in the work tree)."""
 MAX_HUNK_FILES = 10
 NOTES_KEPT = 20
 NOTE_TTL = 86400
@@ -79,7 +81,7 @@ class ConflictCheck:
 
     def _snap(self, agent: Agent, fresh: bool) -> Snapshot | None:
         kept = self.snapshots.get(agent.id)
-        if kept is not None and not fresh and time.monotonic() - kept.taken < STALE:
+        if kept is not None and not fresh:
             return kept.snapshot
         paths = AgentPaths(Path(agent.root), agent.id)
         scratch = self._scratch(agent.root)
@@ -95,6 +97,15 @@ class ConflictCheck:
             return None
         self.snapshots[agent.id] = _Side(agent, snap, time.monotonic())
         return snap
+
+    def refresh_stalest(self) -> bool:
+        """Take again the oldest snapshot older than STALE (one, so an idle moment stays short); True when one
+        was due."""
+        due = [side for side in self.snapshots.values() if time.monotonic() - side.taken >= STALE]
+        if not due:
+            return False
+        self._snap(min(due, key=lambda side: side.taken).agent, fresh=True)
+        return True
 
     def _scratch(self, root: str) -> Scratch:
         scratch = self.scratches.get(root)

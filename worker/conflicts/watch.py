@@ -55,12 +55,20 @@ class ConflictWatch:
                     entries = self.group.read(block_ms=BLOCK_MS, count=READ_COUNT)
                     if entries:
                         self._handle(entries)
+                    else:  # idle: keep the other agents' snapshots current off the edit's path
+                        self._refresh()
             except (redis.ConnectionError, redis.TimeoutError) as e:
                 log.warning("conflict watch: the bus is out of reach (%s); retrying", e)
                 self.stopping.wait(1.0)
             except Exception:  # the watch must outlive a bug in one check; said in the log
                 log.exception("conflict watch: a check failed")
                 self.stopping.wait(1.0)
+
+    def _refresh(self) -> None:
+        try:
+            self.check.refresh_stalest()
+        except (BusError, WorkerError, OSError) as e:
+            log.warning("conflict watch: refreshing a snapshot failed: %s", e)
 
     def _handle(self, entries: list[tuple[str, dict[str, str]]]) -> int:
         agents = [fields.get("agent", "") for _id, fields in entries]
