@@ -21,7 +21,7 @@ from bus.keys import Keys
 from bus.settings import Settings
 from tests.cli import IB, git, init_repo
 from worker.agents.layout import AgentPaths
-from worker.conflicts.check import STALE, ConflictCheck
+from worker.conflicts.check import PRUNE_EVERY, STALE, ConflictCheck
 from worker.conflicts.watch import ConflictWatch
 from worker.git import agent_repo
 from worker.git.repo import Git
@@ -358,3 +358,22 @@ def test_a_change_made_outside_the_tools_is_seen_once_the_idle_watch_refreshes_i
     assert check.refresh_stalest() is True
     assert check.refresh_stalest() is True
     assert len(check.run(["bob"])) == 1
+
+
+def test_pruning_the_scratch_repository_keeps_the_check_working(
+    repo: Path, redis_url: str, namespace: str, rds: redis.Redis, keys: Keys
+) -> None:
+    rt = _runtime(repo, redis_url, namespace)
+    a, b = _agent(rt, repo, "ann"), _agent(rt, repo, "bob")
+    check = ConflictCheck(rt)
+    _edit(a / "calc.py", "return a + b", "return 1")
+    _edit(b / "calc.py", "return a + b", "return 2")
+    assert len(check.run(["bob"])) == 1
+    assert check.prune() is False  # not yet time
+    check.pruned -= PRUNE_EVERY
+    assert check.prune() is True
+    for scratch in check.scratches.values():  # even what is in use now: snapshots are taken again
+        scratch.prune("now")
+    check.snapshots.clear()
+    _edit(b / "calc.py", "return 2", "return 3")
+    assert len(check.run(["ann", "bob"])) == 1

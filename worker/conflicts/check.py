@@ -26,6 +26,7 @@ STALE = 30.0
 """Seconds after which an agent's snapshot is taken again when the watch is idle (`refresh_stalest`). A check
 never waits for that: every edit through a tool refreshes its own agent's snapshot; this catches the rest
 (a person's edit in the work tree)."""
+PRUNE_EVERY = 600.0
 MAX_HUNK_FILES = 10
 NOTES_KEPT = 20
 NOTE_TTL = 86400
@@ -45,6 +46,7 @@ class ConflictCheck:
     rt: Runtime
     snapshots: dict[str, _Side] = field(default_factory=dict)
     scratches: dict[str, Scratch] = field(default_factory=dict)
+    pruned: float = field(default_factory=time.monotonic)
     compared: dict[str, tuple[str, ...]] = field(default_factory=dict)
     """Per agent, the commits of its last check: the same again (a Bash call that changed nothing) is
     skipped."""
@@ -107,6 +109,15 @@ class ConflictCheck:
         self._snap(min(due, key=lambda side: side.taken).agent, fresh=True)
         return True
 
+    def prune(self) -> bool:
+        """Every PRUNE_EVERY seconds, the scratch repositories' old objects go; True when it was time."""
+        if time.monotonic() - self.pruned < PRUNE_EVERY:
+            return False
+        self.pruned = time.monotonic()
+        for scratch in self.scratches.values():
+            scratch.prune()
+        return True
+
     def _scratch(self, root: str) -> Scratch:
         scratch = self.scratches.get(root)
         if scratch is None:
@@ -133,6 +144,9 @@ class ConflictCheck:
             outcomes = scratch.merge([(mine.commit, commit) for _name, _kind, commit in sides])
         except (GitError, ValueError) as e:
             log.warning("conflict check of %s failed: %s", agent.id, e)
+            for name, kind, _commit in sides:  # a snapshot whose objects went is taken again next time
+                if kind == "agent":
+                    self.snapshots.pop(name, None)
             return []
         self.compared[agent.id] = signature
         told = []

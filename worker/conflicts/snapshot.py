@@ -22,6 +22,7 @@ from worker.conflicts.merge_tree import ENCODING, ERRORS, MergeOutcome, parse_ba
 from worker.errors import GitError
 
 GIT_TIMEOUT = 30.0
+PRUNE_EXPIRE = "2.hours.ago"
 BLOB_LIMIT = 1 << 20  # bytes of a conflicted file read for its hunks
 IDENTITY = {
     "GIT_AUTHOR_NAME": "ittybus",
@@ -161,6 +162,12 @@ class Scratch:
         if size > BLOB_LIMIT:
             return None
         return _git(["cat-file", "blob", spec], env=env).decode(ENCODING, "replace")
+
+    def prune(self, expire: str = PRUNE_EXPIRE) -> None:
+        """Drop the scratch objects no snapshot used lately (git freshens an object each time it is written
+        again, so the snapshots in use stay)."""
+        if (self.git_dir / "HEAD").is_file():
+            _git(["prune", f"--expire={expire}"], env=_env(GIT_DIR=str(self.git_dir)))
 
     def branch_tip(self, branch: str) -> str | None:
         """The commit of the person's `branch`, None when there is no such branch."""

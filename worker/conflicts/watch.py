@@ -66,7 +66,8 @@ class ConflictWatch:
 
     def _refresh(self) -> None:
         try:
-            self.check.refresh_stalest()
+            if not self.check.refresh_stalest():
+                self.check.prune()
         except (BusError, WorkerError, OSError) as e:
             log.warning("conflict watch: refreshing a snapshot failed: %s", e)
 
