@@ -30,6 +30,7 @@ class ConflictWatch:
         self.check = ConflictCheck(rt)
         self.group = Group(reader, rt.keys.conflict_checks(rt.worker_id), GROUP, consumer_name())
         self.thread: threading.Thread | None = None
+        self.paused = False  # Redis went away; the watch waits for it
 
     def start(self) -> None:
         """Run in a thread of its own until `stopping` is set."""
@@ -53,13 +54,22 @@ class ConflictWatch:
                 self.drain()
                 while not self.stopping.is_set():
                     entries = self.group.read(block_ms=BLOCK_MS, count=READ_COUNT)
+                    if self.paused:
+                        log.info("conflict watch: going on")
+                        self.paused = False
                     if entries:
                         self._handle(entries)
                     else:  # idle: keep the other agents' snapshots current off the edit's path
                         self._refresh()
             except (redis.ConnectionError, redis.TimeoutError) as e:
-                log.warning("conflict watch: the bus is out of reach (%s); retrying", e)
+                if not self.paused:  # said once per outage; the main loop says the outage itself
+                    log.warning("conflict watch: paused until Redis answers (%s)", e)
+                self.paused = True
                 self.stopping.wait(1.0)
+            except redis.ResponseError as e:
+                if "NOGROUP" not in str(e):
+                    log.exception("conflict watch: Redis refused a read")
+                self.stopping.wait(0.1)  # a Redis that lost its data lost the group: drain() makes it again
             except Exception:  # the watch must outlive a bug in one check; said in the log
                 log.exception("conflict watch: a check failed")
                 self.stopping.wait(1.0)
