@@ -20,6 +20,7 @@ from bus.clients import client_for
 from bus.keys import Keys
 from bus.settings import Settings
 from tests.cli import IB, git, init_repo
+from tests.waiting import retry_until
 from worker.agents.layout import AgentPaths
 from worker.conflicts.check import PRUNE_EVERY, STALE, ConflictCheck
 from worker.conflicts.watch import ConflictWatch
@@ -377,3 +378,33 @@ def test_pruning_the_scratch_repository_keeps_the_check_working(
     check.snapshots.clear()
     _edit(b / "calc.py", "return 2", "return 3")
     assert len(check.run(["ann", "bob"])) == 1
+
+
+def test_the_watch_thread_checks_what_the_hook_asks_and_outlives_a_lost_stream(
+    repo: Path, redis_url: str, namespace: str, rds: redis.Redis, keys: Keys
+) -> None:
+    """The worker's thread, as `ib worker` runs it: a request is checked without a drain; a Redis that lost
+    the stream and its group (a restart without its data) costs nothing but the time to make them again."""
+    rt = _runtime(repo, redis_url, namespace)
+    a, b = _agent(rt, repo, "ann"), _agent(rt, repo, "bob")
+    stopping = threading.Event()
+    watch = ConflictWatch(rt, client_for(redis_url, blocking=True), stopping)
+    watch.start()
+    try:
+        env = {
+            "IB_AGENT_ID": "bob",
+            "IB_WORKER_ID": WORKER,
+            "IB_REDIS_URL": redis_url,
+            "IB_NAMESPACE": namespace,
+        }
+        retry_until(lambda: rds.exists(keys.conflict_checks(WORKER)), 10, 0.05, "the watch's group")
+        rds.delete(keys.conflict_checks(WORKER))
+        _edit(a / "calc.py", "return a + b", "return 1")
+        _edit(b / "calc.py", "return a + b", "return 2")
+        changes.run(json.dumps({"tool_name": "Edit", "tool_input": {}}), env)
+        retry_until(lambda: _events(rds, keys), 30, 0.05, "the conflict_risk event")
+    finally:
+        stopping.set()
+        assert watch.thread is not None
+        watch.thread.join(10)
+    assert not watch.thread.is_alive()
