@@ -251,6 +251,47 @@ def _merge_failed(event: Event) -> _View:
     return _View(f"⚠ Merge of {branch} → {target} failed: {error}")
 
 
+def _conflict_risk(event: Event) -> _View:
+    agent, other, branch = _agent(event), _text(event.data, "other_agent"), _text(event.data, "branch")
+    theirs = other or branch or "?"
+    head = (
+        f"⚠ Conflict risk: {agent} and {other} change the same code (it will not merge cleanly)"
+        if other
+        else f"⚠ Conflict risk: {agent}'s change collides with branch {branch or '?'}"
+    )
+    lines = [head]
+    conflicts = event.data.get("conflicts")
+    for item in conflicts if isinstance(conflicts, list) else []:
+        if isinstance(item, dict):
+            lines.extend(_conflict_lines(item, agent, theirs))
+    if len(lines) == 1:
+        lines.extend(f"• {name}" for name in _strings(event.data.get("files")))
+    more = _int(event.data, "more_files")
+    if more:
+        lines.append(f"… and {_plural(more, 'more file')}")
+    return _View("\n".join(lines))
+
+
+def _conflict_lines(item: dict[str, Any], agent: str, other: str) -> list[str]:
+    hunks = [h for h in item.get("hunks") or [] if isinstance(h, dict)]
+    where = ", ".join(str(h.get("line")) for h in hunks)
+    place = f", around line{'s' if len(hunks) > 1 else ''} {where}" if hunks else ""
+    lines = [f"• {_text(item, 'path', '?')}{place} ({_text(item, 'kind', 'content')})"]
+    for hunk in hunks[:1]:
+        lines.append(f"  {agent}: {_gist(hunk.get('ours'))}")
+        lines.append(f"  {other}: {_gist(hunk.get('theirs'))}")
+    return lines
+
+
+def _strings(value: object) -> list[str]:
+    return [str(v) for v in value] if isinstance(value, list) else []
+
+
+def _gist(lines: object) -> str:
+    shown = " ⏎ ".join(line.strip() for line in _strings(lines)[:3] if line.strip())
+    return shorten(shown, 120) if shown else "(deleted)"
+
+
 # --- auto mode --------------------------------------------------------------------------------------
 
 
@@ -407,6 +448,7 @@ _RENDERERS: dict[str, Callable[[Event], _View]] = {
     "merge_merged": _merge_merged,
     "merge_conflict": _merge_conflict,
     "merge_failed": _merge_failed,
+    "conflict_risk": _conflict_risk,
     "auto_started": _auto_started,
     "auto_finished": _auto_finished,
     "auto_paused": _auto_paused,

@@ -69,6 +69,7 @@ class _Rule:
     merge: Style | None = None  # style in the merge topic, when bound
     create_merge: bool = False  # ask for the merge topic when none is bound
     person: bool = False  # must reach a person: fall back to the project topic, then General
+    other_agent: bool = False  # also the topic of the agent named in data["other_agent"] (both sides)
 
 
 _F, _S, _O = Style.FULL, Style.SUMMARY, Style.OUTPUT
@@ -106,6 +107,7 @@ RULES: dict[str, _Rule] = {
     "stopped": _Rule(project=_S, data=_F, prefer_agent=True),
     "killed": _Rule(project=_S, data=_F, prefer_agent=True),
     "merged": _Rule(project=_S, data=_F, prefer_agent=True),
+    "conflict_risk": _Rule(project=_S, data=_F, prefer_agent=True, create=_A, other_agent=True),
 }
 _UNKNOWN = _Rule(project=_S)
 
@@ -129,7 +131,22 @@ def route(event: Event, bindings: Bindings) -> list[Delivery]:
         out.extend(_data_plane(event, bindings, rule, rule.data, project_topic))
     if rule.merge is not None:
         out.extend(_merge(event, bindings, rule.merge, rule.create_merge))
+    if rule.other_agent:
+        out.extend(_other_agent(event, bindings))
     return _one_per_topic(out)
+
+
+def _other_agent(event: Event, bindings: Bindings) -> list[Delivery]:
+    """The other side of an event about two agents (a conflict risk): its topic, made when it has none."""
+    other = event.data.get("other_agent")
+    if not isinstance(other, str) or not other or other == event.agent:
+        return []
+    topic = bindings.agents.get(other)
+    if topic is not None:
+        return [Delivery(topic, Style.FULL)]
+    return [
+        Delivery(None, Style.FULL, TopicRequest(TopicKind.AGENT, other, topic_name(other, event.project)))
+    ]
 
 
 def _data_plane(

@@ -142,6 +142,21 @@ class Keys(Record):
         """Projects whose merge queue has (or had) requests, so a restarted worker finds every queue."""
         return self._k("merge-projects")
 
+    # conflict prediction (worker.conflicts)
+    def conflict_checks(self, worker: str) -> str:
+        """Stream: agents whose files just changed, for their worker to check (the PostToolUse hook adds)."""
+        return self._k("conflict-checks", worker)
+
+    def conflict_marks(self, side: str, other: str) -> str:
+        """Hash: path -> fingerprint of each overlap between two sides already told (the pair in sorted
+        order, so either side's check finds it); a side is an agent id or `branch:<name>`."""
+        first, second = sorted((side, other))
+        return self._k("conflict-marks", first, second)
+
+    def conflict_notes(self, agent_id: str) -> str:
+        """List: conflict notes the agent has not read; its next PostToolUse hook prints and clears them."""
+        return self._k("conflict-notes", agent_id)
+
     # questions and messages for the person
     def question(self, question_id: str) -> str:
         return self._k("question", question_id)

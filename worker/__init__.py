@@ -1,6 +1,7 @@
 """Everything that touches tmux, git and Claude Code on one machine, and the `ib` command line.
 
 Areas, one subpackage each: agents, permissions, tmux, git, tasks, auto, hooks (the hot path),
-frontends, fake (the test stand-in for Claude Code), service (the worker process and `ib up`), cli.
+frontends, fake (the test stand-in for Claude Code), service (the worker process and `ib up`), cli, and
+conflicts (conflicts predicted while agents write).
 ARCHITECTURE.md draws the arrows between them.
 """

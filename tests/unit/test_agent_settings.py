@@ -7,8 +7,16 @@ import shlex
 
 import pytest
 
-from worker.agents.claude_settings import AGENT_HOOKS, HOOK_TIMEOUT, build_agent_settings, hook_command
+from worker.agents.claude_settings import (
+    AGENT_HOOKS,
+    HOOK_TIMEOUT,
+    MATCHERS,
+    build_agent_settings,
+    hook_command,
+)
 from worker.errors import WorkerError
+from worker.hooks.changes import CHANGING_TOOLS
+from worker.hooks.registry import HOT_HOOKS
 from worker.permissions.policy import MANDATORY_DENY, merge_permissions
 
 IB = "/opt/venv/bin/ib"
@@ -37,6 +45,7 @@ def test_hooks_and_permissions() -> None:
         "SessionStart": [f"{IB} hook session-start"],
         "PreToolUse": [f"{IB} hook pre-tool-use"],
         "Stop": [f"{IB} hook stop"],
+        "PostToolUse": [f"{IB} hook changes"],
         **{
             event: [f"{IB} hook event"]
             for event in (
@@ -71,10 +80,10 @@ def test_asking_for_bypass_permissions_accepts_its_warning() -> None:
 def test_claude_code_hook_schema() -> None:
     hooks = build_agent_settings("worker", PERMS, IB)["hooks"]
     assert isinstance(hooks, dict)
-    for groups in hooks.values():
+    for event, groups in hooks.items():
         assert groups == [
             {
-                "matcher": "",
+                "matcher": MATCHERS["changes"] if event == "PostToolUse" else "",
                 "hooks": [
                     {"type": "command", "command": groups[0]["hooks"][0]["command"], "timeout": HOOK_TIMEOUT}
                 ],
@@ -83,9 +92,15 @@ def test_claude_code_hook_schema() -> None:
 
 
 def test_primary_session_hooks_are_not_for_agents() -> None:
+    """An agent's PostToolUse is the conflict check's, only after the tools that may change files."""
     hooks = build_agent_settings("worker", PERMS, IB)["hooks"]
     assert isinstance(hooks, dict)
-    assert "PostToolUse" not in hooks
+    assert "post-tool-use" not in json.dumps(hooks)
+    assert hooks["PostToolUse"][0]["hooks"][0]["command"].endswith("hook changes")
+
+
+def test_the_matcher_names_the_tools_the_hook_checks() -> None:
+    assert MATCHERS["changes"].split("|") == list(CHANGING_TOOLS)
 
 
 def test_events_the_cli_lacks_are_left_out() -> None:
@@ -122,4 +137,5 @@ def test_bad_arguments(role: str, ib: str, message: str) -> None:
 
 
 def test_hook_names_are_ours() -> None:
-    assert {hook for _, hook in AGENT_HOOKS} == {"session-start", "pre-tool-use", "stop", "event"}
+    assert {hook for _, hook in AGENT_HOOKS} == {"session-start", "pre-tool-use", "stop", "event", "changes"}
+    assert {hook for _, hook in AGENT_HOOKS} <= set(HOT_HOOKS)

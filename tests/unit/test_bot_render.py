@@ -625,3 +625,41 @@ def test_a_dialog_of_unknown_kind_without_usable_options_has_no_buttons() -> Non
         "prompt_id": "p-0a1b2c3d",
     }  # no question
     assert render(event("permission", "m", agent="agent-x", data=data), Style.FULL).buttons == ()
+
+
+RISK = {
+    "two-agents": (
+        {
+            "agents": ["bob", "ann"],
+            "other_agent": "ann",
+            "files": ["calc.py", "logo.bin"],
+            "conflicts": [
+                {
+                    "path": "calc.py",
+                    "kind": "content",
+                    "hunks": [{"line": 2, "ours": ["    return a - b"], "theirs": ["    return a + b + 1"]}],
+                },
+                {"path": "logo.bin", "kind": "binary", "hunks": []},
+            ],
+        },
+        "⚠ Conflict risk: bob and ann change the same code (it will not merge cleanly)\n"
+        "• calc.py, around line 2 (content)\n  bob: return a - b\n  ann: return a + b + 1\n"
+        "• logo.bin (binary)",
+    ),
+    "branch": (
+        {"agents": ["bob"], "branch": "main", "conflicts": [{"path": "<x>.py", "kind": "modify/delete"}]},
+        "⚠ Conflict risk: bob&#x27;s change collides with branch main\n• &lt;x&gt;.py (modify/delete)",
+    ),
+    "garbled-data": (
+        {"other_agent": "ann", "conflicts": "nope", "files": ["a.py"], "more_files": 3},
+        "⚠ Conflict risk: bob and ann change the same code (it will not merge cleanly)\n• a.py\n"
+        "… and 3 more files",
+    ),
+}
+
+
+@pytest.mark.parametrize(("data", "text"), RISK.values(), ids=RISK.keys())
+def test_a_conflict_risk_names_both_sides_the_files_and_the_hunks(data: dict[str, Any], text: str) -> None:
+    rendered = render(event("conflict_risk", agent="bob", data=data), Style.FULL)
+    assert rendered.text == text.replace("&#x27;", "'")
+    visible_text(rendered.text, "HTML")

@@ -269,3 +269,30 @@ def test_acknowledged_messages_are_bookkeeping_not_shown() -> None:
         {"type": "message", "from": "user", "project": "backend", "data": {"acknowledged": ["m-1"]}}
     )
     assert route(event, Bindings(projects={"backend": 7})) == []
+
+
+OTHER = 31
+
+
+def test_a_conflict_risk_shows_in_both_agents_topics() -> None:
+    bindings = Bindings(projects={"backend": PROJECT}, agents={"agent-1": AGENT, "agent-2": OTHER})
+    risk = event("conflict_risk", task=None, data={"other_agent": "agent-2"})
+    assert shown(route(risk, bindings)) == [(PROJECT, S), (AGENT, F), (OTHER, F)]
+
+
+def test_a_conflict_risk_makes_the_other_agents_topic_when_it_has_none() -> None:
+    bindings = Bindings(projects={"backend": PROJECT}, agents={"agent-1": AGENT})
+    risk = event("conflict_risk", task=None, data={"other_agent": "agent-2"})
+    deliveries = route(risk, bindings)
+    assert [(d.thread_id, d.style) for d in deliveries if d.create is None] == [(PROJECT, S), (AGENT, F)]
+    (made,) = [d.create for d in deliveries if d.create is not None]
+    assert made == TopicRequest(TopicKind.AGENT, "agent-2", "agent-2 [backend]")
+
+
+BAD_OTHERS = {"missing": {}, "not-a-string": {"other_agent": 7}, "itself": {"other_agent": "agent-1"}}
+
+
+@pytest.mark.parametrize("data", BAD_OTHERS.values(), ids=BAD_OTHERS.keys())
+def test_a_conflict_risk_against_the_branch_or_garbled_shows_once(data: dict[str, Any]) -> None:
+    bindings = Bindings(projects={"backend": PROJECT}, agents={"agent-1": AGENT})
+    assert shown(route(event("conflict_risk", task=None, data=data), bindings)) == [(PROJECT, S), (AGENT, F)]

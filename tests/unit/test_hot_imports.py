@@ -56,6 +56,7 @@ HOT_MODULES = {
     "stop": "worker.hooks.stop",
     "session-start": "worker.hooks.session_start",
     "event": "worker.hooks.agent_event",
+    "changes": "worker.hooks.changes",
     "event-outcome": "worker.hooks.events",
     "notify": "worker.hooks.notify",
     "entry": "worker.cli.entry",

@@ -24,9 +24,15 @@ AGENT_HOOKS = (
     ("SessionEnd", "event"),
     ("PreCompact", "event"),
     ("UserPromptSubmit", "event"),
+    ("PostToolUse", "changes"),
 )
 """(Claude Code event, `ib hook` name). Every Notification type is taken (unknown ones are kept as
-`notification` events); PostToolUse watches the primary session only."""
+`notification` events); PostToolUse runs after the tools that may change files (`MATCHERS`): the conflict
+check (worker.hooks.changes)."""
+
+MATCHERS = {"changes": "Write|Edit|MultiEdit|NotebookEdit|Bash"}
+"""Claude Code matchers of the hooks that run for some tools only (the same list as
+worker.hooks.changes.CHANGING_TOOLS; a test keeps them equal)."""
 
 
 def hook_command(ib_command: str, hook: str) -> str:
@@ -69,6 +75,8 @@ def build_agent_settings(
             "deny": list(permissions.deny),
         },
         "hooks": {
-            event: [hook_entry(ib_command, hook)] for event, hook in AGENT_HOOKS if event not in lacking
+            event: [hook_entry(ib_command, hook, MATCHERS.get(hook, ""))]
+            for event, hook in AGENT_HOOKS
+            if event not in lacking
         },
     }

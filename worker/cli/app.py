@@ -122,6 +122,8 @@ HOOK_HELP = {
     "pre-tool-use": "An agent's PreToolUse hook: keep it inside its worktree and its tool lists.",
     "primary-pre-tool-use": "The primary session's PreToolUse hook: no `cd` into agents' worktrees.",
     "tmux-status": "Stop / PostToolUse: the tmux window indicator (🤖✅ / 🤖⚙️).",
+    "changes": "An agent's PostToolUse after a file-changing tool: ask its worker for a conflict check "
+    "and print the conflict notes left for it.",
 }
 
 

@@ -418,9 +418,13 @@ def _question_rows(s: Snapshot) -> list[Text]:
     return rows
 
 
+LOUD_EVENTS = frozenset({"question", "complete", "waiting", "conflict_risk"})
+"""Event types the dashboard's feed shows in bold: someone should look."""
+
+
 def _event_row(e: EventRow) -> Text:
     line = Text(f"  {e.time} ", style="dim")
-    line.append(f"{e.type:<14}", style="bold" if e.type in ("question", "complete", "waiting") else "")
+    line.append(f"{e.type:<14}", style="bold" if e.type in LOUD_EVENTS else "")
     line.append(" " + _first_line(e.msg))
     return line
 

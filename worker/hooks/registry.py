@@ -12,4 +12,5 @@ HOT_HOOKS = {  # hook name → module with main(argv) -> exit code
     "session-start": "worker.hooks.session_start",
     "event": "worker.hooks.agent_event",
     "tmux-status": "worker.hooks.tmux_status",
+    "changes": "worker.hooks.changes",
 }

@@ -40,6 +40,7 @@ from worker.auto.loop import AutoLoops
 from worker.boundary import guard
 from worker.boundary.relay import Relay
 from worker.boundary.rules import AGENT_ID
+from worker.conflicts.watch import ConflictWatch
 from worker.errors import WorkerError
 from worker.frontends.status_node import StatusNodeStarter
 from worker.git.merge_queue import MergeQueue
@@ -88,6 +89,7 @@ class WorkerService:
         self.inbox = Inbox(self.reader, self.rt.keys, self.rt.worker_id, consumer_name())
         self.merges = MergeQueue(self.rt)
         self.autos = AutoLoops(self.rt, self.merges)
+        self.conflicts = ConflictWatch(self.rt, self.reader, self.stopping)  # its own thread: git takes time
         # the embedded bus's address as this worker found it (None with IB_REDIS_URL, which cannot move)
         self.embedded_url = None if self.rt.settings.redis_url else self._embedded().recorded_url()
 
@@ -107,7 +109,9 @@ class WorkerService:
             if once:
                 self._drain()
                 self.tick()
+                self.conflicts.drain()
                 return
+            self.conflicts.start()
             self._loop()
         finally:
             if relay is not None:
