@@ -47,8 +47,8 @@ from bus.envelope import make_event
 from bus.keys import Keys
 from bus.settings import Settings
 from bus.streams import publish
+from worker.runtime import Runtime
 from worker.service.process import WorkerService
-from worker.service.runtime import Runtime
 from worker.tmux.pane_watch import PaneWatcher
 
 WARMUP = float(os.environ.get("IB_BENCH_WARMUP", "8"))

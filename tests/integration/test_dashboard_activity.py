@@ -14,7 +14,7 @@ from bus.settings import Settings
 from tests.cli import init_repo
 from worker.frontends.dashboard import Dashboard
 from worker.frontends.dashboard_render import render_plain
-from worker.service.runtime import Runtime
+from worker.runtime import Runtime
 
 
 def test_a_working_agent_shows_its_live_status_line(

@@ -4,6 +4,6 @@ talk to it (send, look, questions), pause and resume it, tear it down, and what 
 Also the pure pieces every agent operation shares: where its files live (`layout`), its prompt and the
 completion markers, the Claude Code settings it starts with, its transcript parser and tail, its log.
 May import bus, worker.errors and the other worker areas' pure or I/O layers (tmux, git, permissions),
-worker.service.runtime (the context every operation takes) and the status block's pure rendering;
+worker.runtime (the context every operation takes) and the status block's pure rendering;
 never the rest of the service, the front ends' I/O or the cli.
 """

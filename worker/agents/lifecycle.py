@@ -17,7 +17,7 @@ from worker.agents.ownership import owned
 from worker.agents.spawn import start_script
 from worker.agents.talk import press, send
 from worker.errors import WorkerError
-from worker.service.runtime import Runtime
+from worker.runtime import Runtime
 
 CONTINUE = "Continue where you left off."
 START_WAIT = 15.0  # seconds a restarted agent has to show its program before we stop watching

@@ -6,7 +6,7 @@ from __future__ import annotations
 from bus.agents import Agent
 from bus.worker_commands import Command
 from worker.errors import WorkerError
-from worker.service.runtime import Runtime
+from worker.runtime import Runtime
 
 
 class NotOwner(WorkerError):

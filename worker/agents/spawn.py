@@ -45,7 +45,7 @@ from worker.git import agent_repo
 from worker.git.agent_repo import AgentRepo
 from worker.git.repo import Git
 from worker.permissions.policy import merge_permissions
-from worker.service.runtime import Runtime
+from worker.runtime import Runtime
 
 USER_HOOK_TIMEOUT = 30
 RESERVED_NAMES = frozenset({"user", "user-claude"})  # `ib send user ...` is a message for the person

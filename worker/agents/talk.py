@@ -15,7 +15,7 @@ from worker.agents import agent_log
 from worker.agents.layout import AgentPaths
 from worker.agents.ownership import owned
 from worker.errors import SessionGone, WorkerError
-from worker.service.runtime import Runtime
+from worker.runtime import Runtime
 from worker.tmux.dialogs import read_dialog, refusal
 from worker.tmux.input_box import still_typed
 

@@ -25,7 +25,7 @@ from worker.errors import SessionGone
 from worker.git import agent_repo
 from worker.git.agent_repo import AgentRepo
 from worker.git.repo import Git
-from worker.service.runtime import Runtime
+from worker.runtime import Runtime
 
 GRACE_SECONDS = 2.0
 

@@ -15,7 +15,7 @@ from bus.activity import TURN_END
 from bus.agents import Agent
 from bus.hashes import append_entry, read_hash
 from worker.agents.transcript import TranscriptParser
-from worker.service.runtime import Runtime
+from worker.runtime import Runtime
 
 log = logging.getLogger(__name__)
 CHUNK = 1 << 20

@@ -13,7 +13,7 @@ from worker.agents.teardown import agent_repository
 from worker.frontends.status_block import format_age
 from worker.git import agent_repo
 from worker.git.repo import Git
-from worker.service.runtime import Runtime
+from worker.runtime import Runtime
 from worker.terminal_text import printable
 
 __all__ = ["format_age"]  # the CLI shows ages the way the status block does

@@ -47,7 +47,7 @@ from worker.auto.decide import (
 from worker.auto.prompts import MERGE_PROMPT_FILE, merge_again, merge_goal, task_goal, task_message
 from worker.errors import WorkerError
 from worker.git.merge_queue import MergeQueue
-from worker.service.runtime import Runtime
+from worker.runtime import Runtime
 
 log = logging.getLogger(__name__)
 

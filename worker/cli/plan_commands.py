@@ -20,7 +20,7 @@ from bus.plans import render_tree
 from worker.cli import values
 from worker.cli.context import Context
 from worker.errors import WorkerError
-from worker.service.runtime import Runtime
+from worker.runtime import Runtime
 from worker.tasks import planning
 
 

@@ -25,7 +25,7 @@ from bus.secret_file import token_file_problem
 from worker.cli.context import Context
 from worker.cli.stopping import stop_everything, warn_running
 from worker.frontends.dashboard import Dashboard, keys_fd
-from worker.service.runtime import NotARepository, Runtime
+from worker.runtime import NotARepository, Runtime
 from worker.service.supervisor import (
     StackError,
     StackFiles,

@@ -56,7 +56,7 @@ from worker.frontends.dashboard_render import (
     render_plain,
     tree,
 )
-from worker.service.runtime import Runtime
+from worker.runtime import Runtime
 from worker.service.supervisor import StackFiles, probe, process_alive
 from worker.service.supervisor_state import healthy, service_line
 

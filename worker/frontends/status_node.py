@@ -35,7 +35,7 @@ from worker.frontends.status_block import (
     render_block,
     settle,
 )
-from worker.service.runtime import NotARepository, Runtime
+from worker.runtime import NotARepository, Runtime
 from worker.service.signals import stop_on_signals
 
 log = logging.getLogger(__name__)

@@ -20,7 +20,7 @@ from worker.agents.teardown import agent_repository, teardown
 from worker.errors import WorkerError
 from worker.git import agent_repo
 from worker.git.repo import Git, MergeResult, RebaseResult
-from worker.service.runtime import Runtime
+from worker.runtime import Runtime
 
 
 class MergeConflict(WorkerError):

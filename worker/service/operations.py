@@ -20,7 +20,7 @@ from worker.auto.loop import AutoLoops
 from worker.errors import WorkerError
 from worker.git import merge
 from worker.git.merge_queue import MergeQueue
-from worker.service.runtime import Runtime
+from worker.runtime import Runtime
 from worker.tasks import planning
 from worker.tasks.assign import spawn_agent
 

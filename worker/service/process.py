@@ -44,9 +44,9 @@ from worker.errors import WorkerError
 from worker.frontends.status_node import StatusNodeStarter
 from worker.git.merge_queue import MergeQueue
 from worker.hooks.manager_notes import flush_waiting
+from worker.runtime import Runtime
 from worker.service.inbox import Batch, Inbox
 from worker.service.operations import run_operation
-from worker.service.runtime import Runtime
 from worker.service.signals import stop_on_signals
 from worker.tasks import planning
 from worker.tmux.pane_watch import CLOSE_INTERVAL, PaneWatcher

@@ -15,8 +15,8 @@ from bus.worker_commands import Command
 from bus.worker_rpc import request
 from bus.workers import validate_worker_id
 from worker.agents.ownership import owner_of
+from worker.runtime import Runtime
 from worker.service.operations import run_operation
-from worker.service.runtime import Runtime
 
 
 def run_on_owner(

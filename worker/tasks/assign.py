@@ -17,7 +17,7 @@ from bus.ids import validate_id
 from bus.task_model import Task
 from bus.worker_commands import NewAgent
 from worker.agents.spawn import SpawnRequest, new_agent
-from worker.service.runtime import Runtime
+from worker.runtime import Runtime
 
 
 def refusal(task: Task, agent_id: str) -> str:

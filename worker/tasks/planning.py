@@ -21,7 +21,7 @@ from worker.agents import teardown
 from worker.agents.spawn import SpawnRequest, new_agent
 from worker.agents.talk import send
 from worker.errors import WorkerError
-from worker.service.runtime import Runtime
+from worker.runtime import Runtime
 
 log = logging.getLogger(__name__)
 

@@ -6,5 +6,5 @@ a tick (`pane_watch`), and the painter of a screen's colours into a PNG (`screen
 
 May import bus, libtmux (`client` and `server` only; the hooks never load them), worker.errors,
 worker.agents' environment and markers, worker.hooks' event fields and (the pane watcher)
-worker.service.runtime, the context it runs in; never the cli.
+worker.runtime, the context it runs in; never the cli.
 """

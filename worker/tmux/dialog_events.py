@@ -11,7 +11,7 @@ import time
 from bus.agents import Agent
 from bus.prompts import Prompt
 from worker.hooks.events import FROM_PANE
-from worker.service.runtime import Runtime
+from worker.runtime import Runtime
 from worker.tmux.dialogs import Dialog, read_dialog
 
 log = logging.getLogger(__name__)

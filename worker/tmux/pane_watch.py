@@ -24,7 +24,7 @@ from bus.agents import Agent
 from bus.errors import Conflict
 from worker.errors import SessionGone
 from worker.hooks.events import FROM_PANE, stopped_reason
-from worker.service.runtime import Runtime
+from worker.runtime import Runtime
 from worker.tmux.dialog_events import DRAW_WAIT, tell_dialog
 from worker.tmux.pane_death import Death
 from worker.tmux.pane_state import PaneState, pane_state
