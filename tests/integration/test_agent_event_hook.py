@@ -13,7 +13,7 @@ from bus.keys import Keys
 from bus.prompts import PromptStore
 from bus.questions import QuestionStore
 from tests.cli import IbRunner
-from worker.hooks.events import FROM_PANE
+from worker.markers import FROM_PANE
 
 
 def _hook(ib: IbRunner, payload: object, agent: str = "a1") -> None:

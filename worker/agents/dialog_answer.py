@@ -18,7 +18,7 @@ from worker.agents import talk
 from worker.agents.ownership import owned
 from worker.agents.talk import look, send
 from worker.errors import WorkerError
-from worker.hooks.events import FROM_PANE
+from worker.markers import FROM_PANE
 from worker.runtime import Runtime
 from worker.tmux.dialog_events import DRAW_WAIT, STILL_CLOSING, recorded_as
 from worker.tmux.dialogs import Dialog, DialogError, keys_for, option_for_answer, pick, read_dialog

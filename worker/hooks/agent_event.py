@@ -171,7 +171,7 @@ def _drawn_first(conn: Connection, keys: Keys, agent_id: str, kind: str, data: d
     """Claude Code may draw a dialog before its PermissionRequest hook has run: when the pane watcher
     already recorded (and published) this dialog, its record is adopted (the buttons people have keep
     answering it) and given the tool and detail; its id, or "" when the dialog is new."""
-    from worker.hooks.events import FROM_PANE
+    from worker.markers import FROM_PANE
 
     found = conn.call("HMGET", keys.prompt(agent_id), "id", "tool", "kind", "question")
     values = [v.decode() if isinstance(v, bytes) else "" for v in (found if isinstance(found, list) else [])]

@@ -10,7 +10,7 @@ import time
 
 from bus.agents import Agent
 from bus.prompts import Prompt
-from worker.hooks.events import FROM_PANE
+from worker.markers import FROM_PANE
 from worker.runtime import Runtime
 from worker.tmux.dialogs import Dialog, read_dialog
 

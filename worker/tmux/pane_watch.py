@@ -23,7 +23,8 @@ from dataclasses import dataclass, field
 from bus.agents import Agent
 from bus.errors import Conflict
 from worker.errors import SessionGone
-from worker.hooks.events import FROM_PANE, stopped_reason
+from worker.hooks.events import stopped_reason
+from worker.markers import FROM_PANE
 from worker.runtime import Runtime
 from worker.tmux.dialog_events import DRAW_WAIT, tell_dialog
 from worker.tmux.pane_death import Death
