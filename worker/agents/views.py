@@ -10,13 +10,11 @@ from bus.agents import Agent
 from bus.errors import Conflict
 from worker.agents.ownership import owned
 from worker.agents.teardown import agent_repository
-from worker.frontends.status_block import format_age
+from worker.ages import format_age
 from worker.git import agent_repo
 from worker.git.repo import Git
 from worker.runtime import Runtime
 from worker.terminal_text import printable
-
-__all__ = ["format_age"]  # the CLI shows ages the way the status block does
 
 
 def first_line(text: str, width: int) -> str:

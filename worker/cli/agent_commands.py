@@ -37,6 +37,7 @@ from worker.agents.layout import AgentPaths
 from worker.agents.sandbox import sandbox_line
 from worker.agents.spawn import SpawnRequest, read_goal, requested_mode
 from worker.agents.talk import Screenshot
+from worker.ages import format_age
 from worker.cli.context import Context
 from worker.cli.stopping import bus_problem, nuke_without_bus, without_bus
 
@@ -136,7 +137,7 @@ def list_cmd(as_json: bool = typer.Option(False, "--json", help="print JSON")) -
             views.state_text(rt, a),
             a.role,
             a.manager or "-",
-            views.format_age(a.age),
+            format_age(a.age),
             escape(views.first_line(a.goal, 50)),
         )
     console.print(table)

@@ -28,13 +28,13 @@ from worker.errors import StatusFileError, WorkerError
 from worker.frontends.claude_md import write_if_changed
 from worker.frontends.status_block import (
     AgentRecord,
-    MessageKind,
     UserMessage,
     build_status,
     read_block,
     render_block,
     settle,
 )
+from worker.message_kinds import MessageKind
 from worker.runtime import NotARepository, Runtime
 from worker.service.signals import stop_on_signals
 
