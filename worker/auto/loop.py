@@ -46,7 +46,7 @@ from worker.auto.decide import (
 )
 from worker.auto.prompts import MERGE_PROMPT_FILE, merge_again, merge_goal, task_goal, task_message
 from worker.errors import WorkerError
-from worker.git.merge_queue import MergeQueue
+from worker.merges.merge_queue import MergeQueue
 from worker.runtime import Runtime
 
 log = logging.getLogger(__name__)

@@ -18,8 +18,8 @@ from worker.agents.ownership import NotOwner, owner_of
 from worker.agents.talk import look, press, screenshot, send
 from worker.auto.loop import AutoLoops
 from worker.errors import WorkerError
-from worker.git import merge
-from worker.git.merge_queue import MergeQueue
+from worker.merges import land
+from worker.merges.merge_queue import MergeQueue
 from worker.runtime import Runtime
 from worker.tasks import planning
 from worker.tasks.assign import spawn_agent
@@ -81,13 +81,13 @@ def _kill(rt: Runtime, c: cmd.Kill) -> str:
 
 @operation(cmd.Merge)
 def _merge(rt: Runtime, c: cmd.Merge) -> Any:
-    done = merge.merge(rt, c.agent, c.into)
+    done = land.merge(rt, c.agent, c.into)
     return {"agent": done.agent, "target": done.target, "sha": done.sha, "commits": done.commits}
 
 
 @operation(cmd.MergeCheck)
 def _merge_check(rt: Runtime, c: cmd.MergeCheck) -> Any:
-    return merge.merge_check(rt, c.agent, c.into)
+    return land.merge_check(rt, c.agent, c.into)
 
 
 @operation(cmd.Approve)

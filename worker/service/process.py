@@ -2,7 +2,7 @@
 
 One loop: one blocking read of this worker's command stream and of the events stream
 (worker/service/inbox.py; woken at least every pane interval), then the pane watcher and the transcript
-tailer. Events drive the merge queue (worker/git/merge_queue.py) and the /auto loops (worker/auto/loop.py),
+tailer. Events drive the merge queue (worker/merges/merge_queue.py) and the /auto loops (worker/auto/loop.py),
 in this one thread. On start it re-adopts the agents still running in tmux and marks the rest stopped; on
 SIGTERM it stops and leaves the agents running. `--once` (burst) handles what is pending and returns, for
 tests.
@@ -42,8 +42,8 @@ from worker.boundary.relay import Relay
 from worker.boundary.rules import AGENT_ID
 from worker.errors import WorkerError
 from worker.frontends.status_node import StatusNodeStarter
-from worker.git.merge_queue import MergeQueue
 from worker.hooks.manager_notes import flush_waiting
+from worker.merges.merge_queue import MergeQueue
 from worker.runtime import Runtime
 from worker.service.inbox import Batch, Inbox
 from worker.service.operations import run_operation
