@@ -48,8 +48,8 @@ from bus.keys import Keys
 from bus.settings import Settings
 from bus.streams import publish
 from worker.runtime import Runtime
+from worker.service.pane_watch import PaneWatcher
 from worker.service.process import WorkerService
-from worker.tmux.pane_watch import PaneWatcher
 
 WARMUP = float(os.environ.get("IB_BENCH_WARMUP", "8"))
 WINDOW = float(os.environ.get("IB_BENCH_WINDOW", "20"))

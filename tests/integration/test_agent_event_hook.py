@@ -151,7 +151,7 @@ def test_exit_plan_mode_shows_the_plan_from_the_transcript(
 
 def _drawn_by_the_pane(rds: redis.Redis, keys: Keys, agent: str, kind: str, title: str) -> tuple[str, str]:
     """What the pane watcher records when it sees a dialog before any hook told it: a prompt and the
-    question its buttons answer (worker.tmux.dialog_events)."""
+    question its buttons answer (worker.service.dialog_events)."""
     prompts, questions = PromptStore(rds, keys), QuestionStore(rds, keys)
     prompt = prompts.record(agent, kind, "", ("Yes", "No"), tool=FROM_PANE, question=title)
     question = questions.ask(agent, title, "p", ("Yes", "No"), dialog=prompt.id)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from bus.agents import Agent
-from worker.tmux.pane_watch import watched_closely
+from worker.service.pane_watch import watched_closely
 
 
 @pytest.mark.parametrize(

@@ -20,8 +20,17 @@ from worker.agents.talk import look, send
 from worker.errors import WorkerError
 from worker.markers import FROM_PANE
 from worker.runtime import Runtime
-from worker.tmux.dialog_events import DRAW_WAIT, STILL_CLOSING, recorded_as
-from worker.tmux.dialogs import Dialog, DialogError, keys_for, option_for_answer, pick, read_dialog
+from worker.tmux.dialogs import (
+    DRAW_WAIT,
+    STILL_CLOSING,
+    Dialog,
+    DialogError,
+    keys_for,
+    option_for_answer,
+    pick,
+    read_dialog,
+    recorded_as,
+)
 
 GONE_WAIT = STILL_CLOSING  # seconds an answered dialog may take to close (and a reason waits for it)
 

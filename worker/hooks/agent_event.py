@@ -2,8 +2,9 @@
 UserPromptSubmit hooks): the agent's state as Claude Code itself reports it, and the event a person needs.
 
 A state set here is marked `state_by=hook`: the pane watcher leaves it alone unless it sees stronger
-evidence (worker/pane_watch.py). A dialog that waits for a person (permission, plan, AskUserQuestion) is
-recorded in `prompt:<agent>` so `ib approve` / `ib deny` / an answer can find it and answer it once.
+evidence (worker/service/pane_watch.py). A dialog that waits for a person (permission, plan,
+AskUserQuestion) is recorded in `prompt:<agent>` so `ib approve` / `ib deny` / an answer can find it and
+answer it once.
 Runs on the light client and never fails the session: whatever goes wrong, exit 0.
 """
 

@@ -47,9 +47,9 @@ from worker.merges.merge_queue import MergeQueue
 from worker.runtime import Runtime
 from worker.service.inbox import Batch, Inbox
 from worker.service.operations import run_operation
+from worker.service.pane_watch import CLOSE_INTERVAL, PaneWatcher
 from worker.service.signals import stop_on_signals
 from worker.tasks import planning
-from worker.tmux.pane_watch import CLOSE_INTERVAL, PaneWatcher
 
 log = logging.getLogger(__name__)
 
@@ -292,7 +292,7 @@ class WorkerService:
     def _on_event(self, event: Event) -> None:
         """The merge queue moves on at every merge event of a project; the /auto loops see every event.
         A turn's end has its agent's transcript read at once (the bot shows the words above the end) and
-        ends the close watch of its pane; a state change may start one (worker.tmux.pane_watch)."""
+        ends the close watch of its pane; a state change may start one (worker.service.pane_watch)."""
         try:
             if event.type in TURN_END_TYPES and event.agent:
                 self.tailer.turn_ended(event.agent, event.id)

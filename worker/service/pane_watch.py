@@ -26,7 +26,8 @@ from worker.errors import SessionGone
 from worker.hooks.events import stopped_reason
 from worker.markers import FROM_PANE
 from worker.runtime import Runtime
-from worker.tmux.dialog_events import DRAW_WAIT, tell_dialog
+from worker.service.dialog_events import tell_dialog
+from worker.tmux.dialogs import DRAW_WAIT
 from worker.tmux.pane_death import Death
 from worker.tmux.pane_state import PaneState, pane_state
 from worker.tmux.parse import PaneInfo, needs_capture
