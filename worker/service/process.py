@@ -41,6 +41,10 @@ from worker.boundary import guard
 from worker.boundary.relay import Relay
 from worker.boundary.rules import AGENT_ID
 from worker.errors import WorkerError
+
+# Up into frontends/ on purpose: the worker starts the status node of its repository (`ib status-node`
+# outlives it), and the dashboard above reads the stack's state from service/. Allowed by name in
+# tests/unit/test_import_layers.py.
 from worker.frontends.status_node import StatusNodeStarter
 from worker.hooks.manager_notes import flush_waiting
 from worker.merges.merge_queue import MergeQueue
@@ -75,9 +79,7 @@ class WorkerService:
     def __post_init__(self) -> None:
         self.watcher = PaneWatcher(self.rt)
         self.tailer = TranscriptTailer(self.rt)
-        self.status_node = StatusNodeStarter(
-            self.rt
-        )  # CLAUDE.md status block: worker/frontends/status_node.py
+        self.status_node = StatusNodeStarter(self.rt)  # CLAUDE.md's status block
         # the token is `host:pid`: `ib ps` checks that the heartbeat names the worker it started
         self.heartbeat = Heartbeat(
             self.rt.client,
