@@ -23,9 +23,9 @@ from worker.cli import (
     bus_commands,
     dialog_commands,
     question_commands,
+    service_commands,
     status_commands,
     task_commands,
-    worker_commands,
 )
 from worker.cli import plan_commands as plans
 from worker.cli import stack_commands as stack
@@ -74,10 +74,10 @@ command: Callable[..., Any]  # the loops below register commands of every signat
 for command in (stack.up, stack.down, stack.ps, stack.watch):
     app.command(rich_help_panel=RUN)(command)
 app.add_typer(bus_commands.bus_app, name="bus", rich_help_panel=RUN)
-app.command(rich_help_panel=RUN)(worker_commands.worker)
+app.command(rich_help_panel=RUN)(service_commands.worker)
 app.command("bot", rich_help_panel=RUN)(bot_command)
 app.command(rich_help_panel=RUN)(bus_commands.config)
-app.add_typer(worker_commands.hooks_app, name="hooks", rich_help_panel=RUN)
+app.add_typer(service_commands.hooks_app, name="hooks", rich_help_panel=RUN)
 app.command("new-agent", rich_help_panel=AGENTS)(agents.new_agent_cmd)
 app.command("list", rich_help_panel=AGENTS)(agents.list_cmd)
 for command in (agents.tree, agents.info, agents.look, agents.status, agents.diff):
