@@ -15,7 +15,7 @@ from bus.auto_state import AutoState
 from bus.auto_store import AutoStore, Outbox
 from bus.envelope import now_ts
 from bus.errors import BusError, Conflict, InvalidInput, NotFound
-from bus.events import Event
+from bus.event_model import Event
 from bus.ids import validate_id
 from worker.agents import teardown
 from worker.agents.spawn import SpawnRequest, new_agent

@@ -14,7 +14,7 @@ import redis
 import typer
 
 from bus.envelope import EVENT_FIELD
-from bus.events import Event
+from bus.event_model import Event
 from bus.plan_store import PlanDraft
 from bus.plans import render_tree
 from worker.cli import values

@@ -28,7 +28,7 @@ from bus.dead_letters import Poison
 from bus.embedded import Embedded
 from bus.envelope import MERGE_TYPES
 from bus.errors import BusError
-from bus.events import Event
+from bus.event_model import Event
 from bus.heartbeat import Heartbeat
 from bus.publish import flush_spool
 from bus.relay_port import relay_port
