@@ -56,7 +56,7 @@ HOT_MODULES = {
     "stop": "worker.hooks.stop",
     "session-start": "worker.hooks.session_start",
     "event": "worker.hooks.agent_event",
-    "event-outcome": "worker.hooks.events",
+    "payload-outcome": "worker.hooks.payloads",
     "notify": "worker.hooks.notify",
     "entry": "worker.cli.entry",
 }

@@ -24,13 +24,13 @@ if TYPE_CHECKING:
     from bus.envelope import Envelope
     from bus.hotconf import HotConf
     from bus.resp import Connection
-    from worker.hooks.events import Outcome
+    from worker.hooks.payloads import Outcome
 
 PROMPT_TTL = 86400
 
 
 def handle(payload: dict[str, object], agent_id: str, cwd: str) -> None:
-    from worker.hooks.events import outcome
+    from worker.hooks.payloads import outcome
 
     found = outcome(payload, agent_id)
     if found is None:
@@ -51,7 +51,7 @@ def handle(payload: dict[str, object], agent_id: str, cwd: str) -> None:
 
 
 def apply(conn: Connection, conf: HotConf, agent_id: str, payload: dict[str, object], found: Outcome) -> None:
-    from worker.hooks.events import says_nothing_new
+    from worker.hooks.payloads import says_nothing_new
 
     keys = Keys(conf.namespace)
     record = conn.call("HMGET", keys.agent(agent_id), "state", "project", "task", "ending")

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from bus.agents import Agent
 from bus.errors import Conflict
 from worker.errors import SessionGone
-from worker.hooks.events import stopped_reason
+from worker.hooks.payloads import stopped_reason
 from worker.markers import FROM_PANE
 from worker.runtime import Runtime
 from worker.service.dialog_events import tell_dialog

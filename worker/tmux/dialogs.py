@@ -183,7 +183,7 @@ def pick(dialog: Dialog, choice: str) -> int:
 
 MEANINGS = {"approve": "approve", "trust": "approve", "approve always": "always", "always": "always"}
 MEANINGS |= {"deny": "deny", "refuse": "deny", "keep planning": "deny"}
-"""The answers a hook's event offers (worker/hooks/events.py: PERMISSION_OPTIONS...), as `pick` choices."""
+"""The answers a hook's event offers (worker/hooks/payloads.py: PERMISSION_OPTIONS...), as `pick` choices."""
 
 
 def option_for_answer(dialog: Dialog, answer: str) -> int:
