@@ -41,7 +41,7 @@ import redis
 
 from bench.bot_bench import TimedFake
 from bench.common import percentile
-from bus.agents import Agent, AgentStore
+from bus.agent_store import Agent, AgentStore
 from bus.clients import client_for
 from bus.envelope import make_event
 from bus.keys import Keys

@@ -26,7 +26,7 @@ import redis
 from rich.console import Console
 
 from bench.common import IB, REDIS_URL, ib_env, scratch_namespace, summary_ms
-from bus.agents import Agent, AgentStore
+from bus.agent_store import Agent, AgentStore
 from bus.clients import client_for
 from bus.envelope import make_event
 from bus.keys import Keys

@@ -24,7 +24,7 @@ from bot.plan_handlers import PLAN_TAPS, send_changes
 from bot.plan_render import ANCHOR_PREFIX
 from bot.render import escape
 from bot.runtime import BotRuntime, runtime
-from bus.agents import Agent
+from bus.agent_store import Agent
 from bus.errors import BusError, BusUnavailable
 from bus.worker_commands import Answer, Approve, Command, Deny, Send
 from bus.workers import describe_age, seen_ago_ms

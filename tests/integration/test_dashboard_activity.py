@@ -7,7 +7,7 @@ from pathlib import Path
 
 import redis
 
-from bus.agents import Agent, AgentStore
+from bus.agent_store import Agent, AgentStore
 from bus.clients import client_for
 from bus.keys import Keys
 from bus.settings import Settings

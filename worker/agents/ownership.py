@@ -3,7 +3,7 @@ own worker touches its tmux session and worktree; anywhere else the command goes
 
 from __future__ import annotations
 
-from bus.agents import Agent
+from bus.agent_store import Agent
 from bus.worker_commands import Command
 from worker.errors import WorkerError
 from worker.runtime import Runtime

@@ -12,7 +12,7 @@ import os
 from dataclasses import dataclass, field
 
 from bus.activity import TURN_END
-from bus.agents import Agent
+from bus.agent_store import Agent
 from bus.hashes import append_entry, read_hash
 from worker.agents.transcript import TranscriptParser
 from worker.runtime import Runtime

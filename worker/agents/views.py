@@ -6,7 +6,7 @@ import json
 import shlex
 from pathlib import Path
 
-from bus.agents import Agent
+from bus.agent_store import Agent
 from bus.errors import Conflict
 from worker.agents.ownership import owned
 from worker.agents.teardown import agent_repository

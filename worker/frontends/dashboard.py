@@ -29,7 +29,7 @@ from rich.live import Live
 
 from bus import dead_letters
 from bus.activity import IDLE_STATES, activity_line, current
-from bus.agents import Agent
+from bus.agent_store import Agent
 from bus.envelope import Envelope
 from bus.errors import BusError
 from bus.hashes import members

@@ -17,7 +17,7 @@ from pathlib import Path
 import redis
 
 from bus import dead_letters
-from bus.agents import Agent, AgentStore
+from bus.agent_store import Agent, AgentStore
 from bus.envelope import AGENT_TYPES
 from bus.heartbeat import Heartbeat
 from bus.keys import Keys

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NoReturn
 
-from bus.agents import Agent
+from bus.agent_store import Agent
 from bus.errors import Conflict
 from worker.agents import agent_log
 from worker.agents.layout import AgentPaths

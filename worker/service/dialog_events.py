@@ -8,7 +8,7 @@ from __future__ import annotations
 import logging
 import time
 
-from bus.agents import Agent
+from bus.agent_store import Agent
 from bus.prompts import Prompt
 from worker.markers import FROM_PANE
 from worker.runtime import Runtime

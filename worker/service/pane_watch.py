@@ -20,7 +20,7 @@ import logging
 import time
 from dataclasses import dataclass, field
 
-from bus.agents import Agent
+from bus.agent_store import Agent
 from bus.errors import Conflict
 from worker.errors import SessionGone
 from worker.hooks.payloads import stopped_reason

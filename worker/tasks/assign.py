@@ -11,7 +11,7 @@ import secrets
 from collections.abc import Callable
 from dataclasses import replace
 
-from bus.agents import Agent
+from bus.agent_store import Agent
 from bus.errors import BusError, Conflict, InvalidInput
 from bus.ids import validate_id
 from bus.task_model import Task
