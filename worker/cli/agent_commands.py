@@ -102,9 +102,9 @@ def new_agent_cmd(
         made = ctx.on_owner(command, on=on)
         print(made.get("id") if isinstance(made, dict) else made)
         return
-    from worker.tasks.assign import spawn_agent
+    from worker.tasks.assign import new_agent_from_command
 
-    print(spawn_agent(ctx.runtime, command, on_note=_print_note).id)
+    print(new_agent_from_command(ctx.runtime, command, on_note=_print_note).id)
 
 
 def _print_note(note: str) -> None:

@@ -22,7 +22,7 @@ from worker.merges import land
 from worker.merges.merge_queue import MergeQueue
 from worker.runtime import Runtime
 from worker.tasks import planning
-from worker.tasks.assign import spawn_agent
+from worker.tasks.assign import new_agent_from_command
 
 C = TypeVar("C", bound=Command)
 Operation = Callable[[Runtime, C], Any]
@@ -46,7 +46,7 @@ def operation(kind: type[C]) -> Callable[[Operation[C]], Operation[C]]:
 
 @operation(cmd.NewAgent)
 def _new_agent(rt: Runtime, c: cmd.NewAgent) -> Any:
-    return json.loads(spawn_agent(rt, c).to_json())
+    return json.loads(new_agent_from_command(rt, c).to_json())
 
 
 @operation(cmd.Send)
