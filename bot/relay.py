@@ -17,9 +17,9 @@ from telegram.ext import ContextTypes
 from bot import actions
 from bot.actions import Ask
 from bot.callbacks import DIALOG_ACTIONS, Action, Callback, parse_callback
+from bot.command_context import answering, sender_of, thread_of
 from bot.consumer import QUESTIONS
 from bot.errors import BotError
-from bot.handlers import answering, sender_of, thread_of
 from bot.plan_handlers import PLAN_TAPS, send_changes
 from bot.plan_render import ANCHOR_PREFIX
 from bot.render import escape
