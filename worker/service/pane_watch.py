@@ -2,7 +2,7 @@
 
 The safety net behind the hooks: it reads each agent's pane with the pure parser and publishes `state`
 changes and `stopped`. Idle agents cost nothing but their line in `list-panes`. A state a hook decided is
-left alone unless the pane shows stronger evidence (worker/state_authority.py). A turn's end (complete,
+left alone unless the pane shows stronger evidence (worker/tmux/state_authority.py). A turn's end (complete,
 waiting, error) is the hooks' event to raise: the pane only moves the state.
 
 Auto mode's dialogs are told by no hook (Claude Code 2.1.332 runs neither PermissionRequest nor a
