@@ -32,7 +32,7 @@ from pathlib import Path
 import redis
 
 from bench.common import IB, REDIS_URL, ib_env, process_times, scratch_namespace, summary_ms
-from bus.agents import Agent
+from bus.agent_store import Agent
 from bus.clients import client_for
 from bus.keys import Keys
 from bus.settings import Settings
@@ -42,7 +42,7 @@ from worker.conflicts.snapshot import Scratch
 from worker.conflicts.watch import ConflictWatch
 from worker.git import agent_repo
 from worker.git.repo import Git
-from worker.service.runtime import Runtime
+from worker.runtime import Runtime
 
 CHECKOUT = Path(__file__).resolve().parent.parent
 WORKER = "w-bench"

@@ -23,7 +23,7 @@ from typing import Any
 import redis
 
 from bench.common import REDIS_URL, scratch_namespace
-from bus.agents import Agent, AgentStore
+from bus.agent_store import Agent, AgentStore
 from bus.hash_record import HashRecord
 from bus.hashes import members, read_hashes, write_hash
 from bus.keys import Keys

@@ -41,15 +41,15 @@ import redis
 
 from bench.bot_bench import TimedFake
 from bench.common import percentile
-from bus.agents import Agent, AgentStore
+from bus.agent_store import Agent, AgentStore
 from bus.clients import client_for
 from bus.envelope import make_event
 from bus.keys import Keys
 from bus.settings import Settings
 from bus.streams import publish
+from worker.runtime import Runtime
+from worker.service.pane_watch import PaneWatcher
 from worker.service.process import WorkerService
-from worker.service.runtime import Runtime
-from worker.tmux.pane_watch import PaneWatcher
 
 WARMUP = float(os.environ.get("IB_BENCH_WARMUP", "8"))
 WINDOW = float(os.environ.get("IB_BENCH_WINDOW", "20"))

@@ -26,7 +26,7 @@ import redis
 from rich.console import Console
 
 from bench.common import IB, REDIS_URL, ib_env, scratch_namespace, summary_ms
-from bus.agents import Agent, AgentStore
+from bus.agent_store import Agent, AgentStore
 from bus.clients import client_for
 from bus.envelope import make_event
 from bus.keys import Keys
@@ -36,7 +36,7 @@ from bus.streams import publish
 from bus.task_store import TaskStore
 from worker.frontends.dashboard import Dashboard
 from worker.frontends.dashboard_render import render
-from worker.service.runtime import Runtime
+from worker.runtime import Runtime
 
 EVENTS = int(os.environ.get("IB_BENCH_EVENTS", "300"))
 IDLE_SECONDS = float(os.environ.get("IB_BENCH_IDLE_SECONDS", "30"))

@@ -24,7 +24,7 @@ from pathlib import Path
 import redis
 
 from bench.common import IB, REDIS_URL, cpu_seconds, ib_env, percentile, process_times, scratch_namespace
-from bus.agents import Agent, AgentStore
+from bus.agent_store import Agent, AgentStore
 from bus.keys import Keys
 from worker.tmux.client import Tmux
 

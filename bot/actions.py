@@ -17,7 +17,7 @@ from bot.chat_commands import LOOK_LINES
 from bot.errors import BotError
 from bot.render import escape
 from bot.runtime import BotRuntime
-from bus.agents import Agent
+from bus.agent_store import Agent
 from bus.worker_commands import Diff, Kill, Look, Merge, PressKeys, Status, TakeScreenshot
 
 DIFF_INLINE_LIMIT = 3000

@@ -24,7 +24,7 @@ from bus.activity import (
     fold_item,
     item_time,
 )
-from bus.events import Event
+from bus.event_model import Event
 
 SAME_MOMENT = 2.0  # seconds from an event's `ts` within which its stream id tells the same moment
 WHOLE_SECOND = 0.999

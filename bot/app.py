@@ -38,7 +38,6 @@ from bot.cost_handlers import COST_HANDLERS
 from bot.errors import BotError
 from bot.forum import Forum
 from bot.gate import gate
-from bot.handlers import COMMAND_HANDLERS
 from bot.outbound import Batch, Outbox
 from bot.output_feed import OutputFeed
 from bot.plan_handlers import PLAN_HANDLERS
@@ -48,6 +47,8 @@ from bot.schedule_handlers import SCHEDULE_HANDLERS
 from bot.sender import Sender
 from bot.status_board import StatusBoard
 from bot.status_lines import STATUS_EVERY
+from bot.task_handlers import TASK_HANDLERS
+from bot.topic_handlers import TOPIC_HANDLERS
 from bot.topics import TopicRegistry
 from bot.worker_watch import watch_workers
 from bus.clients import async_client_for, client_for, resolve_url
@@ -60,7 +61,14 @@ from bus.streams import consumer_name
 log = logging.getLogger(__name__)
 
 POLL_TIMEOUT = 10
-HANDLERS = {**COMMAND_HANDLERS, **SCHEDULE_HANDLERS, **PLAN_HANDLERS, **AGENT_HANDLERS, **COST_HANDLERS}
+HANDLERS = {
+    **TOPIC_HANDLERS,
+    **AGENT_HANDLERS,
+    **TASK_HANDLERS,
+    **PLAN_HANDLERS,
+    **SCHEDULE_HANDLERS,
+    **COST_HANDLERS,
+}
 
 
 async def on_error(update: object, context: ContextTypes.DEFAULT_TYPE) -> None:

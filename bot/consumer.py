@@ -34,7 +34,7 @@ from bot.teardown_note import TeardownNotes
 from bot.topics import TopicInfo, TopicRegistry
 from bus.activity import TURN_END
 from bus.dead_letters import Poison, dead_letter_async, read_entry
-from bus.events import Event
+from bus.event_model import Event
 from bus.keys import Keys
 from bus.reconnect import Outage, forget_idle
 from bus.streams import Entry, entries_of

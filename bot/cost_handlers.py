@@ -11,8 +11,8 @@ from telegram import Update
 from telegram.ext import ContextTypes
 
 from bot.chat_commands import parse_cost
+from bot.command_context import Handler, answering, asked, words
 from bot.errors import CommandUsage
-from bot.handlers import Handler, _ask, answering, words
 from bot.render import escape
 from bus import usage_store
 from bus.cost_report import report, since_seconds
@@ -42,7 +42,7 @@ def cost_text(spends: Mapping[str, Spend], title: str) -> str:
 @answering
 async def cost_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     """Tokens and cost of this topic's agent or project, or of all agents: /cost [AGENT] [--since 1d]."""
-    rt, _message, ask = _ask(update, context)
+    rt, _message, ask = asked(update, context)
     named, since = parse_cost(words(update))
     try:
         span = since_seconds(since) if since is not None else 0.0

@@ -13,8 +13,8 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from bot.callbacks import MAX_OPTION_INDEX, Action, Callback
+from bus.event_model import Event
 from bus.event_options import options_of
-from bus.events import Event
 
 Rows = tuple[tuple[tuple[str, str], ...], ...]  # rows of (label, callback data)
 BUTTON_LABEL_WIDTH = 40

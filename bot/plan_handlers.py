@@ -14,8 +14,8 @@ from telegram.ext import ContextTypes
 from bot.actions import Ask
 from bot.callbacks import Action
 from bot.chat_commands import rest_of
+from bot.command_context import Handler, answering, asked
 from bot.errors import BotError, CommandUsage
-from bot.handlers import Handler, _ask, answering
 from bot.render import escape, shorten
 from bus.plan_store import PlanDraft, PlanStore
 from bus.worker_commands import PlanApprove, PlanDiscard, PlanEdit, PlanStart
@@ -26,7 +26,7 @@ PLAN_TIMEOUT = 90.0  # the worker answers once the planner agent is started
 @answering
 async def plan_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     """Ask a planner agent for a task graph for this project: /plan GOAL."""
-    rt, message, ask = _ask(update, context)
+    rt, message, ask = asked(update, context)
     goal = rest_of(message.text or "")
     if not goal:
         raise CommandUsage("usage: /plan GOAL — e.g. /plan Add rate limiting to the login endpoint")
@@ -46,7 +46,7 @@ async def plan_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> No
 @answering
 async def plans_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     """List the plans (of this topic's project)."""
-    rt, _message, ask = _ask(update, context)
+    rt, _message, ask = asked(update, context)
     project = await rt.project_of_topic(ask.thread)
     found = [d for d in await rt.blocking(PlanStore(rt.sync, rt.keys).list) if project in (None, d.project)]
     lines = [f"{escape(d.id)} · {escape(d.status)} · {escape(shorten(d.goal, 80))}" for d in found]

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from bot.callbacks import Action, Callback
-from bus.events import Event
+from bus.event_model import Event
 
 ANCHOR_PREFIX = "plan:"  # a plan message's anchor: replies to it are changes for the planner
 

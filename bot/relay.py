@@ -17,14 +17,14 @@ from telegram.ext import ContextTypes
 from bot import actions
 from bot.actions import Ask
 from bot.callbacks import DIALOG_ACTIONS, Action, Callback, parse_callback
+from bot.command_context import answering, sender_of, thread_of
 from bot.consumer import QUESTIONS
 from bot.errors import BotError
-from bot.handlers import answering, sender_of, thread_of
 from bot.plan_handlers import PLAN_TAPS, send_changes
 from bot.plan_render import ANCHOR_PREFIX
 from bot.render import escape
 from bot.runtime import BotRuntime, runtime
-from bus.agents import Agent
+from bus.agent_store import Agent
 from bus.errors import BusError, BusUnavailable
 from bus.worker_commands import Answer, Approve, Command, Deny, Send
 from bus.workers import describe_age, seen_ago_ms

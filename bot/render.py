@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 from bot.callbacks import Action, Callback, parse_callback
 from bot.dialog_render import BUTTON_LABEL_WIDTH, MAX_OPTIONS, dialog_view, drawn_options, option_rows
 from bot.plan_render import PLAN_VIEWS
-from bus.events import Event
+from bus.event_model import Event
 
 __all__ = [
     "PARSE_MODE",

@@ -13,7 +13,7 @@ from enum import StrEnum
 
 from bot.render import Style
 from bot.split import telegram_length
-from bus.events import Event
+from bus.event_model import Event
 
 TOPIC_NAME_LIMIT = 128
 

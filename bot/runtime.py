@@ -25,7 +25,7 @@ from bot.sender import Sender
 from bot.split import split_message
 from bot.teardown_note import TeardownNotes
 from bot.topics import TopicRegistry
-from bus.agents import Agent, AgentStore
+from bus.agent_store import Agent, AgentStore
 from bus.auto_state import AutoState
 from bus.keys import Keys
 from bus.questions import Question

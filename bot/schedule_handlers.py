@@ -10,8 +10,8 @@ from telegram import Update
 from telegram.ext import ContextTypes
 
 from bot.chat_commands import parse_schedule, rest_of
+from bot.command_context import Handler, answering, asked, words
 from bot.errors import CommandUsage
-from bot.handlers import Handler, _ask, answering, words
 from bot.render import escape
 from bus.ids import validate_id
 from bus.schedules import TaskTemplate
@@ -20,7 +20,7 @@ from bus.schedules import TaskTemplate
 @answering
 async def schedules_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     """List the scheduled tasks (of this topic's project)."""
-    rt, _message, ask = _ask(update, context)
+    rt, _message, ask = asked(update, context)
     project = await rt.project_of_topic(ask.thread)
     found = [s for s in await rt.blocking(rt.schedules.list) if project is None or s.task.project == project]
     if not found:
@@ -33,7 +33,7 @@ async def schedules_command(update: Update, context: ContextTypes.DEFAULT_TYPE) 
 @answering
 async def schedule_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     """Add a scheduled task to the project: /schedule CRON TITLE [-p N]."""
-    rt, message, ask = _ask(update, context)
+    rt, message, ask = asked(update, context)
     project = await rt.project_for(ask.thread)
     new = parse_schedule(message.text or "")
     template = TaskTemplate(title=new.task.title, project=project, priority=new.task.priority)
@@ -44,7 +44,7 @@ async def schedule_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -
 @answering
 async def unschedule_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     """Delete a schedule: /unschedule ID."""
-    rt, message, ask = _ask(update, context)
+    rt, message, ask = asked(update, context)
     args = words(update)
     if len(args) != 1:
         raise CommandUsage("usage: /unschedule ID — see the ids with /schedules")

@@ -28,8 +28,8 @@ from bot.outbound import Batch
 from bot.render import escape
 from bot.sender import Sender
 from bot.topics import TopicRegistry
-from bus.agents import Agent
-from bus.events import Event
+from bus.agent_store import Agent
+from bus.event_model import Event
 from bus.keys import Keys
 
 log = logging.getLogger(__name__)

@@ -15,7 +15,7 @@ from telegram.error import BadRequest, TelegramError
 
 from bot.forum import Forum
 from bot.outbound import Batch
-from bus.events import Event
+from bus.event_model import Event
 
 log = logging.getLogger(__name__)
 

@@ -52,7 +52,7 @@ def client_options(url: str) -> dict[str, Any]:
     `Address`, and how to talk to it.
 
     Replies are str; bytes that are not UTF-8 come through as lone surrogates (`surrogateescape`) instead
-    of failing the whole read, so one bad stream entry is one bad entry (`bus.entries`), never a stuck
+    of failing the whole read, so one bad stream entry is one bad entry (`bus.dead_letters`), never a stuck
     consumer. TCP keepalive notices a dead server (a unix socket has no keepalive)."""
     address = Address.from_url(url)
     options: dict[str, Any] = {

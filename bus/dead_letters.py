@@ -1,7 +1,7 @@
 """Entries no consumer can read (bad UTF-8, not JSON, not an event): copied once to the dead-letter
 stream with the reason, then acknowledged by whoever met them, so every consumer goes on with the next.
 
-Clients read with `surrogateescape` (bus.connect.client_options), so a bad entry arrives as text that
+Clients read with `surrogateescape` (bus.clients.client_options), so a bad entry arrives as text that
 still holds its original bytes; `sort` splits a batch into events and poison, each entry on its own.
 """
 

@@ -1,7 +1,7 @@
 """The event envelope as plain data: the type names, building an event, and its JSON wire form.
 
 Pure and cheap to import (the C JSON accelerator and time only): hooks and `ib notify` build
-events here without loading pydantic. `bus.events` gives consumers the typed model of the same envelope.
+events here without loading pydantic. `bus.event_model` gives consumers the typed model of the same envelope.
 """
 
 from __future__ import annotations

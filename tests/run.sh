@@ -11,7 +11,7 @@ command -v redis-server >/dev/null 2>&1 || need_apt+=(redis-server)  # Redis 7 (
 command -v openssl >/dev/null 2>&1 || need_apt+=(openssl)            # certificates for the TLS tests
 command -v bwrap >/dev/null 2>&1 || need_apt+=(bubblewrap)          # Claude Code's sandbox for agents' commands
 command -v socat >/dev/null 2>&1 || need_apt+=(socat)               # ... and its network proxy
-# the monospace font of pane screenshots (worker/screenshot.py)
+# the monospace font of pane screenshots (worker/tmux/screenshot.py)
 [[ -f /usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf ]] || need_apt+=(fonts-dejavu-core)
 if ((${#need_apt[@]})); then
     echo "== installing ${need_apt[*]}"

@@ -1,9 +1,19 @@
 """Exceptions of the worker package: `WorkerError` is the base every worker failure derives from,
-so the CLI can turn any of them into one clear line and an exit code."""
+so the CLI can turn any of them into one clear line and an exit code. Imports nothing of the worker: a
+`GitError` words its own message from git's stderr (`stderr_summary`)."""
 
 from __future__ import annotations
 
-from worker.git.parse import stderr_summary
+
+def stderr_summary(stderr: str) -> str:
+    """The part of git's stderr worth one line: its `fatal:` / `error:` / `CONFLICT` lines, else the last line
+    that is not a hint."""
+    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+    key = [line for line in lines if line.startswith(("fatal:", "error:", "CONFLICT"))]
+    if key:
+        return "; ".join(key)
+    plain = [line for line in lines if not line.startswith("hint:")]
+    return plain[-1] if plain else ""
 
 
 class WorkerError(Exception):

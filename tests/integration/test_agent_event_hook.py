@@ -13,7 +13,7 @@ from bus.keys import Keys
 from bus.prompts import PromptStore
 from bus.questions import QuestionStore
 from tests.cli import IbRunner
-from worker.hooks.events import FROM_PANE
+from worker.markers import FROM_PANE
 
 
 def _hook(ib: IbRunner, payload: object, agent: str = "a1") -> None:
@@ -151,7 +151,7 @@ def test_exit_plan_mode_shows_the_plan_from_the_transcript(
 
 def _drawn_by_the_pane(rds: redis.Redis, keys: Keys, agent: str, kind: str, title: str) -> tuple[str, str]:
     """What the pane watcher records when it sees a dialog before any hook told it: a prompt and the
-    question its buttons answer (worker.tmux.dialog_events)."""
+    question its buttons answer (worker.service.dialog_events)."""
     prompts, questions = PromptStore(rds, keys), QuestionStore(rds, keys)
     prompt = prompts.record(agent, kind, "", ("Yes", "No"), tool=FROM_PANE, question=title)
     question = questions.ask(agent, title, "p", ("Yes", "No"), dialog=prompt.id)

@@ -22,7 +22,7 @@ import pytest
 import redis
 
 from bot.consumer import GROUP
-from bus.agents import Agent, AgentStore
+from bus.agent_store import Agent, AgentStore
 from bus.auto_state import AutoState
 from bus.envelope import make_event
 from bus.keys import Keys

@@ -9,7 +9,7 @@ import uuid
 import redis
 
 from bus import usage_store
-from bus.agents import Agent, AgentStore
+from bus.agent_store import Agent, AgentStore
 from bus.keys import Keys
 from bus.usage import Usage
 from tests.fake_telegram import FakeTelegram

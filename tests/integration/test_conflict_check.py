@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import redis
 
-from bus.agents import Agent
+from bus.agent_store import Agent
 from bus.clients import client_for
 from bus.keys import Keys
 from bus.settings import Settings
@@ -27,7 +27,7 @@ from worker.conflicts.watch import ConflictWatch
 from worker.git import agent_repo
 from worker.git.repo import Git
 from worker.hooks import changes
-from worker.service.runtime import Runtime
+from worker.runtime import Runtime
 
 CALC = (
     "def add(a, b):\n    return a + b\n\n\n"

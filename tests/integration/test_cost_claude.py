@@ -21,7 +21,7 @@ from tests.fake_anthropic import FakeAnthropic, reply
 from tests.fake_anthropic.script import read
 from tests.waiting import retry_until
 from worker.frontends.dashboard import Dashboard
-from worker.service.runtime import Runtime
+from worker.runtime import Runtime
 
 pytestmark = pytest.mark.claude
 TURN_TIMEOUT = 90.0

@@ -10,13 +10,13 @@ from pathlib import Path
 
 import redis
 
-from bus.agents import Agent, AgentStore
+from bus.agent_store import Agent, AgentStore
 from bus.clients import client_for
 from bus.keys import Keys
 from bus.settings import Settings
 from tests.cli import IbRunner
 from worker.agents.transcript_tail import TranscriptTailer
-from worker.service.runtime import Runtime
+from worker.runtime import Runtime
 
 USAGE = {"input_tokens": 10, "output_tokens": 300, "cache_creation_input_tokens": 2000}
 

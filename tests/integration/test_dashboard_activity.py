@@ -7,14 +7,14 @@ from pathlib import Path
 
 import redis
 
-from bus.agents import Agent, AgentStore
+from bus.agent_store import Agent, AgentStore
 from bus.clients import client_for
 from bus.keys import Keys
 from bus.settings import Settings
 from tests.cli import init_repo
 from worker.frontends.dashboard import Dashboard
 from worker.frontends.dashboard_render import render_plain
-from worker.service.runtime import Runtime
+from worker.runtime import Runtime
 
 
 def test_a_working_agent_shows_its_live_status_line(

@@ -12,7 +12,7 @@ from tests.cli import init_repo
 from tests.redis_server import RedisServer
 from tests.waiting import retry_until
 from worker.frontends.dashboard import Dashboard
-from worker.service.runtime import Runtime
+from worker.runtime import Runtime
 
 
 def test_a_stopped_bus_is_said_in_words_and_the_clock_goes_on(tmp_path: Path, namespace: str) -> None:

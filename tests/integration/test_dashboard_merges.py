@@ -12,7 +12,7 @@ from bus.merges import MergeStore
 from bus.settings import Settings
 from tests.cli import init_repo
 from worker.frontends.dashboard import Dashboard
-from worker.service.runtime import Runtime
+from worker.runtime import Runtime
 
 
 def test_merge_queue_shows_on_the_dashboard(

@@ -1,5 +1,6 @@
-"""`ib --help` groups its commands in panels, in the order a person meets them, with the plumbing last
-(issue 25, point 7): every command sits in a named panel and none in typer's catch-all "Commands"."""
+"""`ib --help` groups its commands in panels: the five a newcomer needs first, then by what they act on
+(agents, tasks, bus, stack, Telegram), the plumbing last (issue 25 point 7, issue 24): every command sits
+in a named panel and none in typer's catch-all "Commands"."""
 
 from __future__ import annotations
 
@@ -9,11 +10,13 @@ from tests.cli import IbRunner
 
 PANELS = [
     "Options",
-    "Run ittybus",
+    "Start here",
     "Agents",
     "Dialogs, questions and messages",
     "Tasks, plans and auto mode",
-    "Events",
+    "Bus and events",
+    "Stack",
+    "Telegram",
     "Plumbing (agents, hooks and scripts call these)",
 ]
 
@@ -36,9 +39,11 @@ def test_help_is_grouped_with_the_plumbing_last(ib: IbRunner) -> None:
     assert done.returncode == 0, done.stderr
     panels = _panels(done.stdout)
     assert list(panels) == PANELS
-    assert panels["Run ittybus"][:4] == ["up", "down", "ps", "watch"]
-    assert {"notify", "listen", "events"} == set(panels["Events"])
+    assert panels["Start here"] == ["up", "new-agent", "list", "look", "watch"]
+    assert {"notify", "listen", "events", "bus"} == set(panels["Bus and events"])
+    assert {"down", "ps", "worker", "hooks"} <= set(panels["Stack"])
+    assert panels["Telegram"] == ["bot"]
     assert {"hook", "spool", "parse-state", "status-node"} <= set(panels[PANELS[-1]])
-    assert {"new-agent", "list", "info", "diff", "merge", "kill"} <= set(panels["Agents"])
+    assert {"info", "send", "diff", "merge", "kill"} <= set(panels["Agents"])
     commands = [c for title, names in panels.items() if title != "Options" for c in names]
     assert len(commands) == len(set(commands)) == 48

@@ -7,13 +7,13 @@ from pathlib import Path
 
 import redis
 
-from bus.agents import Agent, AgentStore
+from bus.agent_store import Agent, AgentStore
 from bus.clients import client_for
 from bus.keys import Keys
 from bus.settings import Settings
 from tests.cli import init_repo
-from worker.service.runtime import Runtime
-from worker.tmux.pane_watch import PaneWatcher
+from worker.runtime import Runtime
+from worker.service.pane_watch import PaneWatcher
 
 
 def test_what_it_noted_of_agents_gone_is_dropped_at_the_next_tick(

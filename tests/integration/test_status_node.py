@@ -16,7 +16,7 @@ from typing import Any, cast
 import pytest
 import redis
 
-from bus.agents import Agent, AgentStore
+from bus.agent_store import Agent, AgentStore
 from bus.clients import client_for
 from bus.envelope import make_event
 from bus.keys import Keys

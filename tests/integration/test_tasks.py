@@ -11,7 +11,7 @@ import redis
 
 from bus.envelope import EVENT_FIELD, Envelope, decode
 from bus.errors import BusError, Conflict, InvalidInput, NotFound
-from bus.events import Event
+from bus.event_model import Event
 from bus.keys import Keys
 from bus.task_model import STATUSES
 from bus.task_store import TaskStore, _source

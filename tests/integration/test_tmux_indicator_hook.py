@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from worker.frontends.tmux_indicator import OPT_AGENT_RUNNING, OPT_LAST_COMPLETED, OPT_PHASE
 from worker.hooks.tmux_status import run
+from worker.tmux.window_indicator import OPT_AGENT_RUNNING, OPT_LAST_COMPLETED, OPT_PHASE
 
 NOW = 1_768_145_400.0
 

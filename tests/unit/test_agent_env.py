@@ -10,10 +10,8 @@ from worker.agents.agent_env import (
     agent_path,
     env_command,
     passed_names,
-    secret_name,
-    secret_names,
-    without_secrets,
 )
+from worker.secret_env import secret_name, secret_names, without_secrets
 
 
 def test_passed_names_take_prefixed_ones_and_never_ib() -> None:

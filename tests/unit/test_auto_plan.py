@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from bus.auto_state import AutoState
-from bus.events import Event
+from bus.event_model import Event
 from worker.auto.decide import (
     Action,
     ActionFailed,

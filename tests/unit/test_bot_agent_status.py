@@ -19,7 +19,7 @@ from bot.agent_status import (
     status_line,
 )
 from bus.activity import TURN_END
-from bus.events import Event
+from bus.event_model import Event
 
 T0 = 1_800_000_000.0
 NOW = T0 + 30

@@ -10,7 +10,7 @@ from bot.callbacks import CALLBACK_MAX_BYTES, Action, Callback, parse_callback
 from bot.render import Button, Rendered, Style, escape, render, render_output, shorten
 from bot.split import MESSAGE_LIMIT, split_message, telegram_length
 from bus.envelope import ALL_TYPES
-from bus.events import Event
+from bus.event_model import Event
 from tests.fake_telegram.markup import visible_text
 
 

@@ -9,7 +9,7 @@ import pytest
 from bot.render import Style
 from bot.routing import TOPIC_NAME_LIMIT, Bindings, Delivery, TopicKind, TopicRequest, route, topic_name
 from bot.split import telegram_length
-from bus.events import Event
+from bus.event_model import Event
 
 PROJECT, TASK, AGENT, MERGE = 10, 20, 30, 40
 ALL_BOUND = Bindings(

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from bus.agents import Agent
-from worker.tmux.pane_watch import watched_closely
+from bus.agent_store import Agent
+from worker.service.pane_watch import watched_closely
 
 
 @pytest.mark.parametrize(

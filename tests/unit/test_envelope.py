@@ -7,7 +7,7 @@ import json
 import pytest
 
 from bus.envelope import ALL_TYPES, decode, encode, make_event, to_jsonl
-from bus.events import Event
+from bus.event_model import Event
 
 TRICKY = [
     "".join(chr(c) for c in range(32)),

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from worker.errors import stderr_summary
 from worker.git.parse import (
     UNMERGED,
     Commit,
@@ -23,7 +24,6 @@ from worker.git.parse import (
     parse_status,
     parse_worktrees,
     ref_slug,
-    stderr_summary,
     unquote_path,
 )
 

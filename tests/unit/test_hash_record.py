@@ -9,7 +9,7 @@ from typing import Any, ClassVar
 import pytest
 from pydantic import Field
 
-from bus.agents import Agent
+from bus.agent_store import Agent
 from bus.auto_state import AutoState
 from bus.errors import BadRecord, BusError
 from bus.hash_record import HashRecord

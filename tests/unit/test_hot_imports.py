@@ -57,7 +57,7 @@ HOT_MODULES = {
     "session-start": "worker.hooks.session_start",
     "event": "worker.hooks.agent_event",
     "changes": "worker.hooks.changes",
-    "event-outcome": "worker.hooks.events",
+    "payload-outcome": "worker.hooks.payloads",
     "notify": "worker.hooks.notify",
     "entry": "worker.cli.entry",
 }

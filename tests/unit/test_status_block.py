@@ -9,23 +9,22 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
+from worker.ages import format_age
 from worker.frontends.status_block import (
     NOTICE,
     STATUS_CLOSE,
     STATUS_OPEN,
     AgentRecord,
-    MessageKind,
     UserMessage,
     build_status,
     cap_messages,
-    classify_message,
-    format_age,
     read_block,
     render_block,
     schema_state,
     settle,
     splice,
 )
+from worker.message_kinds import MessageKind, classify_message
 
 NOW = 1_768_145_400.0  # 2026-01-11T15:30:00Z
 

@@ -4,8 +4,8 @@ certificates, Claude Code's own `ANTHROPIC_*` / `CLAUDE_*` settings), ittybus ad
 `IB_ROOT`, the bus URL and PATH (the person's own, with a folder holding only `ib` in front and never
 ittybus's virtual environment); no other `IB_*` variable (the bot token above all) gets in.
 
-Pure: the spawn writes `env_command` into the agent's start script; the tmux shell scrubs the server's
-global environment of `secret_names`.
+Pure: the spawn writes `env_command` into the agent's start script. Which variables are secrets is
+worker.secret_env's, which the tmux layer reads too.
 """
 
 from __future__ import annotations
@@ -60,7 +60,6 @@ FAKE_AGENT_PREFIX = "IB_FAKE_"
 PASS_PREFIXES = ("LC_", "XDG_", "ANTHROPIC_", "CLAUDE_", "DISABLE_", FAKE_AGENT_PREFIX)
 """Variables with these prefixes in the spawner's environment are passed on as well (`IB_FAKE_*`: the
 fake agent's own settings, the one `IB_*` family an agent program reads)."""
-_SECRET_WORDS = ("TOKEN", "SECRET", "PASSWORD", "PASSWD", "KEY", "CREDENTIAL")
 
 
 def passed_names(spawner_env: Iterable[str], extra: Iterable[str] = ()) -> list[str]:
@@ -90,28 +89,3 @@ def env_command(explicit: Mapping[str, str], passed: Iterable[str]) -> str:
     words += [f'${{{name}+"{name}=${name}"}}' for name in passed if name not in explicit]
     words += [shlex.quote(f"{key}={value}") for key, value in explicit.items()]
     return " ".join(words)
-
-
-def secret_name(name: str, value: str = "") -> bool:
-    """An ittybus variable that holds a secret: the bot token and any other `IB_*` token, key or
-    password, and a Redis URL with credentials in it."""
-    if not name.startswith("IB_"):
-        return False
-    if name == "IB_REDIS_URL":
-        return "@" in value
-    return any(word in name for word in _SECRET_WORDS)
-
-
-def secret_names(environment: Mapping[str, str | bool]) -> list[str]:
-    """The secret names in a tmux global environment as libtmux's `show_environment` reads it (a
-    variable unset with `-NAME` has the value True)."""
-    return [
-        name for name, value in environment.items() if isinstance(value, str) and secret_name(name, value)
-    ]
-
-
-def without_secrets(environ: Mapping[str, str]) -> dict[str, str]:
-    """`environ` minus its ittybus secrets and an agent's identity: for the tmux client, so a server it
-    starts has neither (an `IB_AGENT_ID` above every pane would name that agent as the caller of all
-    their `ib` commands, worker.boundary.identity)."""
-    return {k: v for k, v in environ.items() if not secret_name(k, v) and k != "IB_AGENT_ID"}

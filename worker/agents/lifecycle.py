@@ -8,16 +8,16 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-from bus.agents import Agent
+from bus.agent_store import Agent
 from bus.errors import Conflict
 from bus.poll import wait_until
 from worker.agents import agent_log
 from worker.agents.layout import AgentPaths
-from worker.agents.ownership import owned
+from worker.agents.ownership import AgentRef, owned
 from worker.agents.spawn import start_script
 from worker.agents.talk import press, send
 from worker.errors import WorkerError
-from worker.service.runtime import Runtime
+from worker.runtime import Runtime
 
 CONTINUE = "Continue where you left off."
 START_WAIT = 15.0  # seconds a restarted agent has to show its program before we stop watching
@@ -27,8 +27,8 @@ _DEAD = re.compile(r"Pane is dead \(status (\d+)")
 _STARTED = ("Claude Code v", "❯", "> ")
 
 
-def pause(rt: Runtime, agent_id: str) -> Agent:
-    agent = owned(rt, agent_id)
+def pause(rt: Runtime, agent: AgentRef) -> Agent:
+    agent = owned(rt, agent)
     if agent.paused:
         raise Conflict(f"{agent.id} is already paused; ib resume {agent.id} to go on")
     press(rt, agent.id, "Escape")
@@ -55,10 +55,10 @@ class ResumeFailed(WorkerError):
     """Claude Code did not take the conversation back; the message quotes what its pane said."""
 
 
-def resume(rt: Runtime, agent_id: str) -> Resumed:
+def resume(rt: Runtime, agent: AgentRef) -> Resumed:
     """A paused agent is told to continue; a stopped one gets its session back (`--resume`), or a fresh
     one when its conversation never started (Claude Code keeps no transcript for it)."""
-    agent = owned(rt, agent_id)
+    agent = owned(rt, agent)
     paths = AgentPaths(Path(agent.root), agent.id)
     if _session_alive(rt, agent):
         if not agent.paused:

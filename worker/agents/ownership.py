@@ -1,12 +1,15 @@
 """Which worker owns an agent, and the check every operation on an agent makes first: only the agent's
-own worker touches its tmux session and worktree; anywhere else the command goes to that worker."""
+own worker touches its tmux session and worktree; anywhere else the command goes to that worker.
+
+The record is read once, where a command comes in (`subject_of`), and passed down as an `AgentRef`: an
+operation given a record checks it as it is, one given an id reads it then."""
 
 from __future__ import annotations
 
-from bus.agents import Agent
+from bus.agent_store import Agent
 from bus.worker_commands import Command
 from worker.errors import WorkerError
-from worker.service.runtime import Runtime
+from worker.runtime import Runtime
 
 
 class NotOwner(WorkerError):
@@ -26,9 +29,14 @@ def owner(agent: Agent) -> str:
     return agent.worker
 
 
-def owned(rt: Runtime, agent_id: str) -> Agent:
-    """The agent's record, when this machine's worker owns it; NotOwner names the owner otherwise."""
-    agent = rt.agents.get(agent_id)
+AgentRef = Agent | str
+"""An agent as an operation takes it: its record, read once where the command came in, or its id."""
+
+
+def owned(rt: Runtime, ref: AgentRef) -> Agent:
+    """The agent's record, when this machine's worker owns it; NotOwner names the owner otherwise. Redis
+    is read only when `ref` is an id."""
+    agent = ref if isinstance(ref, Agent) else rt.agents.get(ref)
     if owner(agent) != rt.worker_id:
         raise NotOwner(
             f"{agent.id} runs on worker {agent.worker!r}, not on this one ({rt.worker_id!r}): "
@@ -37,11 +45,11 @@ def owned(rt: Runtime, agent_id: str) -> Agent:
     return agent
 
 
-def owner_of(rt: Runtime, command: Command) -> str | None:
-    """The worker that must run `command`: the owner of the agent it names, or of the agent that asked
-    the question it answers (the command's `routed_by` says which); None when it names neither."""
+def subject_of(rt: Runtime, command: Command) -> Agent | None:
+    """The record of the agent `command` acts on: the one it names, or the one that asked the question it
+    answers (the command's `routed_by` says which); None when it names neither. Its worker runs it."""
     named = command.routing_id()
     if named is None:
         return None
     agent_id = rt.questions.get(named).agent if command.routed_by == "question" else named
-    return owner(rt.agents.get(agent_id))
+    return rt.agents.get(agent_id)

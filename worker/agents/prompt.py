@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from worker.agents.markers import COMPLETION_MARKER, WAITING_MARKER
+from worker.markers import COMPLETION_MARKER, WAITING_MARKER
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from bus.agents import Agent
+from bus.agent_store import Agent
 from bus.errors import Conflict, InvalidInput
 from bus.ids import folder_project, validate_id
 from bus.permission_modes import BYPASS, permission_mode
@@ -45,7 +45,7 @@ from worker.git import agent_repo
 from worker.git.agent_repo import AgentRepo
 from worker.git.repo import Git
 from worker.permissions.policy import merge_permissions
-from worker.service.runtime import Runtime
+from worker.runtime import Runtime
 
 USER_HOOK_TIMEOUT = 30
 RESERVED_NAMES = frozenset({"user", "user-claude"})  # `ib send user ...` is a message for the person

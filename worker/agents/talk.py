@@ -7,15 +7,15 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from bus.agents import Agent
+from bus.agent_store import Agent
 from bus.errors import InvalidInput
 from bus.event_options import listed
 from bus.questions import Question
 from worker.agents import agent_log
 from worker.agents.layout import AgentPaths
-from worker.agents.ownership import owned
+from worker.agents.ownership import AgentRef, owned
 from worker.errors import SessionGone, WorkerError
-from worker.service.runtime import Runtime
+from worker.runtime import Runtime
 from worker.tmux.dialogs import read_dialog, refusal
 from worker.tmux.input_box import still_typed
 
@@ -36,12 +36,12 @@ def sent_text(text: str, sender: str | None) -> str:
     return f"[sent by agent {sender}]: {text}" if sender else text
 
 
-def send(rt: Runtime, agent_id: str, text: str, sender: str | None = None) -> Agent:
+def send(rt: Runtime, agent: AgentRef, text: str, sender: str | None = None) -> Agent:
     if not text.strip():
         raise InvalidInput('nothing to send: give the text, e.g. ib send agent-1 "run the tests"')
     if len(text.encode("utf-8", "surrogatepass")) > MAX_SEND_BYTES:
         raise InvalidInput(f"the text is over {MAX_SEND_BYTES} bytes; send a file path instead")
-    agent = owned(rt, agent_id)
+    agent = owned(rt, agent)
     message = sent_text(text, sender)
     try:
         dialog = read_dialog(rt.tmux.capture(agent.session))
@@ -72,17 +72,17 @@ def _make_sure_submitted(rt: Runtime, agent: Agent, message: str) -> None:
         rt.tmux.send_keys(agent.session, "Enter")
 
 
-def press(rt: Runtime, agent_id: str, *keys: str) -> None:
+def press(rt: Runtime, agent: AgentRef, *keys: str) -> None:
     """Named keys (Escape, C-c) into the agent's pane."""
-    agent = owned(rt, agent_id)
+    agent = owned(rt, agent)
     try:
         rt.tmux.send_keys(agent.session, *keys)
     except SessionGone as e:
         raise AgentNotRunning(f"{agent.id} is not running (its session is gone)") from e
 
 
-def look(rt: Runtime, agent_id: str, lines: int | None = None) -> str:
-    agent = owned(rt, agent_id)
+def look(rt: Runtime, agent: AgentRef, lines: int | None = None) -> str:
+    agent = owned(rt, agent)
     try:
         return rt.tmux.capture(agent.session, lines=lines)
     except SessionGone as e:
@@ -108,11 +108,11 @@ class Screenshot:
         }
 
 
-def screenshot(rt: Runtime, agent_id: str) -> Screenshot:
+def screenshot(rt: Runtime, agent: AgentRef) -> Screenshot:
     """The agent's terminal as a PNG, colours included."""
     from worker.tmux.screenshot import render_png  # Pillow loads only for screenshots
 
-    agent = owned(rt, agent_id)
+    agent = owned(rt, agent)
     try:
         width, height, screen = rt.tmux.capture_screen(agent.session)
     except SessionGone as e:

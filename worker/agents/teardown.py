@@ -15,25 +15,25 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from bus.agents import Agent
+from bus.agent_store import Agent
 from bus.errors import Conflict
 from bus.poll import wait_until
 from worker.agents import agent_log
 from worker.agents.layout import AgentPaths, archive_root
-from worker.agents.ownership import NotOwner, owned
+from worker.agents.ownership import AgentRef, NotOwner, owned
 from worker.errors import SessionGone
 from worker.git import agent_repo
 from worker.git.agent_repo import AgentRepo
 from worker.git.repo import Git
-from worker.service.runtime import Runtime
+from worker.runtime import Runtime
 
 GRACE_SECONDS = 2.0
 
 
-def kill(rt: Runtime, agent_id: str, force: bool = False, why: str = "ib kill ended it") -> Agent:
+def kill(rt: Runtime, agent: AgentRef, force: bool = False, why: str = "ib kill ended it") -> Agent:
     """Stop an agent without merging. Unmerged work is refused unless `force`; `why` goes into its
     `stopped` event."""
-    agent = owned(rt, agent_id)
+    agent = owned(rt, agent)
     if not force:
         _refuse_unmerged(agent)
     agent_log.append(_paths(agent).log, "Agent killed")

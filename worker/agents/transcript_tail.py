@@ -15,12 +15,12 @@ from dataclasses import dataclass, field
 
 from bus import usage_store
 from bus.activity import TURN_END
-from bus.agents import Agent
+from bus.agent_store import Agent
 from bus.hashes import append_entry, read_hash
 from bus.usage import spend
 from worker.agents.transcript import TranscriptParser
 from worker.agents.transcript_usage import UsageReader
-from worker.service.runtime import Runtime
+from worker.runtime import Runtime
 
 log = logging.getLogger(__name__)
 CHUNK = 1 << 20

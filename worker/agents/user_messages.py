@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from bus.errors import InvalidInput
 from bus.messages import Message, MessageStore, is_message_id
-from worker.frontends.status_block import classify_message
-from worker.service.runtime import Runtime
+from worker.message_kinds import classify_message
+from worker.runtime import Runtime
 
 USER_TARGETS = ("user", "user-claude")
 """What `ib send` takes for the person's primary session (`user-claude` is the seed's spelling)."""

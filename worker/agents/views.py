@@ -6,17 +6,15 @@ import json
 import shlex
 from pathlib import Path
 
-from bus.agents import Agent
+from bus.agent_store import Agent
 from bus.errors import Conflict
-from worker.agents.ownership import owned
+from worker.agents.ownership import AgentRef, owned
 from worker.agents.teardown import agent_repository
-from worker.frontends.status_block import format_age
+from worker.ages import format_age
 from worker.git import agent_repo
 from worker.git.repo import Git
-from worker.service.runtime import Runtime
+from worker.runtime import Runtime
 from worker.terminal_text import printable
-
-__all__ = ["format_age"]  # the CLI shows ages the way the status block does
 
 
 def first_line(text: str, width: int) -> str:
@@ -99,8 +97,8 @@ def info_record(rt: Runtime, agent: Agent) -> dict[str, object]:
     }
 
 
-def status_text(rt: Runtime, agent_id: str) -> str:
-    agent = owned(rt, agent_id)
+def status_text(rt: Runtime, agent: AgentRef) -> str:
+    agent = owned(rt, agent)
     if not agent.branch:
         raise Conflict(f"{agent.id} works without a worktree: see `git status` in {agent.root}")
     git = Git(Path(agent.root))
@@ -119,8 +117,8 @@ def status_text(rt: Runtime, agent_id: str) -> str:
     return "\n".join(lines)
 
 
-def diff_text(rt: Runtime, agent_id: str, stat: bool = False) -> str:
-    agent = owned(rt, agent_id)
+def diff_text(rt: Runtime, agent: AgentRef, stat: bool = False) -> str:
+    agent = owned(rt, agent)
     if not agent.branch:
         raise Conflict(f"{agent.id} works without a worktree: there is no branch to diff")
     git = Git(Path(agent.root))

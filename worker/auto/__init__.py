@@ -2,5 +2,6 @@
 what it tells agents (`prompts`), and the loop the worker runs, which feeds it events and carries out the
 actions (`loop`).
 
-`decide` and `prompts` are pure. `loop` may import bus, worker.agents, worker.git and worker.tasks.
+`decide` and `prompts` are pure. `loop` may import bus, worker.agents, worker.merges and
+worker.runtime.
 """

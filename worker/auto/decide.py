@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar
 
 from bus.auto_state import AutoState
-from bus.events import Event
+from bus.event_model import Event
 from bus.ids import MAX_ID_LENGTH
 
 # what happened

@@ -15,7 +15,7 @@ from bus.auto_state import AutoState
 from bus.auto_store import AutoStore, Outbox
 from bus.envelope import now_ts
 from bus.errors import BusError, Conflict, InvalidInput, NotFound
-from bus.events import Event
+from bus.event_model import Event
 from bus.ids import validate_id
 from worker.agents import teardown
 from worker.agents.spawn import SpawnRequest, new_agent
@@ -46,8 +46,8 @@ from worker.auto.decide import (
 )
 from worker.auto.prompts import MERGE_PROMPT_FILE, merge_again, merge_goal, task_goal, task_message
 from worker.errors import WorkerError
-from worker.git.merge_queue import MergeQueue
-from worker.service.runtime import Runtime
+from worker.merges.merge_queue import MergeQueue
+from worker.runtime import Runtime
 
 log = logging.getLogger(__name__)
 

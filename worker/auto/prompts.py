@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from bus.task_model import Task
-from worker.agents.markers import COMPLETION_MARKER
+from worker.markers import COMPLETION_MARKER
 
 MERGE_PROMPT_FILE = "merge.md"
 """Custom instructions for merge agents, in `.ib/prompts/` next to `all.md` and `<role>.md`."""

@@ -37,6 +37,7 @@ from worker.agents.layout import AgentPaths
 from worker.agents.sandbox import sandbox_line
 from worker.agents.spawn import SpawnRequest, read_goal, requested_mode
 from worker.agents.talk import Screenshot
+from worker.ages import format_age
 from worker.cli.context import Context
 from worker.cli.stopping import bus_problem, nuke_without_bus, without_bus
 
@@ -101,9 +102,9 @@ def new_agent_cmd(
         made = ctx.on_owner(command, on=on)
         print(made.get("id") if isinstance(made, dict) else made)
         return
-    from worker.tasks.assign import spawn_agent
+    from worker.tasks.assign import new_agent_from_command
 
-    print(spawn_agent(ctx.runtime, command, on_note=_print_note).id)
+    print(new_agent_from_command(ctx.runtime, command, on_note=_print_note).id)
 
 
 def _print_note(note: str) -> None:
@@ -136,7 +137,7 @@ def list_cmd(as_json: bool = typer.Option(False, "--json", help="print JSON")) -
             views.state_text(rt, a),
             a.role,
             a.manager or "-",
-            views.format_age(a.age),
+            format_age(a.age),
             escape(views.first_line(a.goal, 50)),
         )
     console.print(table)

@@ -23,9 +23,9 @@ from worker.cli import (
     bus_commands,
     dialog_commands,
     question_commands,
+    service_commands,
     status_commands,
     task_commands,
-    worker_commands,
 )
 from worker.cli import plan_commands as plans
 from worker.cli import stack_commands as stack
@@ -62,26 +62,25 @@ def _options(
 
 hook_app = typer.Typer(help="Claude Code hooks (called by Claude Code, not by people).", no_args_is_help=True)
 
-# `ib --help` in panels, in the order a person meets them; the plumbing comes last.
-RUN, AGENTS, ANSWER, TASKS, EVENTS, PLUMBING = (
-    "Run ittybus",
+# `ib --help` in panels: the five commands a newcomer needs first, then by what they act on, the plumbing
+# last. A panel shows where its first command is registered, and its commands in the order registered.
+START, AGENTS, ANSWER, TASKS, BUS, STACK, TELEGRAM, PLUMBING = (
+    "Start here",
     "Agents",
     "Dialogs, questions and messages",
     "Tasks, plans and auto mode",
-    "Events",
+    "Bus and events",
+    "Stack",
+    "Telegram",
     "Plumbing (agents, hooks and scripts call these)",
 )
 command: Callable[..., Any]  # the loops below register commands of every signature
-for command in (stack.up, stack.down, stack.ps, stack.watch):
-    app.command(rich_help_panel=RUN)(command)
-app.add_typer(bus_commands.bus_app, name="bus", rich_help_panel=RUN)
-app.command(rich_help_panel=RUN)(worker_commands.worker)
-app.command("bot", rich_help_panel=RUN)(bot_command)
-app.command(rich_help_panel=RUN)(bus_commands.config)
-app.add_typer(worker_commands.hooks_app, name="hooks", rich_help_panel=RUN)
-app.command("new-agent", rich_help_panel=AGENTS)(agents.new_agent_cmd)
-app.command("list", rich_help_panel=AGENTS)(agents.list_cmd)
-for command in (agents.tree, agents.info, agents.look, agents.status, agents.diff):
+app.command(rich_help_panel=START)(stack.up)
+app.command("new-agent", rich_help_panel=START)(agents.new_agent_cmd)
+app.command("list", rich_help_panel=START)(agents.list_cmd)
+app.command(rich_help_panel=START)(agents.look)
+app.command(rich_help_panel=START)(stack.watch)
+for command in (agents.tree, agents.info, agents.status, agents.diff):
     app.command(rich_help_panel=AGENTS)(command)
 # everything after the agent id is text, also words that start with "-"
 app.command(context_settings={"ignore_unknown_options": True}, rich_help_panel=AGENTS)(agents.send)
@@ -103,9 +102,14 @@ app.command(rich_help_panel=TASKS)(plans.plans)
 app.command("plan-approve", rich_help_panel=TASKS)(plans.plan_approve)
 app.command("plan-edit", rich_help_panel=TASKS)(plans.plan_edit)
 app.command("plan-discard", rich_help_panel=TASKS)(plans.plan_discard)
-app.command(rich_help_panel=EVENTS)(bus_commands.listen)
-app.command(rich_help_panel=EVENTS)(bus_commands.events)
-app.command(rich_help_panel=EVENTS)(bus_commands.notify)
+app.add_typer(bus_commands.bus_app, name="bus", rich_help_panel=BUS)
+app.command(rich_help_panel=BUS)(bus_commands.listen)
+app.command(rich_help_panel=BUS)(bus_commands.events)
+app.command(rich_help_panel=BUS)(bus_commands.notify)
+for command in (stack.down, stack.ps, service_commands.worker, bus_commands.config):
+    app.command(rich_help_panel=STACK)(command)
+app.add_typer(service_commands.hooks_app, name="hooks", rich_help_panel=STACK)
+app.command("bot", rich_help_panel=TELEGRAM)(bot_command)
 app.command(rich_help_panel=PLUMBING)(question_commands.ask)
 app.command(rich_help_panel=PLUMBING)(agents.log)
 app.command("spool", rich_help_panel=PLUMBING)(bus_commands.spool_cmd)

@@ -14,7 +14,7 @@ from bus.clients import client_for, hotconf, resolve_url
 from bus.keys import Keys
 from bus.publish import open_bus
 from bus.settings import Settings, load_settings
-from worker.service.runtime import Runtime
+from worker.runtime import Runtime
 
 if TYPE_CHECKING:
     from bus.worker_commands import Command

@@ -14,13 +14,13 @@ import redis
 import typer
 
 from bus.envelope import EVENT_FIELD
-from bus.events import Event
+from bus.event_model import Event
 from bus.plan_store import PlanDraft
 from bus.plans import render_tree
 from worker.cli import values
 from worker.cli.context import Context
 from worker.errors import WorkerError
-from worker.service.runtime import Runtime
+from worker.runtime import Runtime
 from worker.tasks import planning
 
 

@@ -26,7 +26,7 @@ from bus.telegram_setup import missing_telegram_settings
 from worker.cli.context import Context
 from worker.cli.stopping import stop_everything, warn_running
 from worker.frontends.dashboard import Dashboard, keys_fd
-from worker.service.runtime import NotARepository, Runtime
+from worker.runtime import NotARepository, Runtime
 from worker.service.supervisor import (
     StackError,
     StackFiles,

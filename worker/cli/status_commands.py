@@ -15,7 +15,7 @@ from rich.console import Console
 from bus.address import masked_url
 from bus.errors import BusUnavailable
 from worker.agents.user_messages import store
-from worker.agents.views import format_age
+from worker.ages import format_age
 from worker.cli.context import Context
 from worker.frontends.status_node import STATUS_FILE, StatusNode
 from worker.terminal_text import printable

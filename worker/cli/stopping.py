@@ -18,7 +18,7 @@ from bus.errors import BusError
 from bus.worker_commands import Nuke
 from worker.agents.sessions_here import SessionsHere, sessions_here, stop_sessions
 from worker.cli.context import Context
-from worker.service.runtime import NotARepository
+from worker.runtime import NotARepository
 from worker.service.supervisor import StackFiles, stop_stack
 from worker.tmux.client import Tmux
 

@@ -21,12 +21,12 @@ from bus.task_store import TaskStore
 from bus.task_wait import claim_wait
 from worker.agents import views
 from worker.agents.layout import AgentPaths
-from worker.boundary.test_box import box_for
+from worker.boundary.done_check_box import box_for
 from worker.cli import values
 from worker.cli.context import Context
 from worker.errors import WorkerError
 from worker.tasks import views as task_views
-from worker.tasks.test_command import failure_note, outcome, run_test, tail
+from worker.tasks.done_check import failure_note, outcome, run_test, tail
 
 NOTHING_READY = 3  # `claim`: no ready task (at once, or within --timeout with --wait)
 MAX_FILE_BYTES = 64 * 1024 * 1024  # what --body-file reads at most; the store's own limit is far lower

@@ -8,5 +8,5 @@ index or checkout); `check` compares one agent with the others and keeps the onc
 Redis; `watch` is the worker's thread that takes the requests the agents' PostToolUse hook enqueues.
 
 May import bus, worker.errors, worker.agents' layout (where an agent's repository lives) and
-worker.service.runtime; never the front ends or the cli.
+worker.runtime; never the front ends or the cli.
 """

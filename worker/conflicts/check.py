@@ -11,14 +11,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bus.agents import Agent
+from bus.agent_store import Agent
 from worker.agents.layout import AgentPaths
 from worker.conflicts import overlap
 from worker.conflicts.merge_tree import MergeOutcome, parse_hunks
 from worker.conflicts.overlap import Collision
 from worker.conflicts.snapshot import Busy, Scratch, Snapshot
 from worker.errors import GitError
-from worker.service.runtime import Runtime
+from worker.runtime import Runtime
 
 log = logging.getLogger(__name__)
 

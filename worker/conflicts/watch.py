@@ -14,7 +14,7 @@ from bus.errors import BusError
 from bus.streams import Group, consumer_name
 from worker.conflicts.check import ConflictCheck
 from worker.errors import WorkerError
-from worker.service.runtime import Runtime
+from worker.runtime import Runtime
 
 log = logging.getLogger(__name__)
 

@@ -2,5 +2,5 @@
 and hook calls as the real client. `script` is its pure half (steps, which hooks run), `terminal` its raw
 keyboard, `agent` the program. Tests only; the real client is tested too (see the README).
 
-May import bus and worker.agents' markers; nothing imports it but tests and `python -m worker.fake.agent`.
+May import bus and worker.markers; nothing imports it but tests and `python -m worker.fake.agent`.
 """

@@ -29,7 +29,7 @@ from rich.live import Live
 
 from bus import dead_letters
 from bus.activity import IDLE_STATES, activity_line, current, item_usd
-from bus.agents import Agent
+from bus.agent_store import Agent
 from bus.envelope import Envelope
 from bus.errors import BusError
 from bus.hashes import members
@@ -56,7 +56,7 @@ from worker.frontends.dashboard_render import (
     render_plain,
     tree,
 )
-from worker.service.runtime import Runtime
+from worker.runtime import Runtime
 from worker.service.supervisor import StackFiles, probe, process_alive
 from worker.service.supervisor_state import healthy, service_line
 

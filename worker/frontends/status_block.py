@@ -1,5 +1,5 @@
 """The status block that `ib status-node` keeps in CLAUDE.md: the JSON it shows (root agents and the messages
-queued for the person's primary session), the prefixes of `ib send user`, and the splice of the block into
+queued for the person's primary session), and the splice of the block into
 the document that leaves every other byte as it was. Pure: `status_file` does the reading and writing."""
 
 from __future__ import annotations
@@ -9,9 +9,10 @@ import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal, NotRequired, TypedDict, cast
+from typing import NotRequired, TypedDict, cast
 
-MessageKind = Literal["question", "status", "alert", "complete"]
+from worker.ages import format_age
+from worker.message_kinds import MessageKind
 
 MAX_MESSAGES = 50
 MAX_CONTENT_CHARS = 1000
@@ -23,15 +24,6 @@ SECTION_CLOSE = "</ittybus>"
 STATUS_OPEN = "<ittybus-status>"
 STATUS_CLOSE = "</ittybus-status>"
 NOTICE = "<!-- Auto-updated by ib status-node. Do not edit by hand. -->"
-
-_PREFIXES: tuple[tuple[str, MessageKind], ...] = (
-    ("?", "question"),
-    ("QUESTION:", "question"),
-    ("!", "alert"),
-    ("ALERT:", "alert"),
-    ("COMPLETE:", "complete"),
-    ("DONE:", "complete"),
-)
 
 # The seed's schema knows four states; the finer ones of the pane parser fold into them.
 _SCHEMA_STATES = {
@@ -90,28 +82,10 @@ class Status(TypedDict):
     messages: list[MessageEntry]
 
 
-def classify_message(text: str) -> tuple[MessageKind, str]:
-    """The kind of an `ib send user` text by its prefix (`?` question, `!` alert, `COMPLETE:`/`DONE:`
-    complete, else status) and the text without the prefix and the blanks after it."""
-    for prefix, kind in _PREFIXES:
-        if text.startswith(prefix):
-            return kind, text[len(prefix) :].lstrip()
-    return "status", text
-
-
 def schema_state(state: str) -> str:
     """One of the schema's `running`, `waiting`, `complete`, `stopped` for an agent state; an unknown state
     (from a newer worker) counts as running."""
     return _SCHEMA_STATES.get(state, "running")
-
-
-def format_age(seconds: float) -> str:
-    """`42s`, `5m`, `3h`, `2d`: the largest whole unit, as `ib list` shows ages."""
-    whole = max(0, int(seconds))
-    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
-        if whole >= size:
-            return f"{whole // size}{unit}"
-    return f"{whole}s"
 
 
 def iso_utc(ts: float) -> str:

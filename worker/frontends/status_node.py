@@ -17,7 +17,7 @@ from pathlib import Path
 import redis
 
 from bus import dead_letters
-from bus.agents import Agent, AgentStore
+from bus.agent_store import Agent, AgentStore
 from bus.envelope import AGENT_TYPES
 from bus.heartbeat import Heartbeat
 from bus.keys import Keys
@@ -28,14 +28,14 @@ from worker.errors import StatusFileError, WorkerError
 from worker.frontends.claude_md import write_if_changed
 from worker.frontends.status_block import (
     AgentRecord,
-    MessageKind,
     UserMessage,
     build_status,
     read_block,
     render_block,
     settle,
 )
-from worker.service.runtime import NotARepository, Runtime
+from worker.message_kinds import MessageKind
+from worker.runtime import NotARepository, Runtime
 from worker.service.signals import stop_on_signals
 
 log = logging.getLogger(__name__)

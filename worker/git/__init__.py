@@ -1,8 +1,7 @@
-"""The git layer and merges: the git binary behind a small API (`repo`: worktrees, branches, diffs,
-rebase and merge that leave the repository clean), the pure parsing of what git prints (`parse`), an
-agent's own repository and the fetches that carry branches between it and the person's (`agent_repo`),
-`ib merge` (`merge`) and the worker's side of the per-project merge queue (`merge_queue`).
+"""The git layer: the git binary behind a small API (`repo`: worktrees, branches, diffs, rebase and merge
+that leave the repository clean), the pure parsing of what git prints (`parse`), and an agent's own
+repository with the fetches that carry branches between it and the person's (`agent_repo`).
 
-May import bus, worker.errors, worker.agents (a merged agent is torn down) and worker.service.runtime, the
-context every operation takes; never the front ends or the cli.
+May import bus and worker.errors only: merging an agent's branch (which tears the agent down) is
+worker.merges'.
 """

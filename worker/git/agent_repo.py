@@ -1,7 +1,7 @@
 """An agent's own repository: a clone of the person's that borrows its objects read-only (alternates) and
 holds the agent's branch and a copy of the person's branches, so nothing an agent runs writes the person's
 `.git`. The worker carries branches between repositories with fetches; the person's branches move only
-through its merges (worker/git/merge.py, merge_queue.py)."""
+through its merges (worker/merges/)."""
 
 from __future__ import annotations
 

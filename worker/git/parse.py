@@ -207,17 +207,6 @@ def ref_slug(name: str) -> str:
     return slug or "branch"
 
 
-def stderr_summary(stderr: str) -> str:
-    """The part of git's stderr worth one line: its `fatal:` / `error:` / `CONFLICT` lines, else the last line
-    that is not a hint."""
-    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
-    key = [line for line in lines if line.startswith(("fatal:", "error:", "CONFLICT"))]
-    if key:
-        return "; ".join(key)
-    plain = [line for line in lines if not line.startswith("hint:")]
-    return plain[-1] if plain else ""
-
-
 def parse_config_list(text: str) -> dict[str, str]:
     """`git config --get-regexp` output (`key value` lines, a bare `key` for a valueless one); the last one
     wins, as it does for git. Keys are lowercased, as git prints them."""
@@ -265,6 +254,5 @@ __all__ = [
     "parse_status",
     "parse_worktrees",
     "ref_slug",
-    "stderr_summary",
     "unquote_path",
 ]

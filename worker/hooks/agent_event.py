@@ -2,8 +2,9 @@
 UserPromptSubmit hooks): the agent's state as Claude Code itself reports it, and the event a person needs.
 
 A state set here is marked `state_by=hook`: the pane watcher leaves it alone unless it sees stronger
-evidence (worker/pane_watch.py). A dialog that waits for a person (permission, plan, AskUserQuestion) is
-recorded in `prompt:<agent>` so `ib approve` / `ib deny` / an answer can find it and answer it once.
+evidence (worker/service/pane_watch.py). A dialog that waits for a person (permission, plan,
+AskUserQuestion) is recorded in `prompt:<agent>` so `ib approve` / `ib deny` / an answer can find it and
+answer it once.
 Runs on the light client and never fails the session: whatever goes wrong, exit 0.
 """
 
@@ -23,13 +24,13 @@ if TYPE_CHECKING:
     from bus.envelope import Envelope
     from bus.hotconf import HotConf
     from bus.resp import Connection
-    from worker.hooks.events import Outcome
+    from worker.hooks.payloads import Outcome
 
 PROMPT_TTL = 86400
 
 
 def handle(payload: dict[str, object], agent_id: str, cwd: str) -> None:
-    from worker.hooks.events import outcome
+    from worker.hooks.payloads import outcome
 
     found = outcome(payload, agent_id)
     if found is None:
@@ -50,7 +51,7 @@ def handle(payload: dict[str, object], agent_id: str, cwd: str) -> None:
 
 
 def apply(conn: Connection, conf: HotConf, agent_id: str, payload: dict[str, object], found: Outcome) -> None:
-    from worker.hooks.events import says_nothing_new
+    from worker.hooks.payloads import says_nothing_new
 
     keys = Keys(conf.namespace)
     record = conn.call("HMGET", keys.agent(agent_id), "state", "project", "task", "ending")
@@ -171,7 +172,7 @@ def _drawn_first(conn: Connection, keys: Keys, agent_id: str, kind: str, data: d
     """Claude Code may draw a dialog before its PermissionRequest hook has run: when the pane watcher
     already recorded (and published) this dialog, its record is adopted (the buttons people have keep
     answering it) and given the tool and detail; its id, or "" when the dialog is new."""
-    from worker.hooks.events import FROM_PANE
+    from worker.markers import FROM_PANE
 
     found = conn.call("HMGET", keys.prompt(agent_id), "id", "tool", "kind", "question")
     values = [v.decode() if isinstance(v, bytes) else "" for v in (found if isinstance(found, list) else [])]

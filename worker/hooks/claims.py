@@ -28,7 +28,7 @@ def fail_claims(conn: Connection, conf: HotConf, agent_id: str) -> list[str]:
     from bus.confirmed_call import confirmed_call
     from bus.resp import ServerError
     from bus.task_lua import fail_call
-    from worker.hooks.events import stopped_reason
+    from worker.hooks.payloads import stopped_reason
 
     keys = Keys(conf.namespace)
     failed = []

@@ -215,7 +215,7 @@ def _local_record(root: str | None, agent_id: str) -> dict[str, str]:
 def task_summary(last_message: str) -> str:
     """The summary of a task the hook finishes: the last message's first line (none when that line is
     the completion marker itself). Pure."""
-    from worker.agents.markers import COMPLETION_MARKER
+    from worker.markers import COMPLETION_MARKER
 
     for line in last_message.splitlines():
         if line.strip():

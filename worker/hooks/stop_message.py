@@ -5,7 +5,7 @@ because the Stop hook imports this on every turn of every agent and `enum` alone
 
 from __future__ import annotations
 
-from worker.agents.markers import COMPLETION_MARKER, WAITING_MARKER
+from worker.markers import COMPLETION_MARKER, WAITING_MARKER
 
 COMPLETE = "complete"
 WAITING = "waiting"

@@ -1,4 +1,4 @@
-"""`ib hook tmux-status`: the thin shell around `tmux_indicator` run by the Stop hook (and PostToolUse in
+"""`ib hook tmux-status`: the thin shell around `window_indicator` run by the Stop hook (and PostToolUse in
 real-time mode). It reads the window's options, asks the pure core what to change, and applies that with
 tmux. It never raises and always exits 0: a broken indicator must not get in an agent's way."""
 
@@ -8,7 +8,7 @@ import contextlib
 import subprocess
 from collections.abc import Iterator, Mapping, Sequence
 
-from worker.frontends import tmux_indicator as ti
+from worker.tmux import window_indicator as ti
 
 TMUX_TIMEOUT = 1.0
 TRANSCRIPT_CHUNK = 64 * 1024

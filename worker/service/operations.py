@@ -2,32 +2,45 @@
 machine's CLI or over the bus: the same functions either way.
 
 Each takes the runtime and its command and returns something JSON can carry; `@operation(Kind)`
-registers it for its command type, and `run_operation` picks it by the command's type.
+registers it for its command type (`@on_agent(Kind)` for a command on one agent: it gets the agent's
+record too), and `run_operation` picks it by the command's type.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from enum import Enum
 from typing import Any, TypeVar
 
 from bus import worker_commands as cmd
+from bus.agent_store import Agent
 from bus.worker_commands import Command
 from worker.agents import dialog_answer, lifecycle, teardown, views
-from worker.agents.ownership import NotOwner, owner_of
+from worker.agents.ownership import NotOwner, owner, subject_of
 from worker.agents.talk import look, press, screenshot, send
 from worker.auto.loop import AutoLoops
 from worker.errors import WorkerError
-from worker.git import merge
-from worker.git.merge_queue import MergeQueue
-from worker.service.runtime import Runtime
+from worker.merges import land
+from worker.merges.merge_queue import MergeQueue
+from worker.runtime import Runtime
 from worker.tasks import planning
-from worker.tasks.assign import spawn_agent
+from worker.tasks.assign import new_agent_from_command
 
 C = TypeVar("C", bound=Command)
 Operation = Callable[[Runtime, C], Any]
+OnAgent = Callable[[Runtime, C, Agent], Any]
+Registered = Callable[[Runtime, Any, Agent | None], Any]
 
-OPERATIONS: dict[type[Command], Operation[Any]] = {}
+OPERATIONS: dict[type[Command], Registered] = {}
+
+
+class _Unread(Enum):
+    TOKEN = 0
+
+
+UNREAD = _Unread.TOKEN
+"""No record read yet: `run_operation` reads the command's agent itself."""
 
 
 class NoOperation(WorkerError):
@@ -38,7 +51,23 @@ def operation(kind: type[C]) -> Callable[[Operation[C]], Operation[C]]:
     """Register the function below as the operation that runs commands of type `kind`."""
 
     def register(run: Operation[C]) -> Operation[C]:
-        OPERATIONS[kind] = run
+        OPERATIONS[kind] = lambda rt, command, _agent: run(rt, command)
+        return run
+
+    return register
+
+
+def on_agent(kind: type[C]) -> Callable[[OnAgent[C]], OnAgent[C]]:
+    """Register the function below for `kind`, a command on one agent: it gets the agent's record, read
+    and checked once where the command came in, so nothing under it reads it again."""
+
+    def register(run: OnAgent[C]) -> OnAgent[C]:
+        def with_record(rt: Runtime, command: C, agent: Agent | None) -> Any:
+            if agent is None:
+                raise NoOperation(f"{command.op}: names no agent, so there is none to act on")
+            return run(rt, command, agent)
+
+        OPERATIONS[kind] = with_record
         return run
 
     return register
@@ -46,27 +75,27 @@ def operation(kind: type[C]) -> Callable[[Operation[C]], Operation[C]]:
 
 @operation(cmd.NewAgent)
 def _new_agent(rt: Runtime, c: cmd.NewAgent) -> Any:
-    return json.loads(spawn_agent(rt, c).to_json())
+    return json.loads(new_agent_from_command(rt, c).to_json())
 
 
-@operation(cmd.Send)
-def _send(rt: Runtime, c: cmd.Send) -> str:
-    return send(rt, c.agent, c.text, c.sender).id
+@on_agent(cmd.Send)
+def _send(rt: Runtime, c: cmd.Send, agent: Agent) -> str:
+    return send(rt, agent, c.text, c.sender).id
 
 
-@operation(cmd.PressKeys)
-def _press(rt: Runtime, c: cmd.PressKeys) -> Any:
-    return press(rt, c.agent, *c.keys)
+@on_agent(cmd.PressKeys)
+def _press(rt: Runtime, c: cmd.PressKeys, agent: Agent) -> Any:
+    return press(rt, agent, *c.keys)
 
 
-@operation(cmd.Look)
-def _look(rt: Runtime, c: cmd.Look) -> Any:
-    return look(rt, c.agent, c.lines)
+@on_agent(cmd.Look)
+def _look(rt: Runtime, c: cmd.Look, agent: Agent) -> Any:
+    return look(rt, agent, c.lines)
 
 
-@operation(cmd.TakeScreenshot)
-def _screenshot(rt: Runtime, c: cmd.TakeScreenshot) -> Any:
-    return screenshot(rt, c.agent).as_reply()
+@on_agent(cmd.TakeScreenshot)
+def _screenshot(rt: Runtime, c: cmd.TakeScreenshot, agent: Agent) -> Any:
+    return screenshot(rt, agent).as_reply()
 
 
 @operation(cmd.Answer)
@@ -74,45 +103,45 @@ def _answer(rt: Runtime, c: cmd.Answer) -> str:
     return dialog_answer.answer(rt, c.question, c.text, c.sender).id
 
 
-@operation(cmd.Kill)
-def _kill(rt: Runtime, c: cmd.Kill) -> str:
-    return teardown.kill(rt, c.agent, c.force).id
+@on_agent(cmd.Kill)
+def _kill(rt: Runtime, c: cmd.Kill, agent: Agent) -> str:
+    return teardown.kill(rt, agent, c.force).id
 
 
-@operation(cmd.Merge)
-def _merge(rt: Runtime, c: cmd.Merge) -> Any:
-    done = merge.merge(rt, c.agent, c.into)
+@on_agent(cmd.Merge)
+def _merge(rt: Runtime, c: cmd.Merge, agent: Agent) -> Any:
+    done = land.merge(rt, agent, c.into)
     return {"agent": done.agent, "target": done.target, "sha": done.sha, "commits": done.commits}
 
 
-@operation(cmd.MergeCheck)
-def _merge_check(rt: Runtime, c: cmd.MergeCheck) -> Any:
-    return merge.merge_check(rt, c.agent, c.into)
+@on_agent(cmd.MergeCheck)
+def _merge_check(rt: Runtime, c: cmd.MergeCheck, agent: Agent) -> Any:
+    return land.merge_check(rt, agent, c.into)
 
 
-@operation(cmd.Approve)
-def _approve(rt: Runtime, c: cmd.Approve) -> Any:
-    return dialog_answer.approve(rt, c.agent, c.always, c.prompt)
+@on_agent(cmd.Approve)
+def _approve(rt: Runtime, c: cmd.Approve, agent: Agent) -> Any:
+    return dialog_answer.approve(rt, agent, c.always, c.prompt)
 
 
-@operation(cmd.Deny)
-def _deny(rt: Runtime, c: cmd.Deny) -> Any:
-    return dialog_answer.deny(rt, c.agent, c.reason, c.prompt)
+@on_agent(cmd.Deny)
+def _deny(rt: Runtime, c: cmd.Deny, agent: Agent) -> Any:
+    return dialog_answer.deny(rt, agent, c.reason, c.prompt)
 
 
-@operation(cmd.Choose)
-def _choose(rt: Runtime, c: cmd.Choose) -> Any:
-    return dialog_answer.choose(rt, c.agent, c.answer, c.prompt)
+@on_agent(cmd.Choose)
+def _choose(rt: Runtime, c: cmd.Choose, agent: Agent) -> Any:
+    return dialog_answer.choose(rt, agent, c.answer, c.prompt)
 
 
-@operation(cmd.Pause)
-def _pause(rt: Runtime, c: cmd.Pause) -> str:
-    return lifecycle.pause(rt, c.agent).id
+@on_agent(cmd.Pause)
+def _pause(rt: Runtime, c: cmd.Pause, agent: Agent) -> str:
+    return lifecycle.pause(rt, agent).id
 
 
-@operation(cmd.Resume)
-def _resume(rt: Runtime, c: cmd.Resume) -> Any:
-    return lifecycle.resume(rt, c.agent).message
+@on_agent(cmd.Resume)
+def _resume(rt: Runtime, c: cmd.Resume, agent: Agent) -> Any:
+    return lifecycle.resume(rt, agent).message
 
 
 @operation(cmd.Nuke)
@@ -120,14 +149,14 @@ def _nuke(rt: Runtime, c: cmd.Nuke) -> Any:
     return teardown.nuke(rt, c.agent, c.tree)
 
 
-@operation(cmd.Diff)
-def _diff(rt: Runtime, c: cmd.Diff) -> Any:
-    return views.diff_text(rt, c.agent, c.stat)
+@on_agent(cmd.Diff)
+def _diff(rt: Runtime, c: cmd.Diff, agent: Agent) -> Any:
+    return views.diff_text(rt, agent, c.stat)
 
 
-@operation(cmd.Status)
-def _status(rt: Runtime, c: cmd.Status) -> Any:
-    return views.status_text(rt, c.agent)
+@on_agent(cmd.Status)
+def _status(rt: Runtime, c: cmd.Status, agent: Agent) -> Any:
+    return views.status_text(rt, agent)
 
 
 @operation(cmd.AutoStart)
@@ -172,15 +201,18 @@ def _plan_discard(rt: Runtime, c: cmd.PlanDiscard) -> Any:
     return planning.discard(rt, c.plan).as_dict()
 
 
-def run_operation(rt: Runtime, command: Command) -> Any:
+def run_operation(rt: Runtime, command: Command, subject: Agent | _Unread | None = UNREAD) -> Any:
     """Run `command` here; refused before anything happens when the agent it names is another worker's
-    (unless it changes only the bus, as queueing a merge does: the agent's own worker works the queue)."""
+    (unless it changes only the bus, as queueing a merge does: the agent's own worker works the queue).
+    `subject` is the command's agent when the caller read it already (route.run_on_owner): read once."""
     run = OPERATIONS.get(type(command))
     if run is None:
         raise NoOperation(f"{command.op}: this worker has no operation for it")
-    owner = None if command.bus_only else owner_of(rt, command)
-    if owner is not None and owner != rt.worker_id:
+    if subject is UNREAD:
+        subject = None if command.bus_only else subject_of(rt, command)
+    runs_on = None if subject is None or command.bus_only else owner(subject)
+    if runs_on is not None and runs_on != rt.worker_id:
         raise NotOwner(
-            f"{command.op}: the agent runs on worker {owner!r}, not on {rt.worker_id!r}; ask that worker"
+            f"{command.op}: the agent runs on worker {runs_on!r}, not on {rt.worker_id!r}; ask that worker"
         )
-    return run(rt, command)
+    return run(rt, command, subject)

@@ -2,7 +2,7 @@
 
 One loop: one blocking read of this worker's command stream and of the events stream
 (worker/service/inbox.py; woken at least every pane interval), then the pane watcher and the transcript
-tailer. Events drive the merge queue (worker/git/merge_queue.py) and the /auto loops (worker/auto/loop.py),
+tailer. Events drive the merge queue (worker/merges/merge_queue.py) and the /auto loops (worker/auto/loop.py),
 in this one thread. On start it re-adopts the agents still running in tmux and marks the rest stopped; on
 SIGTERM it stops and leaves the agents running. `--once` (burst) handles what is pending and returns, for
 tests.
@@ -28,7 +28,7 @@ from bus.dead_letters import Poison
 from bus.embedded import Embedded
 from bus.envelope import MERGE_TYPES
 from bus.errors import BusError
-from bus.events import Event
+from bus.event_model import Event
 from bus.heartbeat import Heartbeat
 from bus.publish import flush_spool
 from bus.relay_port import relay_port
@@ -42,15 +42,19 @@ from worker.boundary.relay import Relay
 from worker.boundary.rules import AGENT_ID
 from worker.conflicts.watch import ConflictWatch
 from worker.errors import WorkerError
+
+# Up into frontends/ on purpose: the worker starts the status node of its repository (`ib status-node`
+# outlives it), and the dashboard above reads the stack's state from service/. Allowed by name in
+# tests/unit/test_import_layers.py.
 from worker.frontends.status_node import StatusNodeStarter
-from worker.git.merge_queue import MergeQueue
 from worker.hooks.manager_notes import flush_waiting
+from worker.merges.merge_queue import MergeQueue
+from worker.runtime import Runtime
 from worker.service.inbox import Batch, Inbox
 from worker.service.operations import run_operation
-from worker.service.runtime import Runtime
+from worker.service.pane_watch import CLOSE_INTERVAL, PaneWatcher
 from worker.service.signals import stop_on_signals
 from worker.tasks import planning
-from worker.tmux.pane_watch import CLOSE_INTERVAL, PaneWatcher
 
 log = logging.getLogger(__name__)
 
@@ -76,9 +80,7 @@ class WorkerService:
     def __post_init__(self) -> None:
         self.watcher = PaneWatcher(self.rt)
         self.tailer = TranscriptTailer(self.rt)
-        self.status_node = StatusNodeStarter(
-            self.rt
-        )  # CLAUDE.md status block: worker/frontends/status_node.py
+        self.status_node = StatusNodeStarter(self.rt)  # CLAUDE.md's status block
         # the token is `host:pid`: `ib ps` checks that the heartbeat names the worker it started
         self.heartbeat = Heartbeat(
             self.rt.client,
@@ -296,7 +298,7 @@ class WorkerService:
     def _on_event(self, event: Event) -> None:
         """The merge queue moves on at every merge event of a project; the /auto loops see every event.
         A turn's end has its agent's transcript read at once (the bot shows the words above the end) and
-        ends the close watch of its pane; a state change may start one (worker.tmux.pane_watch)."""
+        ends the close watch of its pane; a state change may start one (worker.service.pane_watch)."""
         try:
             if event.type in TURN_END_TYPES and event.agent:
                 self.tailer.turn_ended(event.agent, event.id)

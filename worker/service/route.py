@@ -14,9 +14,9 @@ import redis
 from bus.worker_commands import Command
 from bus.worker_rpc import request
 from bus.workers import validate_worker_id
-from worker.agents.ownership import owner_of
+from worker.agents.ownership import owner, subject_of
+from worker.runtime import Runtime
 from worker.service.operations import run_operation
-from worker.service.runtime import Runtime
 
 
 def run_on_owner(
@@ -31,8 +31,14 @@ def run_on_owner(
     waiting for a remote answer as long as the command's `timeout`.
 
     `reader` is a client without a socket timeout for waiting on a remote answer (the CLI's)."""
-    worker = validate_worker_id(on) if on else (owner_of(rt, command) or rt.worker_id)
-    if worker == rt.worker_id:
-        return run_operation(rt, command)
+    if on:
+        worker = validate_worker_id(on)
+        if worker == rt.worker_id:
+            return run_operation(rt, command)
+    else:
+        subject = subject_of(rt, command)  # read once: the operation takes it as it is
+        worker = owner(subject) if subject is not None else rt.worker_id
+        if worker == rt.worker_id:
+            return run_operation(rt, command, subject)
     sender = sender or f"ib@{rt.worker_id}"
     return request(reader or rt.client, rt.keys, worker, command, sender=sender, wait=rt.settings.write_wait)

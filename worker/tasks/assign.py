@@ -11,13 +11,13 @@ import secrets
 from collections.abc import Callable
 from dataclasses import replace
 
-from bus.agents import Agent
+from bus.agent_store import Agent
 from bus.errors import BusError, Conflict, InvalidInput
 from bus.ids import validate_id
 from bus.task_model import Task
 from bus.worker_commands import NewAgent
 from worker.agents.spawn import SpawnRequest, new_agent
-from worker.service.runtime import Runtime
+from worker.runtime import Runtime
 
 
 def refusal(task: Task, agent_id: str) -> str:
@@ -54,7 +54,9 @@ def task_goal(task: Task) -> str:
     return f"{task.title}\n\n{body}" if body else task.title
 
 
-def spawn_agent(rt: Runtime, command: NewAgent, on_note: Callable[[str], None] | None = None) -> Agent:
+def new_agent_from_command(
+    rt: Runtime, command: NewAgent, on_note: Callable[[str], None] | None = None
+) -> Agent:
     """What `ib new-agent` and its command over the bus do: an agent for the task when it names one."""
     req = SpawnRequest.from_command(command, on_note)
     return new_agent_for_task(rt, req) if req.task else new_agent(rt, req)

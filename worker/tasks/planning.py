@@ -13,7 +13,7 @@ import logging
 from pathlib import Path
 
 from bus.errors import BusError, Conflict, InvalidInput
-from bus.events import Event
+from bus.event_model import Event
 from bus.plan_store import PlanDraft, PlanStore
 from bus.plans import parse_plan, render_tree
 from bus.task_model import Task
@@ -21,7 +21,7 @@ from worker.agents import teardown
 from worker.agents.spawn import SpawnRequest, new_agent
 from worker.agents.talk import send
 from worker.errors import WorkerError
-from worker.service.runtime import Runtime
+from worker.runtime import Runtime
 
 log = logging.getLogger(__name__)
 

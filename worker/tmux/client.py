@@ -17,8 +17,8 @@ from typing import Literal
 from libtmux import exc
 from libtmux.pane import Pane
 
-from worker.agents.agent_env import secret_names
 from worker.errors import SessionGone, TmuxError
+from worker.secret_env import secret_names
 from worker.tmux.pane_death import DEAD_FORMAT, Death, last_lines, parse_dead
 from worker.tmux.parse import (
     PANES_FORMAT,

@@ -13,11 +13,18 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
+from worker.markers import FROM_PANE
 from worker.tmux.dialog_shape import Shape, read_key_hints, read_shape
 from worker.tmux.pane_screen import conversation_column
 
+if TYPE_CHECKING:
+    from bus.prompts import Prompt
+
 BOTTOM_LINES = 40  # a dialog sits at the bottom of the screen, below the conversation
+STILL_CLOSING = 3.0  # seconds an answered dialog may stay drawn before the agent redraws its screen
+DRAW_WAIT = 10.0  # seconds from a hook's record within which a dialog not on the pane yet is still coming
 
 _OPTION = re.compile(r"^\s*(❯\s*)?(?:(\d{1,2})\.\s+)?(\S.*?)\s*$")
 _NUMBERED = re.compile(r"^\s*(?:❯\s*)?\d{1,2}\.\s+\S")
@@ -176,7 +183,7 @@ def pick(dialog: Dialog, choice: str) -> int:
 
 MEANINGS = {"approve": "approve", "trust": "approve", "approve always": "always", "always": "always"}
 MEANINGS |= {"deny": "deny", "refuse": "deny", "keep planning": "deny"}
-"""The answers a hook's event offers (worker/hooks/events.py: PERMISSION_OPTIONS...), as `pick` choices."""
+"""The answers a hook's event offers (worker/hooks/payloads.py: PERMISSION_OPTIONS...), as `pick` choices."""
 
 
 def option_for_answer(dialog: Dialog, answer: str) -> int:
@@ -214,3 +221,20 @@ def keys_for(dialog: Dialog, index: int) -> list[str]:
 def _has(label: str, words: tuple[str, ...]) -> bool:
     lowered = label.casefold().replace("’", "'")  # "don’t ask" and "don't ask" are both drawn
     return any(word in lowered for word in words)
+
+
+def recorded_as(prompt: Prompt, dialog: Dialog) -> bool:
+    """Whether the recorded prompt is the dialog on screen: a hook's of the same kind (a hook knows the
+    tool, not the screen), or one recorded from the pane with the same question and options."""
+    if prompt.tool != FROM_PANE:
+        return prompt.kind == dialog.kind
+    return (prompt.kind, prompt.question, prompt.options) == (
+        dialog.kind,
+        dialog.title,
+        option_labels(dialog),
+    )
+
+
+def option_labels(dialog: Dialog) -> tuple[str, ...]:
+    """The dialog's option labels, in order: what a prompt recorded from the pane keeps."""
+    return tuple(option.label for option in dialog.options)

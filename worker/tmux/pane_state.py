@@ -10,7 +10,7 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from enum import StrEnum
 
-from worker.agents.markers import COMPLETION_MARKER, WAITING_MARKER
+from worker.markers import COMPLETION_MARKER, WAITING_MARKER
 from worker.tmux.pane_screen import RECENT_LINES, WINDOW_LINES, Line, Screen
 
 __all__ = ["COMPLETION_MARKER", "RECENT_LINES", "WINDOW_LINES", "PaneState", "pane_state"]

@@ -16,8 +16,8 @@ from libtmux import exc
 from libtmux.common import tmux_cmd
 from libtmux.server import Server
 
-from worker.agents.agent_env import without_secrets
 from worker.errors import SessionExists, SessionGone, TmuxError
+from worker.secret_env import without_secrets
 from worker.tmux.parse import Failure, command_line, failure, tmux_error
 
 TIMEOUT = 30.0  # a tmux call that takes longer means a stuck server

@@ -58,7 +58,7 @@ def failure_note(run: RunResult) -> str:
 
 def run_test(command: str, folder: Path, timeout: float, box: Sequence[str] = ()) -> RunResult:
     """Run `command` with the shell in `folder`, output and errors together, for at most `timeout` s;
-    `box`, when given, is the whole command line that runs it (worker.boundary.test_box)."""
+    `box`, when given, is the whole command line that runs it (worker.boundary.done_check_box)."""
     proc = subprocess.Popen(
         list(box) or command,
         shell=not box,

@@ -8,16 +8,13 @@ from __future__ import annotations
 import logging
 import time
 
-from bus.agents import Agent
+from bus.agent_store import Agent
 from bus.prompts import Prompt
-from worker.hooks.events import FROM_PANE
-from worker.service.runtime import Runtime
-from worker.tmux.dialogs import Dialog, read_dialog
+from worker.markers import FROM_PANE
+from worker.runtime import Runtime
+from worker.tmux.dialogs import STILL_CLOSING, Dialog, option_labels, read_dialog, recorded_as
 
 log = logging.getLogger(__name__)
-
-STILL_CLOSING = 3.0  # seconds an answered dialog may stay drawn before the agent redraws its screen
-DRAW_WAIT = 10.0  # seconds from a hook's record within which a dialog not on the pane yet is still coming
 
 
 def tell_dialog(rt: Runtime, agent: Agent, text: str) -> Dialog | None:
@@ -40,18 +37,6 @@ def _answered_before(rt: Runtime, prompt: Prompt) -> bool:
     return at is not None and time.time() - at > STILL_CLOSING
 
 
-def recorded_as(prompt: Prompt, dialog: Dialog) -> bool:
-    """Whether the recorded prompt is the dialog on screen: a hook's of the same kind (a hook knows the
-    tool, not the screen), or one recorded from the pane with the same question and options."""
-    if prompt.tool != FROM_PANE:
-        return prompt.kind == dialog.kind
-    return (prompt.kind, prompt.question, prompt.options) == (dialog.kind, dialog.title, _labels(dialog))
-
-
-def _labels(dialog: Dialog) -> tuple[str, ...]:
-    return tuple(option.label for option in dialog.options)
-
-
 def _data(dialog: Dialog) -> dict[str, object]:
     """The event's `data`: what the screen shows, in the same fields for every kind."""
     data: dict[str, object] = {
@@ -70,7 +55,7 @@ def _data(dialog: Dialog) -> dict[str, object]:
 def _publish(rt: Runtime, agent: Agent, dialog: Dialog) -> None:
     folder = (dialog.folder or agent.worktree or agent.root) if dialog.kind == "trust" else ""
     shown = Dialog(dialog.kind, dialog.title, dialog.options, dialog.selected, folder)
-    labels = _labels(dialog)
+    labels = option_labels(dialog)
     prompt = rt.prompts.record(agent.id, dialog.kind, folder, labels, tool=FROM_PANE, question=dialog.title)
     question = rt.questions.ask(agent.id, dialog.title, agent.project, labels, dialog=prompt.id)
     rt.prompts.link_question(agent.id, prompt.id, question.id)

@@ -28,9 +28,6 @@ AUTH_ERRORS = frozenset(
 PERMISSION_OPTIONS = ("approve", "approve always", "deny")
 PLAN_OPTIONS = ("approve", "keep planning")
 TRUST_OPTIONS = ("trust", "refuse")
-FROM_PANE = (
-    "(pane)"  # the tool of a dialog the pane watcher recorded (no hook told it); a hook's names the tool
-)
 
 
 class Outcome:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from worker.tasks.test_command import RunResult, failure_note, outcome, tail
+from worker.tasks.done_check import RunResult, failure_note, outcome, tail
 
 
 @pytest.mark.parametrize(

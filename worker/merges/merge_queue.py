@@ -14,8 +14,8 @@ from worker.agents import agent_log
 from worker.agents.layout import AgentPaths
 from worker.agents.teardown import teardown
 from worker.errors import WorkerError
-from worker.git.merge import land
-from worker.service.runtime import Runtime
+from worker.merges.land import land
+from worker.runtime import Runtime
 
 log = logging.getLogger(__name__)
 

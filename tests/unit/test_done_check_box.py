@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from worker.boundary.test_box import boxed
+from worker.boundary.done_check_box import boxed
 
 
 def test_the_box_hides_state_and_secrets_and_opens_only_the_worktree_and_scratch() -> None:

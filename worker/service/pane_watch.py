@@ -2,7 +2,7 @@
 
 The safety net behind the hooks: it reads each agent's pane with the pure parser and publishes `state`
 changes and `stopped`. Idle agents cost nothing but their line in `list-panes`. A state a hook decided is
-left alone unless the pane shows stronger evidence (worker/state_authority.py). A turn's end (complete,
+left alone unless the pane shows stronger evidence (worker/tmux/state_authority.py). A turn's end (complete,
 waiting, error) is the hooks' event to raise: the pane only moves the state.
 
 Auto mode's dialogs are told by no hook (Claude Code 2.1.332 runs neither PermissionRequest nor a
@@ -20,12 +20,14 @@ import logging
 import time
 from dataclasses import dataclass, field
 
-from bus.agents import Agent
+from bus.agent_store import Agent
 from bus.errors import Conflict
 from worker.errors import SessionGone
-from worker.hooks.events import FROM_PANE, stopped_reason
-from worker.service.runtime import Runtime
-from worker.tmux.dialog_events import DRAW_WAIT, tell_dialog
+from worker.hooks.payloads import stopped_reason
+from worker.markers import FROM_PANE
+from worker.runtime import Runtime
+from worker.service.dialog_events import tell_dialog
+from worker.tmux.dialogs import DRAW_WAIT
 from worker.tmux.pane_death import Death
 from worker.tmux.pane_state import PaneState, pane_state
 from worker.tmux.parse import PaneInfo, needs_capture

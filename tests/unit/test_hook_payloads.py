@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from worker.hooks.events import error_kind, outcome, says_nothing_new, stopped_reason
+from worker.hooks.payloads import error_kind, outcome, says_nothing_new, stopped_reason
 
 A = "agent-1"
 

@@ -11,16 +11,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NoReturn
 
-from bus.agents import Agent
+from bus.agent_store import Agent
 from bus.errors import Conflict
 from worker.agents import agent_log
 from worker.agents.layout import AgentPaths
-from worker.agents.ownership import owned
+from worker.agents.ownership import AgentRef, owned
 from worker.agents.teardown import agent_repository, teardown
 from worker.errors import WorkerError
 from worker.git import agent_repo
 from worker.git.repo import Git, MergeResult, RebaseResult
-from worker.service.runtime import Runtime
+from worker.runtime import Runtime
 
 
 class MergeConflict(WorkerError):
@@ -41,8 +41,8 @@ class Merged:
     files: list[str] = field(default_factory=list)
 
 
-def merge(rt: Runtime, agent_id: str, into: str | None = None) -> Merged:
-    agent = owned(rt, agent_id)
+def merge(rt: Runtime, agent: AgentRef, into: str | None = None) -> Merged:
+    agent = owned(rt, agent)
     target = into or agent.base_branch
     if not agent.branch:
         raise Conflict(f"{agent.id} works without a worktree (--no-worktree): there is no branch to merge")
@@ -113,9 +113,9 @@ def _conflict(rt: Runtime, agent: Agent, target: str, files: list[str], paths: A
     )
 
 
-def merge_check(rt: Runtime, agent_id: str, into: str | None = None) -> list[str]:
+def merge_check(rt: Runtime, agent: AgentRef, into: str | None = None) -> list[str]:
     """The files that would conflict if the agent were merged now ([] = clean). Changes nothing."""
-    agent = owned(rt, agent_id)
+    agent = owned(rt, agent)
     if not agent.branch:
         raise Conflict(f"{agent.id} works without a worktree: there is no branch to merge")
     target = into or agent.base_branch

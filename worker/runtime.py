@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import redis
 
-from bus.agents import AgentStore
+from bus.agent_store import AgentStore
 from bus.envelope import make_event
 from bus.keys import Keys
 from bus.prompts import PromptStore

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from worker.frontends.tmux_indicator import (
+from worker.tmux.window_indicator import (
     OPT_AGENT_RUNNING,
     OPT_LAST_ACTIVE,
     OPT_LAST_COMPLETED,

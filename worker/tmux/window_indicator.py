@@ -1,6 +1,6 @@
 """The tmux window-name indicator of a Claude Code session: its states, the transition on each hook event,
 the tool emojis of real-time mode, and the reading and writing of the tmux user options that carry the state
-between two hook runs. Pure: the hook shell (`tmux_indicator_hook`) does the tmux calls."""
+between two hook runs. Pure: the hook shell (worker/hooks/tmux_status.py) does the tmux calls."""
 
 from __future__ import annotations
 
