@@ -29,6 +29,7 @@ from tests.integration.test_bot import (
     wait_agent_topic,
     wait_shown,
 )
+from tests.streams import stream_entries
 from tests.waiting import retry_until
 
 __all__ = ["bot", "fake"]  # fixtures
@@ -64,7 +65,7 @@ def _what_happened(fake: FakeTelegram, rds: redis.Redis, keys: Keys) -> Iterator
     """Printed for a failing test: what the topics show and the events behind them."""
     yield
     print("Telegram shows:\n" + everywhere(fake))
-    for entry_id, fields in rds.xrange(keys.events):
+    for entry_id, fields in stream_entries(rds, keys.events):
         event = json.loads(fields["e"])
         print("event", entry_id, event["type"], event["msg"][:80], json.dumps(event["data"])[:300])
 
