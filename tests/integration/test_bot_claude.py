@@ -15,24 +15,13 @@ import pytest
 import redis
 
 from bus.keys import Keys
+from tests.bot_process import USER, BotProcess, Worker
 from tests.cli import IB, IbRunner
 from tests.fake_anthropic import FakeAnthropic, ask_user_question, bash, reply
 from tests.fake_telegram import FakeMessage, FakeTelegram
-from tests.integration.test_bot import (
-    USER,
-    BotProcess,
-    Worker,
-    bot,
-    bot_messages,
-    everywhere,
-    fake,
-    wait_agent_topic,
-    wait_shown,
-)
+from tests.integration.test_bot import bot_messages, everywhere, wait_agent_topic, wait_shown
 from tests.streams import stream_entries
 from tests.waiting import retry_until
-
-__all__ = ["bot", "fake"]  # fixtures
 
 pytestmark = pytest.mark.claude
 TURN = 90.0  # deadline for one turn of a cold CLI on 2 busy cores, through the bot

@@ -15,26 +15,12 @@ from bot.consumer import GROUP
 from bus.activity import TURN_END
 from bus.hashes import read_hash
 from bus.keys import Keys
+from tests.bot_process import USER, BotProcess, Worker
 from tests.cli import IbRunner
 from tests.fake_telegram import FakeMessage, FakeTelegram
-from tests.integration.test_bot import (
-    USER,
-    BotProcess,
-    Worker,
-    bot,
-    bot_messages,
-    emit,
-    fake,
-    running_worker,
-    spawn,
-    wait_agent_topic,
-    wait_shown,
-    wait_topic,
-)
+from tests.integration.test_bot import bot_messages, emit, spawn, wait_agent_topic, wait_shown, wait_topic
 from tests.streams import newest_entry
 from tests.waiting import retry_until
-
-__all__ = ["bot", "fake", "running_worker"]  # fixtures
 
 
 def write(rds: redis.Redis, keys: Keys, agent: str, kind: str, ago: float, text: str = "") -> None:
