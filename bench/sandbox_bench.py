@@ -20,6 +20,7 @@ import os
 import statistics
 import subprocess
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 from tests.cli import git, init_repo
@@ -78,7 +79,7 @@ def main() -> None:
         raise SystemExit(f"no sandbox on this machine: {problem}")
     print(f"Claude Code sandbox cost ({args.runs} runs each, median; {os.cpu_count()} cores)")
     print(f"{'':34}{'no sandbox':>14}{'sandbox':>14}{'cost':>12}")
-    rows = {
+    rows: dict[str, tuple[list[str], Callable[[list[float]], float]]] = {
         "loop: 1 call, 100 commands": ([LOOP], lambda t: t[0]),
         f"calls: {args.calls} x `true`, per call": (["true"] * args.calls, statistics.median),
     }

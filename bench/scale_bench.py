@@ -47,6 +47,7 @@ from bus.envelope import make_event
 from bus.keys import Keys
 from bus.settings import Settings
 from bus.streams import publish
+from tests.streams import stream_entries
 from worker.runtime import Runtime
 from worker.service.pane_watch import PaneWatcher
 from worker.service.process import WorkerService
@@ -193,7 +194,7 @@ def scenario(workers: int, agents: int) -> Run:
         after = [cpu_seconds(server.pid), *[cpu_seconds(p) for p in pids], cpu_seconds(bot.pid)]
         used = [(b - a) / wall * 100 for a, b in zip(before, after, strict=True)]
         run = Run(workers, agents)
-        run.events_per_s = len(client.xrange(keys.events, first_id, "+")) / wall
+        run.events_per_s = len(stream_entries(client, keys.events, first_id, "+")) / wall
         run.redis_cpu, run.worker_cpu, run.bot_cpu = used[0], used[1:-1], used[-1]
         run.worker_mb = [rss_mb(p) for p in pids]
         run.consumer = cast(list[float], out.get(timeout=60))
@@ -201,11 +202,11 @@ def scenario(workers: int, agents: int) -> Run:
         run.bot = _probe_latencies(fake, sent)
         return run
     finally:
-        for p in procs:
-            if p.pid:
-                os.kill(p.pid, signal.SIGTERM)
-        for p in procs:
-            p.join(30)
+        for proc in procs:
+            if proc.pid:
+                os.kill(proc.pid, signal.SIGTERM)
+        for proc in procs:
+            proc.join(30)
         if bot is not None:
             bot.terminate()
             bot.wait(30)

@@ -276,7 +276,7 @@ def load_settings(cwd: str | None = None, **overrides: Any) -> Settings:
     """Settings from env and `.env`; a bad value raises ConfigError naming the setting."""
     env_file = env_file_for(cwd)
     try:
-        return Settings(_env_file=env_file, **overrides)  # type: ignore[call-arg]
+        return Settings(_env_file=env_file, **overrides)
     except ValidationError as e:
         raise ConfigError(_describe(e, env_file, frozenset(overrides))) from e
 

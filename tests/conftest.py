@@ -1,17 +1,29 @@
-"""Shared test fixtures: a real Redis in a namespace of its own per test, scrubbed afterwards."""
+"""The fixtures every test folder shares, each defined once: the bus (a real Redis, a namespace of its own
+per test, scrubbed afterwards), `ib` on a temporary repository with fake or real Claude Code agents in the
+test's own tmux server, the fake Bot API with `ib bot` and `ib worker` as processes."""
 
 from __future__ import annotations
 
 import os
 import signal
+import subprocess
+import sys
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 import redis
 from hypothesis import settings
 
 from bus.keys import Keys
+from bus.task_store import TaskStore
+from tests.bot_process import SCALE, BotProcess, Worker, bot_env
+from tests.cli import IB, IbRunner, init_repo
+from tests.fake_anthropic import FakeAnthropic, claude_binary, client_env, write_home
+from tests.fake_anthropic.client import ClaudeMissing
+from tests.fake_telegram import FakeTelegram
+from tests.waiting import retry_until
 
 REDIS_URL = os.environ.get("IB_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
 
@@ -25,6 +37,17 @@ settings.load_profile("ittybus")
 # it. Tests start their children the way a terminal does.
 if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "fake_telegram(**options): the options of the test's fake Bot API (FakeTelegram's keywords); "
+        f"without it: time_scale={SCALE}",
+    )
+
+
+# --- the bus --------------------------------------------------------------------------------------------
 
 
 @pytest.fixture(scope="session")
@@ -58,3 +81,131 @@ def rds(redis_url: str, namespace: str) -> Iterator[redis.Redis]:
     for i in range(0, len(batch), 500):
         client.delete(*batch[i : i + 500])
     client.close()
+
+
+@pytest.fixture
+def store(rds: redis.Redis, keys: Keys) -> TaskStore:
+    """The task graph in-process, on the test's namespace."""
+    return TaskStore(rds, keys, events_maxlen=10_000)
+
+
+# --- `ib` and its agents --------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    return init_repo(tmp_path / "repo")
+
+
+@pytest.fixture
+def ib(repo: Path, tmp_path: Path, redis_url: str, namespace: str, rds: object) -> IbRunner:
+    """`ib` on the shared test Redis in the test's namespace (the `rds` fixture scrubs it afterwards)."""
+    return IbRunner(
+        repo,
+        {"IB_REDIS_URL": redis_url, "IB_NAMESPACE": namespace, "IB_SPOOL_DIR": str(tmp_path / "spool")},
+    )
+
+
+@pytest.fixture
+def tmux_socket() -> Iterator[str]:
+    """A tmux server of the test's own; killed (and its socket file removed) afterwards."""
+    name = f"ibtest-{uuid.uuid4().hex[:10]}"
+    yield name
+    subprocess.run(["tmux", "-L", name, "kill-server"], capture_output=True, check=False)
+    socket_file = Path(f"/tmp/tmux-{os.getuid()}") / name
+    socket_file.unlink(missing_ok=True)
+
+
+@pytest.fixture
+def agents_ib(ib: IbRunner, tmux_socket: str, tmp_path: Path) -> IbRunner:
+    """`ib` whose agents are fake agents in the test's own tmux server."""
+    ib.env.update(
+        {
+            "IB_TMUX_SOCKET": tmux_socket,
+            "IB_AGENT_COMMAND": f"{sys.executable} -m worker.fake.agent",
+            "IB_FAKE_TRANSCRIPT_DIR": str(tmp_path / "transcripts"),
+            "IB_FAKE_RECEIVED": str(tmp_path / "received.txt"),
+            "IB_WORKER_ID": f"w-{uuid.uuid4().hex[:6]}",
+            "IB_SEND_DELAY": "0.05",
+        }
+    )
+    return ib
+
+
+@pytest.fixture
+def anthropic() -> Iterator[FakeAnthropic]:
+    """The scripted Messages API on loopback; streams still held at the end are released."""
+    with FakeAnthropic() as fake:
+        yield fake
+
+
+@pytest.fixture
+def claude_bin() -> Path:
+    """The pinned real Claude Code CLI; a missing one fails the test (the test command installs it)."""
+    try:
+        return claude_binary()
+    except ClaudeMissing as e:
+        pytest.fail(str(e))
+
+
+@pytest.fixture
+def claude_ib(
+    ib: IbRunner, tmux_socket: str, tmp_path: Path, repo: Path, anthropic: FakeAnthropic, claude_bin: Path
+) -> IbRunner:
+    """`ib` whose agents are the real Claude Code CLI, offline against `anthropic`, in the test's own tmux
+    server, with a private HOME that trusts the test repository (and so the agents' worktrees in it)."""
+    home = write_home(tmp_path / "home", [repo])
+    ib.unset_prefixes = ("IB_", "ANTHROPIC_", "CLAUDE")  # nothing of an outer Claude session leaks in
+    ib.env.update(
+        {
+            **client_env(anthropic.base_url, home),
+            "IB_TMUX_SOCKET": tmux_socket,
+            "IB_AGENT_COMMAND": str(claude_bin),
+            "IB_WORKER_ID": f"w-{uuid.uuid4().hex[:6]}",
+        }
+    )
+    return ib
+
+
+# --- Telegram: the fake Bot API, `ib bot`, and `ib worker` for the bot to talk to -------------------------
+
+
+@pytest.fixture
+def fake(request: pytest.FixtureRequest) -> Iterator[FakeTelegram]:
+    """The fake Bot API on loopback. A module or test gives its options with
+    `@pytest.mark.fake_telegram(limits=False)` (FakeTelegram's keywords); without: its clock SCALE times
+    faster, as `bot_env` tells the bot."""
+    mark = request.node.get_closest_marker("fake_telegram")
+    options = mark.kwargs if mark is not None else {"time_scale": SCALE}
+    with FakeTelegram(**options) as server:
+        yield server
+
+
+@pytest.fixture
+def bot(ib: IbRunner, fake: FakeTelegram, tmp_path: Path) -> Iterator[BotProcess]:
+    """`ib bot` against `fake`, started by the test (`bot.start()`); stopped afterwards, its log printed."""
+    run = BotProcess(ib, fake, tmp_path / "bot.log", bot_env(fake))
+    yield run
+    run.stop()
+    print(run.log.read_text() if run.log.exists() else "(no bot log)")
+
+
+@pytest.fixture
+def running_worker(agents_ib: IbRunner, tmp_path: Path, rds: redis.Redis, keys: Keys) -> Iterator[Worker]:
+    """`ib worker` with fake agents, up once its heartbeat is on the bus; stopped afterwards, log printed."""
+    log = tmp_path / "worker.log"
+    with log.open("ab") as out:
+        proc = subprocess.Popen(
+            [IB, "worker", "-v"],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env=agents_ib.environ(),
+            cwd=agents_ib.cwd,
+        )
+    worker_id = agents_ib.env["IB_WORKER_ID"]
+    retry_until(lambda: rds.exists(keys.worker(worker_id)) or proc.poll() is not None, 30, 0.05, "the worker")
+    assert proc.poll() is None, log.read_text()
+    yield Worker(proc, log)
+    proc.send_signal(signal.SIGTERM)
+    proc.wait(30)
+    print(log.read_text())

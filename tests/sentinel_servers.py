@@ -117,5 +117,7 @@ class SentinelSet:
         return None
 
     def stop(self) -> None:
-        for one in [*self.sentinels, *self.copies, self.primary]:
-            one.stop(signal.SIGKILL) if isinstance(one, RedisServer) else one.stop()
+        for sentinel in self.sentinels:
+            sentinel.stop()
+        for server in [*self.copies, self.primary]:
+            server.stop(signal.SIGKILL)

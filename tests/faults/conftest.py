@@ -9,10 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.faults.tally import Tally, report_path, table
-from tests.integration.conftest import agents_ib, ib, repo, tmux_socket
 from tests.redis_server import RedisServer
-
-__all__ = ["agents_ib", "ib", "repo", "tmux_socket"]
 
 _TALLY = Tally()
 

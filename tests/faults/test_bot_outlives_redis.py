@@ -6,7 +6,6 @@ traceback."""
 from __future__ import annotations
 
 import signal
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -16,10 +15,11 @@ from bot.consumer import GROUP
 from bus.envelope import make_event
 from bus.keys import Keys
 from bus.streams import publish
+from tests.bot_process import BotProcess, bot_env
 from tests.cli import IbRunner
 from tests.fake_telegram import FakeTelegram
 from tests.faults.tally import Tally
-from tests.integration.test_bot import BotProcess, bind_project, bot_env, shown
+from tests.integration.test_bot import bind_project, shown
 from tests.redis_server import RedisServer, hung_up_on
 from tests.waiting import retry_until
 
@@ -27,12 +27,6 @@ RESTARTS, EACH, SPOOLED = 2, 6, 3
 KNOCKS = 20  # connections tried while Redis is away (its tasks', over a few seconds of back-off)
 LOST_LINE = "events: lost the connection to Redis"
 PROJECT = "restarts"
-
-
-@pytest.fixture
-def fake() -> Iterator[FakeTelegram]:
-    with FakeTelegram(time_scale=20.0) as server:
-        yield server
 
 
 def _times_shown(text: str, message: str) -> int:

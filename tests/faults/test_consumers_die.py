@@ -19,6 +19,7 @@ from bus.streams import publish
 from tests.cli import IbRunner
 from tests.faults.tally import Tally
 from tests.integration.test_auto_e2e import Worker, sequence
+from tests.streams import stream_entries
 from tests.waiting import retry_until
 
 BIG = "x" * 2000  # 60 of these overflow a pipe (64 KiB): the listener blocks in print, before its ack
@@ -83,7 +84,7 @@ def test_agent_session_killed_while_holding_a_claim(
 
     assert ib.run("worker", "--once").returncode == 0  # the watcher sees the pane gone
     task = _task_status(ib, "paint")
-    failed = [json.loads(f["e"]) for _i, f in rds.xrange(keys.events) if '"task_failed"' in f["e"]]
+    failed = [json.loads(f["e"]) for _i, f in stream_entries(rds, keys.events) if '"task_failed"' in f["e"]]
     assert (task["status"], task["attempt"]) == ("ready", 1)
     assert [e["data"]["reason"] for e in failed] == [
         "agent holder stopped (its session ended) while holding the task"

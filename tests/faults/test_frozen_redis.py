@@ -20,6 +20,7 @@ from bus.embedded import free_port
 from tests.cli import IbRunner
 from tests.faults.tally import Tally
 from tests.redis_server import RedisServer
+from tests.streams import stream_entries
 
 NOTIFIES = 10
 
@@ -69,7 +70,7 @@ class ReplyHolder:
 
 
 def _messages(server: RedisServer, namespace: str) -> list[str]:
-    return [json.loads(f["e"])["msg"] for _id, f in server.client().xrange(namespace + "events")]
+    return [json.loads(f["e"])["msg"] for _id, f in stream_entries(server.client(), namespace + "events")]
 
 
 @pytest.fixture(params=[None, "fr0zen-pw"], ids=["no-password", "password"])

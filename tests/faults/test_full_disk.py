@@ -16,6 +16,7 @@ import pytest
 from tests.cli import IbRunner
 from tests.faults.tally import Tally
 from tests.redis_server import RedisServer
+from tests.streams import stream_entries
 
 CYCLES, EACH = 7, 10
 PADDING = "x" * 600  # a record larger than what is left of a page, so a write comes back short
@@ -74,7 +75,7 @@ def test_full_disk_loses_nothing_and_doubles_nothing(
     assert ib.run("spool", "--flush", env=env).returncode == 0
     seen = [
         json.loads(f["e"])["msg"].split(" ")[0]
-        for _id, f in own_redis.client().xrange(ib.env["IB_NAMESPACE"] + "events")
+        for _id, f in stream_entries(own_redis.client(), ib.env["IB_NAMESPACE"] + "events")
     ]
     damaged = list(small_disk.rglob("*.damaged"))
     for path in damaged:

@@ -10,11 +10,12 @@ from pathlib import Path
 from tests.cli import IbRunner
 from tests.faults.tally import Tally
 from tests.redis_server import RedisServer
+from tests.streams import stream_entries
 
 
 def _events(server: RedisServer, namespace: str) -> list[str]:
     found = []
-    for _id, fields in server.client().xrange(namespace + "events"):
+    for _id, fields in stream_entries(server.client(), namespace + "events"):
         event = json.loads(fields["e"])
         found.append(event["data"].get("last_message", event["msg"]).split("\n")[0])
     return found

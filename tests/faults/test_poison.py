@@ -6,20 +6,19 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
 import redis
 
 from bus.clients import client_for
 from bus.envelope import make_event
 from bus.keys import Keys
 from bus.streams import publish
+from tests.bot_process import BotProcess, bot_env
 from tests.cli import IbRunner
 from tests.fake_telegram import FakeTelegram
 from tests.faults.tally import Tally
-from tests.integration.test_bot import BotProcess, bind_project, bot_env, settled, shown
+from tests.integration.test_bot import bind_project, settled, shown
 from tests.waiting import retry_until
 from worker.frontends.dashboard import EventFeed
 from worker.frontends.status_node import StatusNode
@@ -132,12 +131,6 @@ def test_poison_of_every_kind_stops_no_consumer(
         note=f"{len(dead)} dead letters (each once), {len(logged)} worker log lines; no consumer stopped",
     )
     assert (row.lost, row.twice) == (0, 0)
-
-
-@pytest.fixture
-def fake() -> Iterator[FakeTelegram]:
-    with FakeTelegram(time_scale=20.0) as server:
-        yield server
 
 
 def test_poison_does_not_stop_the_bot(

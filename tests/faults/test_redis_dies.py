@@ -18,6 +18,7 @@ import pytest
 from tests.cli import IbRunner
 from tests.faults.tally import Tally
 from tests.redis_server import RedisServer
+from tests.streams import stream_entries
 from tests.waiting import retry_until
 
 PRODUCERS, EACH = 4, 30
@@ -36,7 +37,7 @@ def _send(ib: IbRunner, env: dict[str, str], text: str, hook: bool) -> subproces
 def _seen(server: RedisServer, namespace: str) -> list[str]:
     """The message key of every event in the stream: the notify text, or the hook's last message."""
     keys = []
-    for _id, fields in server.client().xrange(namespace + "events"):
+    for _id, fields in stream_entries(server.client(), namespace + "events"):
         event = json.loads(fields["e"])
         last = event.get("data", {}).get("last_message")
         keys.append(last.split("\n")[0] if last else event["msg"])

@@ -26,6 +26,7 @@ from tests.faults.tally import Tally
 from tests.integration.test_auto_e2e import Worker, add_task, sequence
 from tests.redis_server import RedisServer
 from tests.sentinel_servers import SentinelSet
+from tests.streams import stream_entries
 from tests.waiting import retry_until
 
 PRODUCERS = 2
@@ -47,7 +48,7 @@ def _seen(server: RedisServer, namespace: str) -> tuple[list[str], Counter[str]]
     """The message key of every event in the stream (the notify text, or the hook's last message), and
     how often each client-made envelope id is there (the stores' events, made in Lua, carry none)."""
     keys, ids = [], Counter[str]()
-    for _id, fields in server.client().xrange(namespace + "events"):
+    for _id, fields in stream_entries(server.client(), namespace + "events"):
         event = json.loads(fields["e"])
         last = event.get("data", {}).get("last_message")
         keys.append(last.split("\n")[0] if last else event.get("msg", ""))

@@ -19,6 +19,7 @@ from bus.keys import Keys
 from tests.cli import IbRunner, git
 from tests.fake_anthropic import FakeAnthropic, reply
 from tests.fake_anthropic.script import ToolUse
+from tests.streams import stream_entries
 from tests.waiting import retry_until
 from worker.agents.sandbox import sandbox_problem
 
@@ -88,7 +89,7 @@ def _approve_all(ib: IbRunner, rds: redis.Redis, keys: Keys, finished: threading
 
 
 def _parsed(rds: redis.Redis, keys: Keys) -> list[dict[str, object]]:
-    return [json.loads(fields["e"]) for _, fields in rds.xrange(keys.events) or []]
+    return [json.loads(fields["e"]) for _, fields in stream_entries(rds, keys.events)]
 
 
 def _results(anthropic: FakeAnthropic) -> dict[str, tuple[bool, str]]:
@@ -103,7 +104,7 @@ def _results(anthropic: FakeAnthropic) -> dict[str, tuple[bool, str]]:
 
 
 def _events(rds: redis.Redis, namespace: str) -> str:
-    return json.dumps([fields for _, fields in rds.xrange(Keys(namespace).events) or []])
+    return json.dumps([fields for _, fields in stream_entries(rds, Keys(namespace).events)])
 
 
 @pytest.mark.timeout(420)

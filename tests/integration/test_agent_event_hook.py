@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 import redis
@@ -13,6 +14,7 @@ from bus.keys import Keys
 from bus.prompts import PromptStore
 from bus.questions import QuestionStore
 from tests.cli import IbRunner
+from tests.streams import stream_entries
 from worker.markers import FROM_PANE
 
 
@@ -22,8 +24,8 @@ def _hook(ib: IbRunner, payload: object, agent: str = "a1") -> None:
     assert (done.returncode, done.stdout) == (0, "")
 
 
-def _events(rds: redis.Redis, keys: Keys) -> list[dict[str, object]]:
-    return [json.loads(f["e"]) for _i, f in rds.xrange(keys.events)]
+def _events(rds: redis.Redis, keys: Keys) -> list[dict[str, Any]]:
+    return [json.loads(f["e"]) for _i, f in stream_entries(rds, keys.events)]
 
 
 @pytest.fixture

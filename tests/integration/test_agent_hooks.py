@@ -17,12 +17,13 @@ from bus.worker_commands import Send
 from bus.worker_rpc import Received, decode_command
 from tests.cli import IbRunner
 from tests.redis_server import RedisServer
+from tests.streams import stream_entries
 from tests.waiting import retry_until
 from worker.tmux.client import Tmux
 
 
 def _types(rds: redis.Redis, keys: Keys) -> list[str]:
-    return [json.loads(f["e"])["type"] for _i, f in rds.xrange(keys.events)]
+    return [json.loads(f["e"])["type"] for _i, f in stream_entries(rds, keys.events)]
 
 
 def _stop(ib: IbRunner, agent: str, message: str, session: str = "s1", transcript: str = "") -> int:
@@ -51,7 +52,7 @@ def test_stop_publishes_once_per_turn(ib: IbRunner, rds: redis.Redis, keys: Keys
     transcript.write_text('{"type":"assistant"}\n{"type":"user"}\n{"type":"assistant"}\n')  # a new turn
     assert _stop(ib, "a1", "Need input.\nWAITING", transcript=str(transcript)) == 0
     assert _types(rds, keys) == ["complete", "waiting"]
-    event = json.loads(rds.xrange(keys.events)[0][1]["e"])
+    event = json.loads(stream_entries(rds, keys.events)[0][1]["e"])
     assert (event["from"], event["project"], event["msg"]) == ("a1", "p", "Manager a1 completed its goal")
     assert rds.hget(keys.agent("a1"), "state") == "waiting"
 
@@ -106,7 +107,7 @@ def test_stop_with_redis_down_keeps_the_manager_note_until_it_answers(
         assert (done.returncode, done.stdout) == (0, "")
         server.start()
         stream = keys.commands("far-box")
-        assert server.client().xrange(stream) == []
+        assert stream_entries(server.client(), stream) == []
         if sender == "next-hook":
             payload = {**payload, "last_assistant_message": "two\nI HAVE COMPLETED THE GOAL"}
             assert ib.run("hook", "stop", stdin=json.dumps(payload), env=env).returncode == 0
@@ -174,7 +175,9 @@ def test_stop_with_redis_down_spools_then_delivers_once_in_order(ib: IbRunner, t
         server.start()
         assert ib.run("notify", "after", env=env).returncode == 0
         assert ib.run("notify", "after again", env=env).returncode == 0  # flushes nothing twice
-        events = [json.loads(f["e"]) for _i, f in server.client().xrange(ib.env["IB_NAMESPACE"] + "events")]
+        events = [
+            json.loads(f["e"]) for _i, f in stream_entries(server.client(), ib.env["IB_NAMESPACE"] + "events")
+        ]
         assert [(e["type"], e["data"].get("last_message", e["msg"])) for e in events] == [
             ("waiting", "one\nWAITING"),
             ("complete", "two\nI HAVE COMPLETED THE GOAL"),

@@ -9,6 +9,7 @@ import redis
 
 from bus.keys import Keys
 from tests.cli import IbRunner, git
+from tests.streams import stream_entries
 from tests.waiting import retry_until
 
 SCRIPT = "\n".join(
@@ -77,5 +78,5 @@ def test_spawn_ask_answer_complete_merge(
     assert len(archives) == 1
     assert {"output.log", "agent.log", "meta.json"} <= {p.name for p in archives[0].iterdir()}
     assert "Agent merged into main" in (archives[0] / "agent.log").read_text()
-    types = [json.loads(e["e"])["type"] for _id, e in rds.xrange(keys.events)]
+    types = [json.loads(e["e"])["type"] for _id, e in stream_entries(rds, keys.events)]
     assert types.index("spawned") < types.index("question") < types.index("complete") < types.index("merged")

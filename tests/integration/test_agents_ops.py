@@ -13,6 +13,7 @@ from bus.keys import Keys
 from bus.worker_commands import Send
 from bus.worker_rpc import submit
 from tests.cli import IbRunner, git
+from tests.streams import stream_entries
 from tests.waiting import retry_until
 
 
@@ -22,7 +23,7 @@ def spawn(ib: IbRunner, name: str, *lines: str, extra: tuple[str, ...] = (), cwd
 
 
 def events(rds: redis.Redis, keys: Keys) -> list[dict[str, object]]:
-    return [json.loads(fields["e"]) for _id, fields in rds.xrange(keys.events)]
+    return [json.loads(fields["e"]) for _id, fields in stream_entries(rds, keys.events)]
 
 
 def wait_state(ib: IbRunner, agent: str, state: str) -> None:
@@ -145,7 +146,7 @@ def test_worker_publishes_output_items(agents_ib: IbRunner, rds: redis.Redis, ke
 
     def items() -> list[dict[str, str]]:
         ib.run("worker", "--once")
-        return [f for _i, f in rds.xrange(keys.output("talker"))]  # type: ignore[misc]
+        return [f for _i, f in stream_entries(rds, keys.output("talker"))]
 
     got = retry_until(lambda: [i for i in items() if i["kind"] == "tool_result"], timeout=20)
     texts = [i["text"] for i in items()]

@@ -17,6 +17,7 @@ import redis
 from bus.keys import Keys
 from tests.cli import IbRunner
 from tests.fake_anthropic import FakeAnthropic, bash, reply
+from tests.streams import stream_entries
 from tests.waiting import retry_until
 
 pytestmark = pytest.mark.claude
@@ -37,7 +38,7 @@ def worker(claude_ib: IbRunner, rds: redis.Redis, keys: Keys) -> Iterator[Popen[
 
 def _asked(rds: redis.Redis, keys: Keys, count: int) -> dict[str, object]:
     def found() -> list[dict[str, object]] | None:
-        events = [json.loads(f["e"]) for _i, f in rds.xrange(keys.events)]
+        events = [json.loads(f["e"]) for _i, f in stream_entries(rds, keys.events)]
         asked = [e["data"] for e in events if e["type"] == "permission"]
         return asked if len(asked) >= count else None
 
@@ -92,7 +93,7 @@ def test_auto_modes_approval_is_an_event_and_approved(
     ran = lambda log: any("rc=" in json.dumps(r.tool_results()) for r in log if r.is_turn)  # noqa: E731
     anthropic.wait_for(ran, TURN, "the probe's output to reach the model")
     retry_until(
-        lambda: any(json.loads(f["e"])["type"] == "complete" for _i, f in rds.xrange(keys.events)),
+        lambda: any(json.loads(f["e"])["type"] == "complete" for _i, f in stream_entries(rds, keys.events)),
         TURN,
         what="the turn to complete",
     )

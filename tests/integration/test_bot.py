@@ -13,7 +13,6 @@ import signal
 import subprocess
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
@@ -27,72 +26,15 @@ from bus.auto_state import AutoState
 from bus.envelope import make_event
 from bus.keys import Keys
 from bus.streams import publish
+from tests.bot_process import SCALE, USER, BotProcess, Worker, bot_env
 from tests.cli import IB, IbRunner
 from tests.fake_anthropic import FakeAnthropic
 from tests.fake_anthropic.script import reply
 from tests.fake_telegram import FakeMessage, FakeTelegram, Limits
 from tests.waiting import retry_until
 
-USER, STRANGER = 4242, 6666
-SCALE = 20.0
+STRANGER = 6666
 MAXLEN = 10_000
-
-
-@dataclass
-class BotProcess:
-    """`ib bot` against the fake, with the test's bus; its log goes to a file (printed when a test fails)."""
-
-    ib: IbRunner
-    fake: FakeTelegram
-    log: Path
-    env: dict[str, str] = field(default_factory=dict)
-    proc: subprocess.Popen[bytes] | None = None
-
-    def start(self) -> None:
-        polls = self.fake.calls("getUpdates")
-        with self.log.open("ab") as out:
-            self.proc = subprocess.Popen(
-                [IB, "bot", "-v"],
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                env=self.ib.environ(self.env),
-                cwd=self.ib.cwd,
-            )
-        proc = self.proc
-        retry_until(
-            lambda: self.fake.calls("getUpdates") > polls or proc.poll() is not None, 30, 0.02, "polling"
-        )
-        assert proc.poll() is None, self.log.read_text()
-
-    def stop(self, sig: int = signal.SIGTERM) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(sig)
-            self.proc.wait(30)
-        self.proc = None
-
-
-@pytest.fixture
-def fake() -> Iterator[FakeTelegram]:
-    with FakeTelegram(time_scale=SCALE) as server:
-        yield server
-
-
-def bot_env(fake: FakeTelegram, scale: float = SCALE) -> dict[str, str]:
-    return {
-        "IB_TELEGRAM_TOKEN": fake.token,
-        "IB_TELEGRAM_CHAT_ID": str(fake.chat_id),
-        "IB_TELEGRAM_ALLOWED_USERS": f"{USER},1234",
-        "IB_TELEGRAM_API_URL": fake.base_url,
-        "IB_TELEGRAM_TIME_SCALE": str(scale),
-    }
-
-
-@pytest.fixture
-def bot(ib: IbRunner, fake: FakeTelegram, tmp_path: Path) -> Iterator[BotProcess]:
-    run = BotProcess(ib, fake, tmp_path / "bot.log", bot_env(fake))
-    yield run
-    run.stop()
-    print(run.log.read_text() if run.log.exists() else "(no bot log)")
 
 
 def emit(rds: redis.Redis, keys: Keys, type_: str, msg: str = "", **fields: Any) -> str:
@@ -580,32 +522,6 @@ def test_a_deleted_or_closed_topic_never_loses_an_event(
 
 
 # --- relay through a running worker ---------------------------------------------------------------------
-
-
-@dataclass
-class Worker:
-    proc: subprocess.Popen[bytes]
-    log: Path
-
-
-@pytest.fixture
-def running_worker(agents_ib: IbRunner, tmp_path: Path, rds: redis.Redis, keys: Keys) -> Iterator[Worker]:
-    log = tmp_path / "worker.log"
-    with log.open("ab") as out:
-        proc = subprocess.Popen(
-            [IB, "worker", "-v"],
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            env=agents_ib.environ(),
-            cwd=agents_ib.cwd,
-        )
-    worker_id = agents_ib.env["IB_WORKER_ID"]
-    retry_until(lambda: rds.exists(keys.worker(worker_id)) or proc.poll() is not None, 30, 0.05, "the worker")
-    assert proc.poll() is None, log.read_text()
-    yield Worker(proc, log)
-    proc.send_signal(signal.SIGTERM)
-    proc.wait(30)
-    print(log.read_text())
 
 
 def spawn(ib: IbRunner, name: str, *steps: str) -> None:

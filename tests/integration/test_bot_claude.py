@@ -15,23 +15,13 @@ import pytest
 import redis
 
 from bus.keys import Keys
+from tests.bot_process import USER, BotProcess, Worker
 from tests.cli import IB, IbRunner
 from tests.fake_anthropic import FakeAnthropic, ask_user_question, bash, reply
 from tests.fake_telegram import FakeMessage, FakeTelegram
-from tests.integration.test_bot import (
-    USER,
-    BotProcess,
-    Worker,
-    bot,
-    bot_messages,
-    everywhere,
-    fake,
-    wait_agent_topic,
-    wait_shown,
-)
+from tests.integration.test_bot import bot_messages, everywhere, wait_agent_topic, wait_shown
+from tests.streams import stream_entries
 from tests.waiting import retry_until
-
-__all__ = ["bot", "fake"]  # fixtures
 
 pytestmark = pytest.mark.claude
 TURN = 90.0  # deadline for one turn of a cold CLI on 2 busy cores, through the bot
@@ -64,7 +54,7 @@ def _what_happened(fake: FakeTelegram, rds: redis.Redis, keys: Keys) -> Iterator
     """Printed for a failing test: what the topics show and the events behind them."""
     yield
     print("Telegram shows:\n" + everywhere(fake))
-    for entry_id, fields in rds.xrange(keys.events):
+    for entry_id, fields in stream_entries(rds, keys.events):
         event = json.loads(fields["e"])
         print("event", entry_id, event["type"], event["msg"][:80], json.dumps(event["data"])[:300])
 

@@ -11,25 +11,11 @@ from typing import Any
 import redis
 
 from bus.keys import Keys
+from tests.bot_process import USER, BotProcess, Worker
 from tests.cli import IbRunner
 from tests.fake_telegram import FakeTelegram
-from tests.integration.test_bot import (
-    USER,
-    BotProcess,
-    Worker,
-    bot,
-    bot_messages,
-    emit,
-    fake,
-    received,
-    running_worker,
-    spawn,
-    wait_agent_topic,
-    wait_shown,
-)
+from tests.integration.test_bot import bot_messages, emit, received, spawn, wait_agent_topic, wait_shown
 from tests.waiting import retry_until
-
-__all__ = ["bot", "fake", "running_worker"]  # fixtures
 
 
 def test_a_dialog_with_drawn_options_is_answered_by_its_button(

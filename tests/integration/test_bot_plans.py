@@ -5,22 +5,11 @@ from __future__ import annotations
 
 import json
 
+from tests.bot_process import USER, BotProcess, Worker
 from tests.cli import IbRunner
 from tests.fake_telegram import FakeTelegram
-from tests.integration.test_bot import (
-    USER,
-    BotProcess,
-    Worker,
-    bind_project,
-    bot,
-    bot_messages,
-    fake,
-    running_worker,
-    wait_shown,
-)
+from tests.integration.test_bot import bind_project, bot_messages, wait_shown
 from tests.waiting import retry_until
-
-__all__ = ["bot", "fake", "running_worker"]  # fixtures
 
 TWO = json.dumps(
     {

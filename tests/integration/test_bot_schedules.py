@@ -5,10 +5,9 @@ from __future__ import annotations
 import redis
 
 from bus.keys import Keys
+from tests.bot_process import USER, BotProcess
 from tests.fake_telegram import FakeTelegram
-from tests.integration.test_bot import USER, BotProcess, bind_project, bot, fake, wait_shown
-
-__all__ = ["bot", "fake"]  # fixtures
+from tests.integration.test_bot import bind_project, wait_shown
 
 
 def test_schedule_list_and_delete_from_the_project_topic(

@@ -13,26 +13,14 @@ import redis
 from bot.agent_status import APPROVAL
 from bot.consumer import GROUP
 from bus.activity import TURN_END
+from bus.hashes import read_hash
 from bus.keys import Keys
+from tests.bot_process import USER, BotProcess, Worker
 from tests.cli import IbRunner
 from tests.fake_telegram import FakeMessage, FakeTelegram
-from tests.integration.test_bot import (
-    USER,
-    BotProcess,
-    Worker,
-    bot,
-    bot_messages,
-    emit,
-    fake,
-    running_worker,
-    spawn,
-    wait_agent_topic,
-    wait_shown,
-    wait_topic,
-)
+from tests.integration.test_bot import bot_messages, emit, spawn, wait_agent_topic, wait_shown, wait_topic
+from tests.streams import newest_entry
 from tests.waiting import retry_until
-
-__all__ = ["bot", "fake", "running_worker"]  # fixtures
 
 
 def write(rds: redis.Redis, keys: Keys, agent: str, kind: str, ago: float, text: str = "") -> None:
@@ -43,12 +31,12 @@ def write(rds: redis.Redis, keys: Keys, agent: str, kind: str, ago: float, text:
 
 def output_read(rds: redis.Redis, keys: Keys, agent: str) -> bool:
     """Whether the bot has shown (or passed over) every output item the agent's transcript holds."""
-    record = rds.hgetall(keys.agent(agent))
+    record = read_hash(rds, keys.agent(agent))
     path = record.get("transcript_path", "")
     if not path or int(record.get("transcript_offset") or 0) < os.path.getsize(path):
         return False
-    last = rds.xrevrange(keys.output(agent), count=1)
-    return bool(last) and rds.hget(keys.topics("output"), agent) == last[0][0]
+    last = newest_entry(rds, keys.output(agent))
+    return last is not None and rds.hget(keys.topics("output"), agent) == last[0]
 
 
 def said_once_above_its_end(texts: list[str], words: str, end: str) -> int:

@@ -15,6 +15,7 @@ from tests.cli import IbRunner
 from tests.fake_anthropic import FakeAnthropic, bash, reply, write
 from tests.fake_anthropic.client import write_home
 from tests.fake_anthropic.script import ToolUse
+from tests.streams import stream_entries
 from tests.waiting import retry_until
 
 pytestmark = pytest.mark.claude
@@ -59,12 +60,12 @@ def _state(ib: IbRunner, agent: str) -> str:
 
 
 def _states_published(rds: redis.Redis, keys: Keys, agent: str) -> list[str]:
-    events = [json.loads(fields["e"]) for _id, fields in rds.xrange(keys.events)]
+    events = [json.loads(fields["e"]) for _id, fields in stream_entries(rds, keys.events)]
     return [e["data"]["to_state"] for e in events if e["type"] == "state" and e["agent"] == agent]
 
 
 def _events(rds: redis.Redis, keys: Keys, kind: str) -> list[dict[str, object]]:
-    return [e for _i, f in rds.xrange(keys.events) if (e := json.loads(f["e"]))["type"] == kind]
+    return [e for _i, f in stream_entries(rds, keys.events) if (e := json.loads(f["e"]))["type"] == kind]
 
 
 def test_out_of_the_box_an_agent_asks_once_and_goes_on_when_approved(

@@ -12,6 +12,7 @@ import redis
 from bus.keys import Keys
 from tests.cli import IbRunner
 from tests.fake_anthropic import FakeAnthropic, reply
+from tests.streams import stream_entries
 from tests.waiting import retry_until
 
 pytestmark = pytest.mark.claude
@@ -25,7 +26,7 @@ def test_a_real_turn_on_the_output_stream(
     assert claude_ib.run("new-agent", "say hello", "--name", "greeter").returncode == 0
 
     def completed() -> bool:
-        events = [json.loads(fields["e"]) for _id, fields in rds.xrange(keys.events)]  # type: ignore[union-attr]
+        events = [json.loads(fields["e"]) for _id, fields in stream_entries(rds, keys.events)]
         return any(e["type"] == "complete" and e["agent"] == "greeter" for e in events)
 
     retry_until(completed, TURN_TIMEOUT, 0.2, "the turn's end")
@@ -33,7 +34,7 @@ def test_a_real_turn_on_the_output_stream(
     def items() -> list[dict[str, str]]:
         if claude_ib.run("worker", "--once").returncode != 0:
             return []  # a retried look: the next one tells, and the deadline fails the test
-        return [fields for _id, fields in rds.xrange(keys.output("greeter"))]  # type: ignore[misc]
+        return [fields for _id, fields in stream_entries(rds, keys.output("greeter"))]
 
     got = retry_until(lambda: [i for i in items() if i["kind"] == "text"], 30, 0.2, "the answer")
     kinds = [i["kind"] for i in items()]

@@ -5,6 +5,7 @@ unless a test names another mode."""
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import subprocess
@@ -15,8 +16,9 @@ import redis
 
 from bus.keys import Keys
 from tests.cli import IbRunner
-from tests.fake_anthropic import FakeAnthropic, ask_user_question, bash, exit_plan_mode, reply
+from tests.fake_anthropic import FakeAnthropic, Request, ask_user_question, bash, exit_plan_mode, reply
 from tests.fake_anthropic.client import write_home
+from tests.streams import stream_entries
 from tests.waiting import retry_until
 
 pytestmark = pytest.mark.claude
@@ -25,7 +27,11 @@ APPROVED = 'touch approved.txt; echo "exit=$?"'
 
 
 def _events(rds: redis.Redis, keys: Keys, kind: str) -> list[dict[str, object]]:
-    return [e for _i, f in rds.xrange(keys.events) if (e := json.loads(f["e"]))["type"] == kind]
+    return [e for _i, f in stream_entries(rds, keys.events) if (e := json.loads(f["e"]))["type"] == kind]
+
+
+def _turns_at_least(count: int, log: list[Request]) -> bool:
+    return sum(r.is_turn for r in log) >= count
 
 
 def _wait_event(rds: redis.Redis, keys: Keys, kind: str, count: int = 1) -> dict[str, object]:
@@ -184,7 +190,7 @@ def test_send_submits_verbatim(
     for count, text in enumerate(texts, start=2):
         sent = claude_ib.run("send", "reader", text)
         assert sent.returncode == 0, sent.stderr
-        anthropic.wait_for(lambda log, n=count: sum(r.is_turn for r in log) >= n, TURN, f"turn {count}")
+        anthropic.wait_for(functools.partial(_turns_at_least, count), TURN, f"turn {count}")
         _wait_event(rds, keys, "waiting", count)
     assert [_unwrapped(text) for text in anthropic.user_texts()[1:]] == texts
 

@@ -16,6 +16,7 @@ from bus.keys import Keys
 from tests.cli import IbRunner
 from tests.fake_anthropic import FakeAnthropic, reply
 from tests.fake_anthropic.script import ApiError, overloaded, rate_limited
+from tests.streams import stream_entries
 from tests.waiting import retry_until
 
 pytestmark = pytest.mark.claude
@@ -31,7 +32,7 @@ def manual_ib(claude_ib: IbRunner, claude_bin: Path) -> IbRunner:
 
 
 def _events(rds: redis.Redis, keys: Keys, agent: str) -> list[dict[str, Any]]:
-    found = [json.loads(fields["e"]) for _id, fields in rds.xrange(keys.events)]
+    found = [json.loads(fields["e"]) for _id, fields in stream_entries(rds, keys.events)]
     return [e for e in found if e.get("agent") == agent]
 
 
@@ -42,7 +43,7 @@ def _turn_ends(rds: redis.Redis, keys: Keys, agent: str) -> list[dict[str, Any]]
 def _listen(ib: IbRunner, types: str) -> dict[str, Any]:
     """`ib listen` as a person's session does: it must wake for the turn's end."""
     out = ib.run("listen", "--types", types, "--timeout", str(TURN_TIMEOUT), timeout=TURN_TIMEOUT + 30).stdout
-    got = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+    got: list[dict[str, Any]] = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
     assert got, f"`ib listen --types {types}` woke for nothing within {TURN_TIMEOUT}s"
     return got[0]
 

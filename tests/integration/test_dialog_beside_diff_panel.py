@@ -14,6 +14,7 @@ import redis
 from bus.keys import Keys
 from tests.cli import IbRunner
 from tests.fake_anthropic import FakeAnthropic, bash, reply, write
+from tests.streams import stream_entries
 from tests.waiting import retry_until
 
 pytestmark = pytest.mark.claude
@@ -24,7 +25,7 @@ SIGN = 'touch signed.txt; echo "exit=$?"'
 
 
 def _events(rds: redis.Redis, keys: Keys, kind: str) -> list[dict[str, object]]:
-    return [e for _i, f in rds.xrange(keys.events) if (e := json.loads(f["e"]))["type"] == kind]
+    return [e for _i, f in stream_entries(rds, keys.events) if (e := json.loads(f["e"]))["type"] == kind]
 
 
 def _pane_width(ib: IbRunner, socket: str, agent: str) -> int:

@@ -12,6 +12,7 @@ import redis
 
 from bus.keys import Keys
 from tests.cli import IbRunner
+from tests.streams import stream_entries
 from tests.waiting import retry_until
 
 TIMEOUT = 30.0
@@ -24,7 +25,7 @@ def _spawn(ib: IbRunner, name: str, *steps: str) -> None:
 
 def _event(rds: redis.Redis, keys: Keys, kind: str) -> dict[str, object]:
     def found() -> dict[str, object] | None:
-        events = (json.loads(f["e"]) for _i, f in rds.xrange(keys.events))
+        events = (json.loads(f["e"]) for _i, f in stream_entries(rds, keys.events))
         return next((e for e in events if e["type"] == kind), None)
 
     return retry_until(found, TIMEOUT, what=f"a {kind} event")
@@ -70,7 +71,7 @@ def test_a_permission_denied_without_a_reason_ends_the_turn_with_one_waiting_eve
         "Agent refused is waiting for input (a permission dialog (Do you want to proceed?) was denied)",
     )
     retry_until(lambda: "Interrupted by user" in agents_ib.run("look", "refused").stdout, TIMEOUT)
-    assert [json.loads(f["e"])["type"] for _i, f in rds.xrange(keys.events)].count("waiting") == 1
+    assert [json.loads(f["e"])["type"] for _i, f in stream_entries(rds, keys.events)].count("waiting") == 1
     assert not (repo / ".ib" / "agents" / "refused" / "repo" / "never.txt").exists()
 
 
@@ -87,7 +88,7 @@ def test_a_permission_told_before_it_is_drawn_stays_a_permission(
     looked = agents_ib.run("worker", "--once")
     assert looked.returncode == 0, looked.stderr
     assert rds.hmget(keys.agent("slow"), ["state", "state_by"]) == ["permission", "hook"]
-    events = [json.loads(f["e"]) for _i, f in rds.xrange(keys.events)]
+    events = [json.loads(f["e"]) for _i, f in stream_entries(rds, keys.events)]
     assert [e["data"]["from_state"] for e in events if e["type"] == "state"].count("permission") == 0
 
 

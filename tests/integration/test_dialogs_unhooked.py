@@ -18,6 +18,7 @@ from bus.keys import Keys
 from bus.worker_commands import Answer
 from bus.worker_rpc import CommandFailed, request
 from tests.cli import IbRunner
+from tests.streams import stream_entries
 from tests.waiting import retry_until
 
 TIMEOUT = 30.0
@@ -55,7 +56,7 @@ def _asked(rds: redis.Redis, keys: Keys, count: int = 1) -> list[dict[str, objec
     """The first `count` permission events' data, once there are that many."""
 
     def found() -> list[dict[str, object]] | None:
-        events = [json.loads(f["e"]) for _i, f in rds.xrange(keys.events)]
+        events = [json.loads(f["e"]) for _i, f in stream_entries(rds, keys.events)]
         data = [e["data"] for e in events if e["type"] == "permission"]
         return data if len(data) >= count else None
 
@@ -64,7 +65,7 @@ def _asked(rds: redis.Redis, keys: Keys, count: int = 1) -> list[dict[str, objec
 
 def _event(rds: redis.Redis, keys: Keys, kind: str) -> None:
     retry_until(
-        lambda: any(json.loads(f["e"])["type"] == kind for _i, f in rds.xrange(keys.events)),
+        lambda: any(json.loads(f["e"])["type"] == kind for _i, f in stream_entries(rds, keys.events)),
         TIMEOUT,
         what=f"a {kind} event",
     )
@@ -204,6 +205,6 @@ def test_a_running_auto_mode_agent_is_watched_closely_between_the_watchers_ticks
     _event(rds, keys, "complete")
     assert (repo / ".ib" / "agents" / "closely" / "repo" / "close.txt").exists()
     # the worker's last look at all its panes (at its start) came before the agent did
-    spawned = next(i for i, f in rds.xrange(keys.events) if json.loads(f["e"])["type"] == "spawned")
+    spawned = next(i for i, f in stream_entries(rds, keys.events) if json.loads(f["e"])["type"] == "spawned")
     looked = rds.hget(keys.worker_seen, agents_ib.env["IB_WORKER_ID"])
     assert int(looked or 0) < int(spawned.partition("-")[0])

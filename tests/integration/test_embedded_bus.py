@@ -112,7 +112,7 @@ def test_the_embedded_bus_is_locked(local: IbRunner, repo: Path) -> None:
 
     url = (folder / "url").read_text().strip()
     parts = urlsplit(url)
-    assert parts.hostname == "127.0.0.1" and parts.password
+    assert parts.hostname == "127.0.0.1" and parts.password and parts.port
     anonymous = redis.Redis(host="127.0.0.1", port=parts.port)
     with pytest.raises(redis.AuthenticationError):
         anonymous.ping()

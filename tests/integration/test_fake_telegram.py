@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 
 import pytest
 from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup, ReactionTypeEmoji, Update
@@ -21,10 +21,7 @@ from tests.waiting import retry_until
 USER = 4242
 
 
-@pytest.fixture
-def fake() -> Iterator[FakeTelegram]:
-    with FakeTelegram(limits=False) as server:
-        yield server
+pytestmark = pytest.mark.fake_telegram(limits=False)
 
 
 def run_bot(fake: FakeTelegram, script: Callable[[Bot], Awaitable[object]], token: str | None = None) -> None:

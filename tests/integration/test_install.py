@@ -9,7 +9,6 @@ import subprocess
 import sys
 import uuid
 import zipfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -37,14 +36,6 @@ def copy_checkout(target: Path) -> Path:
             (target / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(source, target / name)
     return target
-
-
-@pytest.fixture
-def tmux_socket() -> Iterator[str]:
-    name = f"ibinst-{uuid.uuid4().hex[:10]}"
-    yield name
-    subprocess.run(["tmux", "-L", name, "kill-server"], capture_output=True, check=False)
-    (Path(f"/tmp/tmux-{os.getuid()}") / name).unlink(missing_ok=True)
 
 
 @pytest.mark.slow

@@ -11,6 +11,7 @@ import redis
 
 from bus.keys import Keys
 from tests.cli import IbRunner
+from tests.streams import stream_entries
 from tests.waiting import retry_until
 
 
@@ -44,8 +45,10 @@ def test_a_childs_note_is_typed_by_the_managers_own_worker(
     )
     assert kid.returncode == 0, kid.stderr
     note = "[hook]: Your subtask kid just completed"
-    retry_until(lambda: rds.xrange(keys.commands("home")), timeout=30, what="the note on home's stream")
-    assert rds.xrange(keys.commands("away")) == []
+    retry_until(
+        lambda: stream_entries(rds, keys.commands("home")), timeout=30, what="the note on home's stream"
+    )
+    assert stream_entries(rds, keys.commands("away")) == []
     received = tmp_path / "received.txt"
     assert not received.exists() or note not in received.read_text()  # nobody typed it yet
 

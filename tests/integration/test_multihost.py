@@ -32,6 +32,7 @@ from bus.keys import Keys
 from tests.cli import IB, git, init_repo
 from tests.fake_telegram import FakeTelegram
 from tests.hosts import REDIS_PORT, Host, Network, NoNamespaces, inside
+from tests.streams import stream_entries
 from tests.waiting import retry_until
 
 USER = 4242
@@ -99,7 +100,7 @@ class Cluster:
         return done.stdout.split()
 
     def events(self, type_: str | None = None) -> list[dict[str, Any]]:
-        out = [json.loads(fields["e"]) for _id, fields in self.rds.xrange(KEYS.events)]
+        out = [json.loads(fields["e"]) for _id, fields in stream_entries(self.rds, KEYS.events)]
         return [e for e in out if type_ is None or e["type"] == type_]
 
 
@@ -123,7 +124,8 @@ def _cluster(tmp: Path, network: Network | None, stack: ExitStack) -> Cluster:
     else:
         redis_host, port = "127.0.0.1", _free_port()
     server = _redis_server(Host("redis", netns("redis"), tmp), redis_host, port, tmp)
-    stack.callback(lambda: (server.terminate(), server.wait(10)))
+    stack.callback(server.wait, 10)  # callbacks run last first: terminate, then wait
+    stack.callback(server.terminate)
     url = f"redis://ittybus:{_quoted(PASSWORD)}@{redis_host}:{port}/0"
     origin = init_repo(tmp / "origin")
     hosts: dict[str, Host] = {}
@@ -145,9 +147,7 @@ def _cluster(tmp: Path, network: Network | None, stack: ExitStack) -> Cluster:
             cwd = home / "repo"
             socket_name = f"ibtest-{uuid.uuid4().hex[:8]}-{name}"
             stack.callback(
-                lambda s=socket_name: subprocess.run(
-                    ["tmux", "-L", s, "kill-server"], capture_output=True, check=False
-                )
+                subprocess.run, ["tmux", "-L", socket_name, "kill-server"], capture_output=True, check=False
             )
             env.update(
                 {

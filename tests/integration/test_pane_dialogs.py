@@ -11,8 +11,10 @@ from pathlib import Path
 import pytest
 import redis
 
+from bus.hashes import write_hash
 from bus.keys import Keys
 from tests.cli import IbRunner
+from tests.streams import stream_entries
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
@@ -27,12 +29,12 @@ def _show(ib: IbRunner, rds: redis.Redis, keys: Keys, socket: str, capture: Path
     )  # fmt: skip
     worker = ib.env["IB_WORKER_ID"]
     record = {"id": "screen", "session": session, "worker": worker, "state": "running", "root": str(ib.cwd)}
-    rds.hset(keys.agent("screen"), mapping=record)
+    write_hash(rds, keys.agent("screen"), record)
     rds.sadd(keys.agents, "screen")
 
 
 def _events(rds: redis.Redis, keys: Keys) -> list[dict[str, object]]:
-    return [json.loads(f["e"]) for _i, f in rds.xrange(keys.events)]
+    return [json.loads(f["e"]) for _i, f in stream_entries(rds, keys.events)]
 
 
 @pytest.fixture

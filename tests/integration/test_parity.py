@@ -6,23 +6,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from tests.bot_process import USER, BotProcess, Worker
 from tests.cli import IbRunner
 from tests.fake_telegram import FakeTelegram
-from tests.integration.test_bot import (
-    USER,
-    BotProcess,
-    Worker,
-    bind_project,
-    bot,
-    fake,
-    received,
-    running_worker,
-    spawn,
-    wait_shown,
-)
+from tests.integration.test_bot import bind_project, received, spawn, wait_shown
 from tests.waiting import retry_until
-
-__all__ = ["bot", "fake", "running_worker"]  # fixtures
 
 
 def test_cli_answer_and_esc(agents_ib: IbRunner, tmp_path: Path) -> None:

@@ -15,6 +15,7 @@ import redis
 
 from bus.keys import Keys
 from tests.cli import IB, IbRunner
+from tests.streams import stream_entries
 from tests.waiting import retry_until
 from worker.boundary.relay import Relay
 from worker.boundary.relay_wire import Reply, Request, decode_reply, encode_request
@@ -64,7 +65,7 @@ def test_an_agents_process_runs_ib_as_that_agent(
     wt.mkdir(parents=True)
     done = _ask(relay, ib, wt, "notify", "from-the-relay", agent="a1")
     assert done.code == 0, done.stderr
-    entries = [json.loads(fields["e"]) for _, fields in rds.xrange(keys.events) or []]
+    entries = [json.loads(fields["e"]) for _, fields in stream_entries(rds, keys.events)]
     assert [(e["from"], e["msg"]) for e in entries] == [("a1", "from-the-relay")]
     forged = _ask(relay, ib, wt, "notify", "--from", "victim", "forged", agent="a1")
     assert forged.code == 1 and b"agent a1 may not notify as 'victim' (only as itself)" in forged.stderr
@@ -74,7 +75,7 @@ def test_an_agents_process_runs_ib_as_that_agent(
     assert elsewhere.code == 1 and elsewhere.stderr.startswith(
         b"ib notify: error: agent a1 runs ib only inside"
     )
-    assert len(rds.xrange(keys.events) or []) == 1
+    assert len(stream_entries(rds, keys.events)) == 1
 
 
 def test_a_process_of_no_agent_is_refused(relay: Relay, ib: IbRunner, repo: Path) -> None:

@@ -17,6 +17,7 @@ from bus import streams
 from bus.clients import client_for
 from bus.envelope import make_event
 from bus.errors import NotFound, NotReplicated
+from bus.hashes import write_hash
 from bus.keys import Keys
 from bus.merges import MergeStore
 from bus.messages import MessageStore
@@ -169,7 +170,7 @@ def _stop_hook(ib: IbRunner, deployment: SentinelSet, agent: str, wait: Wait) ->
     env |= {"IB_REDIS_WAIT_REPLICAS": replicas, "IB_REDIS_WAIT_MS": ms}
     assert (added.returncode, claimed.returncode) == (0, 0), added.stderr + claimed.stderr
     record = {"id": agent, "role": "worker", "project": "p", "task": task}
-    client_for(deployment.url()).hset(keys.agent(agent), mapping=record)
+    write_hash(client_for(deployment.url()), keys.agent(agent), record)
     payload = {
         "session_id": "s1",
         "cwd": str(ib.cwd),

@@ -12,23 +12,11 @@ from PIL import Image
 from bus.keys import Keys
 from bus.worker_commands import TakeScreenshot
 from bus.worker_rpc import request
+from tests.bot_process import USER, BotProcess, Worker
 from tests.cli import IbRunner
 from tests.fake_telegram import FakeTelegram
-from tests.integration.test_bot import (
-    USER,
-    BotProcess,
-    Worker,
-    bot,
-    bot_messages,
-    fake,
-    running_worker,
-    spawn,
-    wait_agent_topic,
-    wait_shown,
-)
+from tests.integration.test_bot import bot_messages, spawn, wait_agent_topic, wait_shown
 from tests.waiting import retry_until
-
-__all__ = ["bot", "fake", "running_worker"]  # fixtures
 
 
 def test_look_png_and_the_gone_agent(agents_ib: IbRunner, tmp_path: Path) -> None:

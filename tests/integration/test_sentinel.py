@@ -22,6 +22,7 @@ from bus.publish import publish
 from bus.resp import Connection
 from tests.cli import IbRunner
 from tests.sentinel_servers import SentinelSet
+from tests.streams import stream_entries
 
 
 @pytest.fixture(scope="module")
@@ -37,7 +38,7 @@ def _down_first(deployment: SentinelSet, service: str = "ibsvc") -> str:
 
 
 def _messages(deployment: SentinelSet, namespace: str) -> list[str]:
-    entries = deployment.primary.client().xrange(namespace + "events")
+    entries = stream_entries(deployment.primary.client(), namespace + "events")
     return [json.loads(fields["e"])["msg"] for _id, fields in entries]
 
 
@@ -132,6 +133,6 @@ def test_an_event_no_replica_confirmed_is_kept_and_sent_once_later(ib: IbRunner,
     flushed = ib.run("spool", "--flush", env={"IB_REDIS_WAIT_REPLICAS": "0"})
     assert flushed.returncode == 0, flushed.stderr
     client = client_for(ib.env["IB_REDIS_URL"])
-    entries = client.xrange(ib.env["IB_NAMESPACE"] + "events")
+    entries = stream_entries(client, ib.env["IB_NAMESPACE"] + "events")
     assert [json.loads(fields["e"])["msg"] for _id, fields in entries] == ["unconfirmed"]
     assert all(not p.read_text() for p in (tmp_path / "spool").glob("*.jsonl"))

@@ -14,11 +14,12 @@ from bus.keys import Keys
 from tests.cli import IB, IbRunner
 from tests.fake_anthropic import FakeAnthropic
 from tests.fake_anthropic.script import reply
+from tests.streams import stream_entries
 from tests.waiting import retry_until
 
 
 def transitions(rds: redis.Redis, keys: Keys, agent: str) -> list[tuple[str, str]]:
-    events = [json.loads(fields["e"]) for _id, fields in rds.xrange(keys.events)]
+    events = [json.loads(fields["e"]) for _id, fields in stream_entries(rds, keys.events)]
     return [
         (e["data"]["from_state"], e["data"]["to_state"])
         for e in events

@@ -12,9 +12,11 @@ from typing import Any
 import pytest
 import redis
 
+from bus.hashes import write_hash
 from bus.keys import Keys
 from tests.cli import IbRunner
 from tests.fake_anthropic import FakeAnthropic, reply
+from tests.streams import stream_entries
 from tests.waiting import retry_until
 
 TURN_TIMEOUT = 90.0  # a cold CLI start on 2 busy cores takes a few seconds; this is the deadline only
@@ -22,7 +24,7 @@ REFUSAL = "--dangerously-skip-permissions cannot be used with root/sudo privileg
 
 
 def _stopped(rds: redis.Redis, keys: Keys) -> list[dict[str, Any]]:
-    events = [json.loads(f["e"]) for _i, f in rds.xrange(keys.events)]
+    events = [json.loads(f["e"]) for _i, f in stream_entries(rds, keys.events)]
     return [e for e in events if e["type"] == "stopped"]
 
 
@@ -64,7 +66,7 @@ def _watched(ib: IbRunner, rds: redis.Redis, keys: Keys, tmux_socket: str) -> st
     session = "ib-test-why"
     subprocess.run(["tmux", "-L", tmux_socket, "new-session", "-d", "-s", session, "sleep 600"], check=True)
     record = {"id": "a1", "session": session, "worker": "w-why", "state": "running", "root": str(ib.cwd)}
-    rds.hset(keys.agent("a1"), mapping=record)
+    write_hash(rds, keys.agent("a1"), record)
     rds.sadd(keys.agents, "a1")
     return session
 

@@ -21,12 +21,6 @@ NOTHING_READY = 3
 P = "repo"  # the project of the `repo` fixture: its folder's name
 
 
-@pytest.fixture
-def store(rds: redis.Redis, keys: Keys) -> TaskStore:
-    """The same task graph in-process: set-ups and checks that are not what a test is about."""
-    return TaskStore(rds, keys, events_maxlen=10_000)
-
-
 def snapshot(rds: redis.Redis, namespace: str) -> dict[str, object]:
     """Every key of the test's namespace with its value, to show that a refusal changed nothing."""
     found: dict[str, object] = {}

@@ -21,11 +21,6 @@ P = "backend"
 
 
 @pytest.fixture
-def store(rds: redis.Redis, keys: Keys) -> TaskStore:
-    return TaskStore(rds, keys, events_maxlen=10_000)
-
-
-@pytest.fixture
 def reader(redis_url: str) -> Iterator[redis.Redis]:
     client = redis.Redis.from_url(redis_url, decode_responses=True, socket_timeout=None)
     yield client

@@ -19,11 +19,6 @@ from bus.task_store import TaskStore, _source
 P = "backend"
 
 
-@pytest.fixture
-def store(rds: redis.Redis, keys: Keys) -> TaskStore:
-    return TaskStore(rds, keys, events_maxlen=10_000)
-
-
 Entries = list[tuple[str, dict[str, str]]]
 
 

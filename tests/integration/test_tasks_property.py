@@ -6,7 +6,6 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import cast
 
 import pytest
 import redis
@@ -17,6 +16,7 @@ from bus.envelope import EVENT_FIELD, decode
 from bus.errors import BusError, Conflict, NotFound
 from bus.keys import Keys
 from bus.task_store import TaskStore
+from tests.streams import stream_entries
 
 AGENTS = ("agent-a", "agent-b", "agent-c")
 PROJECTS = ("p1", "p2")
@@ -156,10 +156,7 @@ class Run:
 
     def new_events(self, since: str | None = None) -> list[tuple[str, str]]:
         """The events since the last call (or since `since`), as (type, task)."""
-        entries = cast(
-            list[tuple[str, dict[str, str]]],
-            self.client.xrange(self.keys.events, since or f"({self.seen}", "+"),
-        )
+        entries = stream_entries(self.client, self.keys.events, since or f"({self.seen}", "+")
         if entries:
             self.seen = entries[-1][0]
         return [(e["type"], e["task"]) for e in (decode(i, f[EVENT_FIELD]) for i, f in entries)]

@@ -26,14 +26,12 @@ def _socket_file(name: str) -> Path:
 
 
 @pytest.fixture
-def tmux() -> Iterator[Tmux]:
-    """A Tmux on a server of its own (started by the test's first session), stopped afterwards with
-    its socket file removed."""
-    name = f"ibtest-{uuid.uuid4().hex[:10]}"
-    server = Tmux(name, config_file="/dev/null")
+def tmux(tmux_socket: str) -> Iterator[Tmux]:
+    """A Tmux on the test's own server (started by its first session), stopped afterwards (the socket file
+    goes with `tmux_socket`)."""
+    server = Tmux(tmux_socket, config_file="/dev/null")
     yield server
     server.kill_server()
-    _socket_file(name).unlink(missing_ok=True)
 
 
 class Receiver:

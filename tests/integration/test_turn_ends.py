@@ -12,15 +12,17 @@ from typing import Any
 import pytest
 import redis
 
+from bus.hashes import write_hash
 from bus.keys import Keys
 from tests.cli import IbRunner
+from tests.streams import stream_entries
 
 TURN_ENDS = ("complete", "waiting", "error")
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
 
 def _events(rds: redis.Redis, keys: Keys) -> list[dict[str, Any]]:
-    return [json.loads(f["e"]) for _i, f in rds.xrange(keys.events)]
+    return [json.loads(f["e"]) for _i, f in stream_entries(rds, keys.events)]
 
 
 def _types(rds: redis.Redis, keys: Keys) -> list[str]:
@@ -39,7 +41,7 @@ def watched(ib: IbRunner, rds: redis.Redis, keys: Keys, tmux_socket: str) -> str
     session = "ib-test-a1"
     subprocess.run(["tmux", "-L", tmux_socket, "new-session", "-d", "-s", session, "sleep 600"], check=True)
     record = {"id": "a1", "session": session, "worker": "w-turns", "state": "running", "root": str(ib.cwd)}
-    rds.hset(keys.agent("a1"), mapping={**record, "project": "p"})
+    write_hash(rds, keys.agent("a1"), {**record, "project": "p"})
     rds.sadd(keys.agents, "a1")
     return session
 

@@ -72,7 +72,12 @@ def test_secret_name(name: str, value: str, secret: bool) -> None:
 
 
 def test_secret_names_in_the_global_environment() -> None:
-    environment = {"HOME": "/root", "IB_TELEGRAM_TOKEN": "1:x", "-IB_UNSET_TOKEN": True, "IB_NAMESPACE": "x"}
+    environment: dict[str, str | bool] = {
+        "HOME": "/root",
+        "IB_TELEGRAM_TOKEN": "1:x",
+        "-IB_UNSET_TOKEN": True,
+        "IB_NAMESPACE": "x",
+    }
     assert secret_names(environment) == ["IB_TELEGRAM_TOKEN"]
     assert without_secrets({"IB_TELEGRAM_TOKEN": "1", "HOME": "/h"}) == {"HOME": "/h"}
 

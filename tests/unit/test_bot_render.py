@@ -252,7 +252,12 @@ def test_question_with_options_gets_answer_buttons(options: list[Any]) -> None:
 
 def test_a_question_dialog_told_by_its_hook_answers_by_number() -> None:
     """AskUserQuestion from the PermissionRequest hook: numbered as the dialog draws them."""
-    data = {"kind": "ask", "question": "Which DB?", "prompt_id": "p-1", "question_id": "q-1"}
+    data: dict[str, object] = {
+        "kind": "ask",
+        "question": "Which DB?",
+        "prompt_id": "p-1",
+        "question_id": "q-1",
+    }
     data["options"] = [{"number": 1, "label": "Postgres"}, {"number": 2, "label": "SQLite"}]
     shown = render(event("question", "m", agent="agent-x", data=data), Style.FULL)
     assert [(row[0].label, row[0].data) for row in shown.buttons] == [

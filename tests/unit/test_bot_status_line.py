@@ -89,7 +89,9 @@ def test_a_message_below_moves_the_status_to_the_bottom() -> None:
     assert outbox.take(STATUS_EVERY - 1) is None  # a move is a change: it waits for its interval
     tidy = send(outbox, STATUS_EVERY)
     assert tidy.delete == 10 and not tidy.counted  # the old line goes first: never two lines at once
-    moved = send(outbox, STATUS_EVERY + outbox.wait(STATUS_EVERY), 12)  # then the new one, at the bottom
+    pause = outbox.wait(STATUS_EVERY)
+    assert pause is not None
+    moved = send(outbox, STATUS_EVERY + pause, 12)  # then the new one, at the bottom
     assert (moved.edit, moved.delete, moved.text) == (None, None, "two")
     assert outbox.take(STATUS_EVERY + 2) is None
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from worker.errors import PermissionsConfigError, WorkerError
+from worker.permissions.paths import normalize
 from worker.permissions.policy import (
     MANDATORY_DENY,
     Decision,
@@ -15,7 +16,6 @@ from worker.permissions.policy import (
     describe,
     mandatory_allow,
     merge_permissions,
-    normalize,
 )
 from worker.permissions.rules import tool_matches
 from worker.permissions.shell_words import cd_targets, simple_commands

@@ -48,10 +48,10 @@ def test_png_has_the_grid_size() -> None:
     f = fonts()
     image = Image.open(io.BytesIO(render_png(f"{GREEN_ON_RED}hello\x1b[0m 🤖 漢字\n", 80, 24)))
     assert image.format == "PNG"
-    image = image.convert("RGB")
-    assert image.size == (80 * f.cell_width + 2 * PADDING, 24 * f.cell_height + 2 * PADDING)
+    rgb = image.convert("RGB")
+    assert rgb.size == (80 * f.cell_width + 2 * PADDING, 24 * f.cell_height + 2 * PADDING)
     left, top = PADDING + 1, PADDING + 1  # inside the first cell: its red background
-    red = image.getpixel((left, top))
+    red = rgb.getpixel((left, top))
     assert isinstance(red, tuple) and red[0] > 150 and red[1] < 100
 
 

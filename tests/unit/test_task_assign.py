@@ -21,7 +21,7 @@ def task(status: str, **more: object) -> Task:
         "created_at": 0,
     }
     base.update(more)
-    return Task(**base)  # type: ignore[arg-type]
+    return Task(**base)
 
 
 REFUSALS = {

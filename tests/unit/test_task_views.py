@@ -24,7 +24,7 @@ def task(
         "after": after,
     }
     fields.update(more)
-    return Task(**fields)  # type: ignore[arg-type]
+    return Task(**fields)
 
 
 def test_tree_puts_each_task_under_what_it_waits_for() -> None:

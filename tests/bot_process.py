@@ -1,0 +1,71 @@
+"""`ib bot` and `ib worker` run as processes for the bot tests, against the fake Bot API and the test's bus.
+
+The fake's clock runs SCALE times faster and the bot's limits are scaled to match, so a minute of
+Telegram's rate limits passes in three seconds.
+"""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tests.cli import IB, IbRunner
+from tests.fake_telegram import FakeTelegram
+from tests.waiting import retry_until
+
+USER = 4242  # the person allowed to talk to the bot
+SCALE = 20.0
+
+
+@dataclass
+class BotProcess:
+    """`ib bot` against the fake, with the test's bus; its log goes to a file (printed when a test fails)."""
+
+    ib: IbRunner
+    fake: FakeTelegram
+    log: Path
+    env: dict[str, str] = field(default_factory=dict)
+    proc: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        polls = self.fake.calls("getUpdates")
+        with self.log.open("ab") as out:
+            self.proc = subprocess.Popen(
+                [IB, "bot", "-v"],
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                env=self.ib.environ(self.env),
+                cwd=self.ib.cwd,
+            )
+        proc = self.proc
+        retry_until(
+            lambda: self.fake.calls("getUpdates") > polls or proc.poll() is not None, 30, 0.02, "polling"
+        )
+        assert proc.poll() is None, self.log.read_text()
+
+    def stop(self, sig: int = signal.SIGTERM) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            self.proc.wait(30)
+        self.proc = None
+
+
+def bot_env(fake: FakeTelegram, scale: float = SCALE) -> dict[str, str]:
+    """The settings that point `ib bot` at the fake, with USER allowed."""
+    return {
+        "IB_TELEGRAM_TOKEN": fake.token,
+        "IB_TELEGRAM_CHAT_ID": str(fake.chat_id),
+        "IB_TELEGRAM_ALLOWED_USERS": f"{USER},1234",
+        "IB_TELEGRAM_API_URL": fake.base_url,
+        "IB_TELEGRAM_TIME_SCALE": str(scale),
+    }
+
+
+@dataclass
+class Worker:
+    """`ib worker` running for the test, its output in `log`."""
+
+    proc: subprocess.Popen[bytes]
+    log: Path
