@@ -97,7 +97,9 @@ def test_a_turn_end_read_after_the_output_removes_the_line_before_it_shows(
     wait_shown(fake, topic, "✓ steady completed")
     assert status_lines(fake, topic) == []  # gone before the end showed, not after
     texts = [m.text for m in bot_messages(fake, topic)]
-    assert texts[-2:] == ["Bash(pytest -q)\nThe tests pass.", "✓ steady completed: steady is done"]
+    # the output is one message, or two when the first was still on its way as the second came (busy cores)
+    assert texts[-1] == "✓ steady completed: steady is done"
+    assert "\n".join(texts[:-1]).endswith("Bash(pytest -q)\nThe tests pass.")
     # Another agent works on: once its line was refreshed, the first one's would have been too.
     other = agent_topic(rds, keys, fake, "other")
     write(rds, keys, "other", "prompt", 300)
@@ -143,7 +145,9 @@ def test_the_hooks_copy_of_the_last_words_goes_when_the_tail_went_through_the_tu
     write(rds, keys, "swift", "text", -3, "Shipped.")
     wait_shown(fake, topic, "Shipped.")
     texts = [m.text for m in bot_messages(fake, topic)]
-    assert texts[-3:] == ["Bash(make)\nBuilt.\n\nShip it?", "⏳ swift is waiting: swift waits", "Shipped."]
+    assert texts[-2:] == ["⏳ swift is waiting: swift waits", "Shipped."]
+    assert "\n".join(texts[:-2]).endswith("Bash(make)\nBuilt.\n\nShip it?")  # one message or two (busy cores)
+    assert sum(text.count("Ship it?") for text in texts) == 1  # the hook's copy went
 
 
 def test_a_fake_agents_last_words_show_once_above_each_turns_end(
