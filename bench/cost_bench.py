@@ -50,12 +50,20 @@ def made_up_session(path: Path, answers: int, seed: int = 7) -> None:
             stamp = time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime(start + n * 0.1))
             model = MODELS[n % len(MODELS)]
             for block in range(rng.randrange(1, 5)):
-                message = {"id": f"msg_{n}", "model": model, "role": "assistant", "usage": usage}
-                message["content"] = [
-                    {"type": "text", "text": f"block {block} " + "x" * rng.randrange(0, 400)}
-                ]
-                entry = {"type": "assistant", "requestId": f"req_{n}", "timestamp": stamp, "message": message}
-                entry["sessionId"] = "bench"
+                message = {
+                    "id": f"msg_{n}",
+                    "model": model,
+                    "role": "assistant",
+                    "usage": usage,
+                    "content": [{"type": "text", "text": f"block {block} " + "x" * rng.randrange(0, 400)}],
+                }
+                entry = {
+                    "type": "assistant",
+                    "requestId": f"req_{n}",
+                    "timestamp": stamp,
+                    "sessionId": "bench",
+                    "message": message,
+                }
                 f.write(json.dumps(entry) + "\n")
             result = {"type": "tool_result", "tool_use_id": f"t{n}", "content": "y" * rng.randrange(0, 800)}
             user = {"type": "user", "timestamp": stamp, "message": {"role": "user", "content": [result]}}

@@ -4,6 +4,7 @@ counted once across their repeated lines, cut lines and unknown models counted (
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 
 import pytest
 
@@ -97,7 +98,7 @@ def _line(
     message_id: str = "msg_1",
     request_id: str = "req_1",
     model: str = "claude-sonnet-4-5",
-    usage: dict[str, object] | None = None,
+    usage: Mapping[str, object] | None = None,
     ts: str = "2026-11-26T10:00:00.000Z",
 ) -> str:
     usage = usage if usage is not None else {"input_tokens": 10, "output_tokens": 5}
