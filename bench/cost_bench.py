@@ -19,6 +19,7 @@ import shutil
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from bus.usage import spend
@@ -107,11 +108,11 @@ def compare(title: str, claude_dir: Path) -> None:
     print(f"  equal: {'yes' if counted == theirs else 'NO'}")
 
 
-def best_of(runs: int, work: object) -> float:
+def best_of(runs: int, work: Callable[[], object]) -> float:
     times = []
     for _ in range(runs):
         began = time.perf_counter()
-        work()  # type: ignore[operator]
+        work()
         times.append(time.perf_counter() - began)
     return min(times)
 

@@ -237,7 +237,8 @@ def test_the_target_branch_counts_as_a_side(
     (collision,) = ConflictCheck(rt).run(["bob"])
     assert (collision.against, collision.other) == ("branch", "main")
     (event,) = _events(rds, keys)
-    assert event["data"]["branch"] == "main"  # type: ignore[index]
+    data = event["data"]
+    assert isinstance(data, dict) and data["branch"] == "main"
 
 
 def test_a_rebase_under_way_is_skipped_not_misread(
@@ -331,7 +332,8 @@ def test_two_agents_editing_the_same_line_in_the_same_second_get_one_event(
     watch = ConflictWatch(rt, client_for(redis_url, blocking=True), threading.Event())
     assert watch.drain() == 2
     (event,) = _events(rds, keys)
-    assert event["data"]["agents"] == ["bob", "ann"]  # type: ignore[index]
+    data = event["data"]
+    assert isinstance(data, dict) and data["agents"] == ["bob", "ann"]
     assert rds.llen(keys.conflict_notes("bob")) == 1
     assert rds.llen(keys.conflict_notes("ann")) == 0
 

@@ -201,7 +201,8 @@ def test_spend_per_model_priced_and_unpriced() -> None:
     assert spend_line(total) == "$24.75 + unpriced (claude-mystery) · 4.0M tokens"
     data = spend_data(total)
     assert data["unpriced"] == ["claude-mystery"] and data["input"] == 1_000_500
-    assert data["models"]["claude-mystery"]["usd"] is None  # type: ignore[index]
+    models = data["models"]
+    assert isinstance(models, dict) and models["claude-mystery"]["usd"] is None
 
 
 def test_hour_cache_writes_cost_twice_the_input_price() -> None:
