@@ -28,6 +28,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import cast
 
 import redis
 
@@ -36,8 +37,11 @@ from bus.agent_store import Agent
 from bus.clients import client_for
 from bus.keys import Keys
 from bus.settings import Settings
-from tests.cli import git
+from bus.streams import Entry
+from tests.cli import git, init_repo
+from tests.streams import newest_entry
 from worker.agents.layout import AgentPaths
+from worker.conflicts.check import ConflictCheck
 from worker.conflicts.snapshot import Scratch
 from worker.conflicts.watch import ConflictWatch
 from worker.git import agent_repo
@@ -98,8 +102,8 @@ def edit_to_event(repo: Path, count: int, samples: int) -> tuple[list[float], li
             for n in range(samples + 1):  # the first round warms up (scratch repository, caches)
                 calc = worktrees[0] / "calc.py"
                 calc.write_text(CALC.replace("return a + b", f"return a + b + {n}"))
-                last = reader.xrevrange(keys.events, count=1)
-                since = last[0][0] if last else "0-0"
+                last = newest_entry(reader, keys.events)
+                since = last[0] if last else "0-0"
                 start = time.perf_counter()
                 proc = subprocess.Popen([IB, "hook", "changes"], env=env, stdin=subprocess.PIPE,
                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
@@ -120,7 +124,9 @@ def edit_to_event(repo: Path, count: int, samples: int) -> tuple[list[float], li
 def _wait_event(reader: redis.Redis, keys: Keys, since: str) -> float:
     deadline = time.monotonic() + DEADLINE
     while time.monotonic() < deadline:
-        for _stream, entries in reader.xread({keys.events: since}, block=1000) or []:  # type: ignore[union-attr]
+        # a decoding client: XREAD's reply is a list of (stream, entries), each entry as bus.streams types it
+        answer = cast(list[tuple[str, list[Entry]]] | None, reader.xread({keys.events: since}, block=1000))
+        for _stream, entries in answer or []:
             for entry_id, fields in entries:
                 since = entry_id
                 if json.loads(fields["e"])["type"] == "conflict_risk":
@@ -178,7 +184,7 @@ def scripted_pairs() -> tuple[int, int, int]:
     for name, (edit_a, edit_b) in cases.PAIRS.items():
         with tempfile.TemporaryDirectory() as folder, scratch_namespace() as ns:
             root = Path(folder)
-            repo = cases.init_repo(root / "repo")
+            repo = init_repo(root / "repo")
             (repo / "calc.py").write_text(cases.CALC)
             (repo / "notes.txt").write_text("one\ntwo\n")
             (repo / "logo.bin").write_bytes(b"\x00\x01\x02base")
@@ -188,7 +194,7 @@ def scripted_pairs() -> tuple[int, int, int]:
             a, b = cases._agent(rt, repo, "ann"), cases._agent(rt, repo, "bob")
             edit_a(a)
             edit_b(b)
-            told = cases.ConflictCheck(rt).run(["bob"])
+            told = ConflictCheck(rt).run(["bob"])
             predicted = {f.shown for c in told if c.against == "agent" for f in c.files}
             real = set(cases._real_merge_conflicts(a, b, root / "truth"))
             false_pos += len(predicted - real)

@@ -19,6 +19,7 @@ import shutil
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from bus.usage import spend
@@ -50,12 +51,20 @@ def made_up_session(path: Path, answers: int, seed: int = 7) -> None:
             stamp = time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime(start + n * 0.1))
             model = MODELS[n % len(MODELS)]
             for block in range(rng.randrange(1, 5)):
-                message = {"id": f"msg_{n}", "model": model, "role": "assistant", "usage": usage}
-                message["content"] = [
-                    {"type": "text", "text": f"block {block} " + "x" * rng.randrange(0, 400)}
-                ]
-                entry = {"type": "assistant", "requestId": f"req_{n}", "timestamp": stamp, "message": message}
-                entry["sessionId"] = "bench"
+                message = {
+                    "id": f"msg_{n}",
+                    "model": model,
+                    "role": "assistant",
+                    "usage": usage,
+                    "content": [{"type": "text", "text": f"block {block} " + "x" * rng.randrange(0, 400)}],
+                }
+                entry = {
+                    "type": "assistant",
+                    "requestId": f"req_{n}",
+                    "timestamp": stamp,
+                    "sessionId": "bench",
+                    "message": message,
+                }
                 f.write(json.dumps(entry) + "\n")
             result = {"type": "tool_result", "tool_use_id": f"t{n}", "content": "y" * rng.randrange(0, 800)}
             user = {"type": "user", "timestamp": stamp, "message": {"role": "user", "content": [result]}}
@@ -99,11 +108,11 @@ def compare(title: str, claude_dir: Path) -> None:
     print(f"  equal: {'yes' if counted == theirs else 'NO'}")
 
 
-def best_of(runs: int, work: object) -> float:
+def best_of(runs: int, work: Callable[[], object]) -> float:
     times = []
     for _ in range(runs):
         began = time.perf_counter()
-        work()  # type: ignore[operator]
+        work()
         times.append(time.perf_counter() - began)
     return min(times)
 

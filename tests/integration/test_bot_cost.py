@@ -12,19 +12,10 @@ from bus import usage_store
 from bus.agent_store import Agent, AgentStore
 from bus.keys import Keys
 from bus.usage import Usage
+from tests.bot_process import USER, BotProcess
 from tests.fake_telegram import FakeTelegram
-from tests.integration.test_bot import (
-    USER,
-    BotProcess,
-    bind_project,
-    bot,
-    emit,
-    fake,
-    wait_agent_topic,
-    wait_shown,
-)
+from tests.integration.test_bot import bind_project, emit, wait_agent_topic, wait_shown
 
-__all__ = ["bot", "fake"]  # fixtures
 SONNET = "claude-sonnet-4-5"
 
 
@@ -33,8 +24,8 @@ def test_cost_by_topic_by_name_and_in_general(
 ) -> None:
     worker = f"w-{uuid.uuid4().hex[:6]}"
     store = AgentStore(rds, keys)
-    for agent, project in (("painter", "shed"), ("sweeper", "shed"), ("scribe", "docs")):
-        store.save(Agent(id=agent, goal="x", project=project, worker=worker, session="s"))
+    for agent, home in (("painter", "shed"), ("sweeper", "shed"), ("scribe", "docs")):
+        store.save(Agent(id=agent, goal="x", project=home, worker=worker, session="s"))
     now = time.time()
     # painter: $3 of input and $15 of output; sweeper: one old answer (two days ago); scribe: unpriced
     usage_store.append(rds, keys, "painter", "shed", [Usage(SONNET, now, 1_000_000, 1_000_000)])

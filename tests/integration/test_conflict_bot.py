@@ -6,21 +6,11 @@ from __future__ import annotations
 import redis
 
 from bus.keys import Keys
+from tests.bot_process import BotProcess
 from tests.fake_telegram import FakeTelegram
-from tests.integration.test_bot import (
-    BotProcess,
-    bind_project,
-    bot,
-    emit,
-    fake,
-    settled,
-    wait_agent_topic,
-    wait_shown,
-)
+from tests.integration.test_bot import bind_project, emit, settled, wait_agent_topic, wait_shown
 from worker.conflicts.merge_tree import parse_hunks
 from worker.conflicts.overlap import Collision, FileOverlap, event_data, message
-
-__all__ = ["bot", "fake"]  # fixtures
 
 
 def test_a_conflict_risk_shows_in_both_agents_topics_and_the_project_topic(

@@ -20,6 +20,7 @@ from bus.clients import client_for
 from bus.keys import Keys
 from bus.settings import Settings
 from tests.cli import IB, git, init_repo
+from tests.streams import stream_entries
 from tests.waiting import retry_until
 from worker.agents.layout import AgentPaths
 from worker.conflicts.check import PRUNE_EVERY, STALE, ConflictCheck
@@ -83,7 +84,18 @@ def _commit(worktree: Path) -> None:
     git(worktree, "commit", "-q", "-m", "work")
 
 
-Edit = Callable[[Path], None]
+Edit = Callable[[Path], object]  # an edit of an agent's work tree; what it returns is not used
+
+
+def _then_commit(edit: Edit) -> Edit:
+    """`edit`, then a commit of the whole work tree."""
+
+    def edit_and_commit(worktree: Path) -> None:
+        edit(worktree)
+        _commit(worktree)
+
+    return edit_and_commit
+
 
 # name → (agent a's edit, agent b's edit); whether they conflict is what a real merge says
 PAIRS: dict[str, tuple[Edit, Edit]] = {
@@ -92,7 +104,7 @@ PAIRS: dict[str, tuple[Edit, Edit]] = {
         lambda w: _edit(w / "calc.py", "return a + b", "return b + a"),
     ),
     "same-function-one-committed": (
-        lambda w: (_edit(w / "calc.py", "return a + b", "return int(a + b)"), _commit(w)),
+        _then_commit(lambda w: _edit(w / "calc.py", "return a + b", "return int(a + b)")),
         lambda w: _edit(w / "calc.py", "return a + b", "return float(a + b)"),
     ),
     "different-functions": (
@@ -175,7 +187,8 @@ def test_prediction_matches_the_real_merge(
 
 
 def _events(rds: redis.Redis, keys: Keys) -> list[dict[str, object]]:
-    return [e for _i, f in rds.xrange(keys.events) if (e := json.loads(f["e"]))["type"] == "conflict_risk"]
+    entries = stream_entries(rds, keys.events)
+    return [e for _i, f in entries if (e := json.loads(f["e"]))["type"] == "conflict_risk"]
 
 
 def test_an_overlap_is_told_once_until_it_changes_and_again_after_it_went(
@@ -224,7 +237,8 @@ def test_the_target_branch_counts_as_a_side(
     (collision,) = ConflictCheck(rt).run(["bob"])
     assert (collision.against, collision.other) == ("branch", "main")
     (event,) = _events(rds, keys)
-    assert event["data"]["branch"] == "main"  # type: ignore[index]
+    data = event["data"]
+    assert isinstance(data, dict) and data["branch"] == "main"
 
 
 def test_a_rebase_under_way_is_skipped_not_misread(
@@ -318,7 +332,8 @@ def test_two_agents_editing_the_same_line_in_the_same_second_get_one_event(
     watch = ConflictWatch(rt, client_for(redis_url, blocking=True), threading.Event())
     assert watch.drain() == 2
     (event,) = _events(rds, keys)
-    assert event["data"]["agents"] == ["bob", "ann"]  # type: ignore[index]
+    data = event["data"]
+    assert isinstance(data, dict) and data["agents"] == ["bob", "ann"]
     assert rds.llen(keys.conflict_notes("bob")) == 1
     assert rds.llen(keys.conflict_notes("ann")) == 0
 

@@ -18,6 +18,7 @@ import redis
 from bus.keys import Keys
 from tests.cli import IB, IbRunner, git
 from tests.fake_anthropic import FakeAnthropic, bash, edit, read, reply
+from tests.streams import stream_entries
 from tests.waiting import retry_until
 
 pytestmark = pytest.mark.claude
@@ -47,7 +48,7 @@ def worker(claude_ib: IbRunner, tmp_path: Path, rds: redis.Redis, keys: Keys) ->
 
 
 def _events(rds: redis.Redis, keys: Keys, kind: str) -> list[dict[str, object]]:
-    return [e for _i, f in rds.xrange(keys.events) if (e := json.loads(f["e"]))["type"] == kind]
+    return [e for _i, f in stream_entries(rds, keys.events) if (e := json.loads(f["e"]))["type"] == kind]
 
 
 def test_two_agents_editing_the_same_function_are_warned(

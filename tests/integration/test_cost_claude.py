@@ -9,6 +9,7 @@ import os
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Literal, TypedDict, cast
 
 import pytest
 import redis
@@ -19,14 +20,32 @@ from bus.settings import Settings
 from tests.cli import IbRunner
 from tests.fake_anthropic import FakeAnthropic, reply
 from tests.fake_anthropic.script import read
+from tests.streams import stream_entries
 from tests.waiting import retry_until
 from worker.frontends.dashboard import Dashboard
 from worker.runtime import Runtime
 
 pytestmark = pytest.mark.claude
 TURN_TIMEOUT = 90.0
-KINDS = {"input": "inputTokens", "output": "outputTokens", "cache_write": "cacheCreationTokens"}
-KINDS["cache_read"] = "cacheReadTokens"
+Kind = Literal["input", "output", "cache_write", "cache_read"]
+KINDS: dict[Kind, str] = {
+    "input": "inputTokens",
+    "output": "outputTokens",
+    "cache_write": "cacheCreationTokens",
+    "cache_read": "cacheReadTokens",
+}
+
+
+class Total(TypedDict):
+    """The part of `ib cost --json`'s "total" this test reads (bus.usage.spend_data writes it)."""
+
+    usd: float
+    answers: int
+    input: int
+    output: int
+    cache_write: int
+    cache_read: int
+    unpriced: list[str]
 
 
 def ccusage_totals(claude_dir: Path) -> dict[str, int]:
@@ -64,17 +83,19 @@ def test_cost_of_a_real_turn_equals_the_independent_reader(
     assert claude_ib.run("new-agent", "read the readme", "--name", "reader").returncode == 0
 
     def completed() -> dict[str, object] | None:
-        events = [json.loads(fields["e"]) for _id, fields in rds.xrange(keys.events)]  # type: ignore[union-attr]
+        events = [json.loads(fields["e"]) for _id, fields in stream_entries(rds, keys.events)]
         return next((e for e in events if e["type"] == "complete" and e["agent"] == "reader"), None)
 
     event = retry_until(completed, TURN_TIMEOUT, 0.2, "the turn's end")
 
-    def counted() -> dict[str, object] | None:
+    def counted() -> Total | None:
         if claude_ib.run("worker", "--once").returncode != 0:
             return None
         shown = claude_ib.run("cost", "reader", "--json")
-        total = json.loads(shown.stdout)["total"] if shown.returncode == 0 else {}
-        return total if total.get("answers") == 2 else None  # both answers of the turn read
+        if shown.returncode != 0:
+            return None
+        total = cast(Total, json.loads(shown.stdout)["total"])  # JSON: its shape is spend_data's
+        return total if total["answers"] == 2 else None  # both answers of the turn read
 
     ours = retry_until(counted, 30, 0.2, "ib cost to count both answers")
     theirs = ccusage_totals(Path(claude_ib.env["HOME"]) / ".claude")
@@ -88,7 +109,7 @@ def test_cost_of_a_real_turn_equals_the_independent_reader(
     assert {kind: data["usage"][kind] for kind in KINDS} == theirs
     assert data["usage"]["usd"] == pytest.approx(usd)
     # the live status line's items and the dashboard's cost column say the same
-    answers = [f for _id, f in rds.xrange(keys.output("reader")) if "tokens" in f]  # type: ignore[union-attr]
+    answers = [f for _id, f in stream_entries(rds, keys.output("reader")) if "tokens" in f]
     assert answers and float(answers[-1]["usd"]) == pytest.approx(usd)
     rt = Runtime(Settings(redis_url=redis_url, namespace=namespace), client_for(redis_url), repo)
     board = Dashboard(rt, client_for(redis_url, blocking=True))

@@ -15,6 +15,7 @@ from bus.clients import client_for
 from bus.keys import Keys
 from bus.settings import Settings
 from tests.cli import IbRunner
+from tests.streams import stream_entries
 from worker.agents.transcript_tail import TranscriptTailer
 from worker.runtime import Runtime
 
@@ -23,8 +24,13 @@ USAGE = {"input_tokens": 10, "output_tokens": 300, "cache_creation_input_tokens"
 
 def answer(n: int, block: str, at: dt.datetime) -> str:
     """One line of answer `n` (Claude Code writes one per content block, repeating the usage)."""
-    message = {"id": f"msg_{n}", "model": "claude-sonnet-4-5", "role": "assistant", "usage": USAGE}
-    message["content"] = [{"type": "text", "text": block}]
+    message = {
+        "id": f"msg_{n}",
+        "model": "claude-sonnet-4-5",
+        "role": "assistant",
+        "usage": USAGE,
+        "content": [{"type": "text", "text": block}],
+    }
     entry = {"type": "assistant", "requestId": f"req_{n}", "timestamp": at.isoformat(), "message": message}
     return json.dumps(entry) + "\n"
 
@@ -53,7 +59,7 @@ def test_the_tail_counts_each_answer_once_and_ib_cost_selects(
         f.write(second[30:] + answer(2, "More.", now))  # the rest of answer 2, and its repeat
     tail.tick()
     tail.tick()
-    entries = [fields for _id, fields in rds.xrange(keys.usage("painter"))]  # type: ignore[misc]
+    entries = [fields for _id, fields in stream_entries(rds, keys.usage("painter"))]
     assert [(e["task"], e["project"], e["o"], e["cw"]) for e in entries] == [
         ("t-1", "shed", "300", "2000"),
         ("t-2", "shed", "300", "2000"),

@@ -6,6 +6,7 @@ The client is a real redis-py client on the real Redis that remembers the comman
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -28,12 +29,15 @@ class RememberingRedis(redis.Redis):
 
     def execute_command(self, *args: Any, **options: Any) -> Any:
         self.sent.append((str(args[0]), str(args[1]) if len(args) > 1 else ""))
-        return super().execute_command(*args, **options)
+        # redis-py leaves execute_command unannotated: name its type here rather than silence the call
+        send: Callable[..., Any] = super().execute_command
+        return send(*args, **options)
 
 
 @pytest.fixture
 def rt(redis_url: str, namespace: str, rds: redis.Redis, tmux_socket: str, tmp_path: Path) -> Runtime:
     client = RememberingRedis.from_url(redis_url, decode_responses=True)
+    assert isinstance(client, RememberingRedis)  # from_url builds `cls`; its stub says Redis
     client.sent = []
     settings = Settings(redis_url=redis_url, namespace=namespace, worker_id="w1", tmux_socket=tmux_socket)
     return Runtime(settings, client, tmp_path)

@@ -99,4 +99,5 @@ def test_json_has_the_total_and_each_agent() -> None:
     total = data["total"]
     assert isinstance(total, dict) and total["usd"] == pytest.approx(6.1) and total["answers"] == 3
     assert total["unpriced"] == ["claude-mystery-1"]
-    assert set(data["agents"]) == {"painter", "scribe"}  # type: ignore[arg-type]
+    agents = data["agents"]
+    assert isinstance(agents, dict) and set(agents) == {"painter", "scribe"}

@@ -66,10 +66,12 @@ def _arrows() -> dict[tuple[str, str], list[str]]:
         if source is None or source == "__init__":
             continue
         for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, ast.Import | ast.ImportFrom):
+                continue
             targets: list[str] = []
             if isinstance(node, ast.Import):
                 targets = [alias.name for alias in node.names]
-            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            elif node.module and node.level == 0:
                 is_package = node.module == "worker"
                 targets = [f"worker.{a.name}" for a in node.names] if is_package else [node.module]
             for target in targets:

@@ -4,6 +4,7 @@ counted once across their repeated lines, cut lines and unknown models counted (
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 
 import pytest
 
@@ -97,7 +98,7 @@ def _line(
     message_id: str = "msg_1",
     request_id: str = "req_1",
     model: str = "claude-sonnet-4-5",
-    usage: dict[str, object] | None = None,
+    usage: Mapping[str, object] | None = None,
     ts: str = "2026-11-26T10:00:00.000Z",
 ) -> str:
     usage = usage if usage is not None else {"input_tokens": 10, "output_tokens": 5}
@@ -200,7 +201,8 @@ def test_spend_per_model_priced_and_unpriced() -> None:
     assert spend_line(total) == "$24.75 + unpriced (claude-mystery) · 4.0M tokens"
     data = spend_data(total)
     assert data["unpriced"] == ["claude-mystery"] and data["input"] == 1_000_500
-    assert data["models"]["claude-mystery"]["usd"] is None  # type: ignore[index]
+    models = data["models"]
+    assert isinstance(models, dict) and models["claude-mystery"]["usd"] is None
 
 
 def test_hour_cache_writes_cost_twice_the_input_price() -> None:
