@@ -9,6 +9,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from bot.render import escape
+from bus import review_prompt
 
 ANCHOR_PREFIX = "review:"  # a /diff picture's anchor: a reply to it is a comment on that file
 CAPTION_MARK = "📄"  # how a reply to a picture whose record expired is still recognised
@@ -81,7 +82,7 @@ def caption(entry: dict[str, Any], picture: dict[str, Any]) -> str:
 
 def comment_prompt(shown: Shown, text: str) -> str:
     """What the agent reads when someone replies to a picture of its change."""
-    return f"about `{shown.path}` (lines {shown.first}–{shown.last} as shown): {text}"
+    return review_prompt.comment_prompt(shown.path, shown.first, shown.last, text)
 
 
 def staleness(shown: Shown, files: list[dict[str, Any]]) -> str | None:

@@ -12,7 +12,7 @@ from rich.style import Style
 
 from bot.review_render import Shown, comment_prompt, file_list, shown_from, staleness
 from worker.review.diff_files import FileDiff, parse_diff, printable, unquote
-from worker.review.diff_picture import WIDTH, file_rows, render_file, wrap
+from worker.review.diff_picture import WIDTH, file_rows, lexer_for, render_file, wrap
 from worker.review.review import review_of
 from worker.tmux.screenshot import PADDING, fonts
 
@@ -170,3 +170,12 @@ def test_a_reply_becomes_the_prompt_and_notices_a_change() -> None:
 @pytest.mark.parametrize("anchor", ["review:", "review:{}", "review:[1]", 'review:{"agent": 1}'])
 def test_a_broken_record_is_no_record(anchor: str) -> None:
     assert shown_from(anchor) is None
+
+
+@pytest.mark.parametrize(
+    ("path", "language"),
+    [("pkg/a.py", "Python"), ("Makefile", "Makefile"), ("README.md", "Markdown"), ("x.unknown", "Text only")],
+    ids=["by-suffix", "by-name", "markdown", "unknown-is-plain"],
+)
+def test_lexer_for(path: str, language: str) -> None:
+    assert lexer_for(path).name == language

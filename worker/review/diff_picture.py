@@ -6,6 +6,8 @@ the rows into a PNG. Pure: hunks in, PNG bytes out.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import PurePosixPath
 
 from pygments.lexer import Lexer
 from pygments.lexers import TextLexer, get_lexer_for_filename
@@ -56,9 +58,18 @@ def wrap(segments: list[Segment], width: int) -> list[list[Segment]]:
 
 
 def lexer_for(path: str) -> Lexer:
+    """The lexer for `path`'s kind of file; plain text when Pygments knows none."""
+    name = PurePosixPath(path).name
+    suffix = PurePosixPath(name).suffix
+    return _lexer("x" + suffix if suffix else name)
+
+
+@lru_cache(maxsize=256)
+def _lexer(name: str) -> Lexer:
+    """Looked up once per kind of file: finding a lexer by name scans every lexer Pygments has."""
     found: Lexer
     try:
-        found = get_lexer_for_filename(path, stripnl=False, ensurenl=True)
+        found = get_lexer_for_filename(name, stripnl=False, ensurenl=True)
     except ClassNotFound:
         found = TextLexer(stripnl=False, ensurenl=True)
     return found
