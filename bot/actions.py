@@ -106,4 +106,5 @@ BUTTONS: dict[Action, Callable[[Ask, Agent], Awaitable[None]]] = {
     Action.KILL: kill,
     Action.LOOK: look,
     Action.SHOT: screenshot,
+    Action.APPROVE: review.approve,
 }

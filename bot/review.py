@@ -14,15 +14,16 @@ import redis.asyncio as aredis
 from redis.exceptions import RedisError
 from telegram import Message
 
+from bot.callbacks import Action, Callback
 from bot.errors import BotError
 from bot.outbound import Batch
-from bot.render import escape
+from bot.render import Button, escape
 from bot.review_render import ANCHOR_PREFIX, CAPTION_MARK, Shown, caption, file_list, shown_from, staleness
 from bot.runtime import BotRuntime
 from bus.agent_store import Agent
 from bus.errors import BusError
 from bus.keys import Keys
-from bus.worker_commands import DiffReview
+from bus.worker_commands import DiffReview, QueueMerge
 
 log = logging.getLogger(__name__)
 
@@ -53,7 +54,11 @@ async def diff(ask: Ask, agent: Agent) -> None:
         ask.rt.say(ask.thread, escape(note), ask.reply_to)
         return
     document = answer.get("document")
-    ask.rt.say(ask.thread, file_list(agent.id, files, isinstance(document, str)), ask.reply_to)
+    data = Callback(Action.APPROVE, agent.id).encode()
+    buttons = ((Button("✓ Approve → merge queue", data),),) if data else ()
+    ask.rt.say(
+        ask.thread, file_list(agent.id, files, isinstance(document, str)), ask.reply_to, buttons=buttons
+    )
     if isinstance(document, str):
         ask.rt.send_file(ask.thread, f"{agent.id}.diff", document.encode(), f"Diff of {escape(agent.id)}")
         return
@@ -72,6 +77,14 @@ def _send_picture(ask: Ask, agent: Agent, entry: dict[str, Any], picture: dict[s
         agent.id, str(entry["path"]), int(picture["first"]), int(picture["last"]), str(entry["digest"])
     )
     ask.rt.send_file(ask.thread, "diff.png", png, caption(entry, picture), photo=True, anchor=shown.anchor())
+
+
+async def approve(ask: Ask, agent: Agent) -> None:
+    """The reviewed change goes into its project's merge queue, worked by the agent's worker."""
+    queued: Any = await ask.rt.command(agent.worker, QueueMerge(agent=agent.id), ask.sender)
+    info = queued if isinstance(queued, dict) else {}
+    where = f"{info.get('project') or agent.project or '?'} → {info.get('target') or '?'}"
+    ask.rt.say(ask.thread, escape(f"✓ {agent.id} approved: in the merge queue ({where})"), ask.reply_to)
 
 
 class ReviewRecords:

@@ -80,3 +80,8 @@ def test_diff_pictures_and_a_reply_to_one_reaches_the_agent(
     fake.inject_message(USER, "still?", thread_id=topic, reply_to=photos[0].message_id)
     wait_shown(fake, topic, "⚠ calc.py changed since that picture was sent", timeout=30)
     retry_until(lambda: "about `calc.py` (lines 1–2 as shown): still?" in received(tmp_path), 30, 0.1)
+
+    listing = next(m for m in bot_messages(fake, topic) if "reviewed changed 2 files" in m.text)
+    assert [label for label, _ in listing.buttons[0]] == ["✓ Approve → merge queue"]
+    fake.inject_callback(USER, listing.message_id, listing.buttons[0][0][1])
+    wait_shown(fake, topic, "✓ reviewed approved: in the merge queue", timeout=30)
