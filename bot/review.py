@@ -120,6 +120,8 @@ async def replied_picture(rt: BotRuntime, message: Message) -> Shown | None:
 
 async def stale_note(ask: Ask, agent: Agent, shown: Shown) -> str | None:
     """Why the picture is out of date (its file changed since), or None (also when the worker cannot say)."""
+    if not agent.worker or not await ask.rt.worker_alive(agent.worker):
+        return None  # the comment is queued for the worker; waiting on it here would only delay that
     try:
         now: Any = await ask.rt.command(agent.worker, DiffReview(agent=agent.id, pictures=False), ask.sender)
     except BusError as e:

@@ -14,6 +14,7 @@ from bus import review_prompt
 ANCHOR_PREFIX = "review:"  # a /diff picture's anchor: a reply to it is a comment on that file
 CAPTION_MARK = "📄"  # how a reply to a picture whose record expired is still recognised
 MAX_LISTED = 60  # files named in the list; the rest are counted
+MAX_CAPTION_PATH = 300  # characters of a path in a caption (Telegram allows 1,024 in all); its end is kept
 
 
 @dataclass(frozen=True)
@@ -77,7 +78,9 @@ def caption(entry: dict[str, Any], picture: dict[str, Any]) -> str:
     lines = f"lines {picture.get('first')}–{picture.get('last')}"
     omitted = int(picture.get("omitted") or 0)
     more = f" · {omitted} more lines not drawn" if omitted else ""
-    return f"{CAPTION_MARK} <code>{escape(str(entry.get('path')))}</code> · {lines}{more}"
+    path = str(entry.get("path"))
+    path = path if len(path) <= MAX_CAPTION_PATH else "…" + path[-MAX_CAPTION_PATH:]
+    return f"{CAPTION_MARK} <code>{escape(path)}</code> · {lines}{more}"
 
 
 def comment_prompt(shown: Shown, text: str) -> str:

@@ -81,6 +81,22 @@ def test_diff_pictures_and_a_reply_to_one_reaches_the_agent(
     wait_shown(fake, topic, "⚠ calc.py changed since that picture was sent", timeout=30)
     retry_until(lambda: "about `calc.py` (lines 1–2 as shown): still?" in received(tmp_path), 30, 0.1)
 
+    big = "fake: run seq 1 10000 > big.txt\nfake: commit ten thousand lines\nfake: wait"
+    fake.inject_message(USER, big, thread_id=topic)
+    retry_until(lambda: "+10000" in agents_ib.run("review", "reviewed").stdout, 60, 0.2, "the big commit")
+    fake.inject_message(USER, "/diff", thread_id=topic)
+    wait_shown(fake, topic, "reviewed changed 3 files (+10004 −0)", "Too big for pictures", timeout=60)
+    document = retry_until(
+        lambda: [
+            m for m in bot_messages(fake, topic) if m.document and m.document.file_name == "reviewed.diff"
+        ],
+        60,
+        0.1,
+        "the diff as a document",
+    )[0]
+    assert document.document is not None and document.document.content.count(b"\n+") >= 10000
+    assert len(_photos(fake, topic)) == 2  # no picture of the big change, never a message per line
+
     listing = next(m for m in bot_messages(fake, topic) if "reviewed changed 2 files" in m.text)
     assert [label for label, _ in listing.buttons[0]] == ["✓ Approve → merge queue"]
     fake.inject_callback(USER, listing.message_id, listing.buttons[0][0][1])

@@ -10,7 +10,7 @@ import pytest
 from PIL import Image
 from rich.style import Style
 
-from bot.review_render import Shown, comment_prompt, file_list, shown_from, staleness
+from bot.review_render import Shown, caption, comment_prompt, file_list, shown_from, staleness
 from worker.review.diff_files import FileDiff, parse_diff, printable, unquote
 from worker.review.diff_picture import WIDTH, file_rows, lexer_for, render_file, wrap
 from worker.review.review import review_of
@@ -179,3 +179,9 @@ def test_a_broken_record_is_no_record(anchor: str) -> None:
 )
 def test_lexer_for(path: str, language: str) -> None:
     assert lexer_for(path).name == language
+
+
+def test_a_very_long_path_keeps_its_end_in_the_caption() -> None:
+    entry = {"path": "d/" * 600 + "end.py"}
+    shown = caption(entry, {"first": 1, "last": 2, "omitted": 0})
+    assert len(shown) < 1024 and "…" in shown and "end.py</code> · lines 1–2" in shown
