@@ -12,15 +12,15 @@ from typing import Any
 
 from telegram.error import TelegramError
 
+from bot import review
 from bot.callbacks import Action
 from bot.chat_commands import LOOK_LINES
 from bot.errors import BotError
 from bot.render import escape
 from bot.runtime import BotRuntime
 from bus.agent_store import Agent
-from bus.worker_commands import Diff, Kill, Look, Merge, PressKeys, Status, TakeScreenshot
+from bus.worker_commands import Kill, Look, Merge, PressKeys, Status, TakeScreenshot
 
-DIFF_INLINE_LIMIT = 3000
 MERGE_TIMEOUT = 120.0
 
 
@@ -60,13 +60,8 @@ async def screenshot(ask: Ask, agent: Agent) -> None:
 
 
 async def diff(ask: Ask, agent: Agent) -> None:
-    text = str(await ask.rt.command(agent.worker, Diff(agent=agent.id), ask.sender))
-    if not text.strip():
-        ask.rt.say(ask.thread, f"{escape(agent.id)} has no changes.", ask.reply_to)
-    elif len(text) > DIFF_INLINE_LIMIT:
-        ask.rt.send_file(ask.thread, f"{agent.id}.diff", text.encode(), f"Diff of {escape(agent.id)}")
-    else:
-        ask.rt.say(ask.thread, _pre(text.rstrip(), "diff"), ask.reply_to)
+    """The agent's change as a file list and a picture per file (bot.review)."""
+    await review.diff(ask, agent)
 
 
 async def merge(ask: Ask, agent: Agent) -> None:
@@ -111,4 +106,5 @@ BUTTONS: dict[Action, Callable[[Ask, Agent], Awaitable[None]]] = {
     Action.KILL: kill,
     Action.LOOK: look,
     Action.SHOT: screenshot,
+    Action.APPROVE: review.approve,
 }

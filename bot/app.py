@@ -42,6 +42,7 @@ from bot.outbound import Batch, Outbox
 from bot.output_feed import OutputFeed
 from bot.plan_handlers import PLAN_HANDLERS
 from bot.relay import on_button, on_text
+from bot.review import ReviewRecords
 from bot.runtime import RUNTIME_KEY, BotRuntime
 from bot.schedule_handlers import SCHEDULE_HANDLERS
 from bot.sender import Sender
@@ -129,7 +130,9 @@ async def serve(config: BotConfig, url: str, settings: Settings, stop: asyncio.E
         await consumer.confirm(batch, message_id)
         await feed.confirm(batch, message_id)
         await board.confirm(batch, message_id)
+        await reviews.confirm(batch, message_id)
 
+    reviews = ReviewRecords(client, keys)
     budget = SharedBudget(client, keys, config.chat_id, config.limits)
     sender = Sender(forum, Outbox(config.limits), registry, accepted, budget)
     consumer = EventConsumer(client, keys, registry, forum, sender, f"bot-{consumer_name()}")

@@ -26,6 +26,7 @@ from bot.last_words import LastWords, Release
 from bot.outbound import Batch, Outgoing
 from bot.plan_render import ANCHOR_PREFIX
 from bot.render import SAYS_LAST_MESSAGE, Style, escape, render
+from bot.review_render import ANCHOR_PREFIX as REVIEW_ANCHOR
 from bot.routing import Bindings, Delivery, TopicKind, route
 from bot.sender import Sender
 from bot.split import split_message
@@ -335,7 +336,7 @@ class EventConsumer:
                 if not roles:
                     del self.pending[entry_id]
                     finished.append(entry_id)
-        if batch.anchor and message_id is not None:
+        if batch.anchor and not batch.anchor.startswith(REVIEW_ANCHOR) and message_id is not None:
             try:
                 await self.client.hset(self.keys.topics(QUESTIONS), str(message_id), batch.anchor)
             except RedisError as e:

@@ -23,6 +23,8 @@ from bot.errors import BotError
 from bot.plan_handlers import PLAN_TAPS, send_changes
 from bot.plan_render import ANCHOR_PREFIX
 from bot.render import escape
+from bot.review import replied_picture, stale_note
+from bot.review_render import Shown, comment_prompt
 from bot.runtime import BotRuntime, runtime
 from bus.agent_store import Agent
 from bus.errors import BusError, BusUnavailable
@@ -107,6 +109,10 @@ async def on_text(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         return
     rt = runtime(context)
     ask = Ask(rt, thread_of(message), message.message_id, sender_of(update))
+    shown = await replied_picture(rt, message)
+    if shown is not None:
+        await _comment(ask, shown, message.text, message.message_id)
+        return
     replied = await _question_replied(rt, message)
     if replied is not None and replied[0].startswith(ANCHOR_PREFIX):
         await send_changes(ask, replied[0].removeprefix(ANCHOR_PREFIX), message.text)
@@ -126,6 +132,21 @@ async def on_text(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
             )
         return
     await _to_worker(ask, agent, Send(agent=agent.id, text=message.text), message.message_id)
+
+
+async def _comment(ask: Ask, shown: Shown, text: str, message_id: int | None) -> None:
+    """A reply to a /diff picture: the comment goes to the agent, told which file and lines it is about."""
+    agent = await ask.rt.find_agent(shown.agent)
+    if agent is None:
+        raise BotError(f"{shown.agent}, whose change that picture shows, is gone; the comment was not sent")
+    stale = await stale_note(ask, agent, shown)
+    if stale:
+        ask.rt.say(
+            ask.thread,
+            escape(f"⚠ {stale}: the comment is sent as written, about the lines shown."),
+            message_id,
+        )
+    await _to_worker(ask, agent, Send(agent=agent.id, text=comment_prompt(shown, text)), message_id)
 
 
 async def _auto_agent(rt: BotRuntime, thread: int) -> Agent | None:

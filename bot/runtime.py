@@ -114,13 +114,15 @@ class BotRuntime:
         caption: str,
         photo: bool = False,
         reply_to: int | None = None,
+        anchor: str | None = None,
     ) -> None:
-        """A file in a topic (`photo`: an image shown as a picture)."""
+        """A file in a topic (`photo`: shown as a picture; `anchor`: what replies to it are about)."""
         self.sender.put(
             Outgoing(
                 self.config.chat_id,
                 thread,
                 caption,
+                anchor=anchor,
                 reply_to=reply_to,
                 document=Document(filename, content, photo),
                 urgent=True,

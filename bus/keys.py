@@ -165,6 +165,10 @@ class Keys(Record):
     def questions(self) -> str:
         return self._k("questions")
 
+    def review_shown(self, message_id: int) -> str:
+        """A /diff picture in Telegram → the agent, file and line range it shows (JSON, with a TTL)."""
+        return self._k("review", str(message_id))
+
     def user_message(self, message_id: str) -> str:
         return self._k("message", message_id)
 

@@ -173,6 +173,14 @@ class Diff(OnAgent):
     stat: bool = False
 
 
+class DiffReview(OnAgent):
+    """The agent's change for review: file list and a picture per file, or (no `pictures`) fingerprints."""
+
+    op: Literal["diff-review"] = "diff-review"
+    timeout: ClassVar[float] = 120.0  # rendering a few thousand lines takes seconds on a busy machine
+    pictures: bool = True
+
+
 class Status(OnAgent):
     op: Literal["status"] = "status"
 
@@ -249,6 +257,7 @@ WorkerCommand: TypeAlias = Annotated[
     | Pause
     | Resume
     | Nuke
+    | DiffReview
     | Diff
     | Status
     | AutoStart

@@ -22,6 +22,7 @@ DEV_NOT_IMPORTED = {
     "build": "run as `python -m build` by tests/integration/test_install.py",
     "mkdocs": "a tool: tests/run.sh builds the docs site with it (docs/hooks/ run inside it)",
     "mkdocs-material": "the docs site's theme, loaded by mkdocs",
+    "types-pygments": "type hints for mypy (Pygments ships none)",
 }
 
 

@@ -27,6 +27,7 @@ LAYERS = (
     "tasks",
     "merges",
     "conflicts",
+    "review",
     "fake",
     "agents",
     "runtime",

@@ -41,6 +41,7 @@ RULE_OF: dict[type[cmd.Command], str] = {
     cmd.Pause: "pause",
     cmd.Resume: "resume",
     cmd.Diff: "diff",
+    cmd.DiffReview: "diff",
     cmd.Status: "status",
 }
 """A worker command's type → the CLI command the allow-list knows it by; others are refused to agents."""

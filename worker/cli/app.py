@@ -23,6 +23,7 @@ from worker.cli import (
     bus_commands,
     dialog_commands,
     question_commands,
+    review_commands,
     service_commands,
     status_commands,
     task_commands,
@@ -80,7 +81,7 @@ app.command("new-agent", rich_help_panel=START)(agents.new_agent_cmd)
 app.command("list", rich_help_panel=START)(agents.list_cmd)
 app.command(rich_help_panel=START)(agents.look)
 app.command(rich_help_panel=START)(stack.watch)
-for command in (agents.tree, agents.info, agents.status, agents.diff):
+for command in (agents.tree, agents.info, agents.status, agents.diff, review_commands.review):
     app.command(rich_help_panel=AGENTS)(command)
 # everything after the agent id is text, also words that start with "-"
 app.command(context_settings={"ignore_unknown_options": True}, rich_help_panel=AGENTS)(agents.send)

@@ -23,6 +23,7 @@ from worker.auto.loop import AutoLoops
 from worker.errors import WorkerError
 from worker.merges import land
 from worker.merges.merge_queue import MergeQueue
+from worker.review.review import review
 from worker.runtime import Runtime
 from worker.tasks import planning
 from worker.tasks.assign import new_agent_from_command
@@ -152,6 +153,11 @@ def _nuke(rt: Runtime, c: cmd.Nuke) -> Any:
 @on_agent(cmd.Diff)
 def _diff(rt: Runtime, c: cmd.Diff, agent: Agent) -> Any:
     return views.diff_text(rt, agent, c.stat)
+
+
+@on_agent(cmd.DiffReview)
+def _diff_review(rt: Runtime, c: cmd.DiffReview, agent: Agent) -> Any:
+    return review(rt, agent, c.pictures)
 
 
 @on_agent(cmd.Status)

@@ -1,0 +1,103 @@
+"""Review from the phone for real: a fake agent commits a change, /diff in its topic sends the file list and
+one picture per file (rendered by its worker), and a reply to a picture arrives in the agent as its next
+prompt, told which file and lines; a picture whose record expired or whose file changed since is said."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import redis
+from PIL import Image
+
+from bus.keys import Keys
+from tests.cli import IbRunner
+from tests.fake_telegram import FakeTelegram
+from tests.fake_telegram.forum import FakeMessage
+from tests.integration.test_bot import (
+    USER,
+    BotProcess,
+    Worker,
+    bot,
+    bot_messages,
+    fake,
+    received,
+    running_worker,
+    spawn,
+    wait_agent_topic,
+    wait_shown,
+)
+from tests.waiting import retry_until
+
+__all__ = ["bot", "fake", "running_worker"]  # fixtures
+
+
+def _photos(fake: FakeTelegram, topic: int) -> list[FakeMessage]:
+    return [m for m in bot_messages(fake, topic) if m.photo]
+
+
+def test_diff_pictures_and_a_reply_to_one_reaches_the_agent(
+    agents_ib: IbRunner,
+    bot: BotProcess,
+    fake: FakeTelegram,
+    running_worker: Worker,
+    rds: redis.Redis,
+    keys: Keys,
+    tmp_path: Path,
+) -> None:
+    bot.env["IB_WORKER_ID"] = agents_ib.env["IB_WORKER_ID"]
+    bot.start()
+    spawn(
+        agents_ib,
+        "reviewed",
+        "fake: write calc.py def add(a, b):\\n    return a + b",
+        "fake: write notes.txt first\\nsecond",
+        "fake: commit add and notes",
+        "fake: wait",
+    )
+    topic = wait_agent_topic(fake, "reviewed")
+    wait_shown(fake, topic, "⏳ reviewed is waiting", timeout=40)
+
+    fake.inject_message(USER, "/diff", thread_id=topic)
+    wait_shown(fake, topic, "reviewed changed 2 files (+4 −0)", "+2 −0  calc.py (added)", timeout=60)
+    photos = retry_until(lambda: len(_photos(fake, topic)) == 2 and _photos(fake, topic), 60, 0.1, "2 photos")
+    assert [p.text for p in photos] == ["📄 calc.py · lines 1–2", "📄 notes.txt · lines 1–2"]
+    assert photos[0].photo is not None and Image.open(io.BytesIO(photos[0].photo.content)).format == "PNG"
+
+    reply = fake.inject_message(USER, "Use sum() here", thread_id=topic, reply_to=photos[0].message_id)
+    prompt = "about `calc.py` (lines 1–2 as shown): Use sum() here"
+    retry_until(lambda: prompt in received(tmp_path), 30, 0.1, "the comment in the agent")
+    retry_until(lambda: (fake.message(reply) or FakeMessage(0, None, 0, "")).reactions == ["👍"], 20, 0.05)
+
+    rds.delete(keys.review_shown(photos[1].message_id))  # as if its record had expired
+    fake.inject_message(USER, "and this?", thread_id=topic, reply_to=photos[1].message_id)
+    wait_shown(fake, topic, "⚠ that picture is older than 3 days", "nothing was sent")
+    assert "and this?" not in received(tmp_path)
+
+    steps = "fake: write calc.py def add(a, b):\\n    return sum((a, b))\nfake: commit use sum\nfake: wait"
+    fake.inject_message(USER, steps, thread_id=topic)
+    retry_until(lambda: "sum((a, b))" in agents_ib.run("diff", "reviewed").stdout, 60, 0.2, "the new commit")
+    fake.inject_message(USER, "still?", thread_id=topic, reply_to=photos[0].message_id)
+    wait_shown(fake, topic, "⚠ calc.py changed since that picture was sent", timeout=30)
+    retry_until(lambda: "about `calc.py` (lines 1–2 as shown): still?" in received(tmp_path), 30, 0.1)
+
+    big = "fake: run seq 1 10000 > big.txt\nfake: commit ten thousand lines\nfake: wait"
+    fake.inject_message(USER, big, thread_id=topic)
+    retry_until(lambda: "+10000" in agents_ib.run("review", "reviewed").stdout, 60, 0.2, "the big commit")
+    fake.inject_message(USER, "/diff", thread_id=topic)
+    wait_shown(fake, topic, "reviewed changed 3 files (+10004 −0)", "Too big for pictures", timeout=60)
+    document = retry_until(
+        lambda: [
+            m for m in bot_messages(fake, topic) if m.document and m.document.file_name == "reviewed.diff"
+        ],
+        60,
+        0.1,
+        "the diff as a document",
+    )[0]
+    assert document.document is not None and document.document.content.count(b"\n+") >= 10000
+    assert len(_photos(fake, topic)) == 2  # no picture of the big change, never a message per line
+
+    listing = next(m for m in bot_messages(fake, topic) if "reviewed changed 2 files" in m.text)
+    assert [label for label, _ in listing.buttons[0]] == ["✓ Approve → merge queue"]
+    fake.inject_callback(USER, listing.message_id, listing.buttons[0][0][1])
+    wait_shown(fake, topic, "✓ reviewed approved: in the merge queue", timeout=30)

@@ -1,0 +1,93 @@
+"""`ib review AGENT`: the review from the phone, in the terminal. The file list, one file's change with its
+old and new line numbers (highlighted like the /diff pictures), and a comment on it sent to the agent as
+its next prompt, in the same words as a reply to a picture in Telegram."""
+
+from __future__ import annotations
+
+import re
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.text import Text
+
+from bus.errors import InvalidInput
+from bus.repo_paths import agent_from_path
+from bus.review_prompt import comment_prompt
+from bus.worker_commands import Diff, Send
+from worker.cli.context import Context
+from worker.review.diff_files import FileDiff, parse_diff, printable
+from worker.review.diff_picture import file_rows
+from worker.review.review import describe
+
+console = Console(highlight=False)
+LINES = re.compile(r"^\s*(\d+)\s*(?:[-–]\s*(\d+))?\s*$")
+
+
+def file_list(files: list[FileDiff]) -> list[str]:
+    """One line a file: its number (what `ib review AGENT N` takes), counts, path and marks."""
+    out = []
+    for number, diff in enumerate(files, 1):
+        entry = describe(diff)
+        counts = "binary" if diff.binary else f"+{entry['added']} -{entry['removed']}"
+        mark = {"added": " (added)", "deleted": " (deleted)"}.get(diff.status, "")
+        if diff.status == "renamed":
+            mark = f" (renamed from {entry['old_path']})"
+        out.append(f"{number:>3}  {counts:>11}  {entry['path']}{mark}")
+    return out
+
+
+def pick(files: list[FileDiff], wanted: str) -> FileDiff:
+    """The file named by its number in the list or by its path; else one line saying what there is."""
+    if wanted.isdigit() and 1 <= int(wanted) <= len(files):
+        return files[int(wanted) - 1]
+    for diff in files:
+        if wanted in (diff.path, printable(diff.path)):
+            return diff
+    raise InvalidInput(f"no file {wanted!r} in this change: give a path or a number from 1 to {len(files)}")
+
+
+def line_range(spec: str) -> tuple[int, int]:
+    match = LINES.match(spec)
+    if not match:
+        raise InvalidInput(f"--lines {spec!r} is not a range: write it as A-B (e.g. 10-24) or one number")
+    first = int(match.group(1))
+    last = int(match.group(2) or first)
+    if last < first:
+        raise InvalidInput(f"--lines {spec!r} ends before it starts: write the smaller number first")
+    return first, last
+
+
+def review(
+    agent_id: str = typer.Argument(..., help="agent id"),
+    file: str = typer.Argument(None, help="a file of the change: its path or its number in the list"),
+    comment: str = typer.Option(None, "--comment", "-c", help="send this about FILE to the agent"),
+    lines: str = typer.Option(None, "--lines", help="A-B: the lines it is about (default: all shown)"),
+) -> None:
+    """Review an agent's change: the file list; with FILE, its diff; with --comment, a note to the agent.
+
+    Example: ib review agent-1 calc.py --lines 3-5 --comment "use sum() here"
+    """
+    ctx = Context()
+    text = str(ctx.on_owner(Diff(agent=agent_id)))
+    files = parse_diff(text)
+    if not files:
+        print(text, end="")
+        return
+    if file is None:
+        if comment is not None:
+            raise InvalidInput("name the file the comment is about: ib review AGENT FILE --comment TEXT")
+        console.print(escape("\n".join(file_list(files))))
+        return
+    diff = pick(files, file)
+    rows, shown = file_rows(diff, width=max(console.width, 40), max_lines=10**9)
+    if comment is None:
+        for row in rows:
+            console.print(Text.assemble(*row), soft_wrap=True)
+        return
+    if not comment.strip():
+        raise InvalidInput("the comment is empty: write what the agent should know")
+    first, last = line_range(lines) if lines else (shown.first, shown.last)
+    prompt = comment_prompt(printable(diff.path), first, last, comment)
+    ctx.on_owner(Send(agent=agent_id, text=prompt, sender=agent_from_path(ctx.cwd) or ctx.settings.agent_id))
+    console.print(escape(f"sent to {agent_id}: {prompt}"))
