@@ -16,6 +16,7 @@ import argparse
 import base64
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 from bench.common import summary_ms
@@ -76,10 +77,10 @@ def main() -> None:
     for changed in (100, 1_000, 10_000):
         text = synthetic_diff(changed)
         runs = args.runs if changed < 10_000 else max(1, args.runs // 3)
-        baseline = timed(lambda text=text: plain_pictures(text), runs)
+        baseline = timed(partial(plain_pictures, text), runs)
         reply = review_of(text)
-        review = timed(lambda text=text: review_of(text), runs)
-        drawn = timed(lambda text=text: every_file(text), runs)
+        review = timed(partial(review_of, text), runs)
+        drawn = timed(partial(every_file, text), runs)
         pictures = [f["picture"] for f in reply["files"] if "picture" in f]
         size = sum(len(base64.b64decode(p["png"])) for p in pictures)
         route = "document" if "document" in reply else f"{len(pictures)} pictures, {size:,} bytes of PNG"

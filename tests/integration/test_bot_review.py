@@ -11,25 +11,18 @@ import redis
 from PIL import Image
 
 from bus.keys import Keys
+from tests.bot_process import USER, BotProcess, Worker
 from tests.cli import IbRunner
 from tests.fake_telegram import FakeTelegram
 from tests.fake_telegram.forum import FakeMessage
 from tests.integration.test_bot import (
-    USER,
-    BotProcess,
-    Worker,
-    bot,
     bot_messages,
-    fake,
     received,
-    running_worker,
     spawn,
     wait_agent_topic,
     wait_shown,
 )
 from tests.waiting import retry_until
-
-__all__ = ["bot", "fake", "running_worker"]  # fixtures
 
 
 def _photos(fake: FakeTelegram, topic: int) -> list[FakeMessage]:
