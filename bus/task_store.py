@@ -10,6 +10,7 @@ it done and merged again, a lost `add` or `fail` is a promise silently broken. R
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -39,6 +40,7 @@ from bus.task_model import (
     check_text,
     check_title,
 )
+from bus.touches import check_touches
 
 __all__ = ["Note", "Task", "TaskStore"]
 
@@ -122,17 +124,20 @@ class TaskStore:
         test_cmd: str | None = None,
         draft: bool = False,
         schedule: str | None = None,
+        touches: Sequence[str] = (),
     ) -> Task:
         """A new task: ready when it waits for nothing unfinished, pending otherwise, draft when asked.
 
         Without `task_id` the id is a slug of the title, made unique with a `-2`, `-3`... suffix.
         `schedule` names the schedule that added it (kept on the task and in its `task_added` event).
+        `touches` are the files it expects to change (bus.touches: relative paths or directories).
         """
         title = check_title(title)
         validate_id("project", project)
         if task_id is not None:
             validate_id("task", task_id)
         deps = [validate_id("dependency", dep) for dep in check_after(task_id, after)]
+        paths = check_touches(touches)
         args = [
             task_id or "",
             slugify(title),
@@ -144,6 +149,7 @@ class TaskStore:
             check_test_cmd(test_cmd) or "",
             "1" if draft else "0",
             schedule or "",
+            json.dumps(list(paths)) if paths else "",
             *deps,
         ]
         keys = [self._keys.project_tasks(project), self._keys.ready(project)]
