@@ -21,8 +21,7 @@ from bus.names import name_problem, worker_id_problem
 from bus.permission_modes import DEFAULT_PERMISSION_MODE, permission_mode
 from bus.prices import parse_prices
 from bus.repo_paths import repo_root
-from bus.setting_checks import NUMBERS, agent_env_problem, number, user_ids, value_problem
-from bus.touches import check_overlap_mode
+from bus.setting_checks import NUMBERS, agent_env_problem, number, overlap_mode, user_ids, value_problem
 
 
 class Settings(BaseSettings):
@@ -206,7 +205,7 @@ class Settings(BaseSettings):
     @field_validator("overlap")
     @classmethod
     def _overlap_known(cls, value: str) -> str:
-        return check_overlap_mode(value)
+        return overlap_mode(value)
 
     @field_validator("permission_mode")
     @classmethod

@@ -11,11 +11,13 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from bus.errors import InvalidInput
+from bus.setting_checks import OVERLAP_MODES
+from bus.setting_checks import overlap_mode as check_overlap_mode
 
-OVERLAP_MODES = ("hold", "warn", "ignore")
 MAX_TOUCHES = 200
 MAX_TOUCH_CHARS = 1024
 _GLOB_CHARS = frozenset("*?[")
+__all__ = ["OVERLAP_MODES", "Hold", "Running", "check_overlap_mode", "check_touches", "claim_order", "holds"]
 
 
 def check_touch(raw: str) -> str:
@@ -49,13 +51,6 @@ def check_touches(paths: Iterable[str]) -> tuple[str, ...]:
     if len(touches) > MAX_TOUCHES:
         raise InvalidInput(f"{len(touches)} --touches paths; the limit is {MAX_TOUCHES}: name directories")
     return touches
-
-
-def check_overlap_mode(value: str) -> str:
-    mode = value.strip().lower() if isinstance(value, str) else ""
-    if mode not in OVERLAP_MODES:
-        raise ValueError(f"bad overlap mode {value!r}: use one of {', '.join(OVERLAP_MODES)}")
-    return mode
 
 
 def covers(a: str, b: str) -> bool:
