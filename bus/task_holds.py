@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import logging
 
-from bus.errors import BusError
 from bus.merges import MergeStore
 from bus.task_model import Task
 from bus.task_store import TaskStore
@@ -28,26 +27,25 @@ class OverlapClaims:
         self.merges = merges
         self.mode = mode
 
-    def in_flight(self, project: str) -> list[Task]:
-        """Tasks claimed now, then done tasks whose merge is still queued (oldest claim first)."""
-        claimed = sorted(self.tasks.list(project, "claimed"), key=_claim_order)
-        queued = [r.task for r in self.merges.queue(project) if r.task and r.is_open]
-        done = []
-        for task_id in dict.fromkeys(queued):
-            try:
-                task = self.tasks.get(task_id)
-            except BusError:  # the task was deleted under its merge: nothing to hold for
-                continue
-            if task.status == "done":
-                done.append(task)
-        return claimed + done
+    def in_flight(self, project: str) -> list[Running]:
+        """Tasks claimed now (oldest claim first), then done tasks whose merge is still queued."""
+        claimed = self.tasks.touches_of(self.tasks.claimed_ids())
+        queued = dict.fromkeys(r.task for r in self.merges.queue(project) if r.task and r.is_open)
+        merging = self.tasks.touches_of(list(queued))  # a task deleted under its merge holds nothing
+        return [
+            Running(task_id, touches)
+            for found, status in ((claimed, "claimed"), (merging, "done"))
+            for task_id, (owner, now, touches) in found.items()
+            if owner == project and now == status and touches
+        ]
 
     def holds(self, project: str) -> dict[str, Hold]:
         """The ready tasks that overlap a task in flight, with that task and the shared paths."""
-        ready = [(t.id, t.touches) for t in self.tasks.list(project, "ready") if t.touches]
-        if not ready:
+        found = self.tasks.touches_of(self.tasks.ready_ids(project))
+        ready = [(task_id, touches) for task_id, (_p, status, touches) in found.items() if status == "ready"]
+        if not any(touches for _id, touches in ready):
             return {}
-        return holds(ready, [Running(t.id, t.touches) for t in self.in_flight(project) if t.touches])
+        return holds(ready, self.in_flight(project))
 
     def candidates(self, project: str) -> list[str]:
         """The ready ids a claim would try, in order (the held ones left out with `hold`)."""
@@ -79,23 +77,11 @@ class OverlapClaims:
         then ours goes back to the queue (the attempt does not count) and the next candidate is tried."""
         if not task.touches:
             return False
-        mine = _claim_order(task)
-        for other in self.tasks.list(task.project, "claimed"):
-            if other.id != task.id and _claim_order(other) < mine and shared(task.touches, other.touches):
-                log.info("task %s overlaps %s, claimed just before: released", task.id, other.id)
+        claimed = self.tasks.claimed_ids()  # by claim time, then id
+        before = claimed[: claimed.index(task.id)] if task.id in claimed else []
+        for other, (project, status, touches) in self.tasks.touches_of(before).items():
+            if project == task.project and status == "claimed" and shared(task.touches, touches):
+                log.info("task %s overlaps %s, claimed just before: released", task.id, other)
                 self.tasks.release(task.id)
                 return True
         return False
-
-
-def _claim_order(task: Task) -> tuple[int, str]:
-    return (task.claimed_at or 0, task.id)
-
-
-def held_status(task: Task, held: dict[str, Hold]) -> str:
-    """The status to show for a task: `held: overlaps <task>` for a held ready task. Pure."""
-    hold = held.get(task.id)
-    return hold.status() if hold is not None and task.status == "ready" else task.status
-
-
-__all__ = ["OverlapClaims", "held_status"]

@@ -306,6 +306,31 @@ class TaskStore:
             ids = [str(i) for i in self._r.smembers(self._keys.task_dependents(task_id))]
         return sorted(self._get_many(ids), key=lambda t: (t.created_at, t.id))
 
+    def many(self, ids: Sequence[str]) -> TaskList:
+        """The tasks that exist among `ids`, in that order, read in one transaction."""
+        return self._get_many(ids)
+
+    def touches_of(self, ids: Sequence[str]) -> dict[str, tuple[str, str, tuple[str, ...]]]:
+        """Project, status and touched paths of the tasks among `ids` that exist: one light read, for
+        deciding overlaps without reading bodies and notes."""
+        if not ids:
+            return {}
+        with _redis_errors():
+            pipe = self._r.pipeline(transaction=False)
+            for task_id in ids:
+                pipe.hmget(self._keys.task(task_id), ["project", "status", "touches"])
+            replies: list[list[str | None]] = pipe.execute()
+        return {
+            task_id: (project, status or "", tuple(json.loads(touches)) if touches else ())
+            for task_id, (project, status, touches) in zip(ids, replies, strict=True)
+            if project is not None
+        }
+
+    def claimed_ids(self) -> IdList:
+        """The ids of every task claimed now (all projects), oldest claim first."""
+        with _redis_errors():
+            return [str(i) for i in self._r.zrange(self._keys.task_claims, 0, -1)]
+
     def ready_ids(self, project: str) -> IdList:
         """The ids of the project's ready queue, in the order claims take them."""
         validate_id("project", project)
