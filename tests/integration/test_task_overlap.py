@@ -3,6 +3,7 @@ first is merged; warn claims it with a note; ignore keeps the queue's order. Thr
 
 from __future__ import annotations
 
+import json
 import threading
 
 import redis
@@ -129,6 +130,8 @@ def test_cli_shows_why_a_task_is_held(ib: IbRunner) -> None:
     assert ib.run("task", "claim", "--as", "ann").stdout == "t1\n"
     listed = ib.run("task", "list").stdout
     assert "held: overlaps t1" in next(line for line in listed.splitlines() if line.startswith("t2"))
+    as_json = {t["id"]: t["held"] for t in json.loads(ib.run("task", "list", "--json").stdout)}
+    assert as_json == {"t1": None, "t2": {"overlaps": "t1", "files": ["calc.py"]}}
     shown = ib.run("task", "show", "t2").stdout
     assert "touches:   calc.py, docs" in shown
     assert "held:      until t1 is merged (both change calc.py)" in shown

@@ -57,6 +57,10 @@ def _held(ctx: Context, projects: set[str]) -> dict[str, Hold]:
     return {task: hold for project in sorted(projects) for task, hold in claims.holds(project).items()}
 
 
+def _held_json(hold: Hold | None) -> dict[str, object] | None:
+    return None if hold is None else {"overlaps": hold.running, "files": list(hold.files)}
+
+
 def _touches(given: list[str] | None) -> list[str]:
     """--touches values; each may also be a comma-separated list. Given but empty is refused."""
     if given is None:
@@ -191,13 +195,13 @@ def list_cmd(
     ctx = Context()
     scope = None if all_projects else _project(ctx, project)
     tasks = _store(ctx).list(scope, status)
+    held = _held(ctx, {t.project for t in tasks if t.status == "ready" and t.touches})
     if as_json:
-        _print_json([t.as_dict() for t in tasks])
+        _print_json([{**t.as_dict(), "held": _held_json(held.get(t.id))} for t in tasks])
         return
     if not tasks:
         print("no tasks")
         return
-    held = _held(ctx, {t.project for t in tasks if t.status == "ready" and t.touches})
     columns = task_views.COLUMNS if scope else ("project", *task_views.COLUMNS)
     rows = [task_views.row(t, held) if scope else (t.project, *task_views.row(t, held)) for t in tasks]
     print("\n".join(task_views.table_lines(columns, rows)))
@@ -219,7 +223,7 @@ def show(
         _print_json(
             {
                 **task.as_dict(),
-                "held": None if hold is None else {"overlaps": hold.running, "files": list(hold.files)},
+                "held": _held_json(hold),
                 "deps": [{"id": d.id, "status": d.status} for d in deps],
                 "dependents": [{"id": d.id, "status": d.status} for d in dependents],
             }
