@@ -3,7 +3,7 @@
 Pure (pydantic and json). The shape the planner is asked for:
 
     {"tasks": [{"id": "design-auth", "title": "Design the auth module", "body": "...", "priority": 8,
-                "after": [], "test_cmd": "pytest -q tests/auth"}, ...]}
+                "after": [], "test_cmd": "pytest -q tests/auth", "touches": ["auth/"]}, ...]}
 
 Refused with the reason: text that is not JSON, a shape that does not match, duplicate or bad ids, a
 dependency on an id the plan does not have, a cycle (named), no tasks, more than the cap.
@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from bus.errors import InvalidInput
 from bus.ids import validate_id
 from bus.task_model import MAX_PRIORITY, MAX_TITLE_CHARS, MIN_PRIORITY
+from bus.touches import check_touches
 
 DEFAULT_MAX_TASKS = 100
 _FENCE = re.compile(r"```(?:json)?\s*\n(.*?)\n\s*```", re.S)
@@ -34,12 +35,21 @@ class PlannedTask(BaseModel):
     priority: int = Field(5, ge=MIN_PRIORITY, le=MAX_PRIORITY)
     after: list[str] = Field(default_factory=list)
     test_cmd: str | None = None
+    touches: list[str] = Field(default_factory=list)  # files it expects to change (bus.touches)
 
     @field_validator("id")
     @classmethod
     def _id(cls, value: str) -> str:
         try:
             return validate_id("task", value)
+        except InvalidInput as e:
+            raise ValueError(str(e)) from e
+
+    @field_validator("touches")
+    @classmethod
+    def _touches(cls, value: list[str]) -> list[str]:
+        try:
+            return list(check_touches(value))
         except InvalidInput as e:
             raise ValueError(str(e)) from e
 

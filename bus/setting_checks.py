@@ -14,7 +14,7 @@ from bus.permission_modes import permission_mode
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
 
 # setting: (whole number?, least, most, least allowed itself?)
 NUMBERS: dict[str, tuple[bool, float, float, bool]] = {
@@ -43,6 +43,7 @@ PERMISSION_MODE_SETTINGS = frozenset(
     {"IB_PERMISSION_MODE", "IB_MANAGER_PERMISSION_MODE", "IB_WORKER_PERMISSION_MODE"}
 )
 # what pydantic reads as a boolean, in any case
+OVERLAP_MODES = ("hold", "warn", "ignore")
 BOOLEANS = frozenset({"0", "off", "f", "false", "n", "no", "1", "on", "t", "true", "y", "yes"})
 
 
@@ -80,18 +81,37 @@ def _other_problem(name: str, raw: str) -> str | None:
         return "must not be empty"
     if name == "IB_STATUS_NODE_AUTO" and raw.lower() not in BOOLEANS:
         return "must be true or false (or 1/0, yes/no, on/off)"
-    if name in ("IB_AGENT_ENV", "IB_PRICES"):
-        return agent_env_problem(raw) if name == "IB_AGENT_ENV" else _prices_problem(raw)
+    if name in ("IB_AGENT_ENV", "IB_PRICES", "IB_OVERLAP"):
+        return _text_problem(name, raw)
     if name in PERMISSION_MODE_SETTINGS and (raw or name == "IB_PERMISSION_MODE"):  # a role's may be empty
-        try:
-            permission_mode(raw)
-        except ValueError as e:
-            return str(e)
+        return _mode_problem(permission_mode, raw)
     if name == "IB_TELEGRAM_ALLOWED_USERS":
         try:
             user_ids(raw)
         except ValueError:
             return "must be comma-separated numeric user ids"
+    return None
+
+
+def overlap_mode(value: str) -> str:
+    """IB_OVERLAP: what a claim does with a task whose files overlap a task in flight (bus.task_holds)."""
+    mode = value.strip().lower() if isinstance(value, str) else ""
+    if mode not in OVERLAP_MODES:
+        raise ValueError(f"bad overlap mode {value!r}: use one of {', '.join(OVERLAP_MODES)}")
+    return mode
+
+
+def _text_problem(name: str, raw: str) -> str | None:
+    if name == "IB_OVERLAP":
+        return _mode_problem(overlap_mode, raw)
+    return agent_env_problem(raw) if name == "IB_AGENT_ENV" else _prices_problem(raw)
+
+
+def _mode_problem(check: Callable[[str], str], raw: str) -> str | None:
+    try:
+        check(raw)
+    except ValueError as e:
+        return str(e)
     return None
 
 

@@ -21,7 +21,7 @@ from bus.names import name_problem, worker_id_problem
 from bus.permission_modes import DEFAULT_PERMISSION_MODE, permission_mode
 from bus.prices import parse_prices
 from bus.repo_paths import repo_root
-from bus.setting_checks import NUMBERS, agent_env_problem, number, user_ids, value_problem
+from bus.setting_checks import NUMBERS, agent_env_problem, number, overlap_mode, user_ids, value_problem
 
 
 class Settings(BaseSettings):
@@ -118,6 +118,11 @@ class Settings(BaseSettings):
     send_delay: float = Field(
         0.1, ge=0, le=5, description="seconds between typing into a pane and pressing Enter"
     )
+    overlap: str = Field(
+        "hold",
+        description="a ready task whose --touches overlap a task in flight: hold (wait for its merge), "
+        "warn (claim it with a note) or ignore",
+    )
     task_test_timeout: float = Field(
         600.0, gt=0, description="seconds `ib task done` lets a task's test command run before failing it"
     )
@@ -196,6 +201,11 @@ class Settings(BaseSettings):
             except ConfigError as e:
                 raise ValueError(str(e).removeprefix("IB_REDIS_URL: ")) from e
         return value or None
+
+    @field_validator("overlap")
+    @classmethod
+    def _overlap_known(cls, value: str) -> str:
+        return overlap_mode(value)
 
     @field_validator("permission_mode")
     @classmethod

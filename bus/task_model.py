@@ -63,6 +63,7 @@ class Task(HashRecord):
     test_cmd: str | None = None
     summary: str | None = None
     schedule: str | None = None  # the schedule that added it
+    touches: tuple[str, ...] = ()  # the files it expects to change (bus.touches)
     after: tuple[str, ...] = ()
     notes: tuple[Note, ...] = ()
 

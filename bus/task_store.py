@@ -10,6 +10,7 @@ it done and merged again, a lost `add` or `fail` is a promise silently broken. R
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -39,6 +40,7 @@ from bus.task_model import (
     check_text,
     check_title,
 )
+from bus.touches import check_touches
 
 __all__ = ["Note", "Task", "TaskStore"]
 
@@ -122,17 +124,20 @@ class TaskStore:
         test_cmd: str | None = None,
         draft: bool = False,
         schedule: str | None = None,
+        touches: Sequence[str] = (),
     ) -> Task:
         """A new task: ready when it waits for nothing unfinished, pending otherwise, draft when asked.
 
         Without `task_id` the id is a slug of the title, made unique with a `-2`, `-3`... suffix.
         `schedule` names the schedule that added it (kept on the task and in its `task_added` event).
+        `touches` are the files it expects to change (bus.touches: relative paths or directories).
         """
         title = check_title(title)
         validate_id("project", project)
         if task_id is not None:
             validate_id("task", task_id)
         deps = [validate_id("dependency", dep) for dep in check_after(task_id, after)]
+        paths = check_touches(touches)
         args = [
             task_id or "",
             slugify(title),
@@ -144,6 +149,7 @@ class TaskStore:
             check_test_cmd(test_cmd) or "",
             "1" if draft else "0",
             schedule or "",
+            json.dumps(list(paths)) if paths else "",
             *deps,
         ]
         keys = [self._keys.project_tasks(project), self._keys.ready(project)]
@@ -299,6 +305,31 @@ class TaskStore:
         with _redis_errors():
             ids = [str(i) for i in self._r.smembers(self._keys.task_dependents(task_id))]
         return sorted(self._get_many(ids), key=lambda t: (t.created_at, t.id))
+
+    def many(self, ids: Sequence[str]) -> TaskList:
+        """The tasks that exist among `ids`, in that order, read in one transaction."""
+        return self._get_many(ids)
+
+    def touches_of(self, ids: Sequence[str]) -> dict[str, tuple[str, str, tuple[str, ...]]]:
+        """Project, status and touched paths of the tasks among `ids` that exist: one light read, for
+        deciding overlaps without reading bodies and notes."""
+        if not ids:
+            return {}
+        with _redis_errors():
+            pipe = self._r.pipeline(transaction=False)
+            for task_id in ids:
+                pipe.hmget(self._keys.task(task_id), ["project", "status", "touches"])
+            replies: list[list[str | None]] = pipe.execute()
+        return {
+            task_id: (project, status or "", tuple(json.loads(touches)) if touches else ())
+            for task_id, (project, status, touches) in zip(ids, replies, strict=True)
+            if project is not None
+        }
+
+    def claimed_ids(self) -> IdList:
+        """The ids of every task claimed now (all projects), oldest claim first."""
+        with _redis_errors():
+            return [str(i) for i in self._r.zrange(self._keys.task_claims, 0, -1)]
 
     def ready_ids(self, project: str) -> IdList:
         """The ids of the project's ready queue, in the order claims take them."""

@@ -1,8 +1,9 @@
 """`ib task claim --wait`, the Linda `in()`: take the project's next ready task, blocking until there is one.
 
 Nothing sleeps: the waiter blocks in Redis (`XREAD BLOCK`) on the events stream and tries the claim
-script once at the start and again on every `task_ready` of its project. The claim is one Lua script, so
-two waiters never get the same task; the one that loses simply waits on.
+once at the start and again on every event of its project that may free a task (`task_ready`, or a task
+or merge that ended, which lets go of tasks held for overlaps). The claim is one Lua script, so two
+waiters never get the same task; the one that loses simply waits on.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import contextlib
 import math
 import time
 from collections.abc import Callable, Mapping
+from typing import Protocol
 
 import redis
 
@@ -20,19 +22,26 @@ from bus.ids import validate_id
 from bus.keys import Keys
 from bus.streams import entries_of
 from bus.task_model import Task
-from bus.task_store import TaskStore
 
 BLOCK_SLICE_MS = 60_000  # the longest single XREAD; a longer wait is several, each woken by Redis
 READ_COUNT = 1000
 
 
+# A task became ready, or one in flight ended (done, failed, merged) and may let go of a held task.
+WAKING = ("task_ready", "task_done", "task_failed", "merge_merged", "merge_conflict", "merge_failed")
+
+
+class Claimer(Protocol):
+    def claim(self, project: str, agent: str) -> Task | None: ...
+
+
 def wakes(fields: Mapping[str, str], project: str) -> bool:
-    """Whether an events-stream entry says a task of `project` became ready. Pure."""
+    """Whether an events-stream entry may make a task of `project` claimable. Pure."""
     raw = fields.get(EVENT_FIELD, "")
-    if '"task_ready"' not in raw:  # most entries: no JSON parsing needed
+    if not any(f'"{kind}"' in raw for kind in WAKING):  # most entries: no JSON parsing needed
         return False
     event = decode("0-0", raw)
-    return event.get("type") == "task_ready" and event.get("project") == project
+    return event.get("type") in WAKING and event.get("project") == project
 
 
 def waiter_name(project: str, agent: str) -> str:
@@ -47,7 +56,7 @@ def stream_end(reader: redis.Redis, keys: Keys) -> str:
 
 
 def claim_wait(
-    store: TaskStore,
+    store: Claimer,
     reader: redis.Redis,
     keys: Keys,
     project: str,

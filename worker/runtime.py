@@ -16,11 +16,13 @@ import redis
 from bus.agent_store import AgentStore
 from bus.envelope import make_event
 from bus.keys import Keys
+from bus.merges import MergeStore
 from bus.prompts import PromptStore
 from bus.questions import QuestionStore
 from bus.schedules import ScheduleStore
 from bus.settings import Settings
 from bus.streams import publish
+from bus.task_holds import OverlapClaims
 from bus.task_store import TaskStore
 from worker.errors import WorkerError
 
@@ -57,6 +59,12 @@ class Runtime:
     @cached_property
     def tasks(self) -> TaskStore:
         return TaskStore(self.client, self.keys, self.settings.events_maxlen, wait=self.settings.write_wait)
+
+    @cached_property
+    def claims(self) -> OverlapClaims:
+        """Claims that hold a task whose files overlap one in flight (IB_OVERLAP)."""
+        merges = MergeStore(self.client, self.keys, self.settings.events_maxlen, self.settings.write_wait)
+        return OverlapClaims(self.tasks, merges, self.settings.overlap)
 
     @cached_property
     def schedules(self) -> ScheduleStore:

@@ -1,13 +1,13 @@
 -- Add a task. KEYS[5] the project's task index, KEYS[6] the project's ready queue.
 -- arg: 1 explicit id or "", 2 slug to start from, 3 project, 4 title, 5 body, 6 priority,
 --      7 max_attempts, 8 test_cmd or "", 9 "1" for a draft, 10 the schedule that added it or "",
---      11.. dependency ids.
+--      11 the paths it touches as a JSON list or "", 12.. dependency ids.
 -- Returns the new task's id.
 local explicit, slug, project, title = arg(1), arg(2), arg(3), arg(4)
 local body, priority, max_attempts, test_cmd, draft = arg(5), arg(6), arg(7), arg(8), arg(9) == "1"
-local schedule = arg(10)
+local schedule, touches = arg(10), arg(11)
 local deps = {}
-for i = 11, #ARGV - 7 do deps[#deps + 1] = arg(i) end
+for i = 12, #ARGV - 7 do deps[#deps + 1] = arg(i) end
 
 for _, dep in ipairs(deps) do
   local status = field(dep, "status")
@@ -40,6 +40,7 @@ redis.call("HSET", hash, "id", id, "project", project, "title", title, "body", b
   "max_attempts", max_attempts, "created_at", NOW_MS, "seq", seq)
 if test_cmd ~= "" then redis.call("HSET", hash, "test_cmd", test_cmd) end
 if schedule ~= "" then redis.call("HSET", hash, "schedule", schedule) end
+if touches ~= "" then redis.call("HSET", hash, "touches", touches) end
 for _, dep in ipairs(deps) do
   redis.call("SADD", key("deps", id), dep)
   redis.call("SADD", key("dependents", dep), id)

@@ -125,6 +125,7 @@ CASES: list[tuple[str, AutoState, Happening, dict[str, Any], list[Action]]] = [
         [finished("Queue empty.", ("a", "b"), ("a", "b"))],
     ),
     ("others-working-waits", CLAIMING, NothingReady(claimed=1, pending=2), {"phase": "waiting"}, []),
+    ("held-for-an-overlap-waits", CLAIMING, NothingReady(0, 0, held=1), {"phase": "waiting"}, []),
     (
         "only-blocked-tasks-finishes",
         CLAIMING,
@@ -234,6 +235,13 @@ CASES: list[tuple[str, AutoState, Happening, dict[str, Any], list[Action]]] = [
         "waiting-wakes-on-task-ready",
         WAITING,
         ev("task_ready", "later"),
+        {"phase": "claiming", "last_event": NEXT},
+        [Claim("")],
+    ),
+    (
+        "waiting-wakes-when-a-merge-lets-go-of-a-held-task",
+        WAITING,
+        ev("merge_merged", "other", "other"),
         {"phase": "claiming", "last_event": NEXT},
         [Claim("")],
     ),

@@ -1,4 +1,5 @@
-"""Which events wake a waiting claimer: task_ready of its own project, nothing else."""
+"""Which events wake a waiting claimer: of its own project, a task made ready, or a task or merge that ended
+(which may let go of a task held for overlapping it); nothing else."""
 
 from __future__ import annotations
 
@@ -17,7 +18,10 @@ def entry(type_: str, project: str | None) -> dict[str, str]:
 CASES = {
     "ready-here": (entry("task_ready", "backend"), True),
     "ready-elsewhere": (entry("task_ready", "frontend"), False),
-    "done-here": (entry("task_done", "backend"), False),
+    "done-here": (entry("task_done", "backend"), True),
+    "merged-here": (entry("merge_merged", "backend"), True),
+    "merged-elsewhere": (entry("merge_merged", "frontend"), False),
+    "claimed-here": (entry("task_claimed", "backend"), False),
     "no-project": (entry("task_ready", None), False),
     "garbage": ({"e": '{"task_ready" broken'}, False),
     "no-field": ({}, False),

@@ -35,10 +35,12 @@ class Claimed:
 
 @dataclass(frozen=True)
 class NothingReady:
-    """No task to claim: how many tasks of the project are claimed (by anyone) and still pending."""
+    """No task to claim: how many tasks of the project are claimed (by anyone), still pending, and ready
+    but held because their files overlap a task in flight (IB_OVERLAP=hold)."""
 
     claimed: int
     pending: int
+    held: int = 0
 
 
 @dataclass(frozen=True)
@@ -219,7 +221,7 @@ def _step(state: AutoState, got: Started | Claimed | NothingReady | PauseAsked |
 
 
 def _nothing_ready(state: AutoState, got: NothingReady) -> Plan:
-    if got.claimed:  # someone works on a task that may unblock more: wait for the bus to say so
+    if got.claimed or got.held:  # someone works on a task that may unblock more: wait for the bus to say so
         return state.replace(phase="waiting"), []
     return _finish(state, f"Nothing can run ({got.pending} blocked)." if got.pending else "Queue empty.")
 
@@ -295,7 +297,15 @@ def _while_resolving(state: AutoState, event: Event) -> Plan:
 
 
 def _while_waiting(state: AutoState, event: Event) -> Plan:
-    if event.type in ("task_ready", "task_done", "task_failed"):
+    # A merge that ends lets go of the tasks held for overlapping it.
+    if event.type in (
+        "task_ready",
+        "task_done",
+        "task_failed",
+        "merge_merged",
+        "merge_conflict",
+        "merge_failed",
+    ):
         return _next(state, [])
     return state, []
 

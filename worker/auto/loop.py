@@ -191,9 +191,9 @@ class AutoLoops:
         return state
 
     def _name_claimer(self, state: AutoState, rest: Outbox) -> Claim | None:
-        """With a worktree per task the agent is named after the task it will claim (the ready queue's
-        head); the name is saved before the claim, so a retried claim finds what it claimed."""
-        ready = self.rt.tasks.ready_ids(state.project)
+        """With a worktree per task the agent is named after the task it will claim (the first ready
+        task not held); the name is saved before the claim, so a retried claim finds what it claimed."""
+        ready = self.rt.claims.candidates(state.project)
         if not ready:
             return None
         claim = Claim(task_agent_name(ready[0], [a.id for a in self.rt.agents.all()]))
@@ -223,15 +223,18 @@ class AutoLoops:
     def _claim(self, project: str, agent: str) -> Claimed | NothingReady:
         """The task `agent` already holds in the project (a claim retried after a restart), else the next."""
         held = [t for t in self.rt.tasks.list(project, "claimed") if t.claimed_by == agent]
-        task = held[0] if held else self.rt.tasks.claim(project, agent)
+        task = held[0] if held else self.rt.claims.claim(project, agent)
         if task is None:
-            counts = self.rt.tasks.counts(project)
-            return NothingReady(claimed=counts["claimed"], pending=counts["pending"])
+            return self._nothing_ready_in(project)
         return Claimed(task.id, agent, task.title, task.priority)
 
     def _nothing_ready(self, state: AutoState) -> NothingReady:
-        counts = self.rt.tasks.counts(state.project)
-        return NothingReady(claimed=counts["claimed"], pending=counts["pending"])
+        return self._nothing_ready_in(state.project)
+
+    def _nothing_ready_in(self, project: str) -> NothingReady:
+        counts = self.rt.tasks.counts(project)
+        held = len(self.rt.claims.holds(project)) if self.rt.claims.mode == "hold" else 0
+        return NothingReady(claimed=counts["claimed"], pending=counts["pending"], held=held)
 
     def _give(self, state: AutoState, action: GiveTask) -> None:
         """Spawn the agent with the task, or send the task to the project's agent when it runs already."""

@@ -19,6 +19,7 @@ from bus.repo_paths import agent_from_path
 from bus.task_model import DEFAULT_MAX_ATTEMPTS, DEFAULT_PRIORITY, Task, check_priority
 from bus.task_store import TaskStore
 from bus.task_wait import claim_wait
+from bus.touches import Hold
 from worker.agents import views
 from worker.agents.layout import AgentPaths
 from worker.boundary.done_check_box import box_for
@@ -46,6 +47,28 @@ class FailedTests(WorkerError):
 
 def _store(ctx: Context) -> TaskStore:
     return ctx.runtime.tasks
+
+
+def _held(ctx: Context, projects: set[str]) -> dict[str, Hold]:
+    """The held ready tasks of these projects (none unless IB_OVERLAP is hold)."""
+    claims = ctx.runtime.claims
+    if claims.mode != "hold":
+        return {}
+    return {task: hold for project in sorted(projects) for task, hold in claims.holds(project).items()}
+
+
+def _held_json(hold: Hold | None) -> dict[str, object] | None:
+    return None if hold is None else {"overlaps": hold.running, "files": list(hold.files)}
+
+
+def _touches(given: list[str] | None) -> list[str]:
+    """--touches values; each may also be a comma-separated list. Given but empty is refused."""
+    if given is None:
+        return []
+    paths = [p.strip() for value in given for p in value.split(",")]
+    if not any(paths):
+        raise InvalidInput("--touches is empty: name the files or directories the task will change")
+    return [p for p in paths if p]
 
 
 def _project(ctx: Context, given: str | None) -> str:
@@ -131,10 +154,16 @@ def add(
     ),
     test_cmd: str = typer.Option(None, "--test-cmd", help="shell command `ib task done` runs first"),
     draft: bool = typer.Option(False, "--draft", help="add it as a draft: nobody claims it until published"),
+    touches: list[str] = typer.Option(
+        None, "--touches", help="files or directories it will change, relative to the repository (repeat)"
+    ),
 ) -> None:
     """Add a task; prints its id. Ready at once unless it waits for unfinished tasks (or is a draft).
 
-    Example: ib task add "Design the auth API" --priority 8 --test-cmd "pytest -q tests/auth"
+    With --touches, a ready task whose files overlap a task in flight waits for that task's merge
+    (IB_OVERLAP=hold, the default; warn or ignore).
+
+    Example: ib task add "Design the auth API" --priority 8 --touches auth/ --test-cmd "pytest -q tests/auth"
     """
     ctx = Context()
     task = _store(ctx).add(
@@ -147,6 +176,7 @@ def add(
         max_attempts=_whole_number("max attempts", max_attempts, DEFAULT_MAX_ATTEMPTS),
         test_cmd=test_cmd,
         draft=draft,
+        touches=_touches(touches),
     )
     print(task.id)
 
@@ -165,14 +195,15 @@ def list_cmd(
     ctx = Context()
     scope = None if all_projects else _project(ctx, project)
     tasks = _store(ctx).list(scope, status)
+    held = _held(ctx, {t.project for t in tasks if t.status == "ready" and t.touches})
     if as_json:
-        _print_json([t.as_dict() for t in tasks])
+        _print_json([{**t.as_dict(), "held": _held_json(held.get(t.id))} for t in tasks])
         return
     if not tasks:
         print("no tasks")
         return
     columns = task_views.COLUMNS if scope else ("project", *task_views.COLUMNS)
-    rows = [task_views.row(t) if scope else (t.project, *task_views.row(t)) for t in tasks]
+    rows = [task_views.row(t, held) if scope else (t.project, *task_views.row(t, held)) for t in tasks]
     print("\n".join(task_views.table_lines(columns, rows)))
 
 
@@ -182,20 +213,23 @@ def show(
     as_json: bool = typer.Option(False, "--json", help="print JSON (with `deps` and `dependents`)"),
 ) -> None:
     """One task: its fields, what it waits for and what waits for it, its body and its context notes."""
-    store = _store(Context())
+    ctx = Context()
+    store = _store(ctx)
     task = store.get(task_id)
     deps = [store.get(d) for d in task.after]
     dependents = store.dependents(task_id)
+    hold = _held(ctx, {task.project} if task.status == "ready" and task.touches else set()).get(task.id)
     if as_json:
         _print_json(
             {
                 **task.as_dict(),
+                "held": _held_json(hold),
                 "deps": [{"id": d.id, "status": d.status} for d in deps],
                 "dependents": [{"id": d.id, "status": d.status} for d in dependents],
             }
         )
         return
-    print("\n".join(task_views.show_lines(task, deps, dependents)))
+    print("\n".join(task_views.show_lines(task, deps, dependents, hold)))
 
 
 @task_app.command()
@@ -264,7 +298,6 @@ def claim(
     Example: ib task claim --wait --timeout 600 --json
     """
     ctx = Context()
-    store = _store(ctx)
     if timeout is not None and not wait:
         raise InvalidInput("--timeout goes with --wait: ib task claim --wait --timeout S")
     where = _project(ctx, project)
@@ -275,9 +308,9 @@ def claim(
             limit = f" (up to {timeout:g} s)" if timeout is not None else ""
             _error(f"waiting for a ready task in project {where}{limit}...")
 
-        task = claim_wait(store, ctx.blocking_redis(), ctx.keys, where, agent, timeout, waiting)
+        task = claim_wait(ctx.runtime.claims, ctx.blocking_redis(), ctx.keys, where, agent, timeout, waiting)
     else:
-        task = store.claim(where, agent)
+        task = ctx.runtime.claims.claim(where, agent)
     if task is None:
         within = f" within {timeout:g} s" if wait and timeout is not None else ""
         _error(f"nothing ready in project {where}{within} (exit {NOTHING_READY})")

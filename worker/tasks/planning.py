@@ -36,10 +36,11 @@ Write the task graph as JSON to the file {file} in your current folder (the root
 exactly this shape:
 {{"tasks": [{{"id": "short-kebab-id", "title": "one line", "body": "what to do, where, how to check it", \
 "priority": 5, "after": ["ids of tasks this one waits for"], "test_cmd": "a shell command that checks \
-it, or null"}}]}}
+it, or null", "touches": ["files or directories it will change, relative to the root"]}}]}}
 Rules: ids are lowercase letters, digits and -, unique; priority is 0 (lowest) to 10; "after" names only \
-ids of this plan; no cycles; at most {max_tasks} tasks. When {file} is written, end your turn with the \
-completion marker. If you are sent changes, rewrite {file} with them and end your turn again."""
+ids of this plan; no cycles; "touches" may be left empty (no globs); at most {max_tasks} tasks. When \
+{file} is written, end your turn with the completion marker. If you are sent changes, rewrite {file} \
+with them and end your turn again."""
 
 
 def store(rt: Runtime) -> PlanStore:
@@ -151,6 +152,7 @@ def approve(rt: Runtime, plan_id: str) -> list[Task]:
             priority=t.priority,
             after=t.after,
             test_cmd=t.test_cmd,
+            touches=t.touches,
         )
         for t in ordered
     ]

@@ -6,9 +6,10 @@ Pure: takes `Task`s, returns text.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from bus.task_model import Task
+from bus.touches import Hold
 from worker.terminal_text import printable
 
 MARKS = {"draft": "✎", "pending": "·", "ready": "○", "claimed": "●", "done": "✓", "failed": "✗"}
@@ -26,11 +27,16 @@ def _when(ms: int | None) -> str:
     return dt.datetime.fromtimestamp(ms / 1000, dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
-def row(task: Task) -> tuple[str, ...]:
-    """One row of `ib task list`, in the order of COLUMNS."""
+def _status(task: Task, held: Mapping[str, Hold]) -> str:
+    hold = held.get(task.id) if task.status == "ready" else None
+    return f"{MARKS['pending']} {hold.status()}" if hold else f"{MARKS.get(task.status, '?')} {task.status}"
+
+
+def row(task: Task, held: Mapping[str, Hold] | None = None) -> tuple[str, ...]:
+    """One row of `ib task list`, in the order of COLUMNS; a held ready task says what it waits for."""
     return (
         task.id,
-        f"{MARKS.get(task.status, '?')} {task.status}",
+        _status(task, held or {}),
         str(task.priority),
         f"{task.attempt}/{task.max_attempts}",
         task.claimed_by or "-",
@@ -51,21 +57,26 @@ def _with_status(tasks: Sequence[Task]) -> str:
     return ", ".join(f"{t.id} ({t.status})" for t in tasks) or "-"
 
 
-def show_lines(task: Task, deps: Sequence[Task], dependents: Sequence[Task]) -> list[str]:
+def show_lines(
+    task: Task, deps: Sequence[Task], dependents: Sequence[Task], hold: Hold | None = None
+) -> list[str]:
     """Everything about one task: its fields, what it waits for and what waits for it, body, context."""
     holder = f" by {task.claimed_by} since {_when(task.claimed_at)}" if task.claimed_by else ""
     missing = [d for d in task.after if d not in {t.id for t in deps}]
     lines = [
         f"{task.id}: {task.title}",
         f"  project:   {task.project}",
-        f"  status:    {MARKS.get(task.status, '?')} {task.status}{holder}",
+        f"  status:    {_status(task, {task.id: hold} if hold else {})}{holder}",
         f"  priority:  {task.priority}",
         f"  attempts:  {task.attempt}/{task.max_attempts}",
         f"  created:   {_when(task.created_at)}",
         f"  after:     {_with_status(deps)}" + (f" (gone: {', '.join(missing)})" if missing else ""),
         f"  before:    {_with_status(dependents)}",
         f"  test:      {task.test_cmd or '-'}",
+        f"  touches:   {', '.join(task.touches) or '-'}",
     ]
+    if hold is not None and task.status == "ready":
+        lines.append(f"  held:      until {hold.running} is merged (both change {', '.join(hold.files)})")
     if task.status == "done":
         lines.append(f"  done:      {_when(task.done_at)}")
     if task.summary:
