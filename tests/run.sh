@@ -88,7 +88,8 @@ echo "== pytest"
 # keep two cores busy (six were slower on idle cores: 15 min 25 s against 12 min 22 s); IB_TEST_PROCESSES=0
 # runs them in this one process.
 processes=(-n "${IB_TEST_PROCESSES:-4}")
-# Line coverage of bus/, worker/ and bot/ ([tool.coverage] in pyproject.toml): on the full run, or with
+# Line coverage of bus/, worker/ and bot/ ([tool.coverage] in pyproject.toml), measured in the test
+# processes (not in the `ib` processes they start: see why there): on the full run, or with
 # IB_TEST_COVERAGE=1; IB_TEST_COVERAGE=0 leaves it out. The figures are printed after the tests, one per
 # package; `.venv/bin/coverage report` shows them file by file.
 coverage=()
