@@ -1,9 +1,17 @@
 # The everyday commands. `make test` is exactly what CI runs.
-.PHONY: install test lint bench docs clean
+.PHONY: install lock test lint bench docs clean
 
-install:  ## the .venv with ittybus and its dev extras
+install:  ## the .venv: the locked test environment (requirements-dev.lock), then ittybus itself, editable
 	test -x .venv/bin/python || python3 -m venv .venv
-	.venv/bin/pip install -q -e '.[dev]' --config-settings editable_mode=compat
+	.venv/bin/pip install -q -r requirements-dev.lock
+	.venv/bin/pip install -q -e . --no-deps --config-settings editable_mode=compat
+
+# After changing a dependency in pyproject.toml: the lock moves only what it must (LOCK_FLAGS=--upgrade
+# moves everything to the newest versions the ranges allow). Needs the package index.
+lock:  ## requirements-dev.lock again from pyproject.toml (uv)
+	test -x .venv/bin/uv || .venv/bin/pip install -q 'uv>=0.13,<0.14'
+	.venv/bin/uv pip compile -q pyproject.toml --extra dev --universal --python-version 3.11 \
+		--generate-hashes $(LOCK_FLAGS) -o requirements-dev.lock
 
 test:  ## lint, types and the whole suite, on the embedded engine then the system's Redis (installs what it needs)
 	bash tests/run.sh

@@ -1,15 +1,19 @@
-"""Cron expressions, parsed and stepped forward: the pure core of scheduled tasks (UTC, minute resolution).
+"""Cron expressions for scheduled tasks (UTC, minute resolution): cronsim finds the firings, this module
+says in one line what is wrong with an expression it refuses.
 
 The classic five fields — minute, hour, day of month, month, day of week — with `*`, ranges `a-b`,
-lists `a,b`, steps `*/n` and `a-b/n`, month and weekday names, and the `@hourly`-style shorthands.
-As in Vixie cron, when both day fields are restricted a day matches either of them.
+lists `a,b`, steps `*/n` and `a-b/n`, month and weekday names, the `@hourly`-style shorthands, and
+cronsim's `L` (last day of the month, `5L` its last Friday) and `1#2` (its second Monday). As in Vixie
+cron, when both day fields are restricted (neither starts with `*`) a day matches either of them.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from itertools import pairwise
+
+from cronsim import CronSim, CronSimError
 
 from bus.errors import InvalidInput
 
@@ -24,7 +28,7 @@ SHORTHANDS = {
     "@midnight": "0 0 * * *",
     "@hourly": "0 * * * *",
 }
-# (name, lowest, highest, names whose index + offset is the value)
+# (name, lowest, highest, names whose index + offset is the value), in the order of the fields
 _FIELDS = (
     ("minute", 0, 59, (), 0),
     ("hour", 0, 23, (), 0),
@@ -32,54 +36,24 @@ _FIELDS = (
     ("month", 1, 12, MONTHS, 1),
     ("day of week", 0, 7, WEEKDAYS, 0),
 )
-# Eight years hold every month length and a leap day (2100 is no leap year, but 2104 is).
-_HORIZON_DAYS = 8 * 366
 
 
 @dataclass(frozen=True)
 class Cron:
-    """A parsed expression: the sets of values each field allows."""
+    """A valid expression, and the minutes and hours it fires at (for the shortest gap)."""
 
     text: str
+    fields: str  # the five fields (a shorthand spelled out)
     minutes: frozenset[int]
     hours: frozenset[int]
-    days: frozenset[int]
-    months: frozenset[int]
-    weekdays: frozenset[int]  # 0 = Sunday
-    any_day: bool  # day of month was `*`
-    any_weekday: bool  # day of week was `*`
-
-    def day_matches(self, day: datetime) -> bool:
-        if day.month not in self.months:
-            return False
-        by_date = day.day in self.days
-        by_weekday = (day.isoweekday() % 7) in self.weekdays
-        if self.any_day or self.any_weekday:
-            return by_date and by_weekday
-        return by_date or by_weekday
-
-    def times_of_day(self) -> list[int]:
-        """Minutes after midnight at which it fires on a matching day, in order."""
-        return sorted(h * 60 + m for h in self.hours for m in self.minutes)
 
     def next_after(self, moment: datetime) -> datetime | None:
-        """The first firing strictly after `moment` (UTC), or None when it never fires again."""
-        start = moment.astimezone(UTC).replace(second=0, microsecond=0) + timedelta(minutes=1)
-        times = self.times_of_day()
-        day = start.replace(hour=0, minute=0)
-        first = start.hour * 60 + start.minute
-        for _ in range(_HORIZON_DAYS):
-            if self.day_matches(day):
-                for minute in times:
-                    if minute >= first:
-                        return day + timedelta(minutes=minute)
-            day += timedelta(days=1)
-            first = 0
-        return None
+        """The first firing strictly after `moment` (UTC), or None when none comes in the next 50 years."""
+        return next(CronSim(self.fields, moment.astimezone(UTC)), None)
 
     def shortest_gap(self) -> int:
         """The least number of seconds between two firings (a lower bound across midnight)."""
-        times = self.times_of_day()
+        times = sorted(h * 60 + m for h in self.hours for m in self.minutes)
         gaps = [b - a for a, b in pairwise(times)]
         gaps.append(times[0] + 1440 - times[-1])
         return min(gaps) * 60
@@ -102,11 +76,15 @@ def parse(text: str, now: datetime | None = None, min_interval: float = 60.0) ->
             f"bad cron expression {text!r}: it needs 5 fields (minute hour day-of-month month "
             "day-of-week), e.g. '0 9 * * mon-fri'"
         )
-    sets = [_field(part, *spec) for part, spec in zip(fields, _FIELDS, strict=True)]
-    weekdays = frozenset(d % 7 for d in sets[4])
-    cron = Cron(cleaned, sets[0], sets[1], sets[2], sets[3], weekdays, fields[2] == "*", fields[4] == "*")
-    if cron.next_after(now or datetime.now(UTC)) is None:
-        raise InvalidInput(f"cron expression {text!r} never fires (no such day): check the day and month")
+    fields = [",".join(_one_value_range(item) for item in part.split(",")) for part in fields]
+    try:
+        sim = CronSim(" ".join(fields), now or datetime.now(UTC))
+        first = next(sim, None)
+    except CronSimError as e:
+        raise InvalidInput(_why_refused(text, fields)) from e
+    if first is None:
+        raise InvalidInput(_never_fires(text))
+    cron = Cron(cleaned, " ".join(fields), frozenset(sim.minutes), frozenset(sim.hours))
     if cron.shortest_gap() < min_interval:
         raise InvalidInput(
             f"cron expression {text!r} fires every {cron.shortest_gap()} s, more often than the minimum of "
@@ -115,37 +93,59 @@ def parse(text: str, now: datetime | None = None, min_interval: float = 60.0) ->
     return cron
 
 
-def _field(part: str, name: str, low: int, high: int, names: tuple[str, ...], offset: int) -> frozenset[int]:
-    values: set[int] = set()
-    for item in part.lower().split(","):
-        values.update(_item(item, name, low, high, names, offset))
-    return frozenset(values)
+def _one_value_range(item: str) -> str:
+    """`5-5/10` as `5`: cronsim reads a range of one value with a step as `5/10` (from 5 to the end)."""
+    span, slash, _step = item.partition("/")
+    start, dash, end = span.partition("-")
+    return start if slash and dash and start.lower() == end.lower() else item
 
 
-def _item(item: str, name: str, low: int, high: int, names: tuple[str, ...], offset: int) -> range:
-    where = f"the {name} field"
-    span, slash, step_text = item.partition("/")
-    step = _number(step_text, where, names, offset) if slash else 1
-    if step < 1:
-        raise InvalidInput(f"bad step /{step_text} in {where}: use a whole number of 1 or more")
-    if span == "*":
-        first, last = low, high
-    else:
-        start, dash, end = span.partition("-")
-        first = _number(start, where, names, offset)
-        last = _number(end, where, names, offset) if dash else (high if slash else first)
-    for value in (first, last):
-        if not low <= value <= high:
-            raise InvalidInput(f"bad value {value} in {where}: it must be {low}-{high}")
-    if first > last:
-        raise InvalidInput(f"bad range {span} in {where}: the start is after the end")
-    return range(first, last + 1, step)
+def _never_fires(text: str) -> str:
+    return f"cron expression {text!r} never fires (no such day): check the day and month"
 
 
-def _number(text: str, where: str, names: tuple[str, ...], offset: int) -> int:
+def _why_refused(text: str, fields: list[str]) -> str:
+    """The first item cronsim could not read, and why; cronsim itself only says which field ("Bad minute")."""
+    for part, (name, low, high, names, offset) in zip(fields, _FIELDS, strict=True):
+        for item in part.lower().split(","):
+            problem = _item_problem(item, f"the {name} field", low, high, names, offset)
+            if problem:
+                return problem
+    # every item reads well: cronsim refused a day of month that no month of the expression has
+    return _never_fires(text)
+
+
+def _item_problem(
+    item: str, where: str, low: int, high: int, names: tuple[str, ...], offset: int
+) -> str | None:
+    span, slash, step = item.partition("/")
+    if slash and not (step.isdigit() and int(step) >= 1):
+        return f"bad step /{step} in {where}: use a whole number of 1 or more"
+    if span == "*" or (where == "the day of month field" and span in ("l", "lw")):
+        return None
+    start, dash, end = span.partition("-")
+    if where == "the day of week field" and not dash:  # `5l`, `1#2`: a weekday, then its place in the month
+        start, hash_sign, nth = start.removesuffix("l").partition("#")
+        if hash_sign and nth not in ("1", "2", "3", "4", "5"):
+            return f"bad week #{nth} in {where}: use 1-5 (the first to the fifth of its weekday in the month)"
+    values: list[int] = []
+    for number in (start, end) if dash else (start,):
+        value = _value(number, where, low, high, names, offset)
+        if isinstance(value, str):
+            return value
+        values.append(value)
+    if dash and values[0] > values[1]:
+        return f"bad range {span} in {where}: the start is after the end"
+    return None
+
+
+def _value(text: str, where: str, low: int, high: int, names: tuple[str, ...], offset: int) -> int | str:
+    """The number `text` stands for, or what is wrong with it."""
     if text in names:
         return names.index(text) + offset
     if not text.isdigit():
         known = f" or a name ({names[0]}…{names[-1]})" if names else ""
-        raise InvalidInput(f"bad value {text!r} in {where}: use a number{known}")
+        return f"bad value {text!r} in {where}: use a number{known}"
+    if not low <= int(text) <= high:
+        return f"bad value {int(text)} in {where}: it must be {low}-{high}"
     return int(text)

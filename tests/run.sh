@@ -22,8 +22,17 @@ if [[ ! -x .venv/bin/python ]]; then
     echo "== creating .venv"
     python3 -m venv .venv
 fi
-echo "== installing ittybus with its dev extras"
-.venv/bin/pip install -q -e '.[dev]' --config-settings editable_mode=compat 2>&1 | grep -vE 'is ignored|^$' || true
+# The test environment is the lock's (`make lock` writes it from pyproject.toml), every file checked against
+# its hash; ittybus itself goes on top without dependencies. Only the package index is needed.
+pip_quiet() {  # pip without the "Location ... is ignored" noise of absent find-links; its failure stops the run
+    local output status=0
+    output=$(.venv/bin/pip "$@" 2>&1) || status=$?
+    grep -vE 'is ignored|^$' <<<"$output" || true
+    return "$status"
+}
+echo "== installing the locked test environment (requirements-dev.lock) and ittybus"
+pip_quiet install -q -r requirements-dev.lock
+pip_quiet install -q -e . --no-deps --config-settings editable_mode=compat
 
 # The real Claude Code CLI the `claude` tests run: the binary bundled in the pinned claude-agent-sdk wheel.
 find_claude='from tests.fake_anthropic.client import claude_binary; print(claude_binary())'
@@ -94,7 +103,27 @@ echo "== pytest"
 # keep two cores busy (six were slower on idle cores: 15 min 25 s against 12 min 22 s); IB_TEST_PROCESSES=0
 # runs them in this one process.
 processes=(-n "${IB_TEST_PROCESSES:-4}")
-.venv/bin/pytest -q -p no:cacheprovider "${processes[@]}" "$@"
+# Line coverage of bus/, worker/ and bot/ ([tool.coverage] in pyproject.toml), measured in the test
+# processes (not in the `ib` processes they start: see why there): on the full run, or with
+# IB_TEST_COVERAGE=1; IB_TEST_COVERAGE=0 leaves it out. The figures are printed after the tests, one per
+# package; `.venv/bin/coverage report` shows them file by file.
+coverage=()
+default_coverage=0
+[[ $# -eq 0 ]] && default_coverage=1
+if [[ "${IB_TEST_COVERAGE:-$default_coverage}" == 1 ]]; then
+    rm -f .coverage .coverage.*
+    coverage=(--cov --cov-report=)
+fi
+status=0
+.venv/bin/pytest -q -p no:cacheprovider "${processes[@]}" "${coverage[@]}" "$@" || status=$?
+if ((${#coverage[@]})); then
+    echo "== line coverage"
+    for package in bus worker bot; do
+        echo "$package/ $(.venv/bin/coverage report --include="$package/*" --format=total) %"
+    done
+    echo "bus/ worker/ bot/ together: $(.venv/bin/coverage report --format=total) %"
+fi
+((status == 0)) || exit "$status"
 
 # The system's Redis 7 is the second target: the tests that exercise Redis semantics (streams, groups, Lua
 # scripts, the spool, the merge queue, poison entries) run once more against it. Only for the full run (no

@@ -6,7 +6,9 @@ repository mounted, the bot, settings through environment variables."""
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -99,7 +101,7 @@ def test_services_reach_the_bus_and_read_the_env_file(compose: dict[str, Any], s
     spec = compose["services"][service]
     assert "@redis:6379/0" in spec["environment"]["IB_REDIS_URL"]
     assert spec["env_file"] == [{"path": ".env", "required": False}]
-    assert spec["build"] == "." and spec["init"] is True
+    assert spec["build"]["context"] == "." and spec["init"] is True
 
 
 def test_bot_runs_ib_bot_when_its_profile_is_on(compose: dict[str, Any]) -> None:
@@ -113,7 +115,7 @@ def test_every_ib_variable_is_a_setting(compose: dict[str, Any]) -> None:
     text = (TOP / "compose.yaml").read_text(encoding="utf-8")
     named = {m for spec in compose["services"].values() for m in spec.get("environment", {})}
     named |= set(re.findall(r"\$\{(IB_\w+?)(?::?[-?][^}]*)?\}", text))
-    own = {"IB_REPO", "IB_REPO_2", "IB_REDIS_PORT", "IB_REDIS_BIND", "IB_REDIS_PASSWORD"}  # compose's knobs
+    own = {"IB_REPO", "IB_REPO_2", "IB_REDIS_PORT", "IB_REDIS_BIND", "IB_REDIS_PASSWORD", "IB_UID", "IB_GID"}
     settings = {f"IB_{name.upper()}" for name in Settings.model_fields}
     assert {n for n in named if n.startswith("IB_")} - own <= settings
 
@@ -137,3 +139,66 @@ def test_the_image_installs_the_claude_code_the_suite_tests() -> None:
     pinned = re.search(r"^ARG CLAUDE_CODE_PACKAGE=@anthropic-ai/claude-code@(\S+)$", dockerfile, re.MULTILINE)
     assert pinned is not None, "the Dockerfile's CLAUDE_CODE_PACKAGE names no version"
     assert pinned.group(1) == CLAUDE_CODE_VERSION
+
+
+def test_the_image_runs_as_a_user_with_the_repositorys_uid(compose: dict[str, Any]) -> None:
+    """Root only installs: the worker, its agents and their git commands run as `ittybus`, whose uid and gid
+    compose passes from IB_UID / IB_GID (the owner of the repository on the host); Claude Code's home is
+    that user's."""
+    dockerfile = (TOP / "Dockerfile").read_text(encoding="utf-8")
+    lines = dockerfile.splitlines()
+    users = [i for i, line in enumerate(lines) if line.startswith("USER ")]
+    assert users and lines[users[-1]] == "USER ittybus"
+    assert not [line for line in lines[users[-1] :] if line.startswith("RUN ")], "a RUN after USER"
+    assert re.search(r'useradd --uid "\$IB_UID" --gid "\$IB_GID" .* ittybus\b', dockerfile)
+    args = dict(re.findall(r"^ARG (IB_[UG]ID)=(\d+)$", dockerfile, re.MULTILINE))
+    for name in ("worker", "worker-2", "bot"):
+        build = compose["services"][name]["build"]
+        assert build["args"] == {key: f"${{{key}:-{value}}}" for key, value in args.items()}, name
+    for name in ("worker", "worker-2"):
+        homes = [v for v in compose["services"][name]["volumes"] if isinstance(v, str)]
+        assert [v.partition(":")[2].split()[0] for v in homes] == ["/home/ittybus/.claude"], name
+
+
+def entrypoint() -> list[str]:
+    dockerfile = (TOP / "Dockerfile").read_text(encoding="utf-8")
+    [line] = [line for line in dockerfile.splitlines() if line.startswith("ENTRYPOINT ")]
+    command: list[str] = json.loads(line.removeprefix("ENTRYPOINT "))
+    return command
+
+
+def test_git_in_the_image_trusts_the_mounted_repository_and_no_other(tmp_path: Path) -> None:
+    """The ENTRYPOINT line run for real (as root, like the suite): a repository owned by another uid is
+    refused by git until the entry point names it (IB_ROOT) in the user's git config; a second one by the
+    same owner stays refused; a restart does not add the line twice."""
+    assert "safe.directory '*'" not in (TOP / "Dockerfile").read_text(encoding="utf-8")
+    home, mounted, other = tmp_path / "home", tmp_path / "mounted", tmp_path / "other"
+    home.mkdir()
+    env = {"HOME": str(home), "PATH": os.environ["PATH"], "GIT_CONFIG_NOSYSTEM": "1", "LC_ALL": "C"}
+    for repo in (mounted, other):
+        subprocess.run(["git", "init", "-q", str(repo)], check=True, env=env)
+        for folder, _dirs, files in os.walk(repo):
+            for name in [folder, *(os.path.join(folder, f) for f in files)]:
+                os.chown(name, 4242, 4242)  # the host user's files, as the container sees them
+
+    def git_status(repo: Path, through_entrypoint: bool) -> subprocess.CompletedProcess[str]:
+        command = ["git", "-C", str(repo), "status", "--short"]
+        if through_entrypoint:
+            command = [*entrypoint(), *command]
+        run_env = {**env, "IB_ROOT": str(mounted)}
+        return subprocess.run(command, env=run_env, capture_output=True, text=True, timeout=30, check=False)
+
+    refused = git_status(mounted, through_entrypoint=False)
+    assert refused.returncode != 0 and "dubious ownership" in refused.stderr
+    assert git_status(mounted, through_entrypoint=True).returncode == 0
+    assert git_status(mounted, through_entrypoint=True).returncode == 0  # the container restarted
+    still = git_status(other, through_entrypoint=True)
+    assert still.returncode != 0 and "dubious ownership" in still.stderr
+    trusted = subprocess.run(
+        ["git", "config", "--global", "--get-all", "safe.directory"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert trusted.stdout.splitlines() == [str(mounted)]

@@ -1,4 +1,5 @@
-"""The cron parser: fields, names, steps, the day rule, and the expressions it refuses."""
+"""Cron expressions (cronsim underneath): fields, names, steps, the day rule, the extensions, and the
+expressions refused with one line that names the value."""
 
 from __future__ import annotations
 
@@ -30,11 +31,17 @@ def at(text: str) -> str:
         ("0 0 1 jan *", "2027-01-01 00:00 Fri"),
         ("0 0 29 2 *", "2028-02-29 00:00 Tue"),
         ("0 12 1 * mon", "2026-11-30 12:00 Mon"),  # both day fields restricted: either matches
+        ("0 0 */2 * mon", "2026-12-07 00:00 Mon"),  # a day field starting with `*` is not: both must
+        ("0 0 1,15 * */7", "2027-08-01 00:00 Sun"),  # Vixie cron; a test of an exact `*` gave Nov 29
         ("5-10/2 3 * * *", "2026-11-26 03:05 Thu"),
         ("40/10 2 * * *", "2026-11-26 02:40 Thu"),
         ("@daily", "2026-11-27 00:00 Fri"),
         ("@hourly", "2026-11-26 03:00 Thu"),
         ("0  0   * *  *", "2026-11-27 00:00 Fri"),
+        ("0 9 L * *", "2026-11-30 09:00 Mon"),
+        ("0 9 * * 5L", "2026-11-27 09:00 Fri"),
+        ("0 9 * * mon#1", "2026-12-07 09:00 Mon"),
+        ("7-7/5 3 * * *", "2026-11-26 03:07 Thu"),
     ],
     ids=lambda v: v,
 )
@@ -58,7 +65,13 @@ def test_next_firing(expression: str, expected: str) -> None:
         ("10-5 * * * *", "the start is after the end"),
         ("0 0 30 2 *", "never fires"),
         ("0 0 31 4,6,9,11 *", "never fires"),
+        ("0 0 */20 * 1L", "never fires"),  # 1st or 21st, and the last Monday: none in 50 years
         ("@reboot", "not at start-up"),
+        ("0 L * * *", "bad value 'l' in the hour field: use a number"),
+        ("0 0 * * 1#6", "bad week #6 in the day of week field: use 1-5"),
+        ("0 0 * * 9L", "bad value 9 in the day of week field: it must be 0-7"),
+        ("0 0 * * #2", "bad value '' in the day of week field"),
+        ("0 0 * jan-dec/x *", "bad step /x in the month field"),
     ],
     ids=lambda v: v,
 )
@@ -75,6 +88,7 @@ def test_refused(expression: str, message: str) -> None:
         ("0 * * * *", 3600),
         ("0 9 * * *", 86400),
         ("0 9,10 * * *", 3600),
+        ("5-5/10 * * * *", 3600),  # one minute, not 5/10 (cronsim's reading of a one-value range)
     ],
 )
 def test_shortest_gap(expression: str, gap: int) -> None:

@@ -1,6 +1,7 @@
 """Dependencies are declared exactly as imported: every third-party import of the packages is a declared
 dependency and every dependency is imported; the same for the tests and benchmarks and the dev extras.
-Imports are read from the source (every `import`, lazy ones included, and `find_spec("name")`)."""
+Imports are read from the source (every `import`, lazy ones included, and `find_spec("name")`). The lock
+of the test environment (requirements-dev.lock) pins every one of them inside its declared range."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ import sys
 import tomllib
 from importlib.metadata import packages_distributions
 from pathlib import Path
+
+from packaging.requirements import Requirement
 
 ROOT = Path(__file__).resolve().parents[2]
 OWN = {"bus", "worker", "bot", "tests", "bench"}
@@ -23,6 +26,10 @@ DEV_NOT_IMPORTED = {
     "mkdocs": "a tool: tests/run.sh builds the docs site with it (docs/hooks/ run inside it)",
     "mkdocs-material": "the docs site's theme, loaded by mkdocs",
     "types-pygments": "type hints for mypy (Pygments ships none)",
+    "types-pyyaml": "type hints for mypy over tests (PyYAML ships none)",
+    "types-jsonschema": "type hints for mypy over tests (jsonschema ships none)",
+    "pytest-cov": "a pytest plugin: tests/run.sh measures line coverage (--cov)",
+    "coverage": "a tool: tests/run.sh prints its per-package totals; [tool.coverage] configures it",
 }
 
 
@@ -89,3 +96,24 @@ def test_tests_and_benchmarks_import_only_declared_dependencies() -> None:
     assert not undeclared, f"imported but declared nowhere (add it to the dev extras): {undeclared}"
     unused = DEV - set(used) - set(DEV_NOT_IMPORTED)
     assert not unused, f"dev extras that nothing imports: {sorted(unused)}"
+
+
+def locked() -> dict[str, str]:
+    """Distribution → the version requirements-dev.lock pins."""
+    text = (ROOT / "requirements-dev.lock").read_text(encoding="utf-8")
+    pins = re.findall(r"^([A-Za-z0-9._-]+)==([^\s;]+)", text, re.MULTILINE)
+    return {normalized(name): version for name, version in pins}
+
+
+def test_the_lock_pins_every_dependency_inside_its_declared_range() -> None:
+    """A dependency added or a range moved in pyproject.toml without `make lock` fails here, not in CI's
+    install (tests/run.sh installs the lock, then ittybus without its dependencies)."""
+    pins = locked()
+    for text in PROJECT["dependencies"] + PROJECT["optional-dependencies"]["dev"]:
+        requirement = Requirement(text)
+        name = normalized(requirement.name)
+        assert name in pins, f"{requirement.name} is not in requirements-dev.lock: run `make lock`"
+        version = pins[name]
+        assert requirement.specifier.contains(version, prereleases=True), (
+            f"requirements-dev.lock pins {requirement.name}=={version}, outside {text!r}: run `make lock`"
+        )
