@@ -22,6 +22,7 @@ from bus.worker_commands import (
     Command,
     Deny,
     Diff,
+    DiffReview,
     Kill,
     Look,
     Merge,
@@ -117,6 +118,11 @@ OLD_ENTRIES: dict[str, tuple[str, dict[str, object], Command]] = {
     "nuke-one": ("nuke", {"agent": "a1", "tree": False}, Nuke(agent="a1", tree=False)),
     "diff": ("diff", {"agent": "a1", "stat": True}, Diff(agent="a1", stat=True)),
     "status": ("status", {"agent": "a1"}, Status(agent="a1")),
+    "diff-review": (
+        "diff-review",
+        {"agent": "a1", "pictures": False},
+        DiffReview(agent="a1", pictures=False),
+    ),
     "cli-auto-start": (
         "auto-start",
         {"project": "shop", "worktrees": True, "max_tasks": 3, "agent": ""},
@@ -274,7 +280,7 @@ def test_commands_are_frozen() -> None:
 
 # --- what used to be tables keyed by the name ----------------------------------------------------------
 
-TIMEOUTS = {"merge": 600.0, "new-agent": 120.0, "nuke": 300.0, "auto-start": 120.0}
+TIMEOUTS = {"merge": 600.0, "new-agent": 120.0, "nuke": 300.0, "auto-start": 120.0, "diff-review": 120.0}
 
 
 @pytest.mark.parametrize("kind", COMMAND_TYPES, ids=lambda kind: kind.__name__)
