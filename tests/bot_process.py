@@ -6,11 +6,16 @@ Telegram's rate limits passes in three seconds.
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import subprocess
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import redis
+
+from bus.keys import Keys
 from tests.cli import IB, IbRunner
 from tests.fake_telegram import FakeTelegram
 from tests.waiting import retry_until
@@ -69,3 +74,22 @@ class Worker:
 
     proc: subprocess.Popen[bytes]
     log: Path
+
+
+@contextlib.contextmanager
+def worker_running(runner: IbRunner, log: Path, rds: redis.Redis, keys: Keys) -> Iterator[Worker]:
+    """`ib worker -v` for `runner`'s repository, up once its heartbeat is on the bus; stopped after, its log
+    printed."""
+    with log.open("ab") as out:
+        proc = subprocess.Popen(
+            [IB, "worker", "-v"], stdout=out, stderr=subprocess.STDOUT, env=runner.environ(), cwd=runner.cwd
+        )
+    worker_id = runner.env["IB_WORKER_ID"]
+    retry_until(lambda: rds.exists(keys.worker(worker_id)) or proc.poll() is not None, 30, 0.05, "the worker")
+    assert proc.poll() is None, log.read_text()
+    try:
+        yield Worker(proc, log)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(30)
+        print(log.read_text())

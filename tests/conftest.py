@@ -18,12 +18,11 @@ from hypothesis import settings
 
 from bus.keys import Keys
 from bus.task_store import TaskStore
-from tests.bot_process import SCALE, BotProcess, Worker, bot_env
-from tests.cli import IB, IbRunner, init_repo
+from tests.bot_process import SCALE, BotProcess, Worker, bot_env, worker_running
+from tests.cli import IbRunner, init_repo
 from tests.fake_anthropic import FakeAnthropic, claude_binary, client_env, write_home
 from tests.fake_anthropic.client import ClaudeMissing
 from tests.fake_telegram import FakeTelegram
-from tests.waiting import retry_until
 
 REDIS_URL = os.environ.get("IB_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
 
@@ -193,19 +192,5 @@ def bot(ib: IbRunner, fake: FakeTelegram, tmp_path: Path) -> Iterator[BotProcess
 @pytest.fixture
 def running_worker(agents_ib: IbRunner, tmp_path: Path, rds: redis.Redis, keys: Keys) -> Iterator[Worker]:
     """`ib worker` with fake agents, up once its heartbeat is on the bus; stopped afterwards, log printed."""
-    log = tmp_path / "worker.log"
-    with log.open("ab") as out:
-        proc = subprocess.Popen(
-            [IB, "worker", "-v"],
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            env=agents_ib.environ(),
-            cwd=agents_ib.cwd,
-        )
-    worker_id = agents_ib.env["IB_WORKER_ID"]
-    retry_until(lambda: rds.exists(keys.worker(worker_id)) or proc.poll() is not None, 30, 0.05, "the worker")
-    assert proc.poll() is None, log.read_text()
-    yield Worker(proc, log)
-    proc.send_signal(signal.SIGTERM)
-    proc.wait(30)
-    print(log.read_text())
+    with worker_running(agents_ib, tmp_path / "worker.log", rds, keys) as running:
+        yield running

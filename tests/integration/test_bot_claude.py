@@ -6,8 +6,6 @@ tap or a reply in the agent's topic instead of `ib approve` / `ib deny` / `ib an
 from __future__ import annotations
 
 import json
-import signal
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,8 +13,8 @@ import pytest
 import redis
 
 from bus.keys import Keys
-from tests.bot_process import USER, BotProcess, Worker
-from tests.cli import IB, IbRunner
+from tests.bot_process import USER, BotProcess, Worker, worker_running
+from tests.cli import IbRunner
 from tests.fake_anthropic import FakeAnthropic, ask_user_question, bash, reply
 from tests.fake_telegram import FakeMessage, FakeTelegram
 from tests.integration.test_bot import bot_messages, everywhere, wait_agent_topic, wait_shown
@@ -31,22 +29,8 @@ ASKING = 'touch built.txt; echo "exit=$?"'  # `$?` cannot be checked before it r
 @pytest.fixture
 def claude_worker(claude_ib: IbRunner, tmp_path: Path, rds: redis.Redis, keys: Keys) -> Iterator[Worker]:
     """`ib worker` for the real-CLI agents: the bot's taps and replies reach them through it."""
-    log = tmp_path / "worker.log"
-    with log.open("ab") as out:
-        proc = subprocess.Popen(
-            [IB, "worker", "-v"],
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            env=claude_ib.environ(),
-            cwd=claude_ib.cwd,
-        )
-    worker_id = claude_ib.env["IB_WORKER_ID"]
-    retry_until(lambda: rds.exists(keys.worker(worker_id)) or proc.poll() is not None, 30, 0.05, "the worker")
-    assert proc.poll() is None, log.read_text()
-    yield Worker(proc, log)
-    proc.send_signal(signal.SIGTERM)
-    proc.wait(30)
-    print(log.read_text())
+    with worker_running(claude_ib, tmp_path / "worker.log", rds, keys) as running:
+        yield running
 
 
 @pytest.fixture(autouse=True)

@@ -6,8 +6,6 @@ of its next hook (Claude Code passes it to the model with the next tool result).
 from __future__ import annotations
 
 import json
-import signal
-import subprocess
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,7 +14,8 @@ import pytest
 import redis
 
 from bus.keys import Keys
-from tests.cli import IB, IbRunner, git
+from tests.bot_process import worker_running
+from tests.cli import IbRunner, git
 from tests.fake_anthropic import FakeAnthropic, bash, edit, read, reply
 from tests.streams import stream_entries
 from tests.waiting import retry_until
@@ -29,22 +28,8 @@ CALC = "def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    return a * b\n
 @pytest.fixture
 def worker(claude_ib: IbRunner, tmp_path: Path, rds: redis.Redis, keys: Keys) -> Iterator[Path]:
     """`ib worker` for the agents (its conflict watch does the checks); its log."""
-    log = tmp_path / "worker.log"
-    with log.open("ab") as out:
-        proc = subprocess.Popen(
-            [IB, "worker", "-v"],
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            env=claude_ib.environ(),
-            cwd=claude_ib.cwd,
-        )
-    worker_id = claude_ib.env["IB_WORKER_ID"]
-    retry_until(lambda: rds.exists(keys.worker(worker_id)) or proc.poll() is not None, 30, 0.05, "the worker")
-    assert proc.poll() is None, log.read_text()
-    yield log
-    proc.send_signal(signal.SIGTERM)
-    proc.wait(30)
-    print(log.read_text())
+    with worker_running(claude_ib, tmp_path / "worker.log", rds, keys) as running:
+        yield running.log
 
 
 def _events(rds: redis.Redis, keys: Keys, kind: str) -> list[dict[str, object]]:
