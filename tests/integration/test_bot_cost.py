@@ -14,7 +14,7 @@ from bus.keys import Keys
 from bus.usage import Usage
 from tests.bot_process import USER, BotProcess
 from tests.fake_telegram import FakeTelegram
-from tests.integration.test_bot import bind_project, emit, wait_agent_topic, wait_shown
+from tests.integration.test_bot import bind_project, emit, settled, wait_agent_topic, wait_shown
 
 SONNET = "claude-sonnet-4-5"
 
@@ -45,6 +45,7 @@ def test_cost_by_topic_by_name_and_in_general(
     wait_shown(fake, project, "Cost of project shed in the last 1d: $18.00 · 2.0M tokens")
     emit(rds, keys, "spawned", agent="painter", project="shed")
     topic = wait_agent_topic(fake, "painter")
+    settled(rds, keys)  # the topic is the agent's once the bot has made it and bound it, not before
     fake.inject_message(USER, "/cost", thread_id=topic)
     wait_shown(fake, topic, "Cost of agent painter: $18.00 · 2.0M tokens")
     fake.inject_message(USER, "/cost scribe", thread_id=topic)
