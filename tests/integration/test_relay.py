@@ -138,21 +138,25 @@ def _agent_env(ib: IbRunner, wt: Path, **more: str) -> dict[str, str]:
     return {**env, "IB_AGENT_ID": "a1", "IB_AGENT_ROLE": "worker", "IB_AGENT_WORKTREE": str(wt), **more}
 
 
+def _follow(server: Relay, wt: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """The agent's `ib look --follow` (FOLLOW) against `server`, from its worktree."""
+    return subprocess.run(
+        [sys.executable, "-c", FOLLOW, str(server.address[1]), str(wt)],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+
+
 def test_output_comes_as_it_is_printed_then_the_exit_code(ib: IbRunner, repo: Path, tmp_path: Path) -> None:
     """`ib look --follow` through the relay: what it prints reaches the agent at once, not at the end."""
     wt = repo / ".ib" / "agents" / "a1" / "repo"
     wt.mkdir(parents=True)
     server = _slow_relay(tmp_path)
     try:
-        env = _agent_env(ib, wt)
-        done = subprocess.run(
-            [sys.executable, "-c", FOLLOW, str(server.address[1]), str(wt)],
-            env=env,
-            capture_output=True,
-            text=True,
-            check=True,
-            timeout=60,
-        )
+        done = _follow(server, wt, _agent_env(ib, wt))
     finally:
         server.close()
     first, second, last = done.stdout.splitlines()  # had the first been held back, neither would go on
@@ -167,15 +171,7 @@ def test_a_caller_that_hangs_up_stops_its_command(ib: IbRunner, repo: Path, tmp_
     wt.mkdir(parents=True)
     server = _slow_relay(tmp_path)
     try:
-        env = _agent_env(ib, wt, HANG_UP="1")
-        done = subprocess.run(
-            [sys.executable, "-c", FOLLOW, str(server.address[1]), str(wt)],
-            env=env,
-            capture_output=True,
-            text=True,
-            check=True,
-            timeout=60,
-        )
+        done = _follow(server, wt, _agent_env(ib, wt, HANG_UP="1"))
         assert done.stdout.startswith("Chunk(stream='stdout', data=b'first\\n')")
         pid = int((wt / "pid").read_text())
         retry_until(lambda: not Path(f"/proc/{pid}").exists() or _zombie(pid), 30, what="the command stopped")

@@ -204,16 +204,13 @@ class Passing:
         pipe.close()
 
     def _hang_up_watch(self) -> None:
-        """The caller sends nothing after its command line: the connection reads empty when it hangs up."""
-        while not self.finished.is_set():
-            try:
-                if self.conn.recv(4096):
-                    continue
-            except OSError:
-                pass
-            if not self.finished.is_set():
-                self.stop("the caller hung up")
-            return
+        """The caller sends nothing after its command line: its connection reads empty (or fails) only when
+        it hangs up, or when the relay closes it after the reply."""
+        with contextlib.suppress(OSError):
+            while self.conn.recv(4096):
+                continue  # bytes after the command line mean nothing
+        if not self.finished.is_set():
+            self.stop("the caller hung up")
 
     def stop(self, why: str) -> None:
         if self.child.poll() is not None:
