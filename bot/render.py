@@ -221,7 +221,12 @@ def _task_failed(event: Event) -> _View:
 
 
 def _merge_ready(event: Event) -> _View:
-    return _View(f"→ Merging {_text(event.data, 'branch', '?')} → {_text(event.data, 'target', '?')}...")
+    head = f"→ Merging {_text(event.data, 'branch', '?')} → {_text(event.data, 'target', '?')}..."
+    place = event.data.get("position")
+    order = _text(event.data, "order")
+    if not order and not (isinstance(place, int) and place > 1):
+        return _View(head)
+    return _View(_lines(head, f"Queue position {place}" + (f": goes {order}" if order else "")))
 
 
 def _merge_merged(event: Event) -> _View:

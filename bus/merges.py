@@ -1,4 +1,6 @@
-"""The merge queue on Redis: one FIFO list of merge requests per project, one hash per request.
+"""The merge queue on Redis: one list of merge requests per project in arrival order, one hash per request.
+The order they are merged in is bus.merge_order's: arrival order, the smaller of two overlapping changes
+first.
 
 A request enters the queue and its `merge_ready` event is appended in one transaction; its result
 (`merge_merged` / `merge_conflict` / `merge_failed`) is recorded, leaves the queue and is appended alike.
@@ -16,39 +18,15 @@ import redis
 
 from bus.envelope import EVENT_FIELD, encode, make_event
 from bus.errors import NotFound
-from bus.hash_record import HashRecord
 from bus.hashes import members, read_hash, write_hash
 from bus.keys import Keys
+from bus.merge_order import Placed, merge_order, position
+from bus.merge_request import MergeRequest
 from bus.replication import NO_WAIT, Wait, commit
 
-OPEN = ("queued", "merging")
 RESULTS = {"merged": "merge_merged", "conflict": "merge_conflict", "failed": "merge_failed"}
 HISTORY_TTL = 7 * 24 * 3600
 """How long a finished request's hash is kept (for `ib auto status` and the bot's merge topics)."""
-
-
-class MergeRequest(HashRecord):
-    """Merge `branch` (the agent's) into `target`. `worker` owns the agent and runs the merge."""
-
-    id: str
-    project: str = ""
-    agent: str = ""
-    branch: str = ""
-    target: str = ""
-    worker: str = ""
-    task: str = ""
-    title: str = ""
-    status: str = "queued"  # queued | merging | merged | conflict | failed
-    sha: str = ""
-    commits: int = 0
-    files: tuple[str, ...] = ()
-    error: str = ""
-    requested_at: float = 0.0
-    finished_at: float = 0.0
-
-    @property
-    def is_open(self) -> bool:
-        return self.status in OPEN
 
 
 def result_event(req: MergeRequest) -> dict[str, Any]:
@@ -66,6 +44,18 @@ def result_event(req: MergeRequest) -> dict[str, Any]:
         msg = f"Merge of {where} failed: {req.error}"
         data.update(error=req.error)
     return _event(RESULTS[req.status], msg, req, data)
+
+
+def ready_message(req: MergeRequest, place: int, reason: str) -> str:
+    """The words of `merge_ready`: what merges where, its place in the queue and why. Pure."""
+    where = f"Merging {req.branch} → {req.target}"
+    if place == 1 and not reason:
+        return where
+    return f"{where} (queue position {place}" + (f": {reason})" if reason else ")")
+
+
+def _why(reason: str) -> dict[str, str]:
+    return {"order": reason} if reason else {}
 
 
 def _event(type_: str, msg: str, req: MergeRequest, data: dict[str, Any]) -> dict[str, Any]:
@@ -91,8 +81,11 @@ class MergeStore:
         worker: str,
         task: str = "",
         title: str = "",
+        size: int = 0,
+        changed: tuple[str, ...] = (),
     ) -> MergeRequest:
-        """Append a request to the project's queue and publish `merge_ready`, in one transaction."""
+        """Append a request to the project's queue and publish `merge_ready`, in one transaction. The event
+        says where the request stands in merge order and, when it goes before earlier ones, why."""
         merge_id = str(self.client.incr(self.keys.merge_seq))
         req = MergeRequest(
             id=merge_id,
@@ -103,15 +96,13 @@ class MergeStore:
             worker=worker,
             task=task,
             title=title,
+            size=size,
+            changed=changed,
             requested_at=time.time(),
         )
-        position = int(self.client.llen(self.keys.merge_queue(project))) + 1
-        event = _event(
-            "merge_ready",
-            f"Merging {branch} → {target}" + (f" (queue position {position})" if position > 1 else ""),
-            req,
-            {"merge": merge_id, "branch": branch, "target": target},
-        )
+        place, reason = position([*self.queue(project), req], merge_id)
+        data = {"merge": merge_id, "branch": branch, "target": target, "position": place, "size": size}
+        event = _event("merge_ready", ready_message(req, place, reason), req, data | _why(reason))
         pipe = self.client.pipeline(transaction=True)
         write_hash(pipe, self.keys.merge(merge_id), req.to_hash())
         pipe.rpush(self.keys.merge_queue(project), merge_id)
@@ -136,16 +127,21 @@ class MergeStore:
         ids = cast(list[str], self.client.lrange(self.keys.merge_queue(project), 0, -1))
         return [r for r in map(self._find, ids) if r is not None]
 
-    def head(self, project: str) -> MergeRequest | None:
-        """The request to merge next; a dangling id (its hash gone) is dropped from the queue."""
-        while True:
-            merge_id = cast(str | None, self.client.lindex(self.keys.merge_queue(project), 0))
-            if merge_id is None:
-                return None
-            found = self._find(merge_id)
-            if found is not None:
-                return found
-            self.client.lrem(self.keys.merge_queue(project), 1, merge_id)
+    def ordered(self, project: str) -> list[Placed]:
+        """The project's requests still in the queue in the order they will be merged, each with why it goes
+        before earlier ones (bus.merge_order)."""
+        return merge_order(self.queue(project))
+
+    def head(self, project: str) -> Placed | None:
+        """The request to merge next and why it is next; a dangling id (its hash gone) is dropped from the
+        queue."""
+        ids = cast(list[str], self.client.lrange(self.keys.merge_queue(project), 0, -1))
+        found = [(merge_id, self._find(merge_id)) for merge_id in ids]
+        for merge_id, req in found:
+            if req is None:
+                self.client.lrem(self.keys.merge_queue(project), 1, merge_id)
+        order = merge_order([req for _id, req in found if req is not None])
+        return order[0] if order else None
 
     def open_for(self, project: str, agent: str) -> MergeRequest | None:
         """The agent's request still in the queue, if any (a second request for it would be a repeat)."""

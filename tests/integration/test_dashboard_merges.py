@@ -1,4 +1,4 @@
-"""The dashboard reads the merge queue from the merge store the worker keeps."""
+"""The dashboard reads the merge queue from the merge store the worker keeps, in merge order."""
 
 from __future__ import annotations
 
@@ -21,6 +21,18 @@ def test_merge_queue_shows_on_the_dashboard(
     store = MergeStore(rds, keys, 1000)
     store.enqueue(project="shed", agent="painter", branch="agent/painter", target="main", worker="w1")
     store.enqueue(project="shed", agent="sweeper", branch="agent/sweeper", target="main", worker="w1")
+    store.enqueue(
+        project="shed",
+        agent="dusty",
+        branch="agent/dusty",
+        target="main",
+        worker="w1",
+        size=90,
+        changed=("a",),
+    )
+    store.enqueue(
+        project="shed", agent="tidy", branch="agent/tidy", target="main", worker="w1", size=2, changed=("a",)
+    )
     repo = init_repo(tmp_path / "repo")
     rt = Runtime(Settings(redis_url=redis_url, namespace=namespace), client_for(redis_url), repo)
     board = Dashboard(rt, client_for(redis_url, blocking=True))
@@ -32,4 +44,6 @@ def test_merge_queue_shows_on_the_dashboard(
     assert [(m.project, m.agent, m.state) for m in merges] == [
         ("shed", "painter", "queued"),
         ("shed", "sweeper", "queued"),
+        ("shed", "tidy", "queued ↑ smaller"),
+        ("shed", "dusty", "queued"),
     ]

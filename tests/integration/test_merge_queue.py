@@ -184,3 +184,53 @@ def test_queue_merge_refuses_an_agent_without_a_branch(
     answer = json.loads(str(rds.lpop(keys.reply(command))))
     assert answer["ok"] is False and "no branch to merge" in answer["error"]
     assert merge_events(rds, keys) == []
+
+
+def test_the_smaller_of_two_overlapping_changes_merges_first_and_says_why(
+    agents_ib: IbRunner, repo: Path, rds: redis.Redis, keys: Keys
+) -> None:
+    ib = agents_ib
+    spawn(
+        ib,
+        "big",
+        "fake: run seq 1 60 > calc.py",
+        "fake: write big.txt more",
+        "fake: commit big",
+        "fake: done",
+    )
+    spawn(ib, "small", "fake: write calc.py x = 1", "fake: commit small", "fake: done")
+    spawn(ib, "aside", "fake: write aside.txt unrelated", "fake: commit aside", "fake: done")
+    wait_complete(ib, "big", "small", "aside")
+    here = ib.env["IB_WORKER_ID"]
+    for name in ("big", "small", "aside"):  # queued while their worker is away, so they wait together
+        rds.hset(keys.agent(name), "worker", "away")
+    queue(ib, rds, keys, "big", "small", "aside")
+    assert ib.run("worker", "--once").returncode == 0
+    ready = [e for e in merge_events(rds, keys) if e["type"] == "merge_ready"]
+    assert [(e["agent"], e["data"]["position"], e["data"]["size"]) for e in ready] == [
+        ("big", 1, 61),
+        ("small", 1, 1),
+        ("aside", 3, 1),  # it overlaps nothing: it keeps its turn after big
+    ]
+    why = f"before merge {ready[0]['data']['merge']} (big, 61 changed lines, both change calc.py)"
+    assert ready[1]["data"]["order"] == why + ": the smaller change goes first (1 changed line)"
+    assert why in ready[1]["msg"] and "order" not in ready[2]["data"]
+
+    listed = ib.run("merge-queue", "--project", "shop")
+    assert listed.returncode == 0, listed.stderr
+    lines = listed.stdout.splitlines()
+    assert [line.split()[:4] for line in lines[1:] if line.lstrip()[:1].isdigit()] == [
+        ["1.", "merge", ready[1]["data"]["merge"], "small"],
+        ["2.", "merge", ready[0]["data"]["merge"], "big"],
+        ["3.", "merge", ready[2]["data"]["merge"], "aside"],
+    ]
+    assert lines[2].strip() == ready[1]["data"]["order"]
+
+    for name in ("big", "small", "aside"):
+        rds.hset(keys.agent(name), "worker", here)
+        rds.hset(keys.merge(next(e["data"]["merge"] for e in ready if e["agent"] == name)), "worker", here)
+    assert ib.run("worker", "--once").returncode == 0  # a starting worker runs the queues it owns
+    results = [(e["type"], e["agent"]) for e in merge_events(rds, keys)][3:]
+    assert results == [("merge_merged", "small"), ("merge_conflict", "big"), ("merge_merged", "aside")]
+    assert (repo / "calc.py").read_text() == "x = 1\n"
+    assert ib.run("merge-queue").stdout == "every merge queue is empty\n"

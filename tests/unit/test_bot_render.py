@@ -113,6 +113,26 @@ FULL = [
         "→ Merging agent/a1 → main...",
     ),
     (
+        "merge_ready-smaller-first",
+        event(
+            "merge_ready",
+            data={
+                "branch": "agent/a2",
+                "target": "main",
+                "position": 1,
+                "order": "before merge 3 (a1, 80 changed lines, both change calc.py): the smaller change "
+                "goes first (4 changed lines)",
+            },
+        ),
+        "→ Merging agent/a2 → main...\nQueue position 1: goes before merge 3 (a1, 80 changed lines, both "
+        "change calc.py): the smaller change goes first (4 changed lines)",
+    ),
+    (
+        "merge_ready-waits",
+        event("merge_ready", data={"branch": "agent/a3", "target": "main", "position": 2}),
+        "→ Merging agent/a3 → main...\nQueue position 2",
+    ),
+    (
         "merge_merged",
         event(
             "merge_merged",

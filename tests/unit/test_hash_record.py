@@ -13,7 +13,7 @@ from bus.agent_store import Agent
 from bus.auto_state import AutoState
 from bus.errors import BadRecord, BusError
 from bus.hash_record import HashRecord
-from bus.merges import MergeRequest
+from bus.merge_request import MergeRequest
 from bus.messages import Message
 from bus.plan_store import PlanDraft
 from bus.prompts import Prompt

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any, cast
 
 import fakeredis
 import pytest
 
 from bus.keys import Keys
-from bus.merges import MergeRequest, MergeStore, result_event
+from bus.merge_order import Placed
+from bus.merge_request import MergeRequest
+from bus.merges import MergeStore, result_event
 
 REQ = MergeRequest(
     id="7",
@@ -72,12 +75,37 @@ def test_queue_is_fifo_and_finishing_takes_the_head_out() -> None:
     assert [r.agent for r in store.queue("p")] == ["a", "b"]
     assert store.open_for("p", "b") == second and store.open_for("p", "c") is None
     head = store.head("p")
-    assert head == first
+    assert head is not None and head.request == first and head.reason == ""
     store.finish(store.mark(first, status="merging").replace(status="merged", sha="abc"))
-    assert store.head("p") == second
+    assert store.head("p") == Placed(second)
     assert store.get(first.id).status == "merged" and client.ttl(keys.merge(first.id)) > 0
     kinds = [f["e"] for _i, f in cast(list[tuple[str, dict[str, str]]], client.xrange(keys.events))]
     assert ['"merge_ready"' in k for k in kinds] == [True, True, False]
     assert '"merge_merged"' in kinds[-1] and "queue position 2" in kinds[1]
     client.delete(keys.merge(second.id))
     assert store.head("p") is None and store.projects() == ["p"]
+
+
+def test_the_smaller_overlapping_request_is_the_head_and_its_event_says_why() -> None:
+    client = fakeredis.FakeRedis(decode_responses=True)
+    keys = Keys("t:")
+    store = MergeStore(client, keys, 1000)
+    big = store.enqueue(
+        project="p", agent="a", branch="agent/a", target="main", worker="w", size=80, changed=("calc.py",)
+    )
+    small = store.enqueue(
+        project="p", agent="b", branch="agent/b", target="main", worker="w", size=3, changed=("calc.py",)
+    )
+    assert [r.id for r in store.queue("p")] == [big.id, small.id]  # the list keeps arrival order
+    assert [p.request.id for p in store.ordered("p")] == [small.id, big.id]
+    head = store.head("p")
+    assert head is not None and head.request == small and head.reason.startswith(f"before merge {big.id} (a,")
+    event = json.loads(
+        [f["e"] for _i, f in cast(list[tuple[str, dict[str, str]]], client.xrange(keys.events))][-1]
+    )
+    assert event["msg"] == (
+        f"Merging agent/b → main (queue position 1: before merge {big.id} (a, 80 changed lines, both change "
+        "calc.py): the smaller change goes first (3 changed lines))"
+    )
+    assert (event["data"]["position"], event["data"]["size"]) == (1, 3)
+    assert event["data"]["order"] == head.reason

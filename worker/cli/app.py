@@ -22,6 +22,7 @@ from worker.cli import auto_commands as auto_cli
 from worker.cli import (
     bus_commands,
     dialog_commands,
+    merge_commands,
     question_commands,
     review_commands,
     service_commands,
@@ -88,6 +89,7 @@ app.command(context_settings={"ignore_unknown_options": True}, rich_help_panel=A
 for command in (agents.esc, agents.pause, agents.resume, agents.merge, agents.kill, agents.nuke):
     app.command(rich_help_panel=AGENTS)(command)
 app.command("merge-check", rich_help_panel=AGENTS)(agents.merge_check)
+app.command("merge-queue", rich_help_panel=AGENTS)(merge_commands.merge_queue)
 app.command("cost", rich_help_panel=AGENTS)(cost_command)
 for command in (dialog_commands.approve, dialog_commands.deny, dialog_commands.answer):
     app.command(rich_help_panel=ANSWER)(command)

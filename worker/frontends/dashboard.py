@@ -297,9 +297,14 @@ class Dashboard:
         return [Task.from_hash(fields) for fields in (pipe.execute() if ids else []) if fields]
 
     def _merges(self, project: str) -> list[MergeRow]:
-        """The project's merge queue, oldest first."""
-        queue = MergeStore(self.rt.client, self.rt.keys, self.rt.settings.events_maxlen).queue(project)
-        return [MergeRow(project, m.id, m.agent, m.status) for m in queue[:MERGES_SHOWN]]
+        """The project's merge queue in merge order; a request put before earlier ones says it is smaller."""
+        order = MergeStore(self.rt.client, self.rt.keys, self.rt.settings.events_maxlen).ordered(project)
+        return [
+            MergeRow(
+                project, m.request.id, m.request.agent, m.request.status + (" ↑ smaller" if m.reason else "")
+            )
+            for m in order[:MERGES_SHOWN]
+        ]
 
     def _look(self, agent_id: str) -> str:
         try:

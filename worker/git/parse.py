@@ -77,6 +77,27 @@ class DiffStat:
     deletions: int = 0
 
 
+@dataclass(frozen=True)
+class ChangeSize:
+    """What a branch changes: its files and its changed lines (added + removed; a binary file counts 1)."""
+
+    files: tuple[str, ...] = ()
+    lines: int = 0
+
+
+def parse_numstat(text: str) -> ChangeSize:
+    """`git diff --numstat --no-renames -z` output (`ADDED\tREMOVED\tPATH\0`; `-` counts for binary)."""
+    files, lines = [], 0
+    for record in text.split("\0"):
+        added, _, rest = record.partition("\t")
+        removed, _, path = rest.partition("\t")
+        if not path:
+            continue
+        files.append(path)
+        lines += 1 if added == "-" else int(added) + int(removed)
+    return ChangeSize(tuple(sorted(files)), lines)
+
+
 def unquote_path(text: str) -> str:
     """A path as git prints it outside `-z` output: C-style quoted (`"a\\tb\\303\\251"`) when unusual."""
     if len(text) < 2 or not (text.startswith('"') and text.endswith('"')):

@@ -16,6 +16,7 @@ from pathlib import Path
 from worker.errors import GitError
 from worker.git.parse import (
     LOG_FORMAT,
+    ChangeSize,
     Commit,
     DiffStat,
     StatusEntry,
@@ -26,6 +27,7 @@ from worker.git.parse import (
     parse_config_list,
     parse_log,
     parse_names,
+    parse_numstat,
     parse_stat_totals,
     parse_status,
     parse_worktrees,
@@ -367,6 +369,14 @@ class Git:
     def diff_stat(self, base: str, branch: str) -> DiffStat:
         return parse_stat_totals(
             self._compare(branch, base, "diff", "--no-ext-diff", "--shortstat", f"{base}...{branch}")
+        )
+
+    def change_size(self, base: str, branch: str) -> ChangeSize:
+        """The files and lines `branch` changes since it left `base`; a rename counts as both its paths."""
+        return parse_numstat(
+            self._compare(
+                branch, base, "diff", "--no-ext-diff", "--numstat", "--no-renames", "-z", f"{base}...{branch}"
+            )
         )
 
     def _compare(self, branch: str, base: str, *args: str) -> str:

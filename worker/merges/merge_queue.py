@@ -1,6 +1,7 @@
-"""The worker's side of the merge queue: ask for an agent's branch to be merged, and run a project's queue
-in order — rebase onto the target, merge commit, tear the agent down — for the requests whose agent this
-worker owns. A conflict or a failure leaves the repository and the agent as they were.
+"""The worker's side of the merge queue: ask for an agent's branch to be merged (recording the files and
+lines it changes, which bus.merge_order reads), and run a project's queue in merge order — rebase onto the
+target, merge commit, tear the agent down — for the requests whose agent this worker owns. A conflict or a
+failure leaves the repository and the agent as they were.
 """
 
 from __future__ import annotations
@@ -8,12 +9,17 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
+from bus.agent_store import Agent
 from bus.errors import BusError, Conflict
-from bus.merges import MergeRequest, MergeStore
+from bus.merge_request import MergeRequest
+from bus.merges import MergeStore
 from worker.agents import agent_log
 from worker.agents.layout import AgentPaths
-from worker.agents.teardown import teardown
+from worker.agents.teardown import agent_repository, teardown
 from worker.errors import WorkerError
+from worker.git import agent_repo
+from worker.git.parse import ChangeSize
+from worker.git.repo import Git
 from worker.merges.land import land
 from worker.runtime import Runtime
 
@@ -35,21 +41,39 @@ class MergeQueue:
         existing = self.store.open_for(project, agent.id)
         if existing is not None:
             return existing
+        target = into or agent.base_branch
+        change = self._change(agent, target)
         return self.store.enqueue(
             project=project,
             agent=agent.id,
             branch=agent.branch,
-            target=into or agent.base_branch,
+            target=target,
             worker=agent.worker,
             task=task or agent.task,
             title=(agent.goal.strip().splitlines() or [agent.id])[0][:72],
+            size=change.lines,
+            changed=change.files,
         )
 
+    def _change(self, agent: Agent, target: str) -> ChangeSize:
+        """What the agent's branch changes since it left `target`; nothing known (it then keeps its place in
+        the queue) when git cannot say, as the merge itself will tell what is wrong."""
+        root = Git(Path(agent.root))
+        try:
+            agent_repo.publish(root, agent_repository(agent))
+            return root.change_size(target, agent.branch)
+        except WorkerError as e:
+            log.info("merge request of %s: its change is unknown (%s); it keeps its place", agent.id, e)
+            return ChangeSize()
+
     def process(self, project: str) -> list[MergeRequest]:
-        """Merge the project's queue from its head while the head's agent is this worker's; returns what
-        was finished. Another worker's request at the head waits for that worker (FIFO per project)."""
+        """Merge the project's queue from its head (bus.merge_order) while the head's agent is this worker's;
+        returns what was finished. Another worker's request at the head waits for that worker."""
         finished = []
-        while (req := self.store.head(project)) is not None and req.worker == self.rt.worker_id:
+        while (head := self.store.head(project)) is not None and head.request.worker == self.rt.worker_id:
+            req = head.request
+            if head.reason and req.status == "queued":
+                log.info("merge %s of %s (%s) goes %s", req.id, req.agent, project, head.reason)
             result = self._run(req)
             self.store.finish(result)
             finished.append(result)
