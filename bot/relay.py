@@ -24,10 +24,12 @@ from bot.plan_handlers import PLAN_TAPS, send_changes
 from bot.plan_render import ANCHOR_PREFIX
 from bot.render import escape
 from bot.review import replied_picture, stale_note
-from bot.review_render import Shown, comment_prompt
+from bot.review_render import Shown, comment_of, noted, requested
 from bot.runtime import BotRuntime, runtime
 from bus.agent_store import Agent
 from bus.errors import BusError, BusUnavailable
+from bus.review_comments import ReviewComments
+from bus.review_prompt import changes_prompt
 from bus.worker_commands import Answer, Approve, Command, Deny, Send
 from bus.workers import describe_age, seen_ago_ms
 
@@ -135,18 +137,31 @@ async def on_text(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
 
 
 async def _comment(ask: Ask, shown: Shown, text: str, message_id: int | None) -> None:
-    """A reply to a /diff picture: the comment goes to the agent, told which file and lines it is about."""
+    """A reply to a /diff picture: a comment on that file and its lines, kept until Request changes; a file
+    that changed since the picture was sent is said, and the comment kept about the lines shown."""
     agent = await ask.rt.find_agent(shown.agent)
     if agent is None:
         raise BotError(f"{shown.agent}, whose change that picture shows, is gone; the comment was not sent")
     stale = await stale_note(ask, agent, shown)
-    if stale:
-        ask.rt.say(
-            ask.thread,
-            escape(f"⚠ {stale}: the comment is sent as written, about the lines shown."),
-            message_id,
+    store = ReviewComments(ask.rt.sync, ask.rt.keys)
+    waiting = await ask.rt.blocking(store.add, agent.id, comment_of(shown, text, stale))
+    log.info("comment on %s of %s kept (%d waiting)", shown.path, agent.id, waiting)
+    ask.rt.say(ask.thread, escape(noted(agent.id, waiting, stale)), message_id)
+
+
+async def request_changes(ask: Ask, agent: Agent) -> None:
+    """The comments waiting for the agent's change go to it as one prompt; none waiting is said, and
+    nothing is sent. They stay waiting until the worker took the prompt (or queued it, when it is down)."""
+    store = ReviewComments(ask.rt.sync, ask.rt.keys)
+    comments, read = await ask.rt.blocking(store.waiting, agent.id)
+    if not comments:
+        raise BotError(
+            f"no comments on {agent.id}'s change to send: reply to a file's picture of /diff with what to "
+            "change, then press Request changes again. Nothing was sent."
         )
-    await _to_worker(ask, agent, Send(agent=agent.id, text=comment_prompt(shown, text)), message_id)
+    await _to_worker(ask, agent, Send(agent=agent.id, text=changes_prompt(comments)), ask.reply_to)
+    await ask.rt.blocking(store.sent, agent.id, read)
+    ask.rt.say(ask.thread, escape(requested(agent.id, len(comments))), ask.reply_to)
 
 
 async def _auto_agent(rt: BotRuntime, thread: int) -> Agent | None:
@@ -190,7 +205,9 @@ async def on_button(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
                 await query.answer(f"{tapped.target} is gone")
                 return
             await query.answer()
-            await actions.BUTTONS[tapped.action](ask, agent)
+            await (
+                request_changes if tapped.action is Action.REQUEST_CHANGES else actions.BUTTONS[tapped.action]
+            )(ask, agent)
     except (BotError, BusError) as e:
         rt.say(thread, escape(f"⚠ {e}"), ask.reply_to)
 

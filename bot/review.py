@@ -1,6 +1,7 @@
-"""Review from the phone: /diff sends the file list and one picture per file (the agent's worker renders
-them); a reply to a picture is a comment on that file, sent to the agent as its next prompt. Which message
-shows which file and lines is kept in Redis for REVIEW_TTL, keyed by the message id Telegram gave it.
+"""Review from the phone: /diff sends the file list (with Approve and Request changes) and one picture per
+file (the agent's worker renders them); a reply to a picture is a comment on that file, kept until Request
+changes sends the comments to the agent as one prompt (bus.review_comments). Which message shows which file
+and lines is kept in Redis for REVIEW_TTL, keyed by the message id Telegram gave it.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from bot.runtime import BotRuntime
 from bus.agent_store import Agent
 from bus.errors import BusError
 from bus.keys import Keys
+from bus.review_comments import ReviewComments
 from bus.worker_commands import DiffReview, QueueMerge
 
 log = logging.getLogger(__name__)
@@ -54,8 +56,14 @@ async def diff(ask: Ask, agent: Agent) -> None:
         ask.rt.say(ask.thread, escape(note), ask.reply_to)
         return
     document = answer.get("document")
-    data = Callback(Action.APPROVE, agent.id).encode()
-    buttons = ((Button("✓ Approve → merge queue", data),),) if data else ()
+    approve_data = Callback(Action.APPROVE, agent.id).encode()
+    changes_data = Callback(Action.REQUEST_CHANGES, agent.id).encode()
+    row = tuple(
+        Button(label, data)
+        for label, data in (("✓ Approve → merge queue", approve_data), ("✎ Request changes", changes_data))
+        if data
+    )
+    buttons = (row,) if row else ()
     ask.rt.say(
         ask.thread, file_list(agent.id, files, isinstance(document, str)), ask.reply_to, buttons=buttons
     )
@@ -84,7 +92,11 @@ async def approve(ask: Ask, agent: Agent) -> None:
     queued: Any = await ask.rt.command(agent.worker, QueueMerge(agent=agent.id), ask.sender)
     info = queued if isinstance(queued, dict) else {}
     where = f"{info.get('project') or agent.project or '?'} → {info.get('target') or '?'}"
-    ask.rt.say(ask.thread, escape(f"✓ {agent.id} approved: in the merge queue ({where})"), ask.reply_to)
+    dropped = await ask.rt.blocking(ReviewComments(ask.rt.sync, ask.rt.keys).drop, agent.id)
+    unsent = f"; {dropped} comment(s) not sent with Request changes were dropped" if dropped else ""
+    ask.rt.say(
+        ask.thread, escape(f"✓ {agent.id} approved: in the merge queue ({where}){unsent}"), ask.reply_to
+    )
 
 
 class ReviewRecords:

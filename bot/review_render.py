@@ -9,7 +9,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from bot.render import escape
-from bus import review_prompt
+from bus.review_prompt import Comment
 
 ANCHOR_PREFIX = "review:"  # a /diff picture's anchor: a reply to it is a comment on that file
 CAPTION_MARK = "📄"  # how a reply to a picture whose record expired is still recognised
@@ -69,7 +69,10 @@ def file_list(agent: str, files: list[dict[str, Any]], as_document: bool) -> str
     tail = (
         "Too big for pictures: the whole diff follows as a file."
         if as_document
-        else ("Reply to a file's picture to comment on it; the comment goes to the agent.")
+        else (
+            "Reply to a file's picture to comment on it; ✎ Request changes sends your comments to the agent "
+            "as one prompt."
+        )
     )
     return head + "\n<pre>" + "\n".join(lines) + "</pre>\n" + escape(tail)
 
@@ -83,9 +86,20 @@ def caption(entry: dict[str, Any], picture: dict[str, Any]) -> str:
     return f"{CAPTION_MARK} <code>{escape(path)}</code> · {lines}{more}"
 
 
-def comment_prompt(shown: Shown, text: str) -> str:
-    """What the agent reads when someone replies to a picture of its change."""
-    return review_prompt.comment_prompt(shown.path, shown.first, shown.last, text)
+def comment_of(shown: Shown, text: str, stale: str | None) -> Comment:
+    """A reply to a picture of the change, as a comment waiting for Request changes."""
+    return Comment(shown.path, shown.first, shown.last, text, stale or "")
+
+
+def noted(agent: str, waiting: int, stale: str | None) -> str:
+    """What the person reads once a comment is kept (plain text)."""
+    count = f"{waiting} comment" + ("" if waiting == 1 else "s")
+    head = f"⚠ {stale}: the comment is kept as written, about the lines shown. " if stale else "✍ "
+    return f"{head}{count} waiting for {agent}: press ✎ Request changes under the file list to send them."
+
+
+def requested(agent: str, sent: int) -> str:
+    return f"✎ Changes requested from {agent}: {sent} comment{'' if sent == 1 else 's'} sent as one prompt."
 
 
 def staleness(shown: Shown, files: list[dict[str, Any]]) -> str | None:

@@ -169,6 +169,10 @@ class Keys(Record):
         """A /diff picture in Telegram → the agent, file and line range it shows (JSON, with a TTL)."""
         return self._k("review", str(message_id))
 
+    def review_comments(self, agent: str) -> str:
+        """The comments on an agent's change waiting for "Request changes" (a list of JSON, with a TTL)."""
+        return self._k("review-comments", agent)
+
     def user_message(self, message_id: str) -> str:
         return self._k("message", message_id)
 

@@ -1,6 +1,7 @@
 """Review from the phone for real: a fake agent commits a change, /diff in its topic sends the file list and
-one picture per file (rendered by its worker), and a reply to a picture arrives in the agent as its next
-prompt, told which file and lines; a picture whose record expired or whose file changed since is said."""
+one picture per file (rendered by its worker); replies to pictures are gathered and Request changes sends
+them to the agent as one prompt naming each file and lines; Request changes with nothing gathered, a
+picture whose record expired and one whose file changed since are each said."""
 
 from __future__ import annotations
 
@@ -29,7 +30,7 @@ def _photos(fake: FakeTelegram, topic: int) -> list[FakeMessage]:
     return [m for m in bot_messages(fake, topic) if m.photo]
 
 
-def test_diff_pictures_and_a_reply_to_one_reaches_the_agent(
+def test_diff_pictures_and_replies_reach_the_agent_as_one_prompt(
     agents_ib: IbRunner,
     bot: BotProcess,
     fake: FakeTelegram,
@@ -57,22 +58,43 @@ def test_diff_pictures_and_a_reply_to_one_reaches_the_agent(
     assert [p.text for p in photos] == ["📄 calc.py · lines 1–2", "📄 notes.txt · lines 1–2"]
     assert photos[0].photo is not None and Image.open(io.BytesIO(photos[0].photo.content)).format == "PNG"
 
-    reply = fake.inject_message(USER, "Use sum() here", thread_id=topic, reply_to=photos[0].message_id)
-    prompt = "about `calc.py` (lines 1–2 as shown): Use sum() here"
-    retry_until(lambda: prompt in received(tmp_path), 30, 0.1, "the comment in the agent")
-    retry_until(lambda: (fake.message(reply) or FakeMessage(0, None, 0, "")).reactions == ["👍"], 20, 0.05)
+    listing = next(m for m in bot_messages(fake, topic) if "reviewed changed 2 files" in m.text)
+    assert [label for label, _ in listing.buttons[0]] == ["✓ Approve → merge queue", "✎ Request changes"]
+    request_changes = listing.buttons[0][1][1]
+    fake.inject_callback(USER, listing.message_id, request_changes)  # nothing gathered yet
+    wait_shown(fake, topic, "⚠ no comments on reviewed's change to send", "Nothing was sent.", timeout=30)
+
+    fake.inject_message(USER, "Use sum() here", thread_id=topic, reply_to=photos[0].message_id)
+    wait_shown(fake, topic, "✍ 1 comment waiting for reviewed", timeout=30)
+    fake.inject_message(USER, "Say why\non two lines", thread_id=topic, reply_to=photos[1].message_id)
+    wait_shown(fake, topic, "✍ 2 comments waiting for reviewed", timeout=30)
+    assert "Use sum() here" not in received(tmp_path)  # gathered, not sent one by one
 
     rds.delete(keys.review_shown(photos[1].message_id))  # as if its record had expired
     fake.inject_message(USER, "and this?", thread_id=topic, reply_to=photos[1].message_id)
     wait_shown(fake, topic, "⚠ that picture is older than 3 days", "nothing was sent")
+
+    fake.inject_callback(USER, listing.message_id, request_changes)
+    wait_shown(fake, topic, "✎ Changes requested from reviewed: 2 comments sent as one prompt.", timeout=30)
+    prompt = (
+        "Changes requested on your work (2 comments from the review of your diff):\n"
+        "1. about `calc.py` (lines 1–2 as shown): Use sum() here\n"
+        "2. about `notes.txt` (lines 1–2 as shown): Say why\n"
+        "   on two lines\n"
+        "Address each of them, then commit."
+    )
+    retry_until(lambda: prompt in received(tmp_path), 30, 0.1, "the comments in the agent, as one prompt")
     assert "and this?" not in received(tmp_path)
+    assert rds.llen(keys.review_comments("reviewed")) == 0
 
     steps = "fake: write calc.py def add(a, b):\\n    return sum((a, b))\nfake: commit use sum\nfake: wait"
     fake.inject_message(USER, steps, thread_id=topic)
     retry_until(lambda: "sum((a, b))" in agents_ib.run("diff", "reviewed").stdout, 60, 0.2, "the new commit")
     fake.inject_message(USER, "still?", thread_id=topic, reply_to=photos[0].message_id)
-    wait_shown(fake, topic, "⚠ calc.py changed since that picture was sent", timeout=30)
-    retry_until(lambda: "about `calc.py` (lines 1–2 as shown): still?" in received(tmp_path), 30, 0.1)
+    wait_shown(fake, topic, "⚠ calc.py changed since that picture was sent: the comment is kept", timeout=30)
+    fake.inject_callback(USER, listing.message_id, request_changes)
+    stale = "1. about `calc.py` (lines 1–2 as shown; the file has changed since): still?"
+    retry_until(lambda: stale in received(tmp_path), 30, 0.1, "the stale comment, said to be")
 
     big = "fake: run seq 1 10000 > big.txt\nfake: commit ten thousand lines\nfake: wait"
     fake.inject_message(USER, big, thread_id=topic)
@@ -90,7 +112,8 @@ def test_diff_pictures_and_a_reply_to_one_reaches_the_agent(
     assert document.document is not None and document.document.content.count(b"\n+") >= 10000
     assert len(_photos(fake, topic)) == 2  # no picture of the big change, never a message per line
 
-    listing = next(m for m in bot_messages(fake, topic) if "reviewed changed 2 files" in m.text)
-    assert [label for label, _ in listing.buttons[0]] == ["✓ Approve → merge queue"]
+    fake.inject_message(USER, "never mind", thread_id=topic, reply_to=photos[0].message_id)
+    wait_shown(fake, topic, "1 comment waiting for reviewed", timeout=30)
     fake.inject_callback(USER, listing.message_id, listing.buttons[0][0][1])
-    wait_shown(fake, topic, "✓ reviewed approved: in the merge queue", timeout=30)
+    wait_shown(fake, topic, "✓ reviewed approved: in the merge queue", "1 comment(s) not sent", timeout=30)
+    assert rds.llen(keys.review_comments("reviewed")) == 0

@@ -1,5 +1,5 @@
 """`ib review AGENT` against a fake agent's real commit: the file list, one file's diff with its line numbers,
-a comment that arrives in the agent as its next prompt, and one clear line for each bad input."""
+comments gathered and sent with --request-changes as one prompt, and one clear line for each bad input."""
 
 from __future__ import annotations
 
@@ -33,14 +33,24 @@ def test_review_lists_shows_and_comments(agents_ib: IbRunner, tmp_path: Path) ->
     assert "1 + def add(a, b):" in shown.stdout and "2 +     return a + b" in shown.stdout
     assert ib.run("review", "critic", "2").stdout == ib.run("review", "critic", "notes.txt").stdout
 
-    sent = ib.run("review", "critic", "1", "--lines", "2", "--comment", "use sum()")
+    nothing = ib.run("review", "critic", "--request-changes")
+    assert nothing.returncode != 0 and nothing.stderr.count("\n") == 1, nothing.stderr
+    assert "no comments waiting for critic" in nothing.stderr and "nothing was sent" in nothing.stderr
+
+    kept = ib.run("review", "critic", "1", "--lines", "2", "--comment", "use sum()")
+    assert kept.returncode == 0, kept.stderr
+    assert "kept for critic (1 waiting): about `calc.py` (lines 2–2 as shown): use sum()" in kept.stdout
+    assert "use sum()" not in received(tmp_path)  # gathered, not sent
+    sent = ib.run("review", "critic", "calc.py", "-c", "and a docstring", "--request-changes")
     assert sent.returncode == 0, sent.stderr
-    retry_until(lambda: "about `calc.py` (lines 2–2 as shown): use sum()" in received(tmp_path), 30, 0.1)
-    whole = ib.run("review", "critic", "calc.py", "-c", "and a docstring")
-    assert whole.returncode == 0, whole.stderr
-    retry_until(
-        lambda: "about `calc.py` (lines 1–2 as shown): and a docstring" in received(tmp_path), 30, 0.1
+    prompt = (
+        "Changes requested on your work (2 comments from the review of your diff):\n"
+        "1. about `calc.py` (lines 2–2 as shown): use sum()\n"
+        "2. about `calc.py` (lines 1–2 as shown): and a docstring\n"
     )
+    retry_until(lambda: prompt in received(tmp_path), 30, 0.1, "the comments as one prompt")
+    again = ib.run("review", "critic", "--request-changes")
+    assert again.returncode != 0 and "no comments waiting for critic" in again.stderr
 
     for args, said in (
         (("nope.py",), "no file 'nope.py' in this change: give a path or a number from 1 to 2"),

@@ -10,7 +10,8 @@ import pytest
 from PIL import Image
 from rich.style import Style
 
-from bot.review_render import Shown, caption, comment_prompt, file_list, shown_from, staleness
+from bot.review_render import Shown, caption, comment_of, file_list, noted, requested, shown_from, staleness
+from bus.review_prompt import Comment, changes_prompt
 from worker.review.diff_files import FileDiff, parse_diff, printable, unquote
 from worker.review.diff_picture import WIDTH, file_rows, lexer_for, render_file, wrap
 from worker.review.review import review_of
@@ -157,7 +158,7 @@ def test_a_reply_becomes_the_prompt_and_notices_a_change() -> None:
     digest = next(f["digest"] for f in files if f["path"] == "a.py")
     shown = Shown("agent-1", "a.py", 1, 5, digest)
     assert shown_from(shown.anchor()) == shown
-    assert comment_prompt(shown, "why TWO?") == "about `a.py` (lines 1–5 as shown): why TWO?"
+    assert comment_of(shown, "why TWO?", None) == Comment("a.py", 1, 5, "why TWO?")
     assert staleness(shown, files) is None
     changed = review_of(MIXED.replace("+five", "+six"), pictures=False)["files"]
     assert staleness(shown, changed) == "a.py changed since that picture was sent"
@@ -185,3 +186,36 @@ def test_a_very_long_path_keeps_its_end_in_the_caption() -> None:
     entry = {"path": "d/" * 600 + "end.py"}
     shown = caption(entry, {"first": 1, "last": 2, "omitted": 0})
     assert len(shown) < 1024 and "…" in shown and "end.py</code> · lines 1–2" in shown
+
+
+def test_comments_of_a_review_become_one_prompt_naming_each_file_and_lines() -> None:
+    comments = [
+        Comment("calc.py", 1, 2, "use sum() here"),
+        Comment(
+            "notes.txt",
+            3,
+            3,
+            "a typo\nand a second line",
+            stale="notes.txt changed since that picture was sent",
+        ),
+        Comment("calc.py", 7, 9, "  no docstring  "),
+    ]
+    assert changes_prompt(comments) == (
+        "Changes requested on your work (3 comments from the review of your diff):\n"
+        "1. about `calc.py` (lines 1–2 as shown): use sum() here\n"
+        "2. about `notes.txt` (lines 3–3 as shown; the file has changed since): a typo\n"
+        "   and a second line\n"
+        "3. about `calc.py` (lines 7–9 as shown): no docstring\n"
+        "Address each of them, then commit."
+    )
+    assert changes_prompt(comments[:1]).startswith("Changes requested on your work (1 comment from")
+
+
+def test_what_the_person_reads_about_comments() -> None:
+    assert noted("agent-1", 1, None) == (
+        "✍ 1 comment waiting for agent-1: press ✎ Request changes under the file list to send them."
+    )
+    stale = noted("agent-1", 2, "a.py changed since that picture was sent")
+    assert stale.startswith("⚠ a.py changed since that picture was sent: the comment is kept as written")
+    assert "2 comments waiting" in stale
+    assert requested("agent-1", 2) == "✎ Changes requested from agent-1: 2 comments sent as one prompt."

@@ -1,6 +1,6 @@
 """`ib review AGENT`: the review from the phone, in the terminal. The file list, one file's change with its
-old and new line numbers (highlighted like the /diff pictures), and a comment on it sent to the agent as
-its next prompt, in the same words as a reply to a picture in Telegram."""
+old and new line numbers (highlighted like the /diff pictures), comments on it kept with those made in
+Telegram (bus.review_comments), and --request-changes, which sends them to the agent as one prompt."""
 
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ from rich.text import Text
 
 from bus.errors import InvalidInput
 from bus.repo_paths import agent_from_path
-from bus.review_prompt import comment_prompt
+from bus.review_comments import ReviewComments
+from bus.review_prompt import Comment, changes_prompt, comment_prompt
 from bus.worker_commands import Diff, Send
 from worker.cli.context import Context
 from worker.review.diff_files import FileDiff, parse_diff, printable
@@ -61,22 +62,38 @@ def line_range(spec: str) -> tuple[int, int]:
 def review(
     agent_id: str = typer.Argument(..., help="agent id"),
     file: str = typer.Argument(None, help="a file of the change: its path or its number in the list"),
-    comment: str = typer.Option(None, "--comment", "-c", help="send this about FILE to the agent"),
+    comment: str = typer.Option(None, "--comment", "-c", help="keep this about FILE for --request-changes"),
     lines: str = typer.Option(None, "--lines", help="A-B: the lines it is about (default: all shown)"),
+    request_changes: bool = typer.Option(
+        False, "--request-changes", help="send the comments waiting (also Telegram's) as one prompt"
+    ),
 ) -> None:
-    """Review an agent's change: the file list; with FILE, its diff; with --comment, a note to the agent.
+    """Review an agent's change: the file list; with FILE, its diff; --comment keeps a note on it, and
+    --request-changes sends every note waiting (from here or Telegram) to the agent as one prompt.
 
     Example: ib review agent-1 calc.py --lines 3-5 --comment "use sum() here"
+    Then:    ib review agent-1 --request-changes
     """
     ctx = Context()
+    if file is None and comment is not None:
+        raise InvalidInput("name the file the comment is about: ib review AGENT FILE --comment TEXT")
+    if comment is not None or not request_changes:
+        _show_or_comment(ctx, agent_id, file, comment, lines)
+    if request_changes:
+        _request_changes(ctx, agent_id)
+
+
+def _show_or_comment(
+    ctx: Context, agent_id: str, file: str | None, comment: str | None, lines: str | None
+) -> None:
     text = str(ctx.on_owner(Diff(agent=agent_id)))
     files = parse_diff(text)
     if not files:
+        if comment is not None:
+            raise InvalidInput(f"{agent_id} has no changes to comment on: {text.strip()}")
         print(text, end="")
         return
     if file is None:
-        if comment is not None:
-            raise InvalidInput("name the file the comment is about: ib review AGENT FILE --comment TEXT")
         console.print(escape("\n".join(file_list(files))))
         return
     diff = pick(files, file)
@@ -88,6 +105,23 @@ def review(
     if not comment.strip():
         raise InvalidInput("the comment is empty: write what the agent should know")
     first, last = line_range(lines) if lines else (shown.first, shown.last)
-    prompt = comment_prompt(printable(diff.path), first, last, comment)
+    path = printable(diff.path)
+    waiting = ReviewComments(ctx.client, ctx.keys).add(agent_id, Comment(path, first, last, comment))
+    said = comment_prompt(path, first, last, comment)
+    console.print(escape(f"kept for {agent_id} ({waiting} waiting): {said}"))
+    console.print(escape(f"send them with: ib review {agent_id} --request-changes"))
+
+
+def _request_changes(ctx: Context, agent_id: str) -> None:
+    """Every comment waiting for the agent, as one prompt; they go once the agent's worker has it."""
+    store = ReviewComments(ctx.client, ctx.keys)
+    comments, read = store.waiting(agent_id)
+    if not comments:
+        raise InvalidInput(
+            f"no comments waiting for {agent_id}: add some with ib review {agent_id} FILE --comment TEXT "
+            "(or reply to a /diff picture in Telegram); nothing was sent"
+        )
+    prompt = changes_prompt(comments)
     ctx.on_owner(Send(agent=agent_id, text=prompt, sender=agent_from_path(ctx.cwd) or ctx.settings.agent_id))
-    console.print(escape(f"sent to {agent_id}: {prompt}"))
+    store.sent(agent_id, read)
+    console.print(escape(f"sent to {agent_id}:\n{prompt}"))
