@@ -1,7 +1,7 @@
 """Conflict prediction: how soon after an agent's edit its `conflict_risk` event is on the bus, with 10 (and
 50) live agents, beside the git calls it is made of, all in the same run; and the prediction's false
-positives / negatives on the scripted edit pairs of tests/integration/test_conflict_check.py, each checked
-against a real `git merge`.
+positives / negatives on the scripted edit pairs of tests/conflict_pairs.py (the integration test's), each
+checked against a real `git merge`.
 
   edit → event   an agent's file is changed, then `ib hook changes` is started as Claude Code starts it
                  (a fresh process with the PostToolUse payload on stdin): the clock starts at its spawn and
@@ -38,7 +38,8 @@ from bus.clients import client_for
 from bus.keys import Keys
 from bus.settings import Settings
 from bus.streams import Entry
-from tests.cli import git, init_repo
+from tests.cli import git
+from tests.conflict_pairs import PAIRS, agent_repo_of, base_repo, real_merge_conflicts, runtime
 from tests.streams import newest_entry
 from worker.agents.layout import AgentPaths
 from worker.conflicts.check import ConflictCheck
@@ -177,30 +178,24 @@ def git_baselines(repo: Path, samples: int) -> tuple[list[float], list[float]]:
 
 
 def scripted_pairs() -> tuple[int, int, int]:
-    """(pairs, false positives, false negatives) on the integration test's scripted set, with real merges."""
-    from tests.integration import test_conflict_check as cases
-
+    """(pairs, false positives, false negatives) on the scripted set (tests/conflict_pairs.py, which the
+    integration test checks too), each against a real merge."""
     false_pos = false_neg = 0
-    for name, (edit_a, edit_b) in cases.PAIRS.items():
+    for name, (edit_a, edit_b) in PAIRS.items():
         with tempfile.TemporaryDirectory() as folder, scratch_namespace() as ns:
             root = Path(folder)
-            repo = init_repo(root / "repo")
-            (repo / "calc.py").write_text(cases.CALC)
-            (repo / "notes.txt").write_text("one\ntwo\n")
-            (repo / "logo.bin").write_bytes(b"\x00\x01\x02base")
-            git(repo, "add", "-A")
-            git(repo, "commit", "-q", "-m", "calc")
-            rt = cases._runtime(repo, REDIS_URL, ns)
-            a, b = cases._agent(rt, repo, "ann"), cases._agent(rt, repo, "bob")
+            repo = base_repo(root / "repo")
+            rt = runtime(repo, REDIS_URL, ns)
+            a, b = agent_repo_of(rt, repo, "ann"), agent_repo_of(rt, repo, "bob")
             edit_a(a)
             edit_b(b)
             told = ConflictCheck(rt).run(["bob"])
             predicted = {f.shown for c in told if c.against == "agent" for f in c.files}
-            real = set(cases._real_merge_conflicts(a, b, root / "truth"))
+            real = set(real_merge_conflicts(a, b, root / "truth"))
             false_pos += len(predicted - real)
             false_neg += len(real - predicted)
             print(f"  {name}: predicted {sorted(predicted)} real {sorted(real)}")
-    return len(cases.PAIRS), false_pos, false_neg
+    return len(PAIRS), false_pos, false_neg
 
 
 def main() -> None:

@@ -9,168 +9,44 @@ import json
 import os
 import subprocess
 import threading
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 import redis
 
-from bus.agent_store import Agent
 from bus.clients import client_for
 from bus.keys import Keys
-from bus.settings import Settings
-from tests.cli import IB, git, init_repo
+from tests.cli import IB, git
+from tests.conflict_pairs import (
+    EXPECTED,
+    PAIRS,
+    WORKER,
+    agent_repo_of,
+    base_repo,
+    commit,
+    edit,
+    real_merge_conflicts,
+    runtime,
+)
 from tests.streams import stream_entries
 from tests.waiting import retry_until
 from worker.agents.layout import AgentPaths
 from worker.conflicts.check import PRUNE_EVERY, STALE, ConflictCheck
 from worker.conflicts.watch import ConflictWatch
-from worker.git import agent_repo
-from worker.git.repo import Git
 from worker.hooks import changes
-from worker.runtime import Runtime
-
-CALC = (
-    "def add(a, b):\n    return a + b\n\n\n"
-    + "".join(f"# filler {i}\n" for i in range(12))
-    + ("\n\ndef mul(a, b):\n    return a * b\n")
-)
-WORKER = "w-conflicts"
-
-
-def _runtime(repo: Path, redis_url: str, namespace: str) -> Runtime:
-    return Runtime(
-        Settings(redis_url=redis_url, namespace=namespace, worker_id=WORKER), client_for(redis_url), repo
-    )
-
-
-def _agent(rt: Runtime, repo: Path, agent_id: str) -> Path:
-    """An agent with its own repository, as `ib new-agent` makes it; its work tree."""
-    paths = AgentPaths(repo, agent_id)
-    branch = f"agent/{agent_id}"
-    agent_repo.create(Git(repo), agent_repo.AgentRepo(paths.worktree, paths.git_dir, branch), "main")
-    rt.agents.save(
-        Agent(
-            id=agent_id,
-            root=str(repo),
-            project="proj",
-            branch=branch,
-            base_branch="main",
-            worktree=str(paths.worktree),
-            worker=WORKER,
-            state="running",
-        )
-    )
-    return paths.worktree
 
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    root = init_repo(tmp_path / "repo")
-    (root / "calc.py").write_text(CALC)
-    (root / "notes.txt").write_text("one\ntwo\n")
-    (root / "logo.bin").write_bytes(b"\x00\x01\x02base")
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "calc")
-    return root
-
-
-def _edit(path: Path, old: str, new: str) -> None:
-    path.write_text(path.read_text().replace(old, new, 1))
-
-
-def _commit(worktree: Path) -> None:
-    git(worktree, "add", "-A")
-    git(worktree, "commit", "-q", "-m", "work")
-
-
-Edit = Callable[[Path], object]  # an edit of an agent's work tree; what it returns is not used
-
-
-def _then_commit(edit: Edit) -> Edit:
-    """`edit`, then a commit of the whole work tree."""
-
-    def edit_and_commit(worktree: Path) -> None:
-        edit(worktree)
-        _commit(worktree)
-
-    return edit_and_commit
-
-
-# name → (agent a's edit, agent b's edit); whether they conflict is what a real merge says
-PAIRS: dict[str, tuple[Edit, Edit]] = {
-    "same-function-same-line": (
-        lambda w: _edit(w / "calc.py", "return a + b", "return a + b + 0"),
-        lambda w: _edit(w / "calc.py", "return a + b", "return b + a"),
-    ),
-    "same-function-one-committed": (
-        _then_commit(lambda w: _edit(w / "calc.py", "return a + b", "return int(a + b)")),
-        lambda w: _edit(w / "calc.py", "return a + b", "return float(a + b)"),
-    ),
-    "different-functions": (
-        lambda w: _edit(w / "calc.py", "return a + b", "return a + b  # sum"),
-        lambda w: _edit(w / "calc.py", "return a * b", "return a * b  # product"),
-    ),
-    "different-files": (
-        lambda w: _edit(w / "calc.py", "return a + b", "return b + a"),
-        lambda w: _edit(w / "notes.txt", "two", "three"),
-    ),
-    "the-same-change-on-both": (
-        lambda w: _edit(w / "notes.txt", "two", "2"),
-        lambda w: _edit(w / "notes.txt", "two", "2"),
-    ),
-    "delete-and-modify": (
-        lambda w: (w / "notes.txt").unlink(),
-        lambda w: _edit(w / "notes.txt", "one", "uno"),
-    ),
-    "both-add-one-new-file": (
-        lambda w: (w / "new.py").write_text("A = 1\n"),
-        lambda w: (w / "new.py").write_text("A = 2\n"),
-    ),
-    "binary-both-changed": (
-        lambda w: (w / "logo.bin").write_bytes(b"\x00\x01\x02aaaa"),
-        lambda w: (w / "logo.bin").write_bytes(b"\x00\x01\x02bbbb"),
-    ),
-    "rename-and-edit-elsewhere": (
-        lambda w: git(w, "mv", "notes.txt", "list.txt"),
-        lambda w: _edit(w / "calc.py", "return a * b", "return b * a"),
-    ),
-}
-EXPECTED = {
-    "same-function-same-line": ["calc.py"],
-    "same-function-one-committed": ["calc.py"],
-    "delete-and-modify": ["notes.txt"],
-    "both-add-one-new-file": ["new.py"],
-    "binary-both-changed": ["logo.bin"],
-}
-
-
-def _real_merge_conflicts(a: Path, b: Path, scratch: Path) -> list[str]:
-    """What `git merge` says when both agents' work is committed and merged for real, in a throwaway clone."""
-    for worktree in (a, b):
-        git(worktree, "add", "-A")
-        git(worktree, "commit", "-q", "--allow-empty", "-m", "for the real merge")
-    git(a.parent.parent, "init", "-q", str(scratch))
-    git(scratch, "fetch", "-q", str(a), "HEAD:refs/heads/a")
-    git(scratch, "fetch", "-q", str(b), "HEAD:refs/heads/b")
-    git(scratch, "checkout", "-q", "a")
-    done = subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@t", "merge", "-q", "--no-edit", "b"],
-        cwd=scratch,
-        capture_output=True,
-        check=False,
-    )
-    if done.returncode == 0:
-        return []
-    return git(scratch, "diff", "--name-only", "--diff-filter=U").split()
+    return base_repo(tmp_path / "repo")
 
 
 @pytest.mark.parametrize("case", PAIRS, ids=PAIRS.keys())
 def test_prediction_matches_the_real_merge(
     case: str, repo: Path, redis_url: str, namespace: str, rds: redis.Redis, keys: Keys, tmp_path: Path
 ) -> None:
-    rt = _runtime(repo, redis_url, namespace)
-    a, b = _agent(rt, repo, "ann"), _agent(rt, repo, "bob")
+    rt = runtime(repo, redis_url, namespace)
+    a, b = agent_repo_of(rt, repo, "ann"), agent_repo_of(rt, repo, "bob")
     edit_a, edit_b = PAIRS[case]
     edit_a(a)
     edit_b(b)
@@ -183,7 +59,7 @@ def test_prediction_matches_the_real_merge(
     assert predicted == EXPECTED.get(case, [])
     assert (AgentPaths(repo, "bob").git_dir / "index").read_bytes() == index_before  # never touched
     assert git(b, "status", "--porcelain") == status_before
-    assert sorted(_real_merge_conflicts(a, b, tmp_path / "truth")) == predicted
+    assert sorted(real_merge_conflicts(a, b, tmp_path / "truth")) == predicted
 
 
 def _events(rds: redis.Redis, keys: Keys) -> list[dict[str, object]]:
@@ -194,12 +70,12 @@ def _events(rds: redis.Redis, keys: Keys) -> list[dict[str, object]]:
 def test_an_overlap_is_told_once_until_it_changes_and_again_after_it_went(
     repo: Path, redis_url: str, namespace: str, rds: redis.Redis, keys: Keys
 ) -> None:
-    rt = _runtime(repo, redis_url, namespace)
-    a, b = _agent(rt, repo, "ann"), _agent(rt, repo, "bob")
+    rt = runtime(repo, redis_url, namespace)
+    a, b = agent_repo_of(rt, repo, "ann"), agent_repo_of(rt, repo, "bob")
     check = ConflictCheck(rt)
-    _edit(a / "calc.py", "return a + b", "return a + b + 1")
+    edit(a / "calc.py", "return a + b", "return a + b + 1")
     assert check.run(["ann"]) == []  # bob has not changed anything yet
-    _edit(b / "calc.py", "return a + b", "return a - b")
+    edit(b / "calc.py", "return a + b", "return a - b")
     check.run(["bob"])
     (event,) = _events(rds, keys)
     assert event["agent"] == "bob"
@@ -214,14 +90,14 @@ def test_an_overlap_is_told_once_until_it_changes_and_again_after_it_went(
     check.run(["bob"])
     assert len(_events(rds, keys)) == 1
 
-    _edit(b / "calc.py", "return a - b", "return a - b - 1")  # the overlap changes: told again
+    edit(b / "calc.py", "return a - b", "return a - b - 1")  # the overlap changes: told again
     check.run(["bob"])
     assert len(_events(rds, keys)) == 2
 
-    _edit(b / "calc.py", "return a - b - 1", "return a + b")  # bob backs off: the mark goes
+    edit(b / "calc.py", "return a - b - 1", "return a + b")  # bob backs off: the mark goes
     check.run(["bob"])
     assert rds.hgetall(keys.conflict_marks("ann", "bob")) == {}
-    _edit(b / "calc.py", "return a + b", "return a - b")  # and a new overlap is told
+    edit(b / "calc.py", "return a + b", "return a - b")  # and a new overlap is told
     check.run(["bob"])
     assert len(_events(rds, keys)) == 3
 
@@ -229,11 +105,11 @@ def test_an_overlap_is_told_once_until_it_changes_and_again_after_it_went(
 def test_the_target_branch_counts_as_a_side(
     repo: Path, redis_url: str, namespace: str, rds: redis.Redis, keys: Keys
 ) -> None:
-    rt = _runtime(repo, redis_url, namespace)
-    b = _agent(rt, repo, "bob")
-    _edit(repo / "calc.py", "return a * b", "return a * b * 1")
-    _commit(repo)
-    _edit(b / "calc.py", "return a * b", "return b * a")
+    rt = runtime(repo, redis_url, namespace)
+    b = agent_repo_of(rt, repo, "bob")
+    edit(repo / "calc.py", "return a * b", "return a * b * 1")
+    commit(repo)
+    edit(b / "calc.py", "return a * b", "return b * a")
     (collision,) = ConflictCheck(rt).run(["bob"])
     assert (collision.against, collision.other) == ("branch", "main")
     (event,) = _events(rds, keys)
@@ -244,10 +120,10 @@ def test_the_target_branch_counts_as_a_side(
 def test_a_rebase_under_way_is_skipped_not_misread(
     repo: Path, redis_url: str, namespace: str, rds: redis.Redis, keys: Keys
 ) -> None:
-    rt = _runtime(repo, redis_url, namespace)
-    a, b = _agent(rt, repo, "ann"), _agent(rt, repo, "bob")
-    _edit(a / "calc.py", "return a + b", "return 1")
-    _edit(b / "calc.py", "return a + b", "return 2")
+    rt = runtime(repo, redis_url, namespace)
+    a, b = agent_repo_of(rt, repo, "ann"), agent_repo_of(rt, repo, "bob")
+    edit(a / "calc.py", "return a + b", "return 1")
+    edit(b / "calc.py", "return a + b", "return 2")
     (AgentPaths(repo, "bob").git_dir / "rebase-merge").mkdir()
     assert ConflictCheck(rt).run(["bob"]) == []
     (AgentPaths(repo, "bob").git_dir / "rebase-merge").rmdir()
@@ -259,10 +135,10 @@ def test_the_hook_asks_the_worker_and_hands_the_note_to_the_agent_once(
 ) -> None:
     """The path a real agent takes: its PostToolUse hook enqueues, the worker's watch checks, the agent's next
     hook prints the note as Claude Code's additionalContext; the note is read once."""
-    rt = _runtime(repo, redis_url, namespace)
-    a, b = _agent(rt, repo, "ann"), _agent(rt, repo, "bob")
-    _edit(a / "calc.py", "return a + b", "return 1")
-    _edit(b / "calc.py", "return a + b", "return 2")
+    rt = runtime(repo, redis_url, namespace)
+    a, b = agent_repo_of(rt, repo, "ann"), agent_repo_of(rt, repo, "bob")
+    edit(a / "calc.py", "return a + b", "return 1")
+    edit(b / "calc.py", "return a + b", "return 2")
     env = {"IB_AGENT_ID": "bob", "IB_WORKER_ID": WORKER, "IB_REDIS_URL": redis_url, "IB_NAMESPACE": namespace}
     env["IB_ROOT"] = str(repo)
     payload = json.dumps({"hook_event_name": "PostToolUse", "tool_name": "Edit", "tool_input": {}})
@@ -317,10 +193,10 @@ def test_two_agents_editing_the_same_line_in_the_same_second_get_one_event(
 ) -> None:
     """Both hooks ask before the worker looks: one batch, both snapshots taken first, one event (told to the
     agent whose request came second), nothing told twice."""
-    rt = _runtime(repo, redis_url, namespace)
-    a, b = _agent(rt, repo, "ann"), _agent(rt, repo, "bob")
-    _edit(a / "calc.py", "return a + b", "return 1")
-    _edit(b / "calc.py", "return a + b", "return 2")
+    rt = runtime(repo, redis_url, namespace)
+    a, b = agent_repo_of(rt, repo, "ann"), agent_repo_of(rt, repo, "bob")
+    edit(a / "calc.py", "return a + b", "return 1")
+    edit(b / "calc.py", "return a + b", "return 2")
     for agent in ("ann", "bob"):
         env = {
             "IB_AGENT_ID": agent,
@@ -344,8 +220,8 @@ def test_a_same_size_rewrite_in_the_second_of_the_index_is_seen(
     """Racy git: a file rewritten with the same size in the second its index was written has the stat the
     index recorded; only the index's own date tells git to read it. The snapshot's copy of the index keeps
     that date."""
-    rt = _runtime(repo, redis_url, namespace)
-    a, b = _agent(rt, repo, "ann"), _agent(rt, repo, "bob")
+    rt = runtime(repo, redis_url, namespace)
+    a, b = agent_repo_of(rt, repo, "ann"), agent_repo_of(rt, repo, "bob")
     (a / "logo.bin").write_bytes(b"\x00\x01\x02aaaa")
     index = AgentPaths(repo, "bob").git_dir / "index"
     stamp = index.stat().st_mtime_ns
@@ -361,13 +237,13 @@ def test_a_change_made_outside_the_tools_is_seen_once_the_idle_watch_refreshes_i
 ) -> None:
     """A check uses the other agents' last snapshots (their own edits refresh them); one changed behind the
     tools' back (a person's edit) is taken again when the watch is idle and its snapshot is stale."""
-    rt = _runtime(repo, redis_url, namespace)
-    a, b = _agent(rt, repo, "ann"), _agent(rt, repo, "bob")
+    rt = runtime(repo, redis_url, namespace)
+    a, b = agent_repo_of(rt, repo, "ann"), agent_repo_of(rt, repo, "bob")
     check = ConflictCheck(rt)
     check.run(["ann", "bob"])
     assert check.refresh_stalest() is False  # nothing stale yet
-    _edit(a / "calc.py", "return a + b", "return 1")  # no hook ran for this one
-    _edit(b / "calc.py", "return a + b", "return 2")
+    edit(a / "calc.py", "return a + b", "return 1")  # no hook ran for this one
+    edit(b / "calc.py", "return a + b", "return 2")
     assert check.run(["bob"]) == []  # ann's snapshot is the old one
     for side in check.snapshots.values():
         side.taken -= STALE
@@ -379,11 +255,11 @@ def test_a_change_made_outside_the_tools_is_seen_once_the_idle_watch_refreshes_i
 def test_pruning_the_scratch_repository_keeps_the_check_working(
     repo: Path, redis_url: str, namespace: str, rds: redis.Redis, keys: Keys
 ) -> None:
-    rt = _runtime(repo, redis_url, namespace)
-    a, b = _agent(rt, repo, "ann"), _agent(rt, repo, "bob")
+    rt = runtime(repo, redis_url, namespace)
+    a, b = agent_repo_of(rt, repo, "ann"), agent_repo_of(rt, repo, "bob")
     check = ConflictCheck(rt)
-    _edit(a / "calc.py", "return a + b", "return 1")
-    _edit(b / "calc.py", "return a + b", "return 2")
+    edit(a / "calc.py", "return a + b", "return 1")
+    edit(b / "calc.py", "return a + b", "return 2")
     assert len(check.run(["bob"])) == 1
     assert check.prune() is False  # not yet time
     check.pruned -= PRUNE_EVERY
@@ -391,7 +267,7 @@ def test_pruning_the_scratch_repository_keeps_the_check_working(
     for scratch in check.scratches.values():  # even what is in use now: snapshots are taken again
         scratch.prune("now")
     check.snapshots.clear()
-    _edit(b / "calc.py", "return 2", "return 3")
+    edit(b / "calc.py", "return 2", "return 3")
     assert len(check.run(["ann", "bob"])) == 1
 
 
@@ -400,8 +276,8 @@ def test_the_watch_thread_checks_what_the_hook_asks_and_outlives_a_lost_stream(
 ) -> None:
     """The worker's thread, as `ib worker` runs it: a request is checked without a drain; a Redis that lost
     the stream and its group (a restart without its data) costs nothing but the time to make them again."""
-    rt = _runtime(repo, redis_url, namespace)
-    a, b = _agent(rt, repo, "ann"), _agent(rt, repo, "bob")
+    rt = runtime(repo, redis_url, namespace)
+    a, b = agent_repo_of(rt, repo, "ann"), agent_repo_of(rt, repo, "bob")
     stopping = threading.Event()
     watch = ConflictWatch(rt, client_for(redis_url, blocking=True), stopping)
     watch.start()
@@ -414,8 +290,8 @@ def test_the_watch_thread_checks_what_the_hook_asks_and_outlives_a_lost_stream(
         }
         retry_until(lambda: rds.exists(keys.conflict_checks(WORKER)), 10, 0.05, "the watch's group")
         rds.delete(keys.conflict_checks(WORKER))
-        _edit(a / "calc.py", "return a + b", "return 1")
-        _edit(b / "calc.py", "return a + b", "return 2")
+        edit(a / "calc.py", "return a + b", "return 1")
+        edit(b / "calc.py", "return a + b", "return 2")
         changes.run(json.dumps({"tool_name": "Edit", "tool_input": {}}), env)
         retry_until(lambda: _events(rds, keys), 30, 0.05, "the conflict_risk event")
     finally:
