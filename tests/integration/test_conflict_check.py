@@ -299,3 +299,46 @@ def test_the_watch_thread_checks_what_the_hook_asks_and_outlives_a_lost_stream(
         assert watch.thread is not None
         watch.thread.join(10)
     assert not watch.thread.is_alive()
+
+
+def test_a_file_named_with_control_characters_is_told_in_escapes(
+    repo: Path, redis_url: str, namespace: str, rds: redis.Redis, keys: Keys
+) -> None:
+    rt = runtime(repo, redis_url, namespace)
+    a, b = agent_repo_of(rt, repo, "ann"), agent_repo_of(rt, repo, "bob")
+    (a / "bell\x07tab\t.py").write_text("A = 1\n")
+    (b / "bell\x07tab\t.py").write_text("A = 2\n")
+    (collision,) = ConflictCheck(rt).run(["bob"])
+    assert [f.shown for f in collision.files] == ["bell\\x07tab\\t.py"]
+    (event,) = _events(rds, keys)
+    assert "bell\\x07tab\\t.py" in str(event["msg"]) and "\x07" not in str(event["msg"])
+    note = str(rds.lindex(keys.conflict_notes("bob"), 0))
+    assert "bell\\x07tab\\t.py" in note and "\x07" not in note
+
+
+def test_a_branch_rebased_under_the_check_is_compared_as_it_is_now(
+    repo: Path, redis_url: str, namespace: str, rds: redis.Redis, keys: Keys
+) -> None:
+    """bob's branch is rewritten (rebased onto main, which took ann's line, keeping main's side): its old
+    snapshot's history is gone; the next check compares the new branch, finds no conflict, and forgets the
+    overlap, so a new one would be told again."""
+    rt = runtime(repo, redis_url, namespace)
+    a, b = agent_repo_of(rt, repo, "ann"), agent_repo_of(rt, repo, "bob")
+    check = ConflictCheck(rt)
+    edit(a / "calc.py", "return a + b", "return 1")
+    commit(a)
+    edit(b / "calc.py", "return a + b", "return 2")
+    commit(b)
+    assert len(check.run(["bob"])) == 1
+
+    edit(repo / "calc.py", "return a + b", "return 1")
+    commit(repo)
+    git(b, "fetch", "-q", str(repo), "main")
+    git(b, "rebase", "-q", "-X", "ours", "FETCH_HEAD")
+    assert "return 1" in (b / "calc.py").read_text()
+    assert check.run(["bob"]) == []
+    assert rds.hlen(keys.conflict_marks("ann", "bob")) == 0
+
+    edit(b / "calc.py", "return 1", "return 3")
+    (again,) = check.run(["bob"])
+    assert [f.shown for f in again.files] == ["calc.py"]

@@ -10,6 +10,7 @@ import pytest
 from worker.errors import stderr_summary
 from worker.git.parse import (
     UNMERGED,
+    ChangeSize,
     Commit,
     DiffStat,
     StatusEntry,
@@ -20,6 +21,7 @@ from worker.git.parse import (
     parse_config_list,
     parse_log,
     parse_names,
+    parse_numstat,
     parse_stat_totals,
     parse_status,
     parse_worktrees,
@@ -353,3 +355,22 @@ SLUG_CASES = [
 @pytest.mark.parametrize(("name", "expected"), [c[1:] for c in SLUG_CASES], ids=[c[0] for c in SLUG_CASES])
 def test_ref_slug(name: str, expected: str) -> None:
     assert ref_slug(name) == expected
+
+
+NUMSTAT = [
+    pytest.param("", ChangeSize(), id="nothing"),
+    pytest.param("3\t1\tcalc.py\x00", ChangeSize(("calc.py",), 4), id="one-file"),
+    pytest.param(
+        "-\t-\tlogo.bin\x002\t0\ta.py\x00", ChangeSize(("a.py", "logo.bin"), 3), id="binary-counts-one"
+    ),
+    pytest.param(
+        "0\t5\told.txt\x005\t0\tnew.txt\x00", ChangeSize(("new.txt", "old.txt"), 10), id="rename-both-paths"
+    ),
+    pytest.param("1\t1\ttab\there.py\x00", ChangeSize(("tab\there.py",), 2), id="tab-in-name"),
+    pytest.param("1\t0\tnew\nline.py\x00", ChangeSize(("new\nline.py",), 1), id="newline-in-name"),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), NUMSTAT)
+def test_parse_numstat(text: str, expected: ChangeSize) -> None:
+    assert parse_numstat(text) == expected
