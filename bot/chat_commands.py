@@ -25,6 +25,7 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("new", "Start an agent on a goal in this project: /new [--on WORKER] GOAL"),
     ("auto", "Work through the project's ready tasks: /auto [--worktrees] [--on WORKER]"),
     ("stop", "Stop auto mode; the current task stays claimed"),
+    ("merges", "Show the project's merge queue in merge order (the smaller overlapping change first)"),
     ("esc", "Press Escape in this topic's agent"),
     ("look", "Show the agent's screen: /look [AGENT] [LINES]"),
     ("shot", "A picture of the agent's screen, in colour: /shot [AGENT]"),

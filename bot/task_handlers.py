@@ -1,5 +1,5 @@
 """Commands on a project's tasks and its auto mode: /tasks, /add TITLE, /auto (work through the ready
-tasks on a worker) and /stop. One async function each.
+tasks on a worker), /stop and /merges (the merge queue in merge order). One async function each.
 """
 
 from __future__ import annotations
@@ -12,6 +12,8 @@ from bot.command_context import Handler, answering, asked, words
 from bot.errors import BotError
 from bot.render import escape, shorten
 from bus.auto_state import AutoState
+from bus.merge_order import Placed
+from bus.merges import MergeStore
 from bus.task_model import STATUSES
 from bus.worker_commands import AutoStart, AutoStop
 
@@ -72,6 +74,29 @@ async def stop_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> No
     rt.say(ask.thread, escape(f"Auto mode: {auto_line(answer)}"), ask.reply_to)
 
 
+@answering
+async def merges_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """Show the project's merge queue in merge order, and why a smaller change goes first."""
+    rt, _message, ask = asked(update, context)
+    project = await rt.project_for(ask.thread)
+    order = await rt.blocking(MergeStore(rt.sync, rt.keys, rt.events_maxlen).ordered, project)
+    rt.say(ask.thread, merge_queue_text(project, order), ask.reply_to)
+
+
+def merge_queue_text(project: str, order: list[Placed]) -> str:
+    """The merge queue as a message (HTML): next first, each request's size, and why one jumped ahead."""
+    if not order:
+        return escape(f"The merge queue of {project} is empty.")
+    lines = [f"<b>{escape(project)}</b>: {len(order)} in the merge queue"]
+    for n, place in enumerate(order, 1):
+        req = place.request
+        size = f"{req.size} lines" if req.changed else "size unknown"
+        lines.append(escape(f"{n}. {req.agent} ({req.branch} → {req.target}, {req.status}, {size})"))
+        if place.reason:
+            lines.append(escape(f"   ↑ {place.reason}"))
+    return "\n".join(lines)
+
+
 def auto_line(answer: object) -> str:
     """What a worker's answer about an auto loop says: its status, phase and count of tasks done."""
     if not isinstance(answer, dict):
@@ -87,4 +112,5 @@ TASK_HANDLERS: dict[str, Handler] = {
     "add": add_command,
     "auto": auto_command,
     "stop": stop_command,
+    "merges": merges_command,
 }

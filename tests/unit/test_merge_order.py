@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from bot.task_handlers import merge_queue_text
 from bus.merge_order import merge_order, position
 from bus.merge_request import MergeRequest
 
@@ -75,3 +76,16 @@ def test_position_of_a_request() -> None:
     assert position(queue, "3")[0] == 2 and position(queue, "3")[1].startswith("before merge 1")
     with pytest.raises(ValueError, match="merge 9 is not in the queue"):
         position(queue, "9")
+
+
+def test_the_merge_queue_as_a_telegram_message() -> None:
+    order = merge_order([req("1", 120, "calc.py"), req("2", 4, "calc.py"), req("3", 0)])
+    assert merge_queue_text("shop", order).splitlines() == [
+        "<b>shop</b>: 3 in the merge queue",
+        "1. agent-2 ( → , queued, 4 lines)",
+        "   ↑ before merge 1 (agent-1, 120 changed lines, both change calc.py): the smaller change "
+        "goes first (4 changed lines)",
+        "2. agent-1 ( → , queued, 120 lines)",
+        "3. agent-3 ( → , queued, size unknown)",
+    ]
+    assert merge_queue_text("a<b", []) == "The merge queue of a&lt;b is empty."
