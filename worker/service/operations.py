@@ -35,6 +35,10 @@ Registered = Callable[[Runtime, Any, Agent | None], Any]
 
 OPERATIONS: dict[type[Command], Registered] = {}
 
+ANSWERS = (cmd.Approve, cmd.Deny, cmd.Choose, cmd.Answer, cmd.Send)
+"""Commands that answer what an agent waits for (from the CLI, a Telegram button or reply): once one
+has run, whatever the agent waited on a person for is answered (bus.attention)."""
+
 
 class _Unread(Enum):
     TOKEN = 0
@@ -221,4 +225,7 @@ def run_operation(rt: Runtime, command: Command, subject: Agent | _Unread | None
         raise NotOwner(
             f"{command.op}: the agent runs on worker {runs_on!r}, not on {rt.worker_id!r}; ask that worker"
         )
-    return run(rt, command, subject)
+    result = run(rt, command, subject)
+    if isinstance(command, ANSWERS) and isinstance(subject, Agent):
+        rt.attention.answer(subject.id, f"ib {command.op}")
+    return result
