@@ -47,7 +47,7 @@ class Escalation:
     bot: Bot
     users: tuple[int, ...]
     channels: list[Channel]
-    failed: set[tuple[str, str]] = field(default_factory=set)  # (item, target) already said once
+    failed: set[str] = field(default_factory=set)  # users and channels whose failure was said once
 
     async def run(self) -> None:
         """Check the channels once, then repeat what stays unanswered, until cancelled."""
@@ -123,7 +123,8 @@ class Escalation:
         return send
 
     def _once(self, item: Item, target: str, problem: str) -> None:
-        """One line per item and target that fails, however often it is tried again."""
-        if (item.id, target) not in self.failed:
-            self.failed.add((item.id, target))
+        """One line per user or channel that fails, however often (and for however many items) it is
+        tried again."""
+        if target not in self.failed:
+            self.failed.add(target)
             log.warning("attention %s of %s: %s", item.id, item.agent, problem)

@@ -30,4 +30,4 @@ def attention(as_json: bool = typer.Option(False, "--json", help="print JSON")) 
     if not items:
         console.print("nothing waits on you")
     for line in listing(items, now):
-        console.print(printable(line), markup=False)
+        print(printable(line))
