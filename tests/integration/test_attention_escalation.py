@@ -63,8 +63,12 @@ def test_an_unanswered_permission_reaches_the_dm_then_the_second_channel_and_sto
 
         retry_until(lambda: any("maker" in t for t in inbox.titles()), TIMEOUT, what="the second channel")
         assert any("maker has waited" in t for t in fake.direct_texts(USER)), "the DM comes first"
-        approved = agents_ib.run("approve", "maker")
-        assert approved.returncode == 0, approved.stderr
+        # two people answer at once, while the escalation goes on: one answer lands, the other is told
+        both = [agents_ib.popen("approve", "maker") for _ in range(2)]
+        said = [p.communicate(timeout=TIMEOUT) for p in both]
+        results = sorted((p.returncode, out, err) for p, (out, err) in zip(both, said, strict=True))
+        assert [code for code, _out, _err in results] == [0, 1], results
+        assert "already answered" in results[1][2]
 
         # Silence: another agent's question, raised after the answer, reaches the channel a full repeat
         # later than any round of the answered item could have: every tick in between found it closed.
