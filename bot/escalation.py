@@ -21,7 +21,7 @@ from telegram.constants import ParseMode
 from telegram.error import TelegramError
 
 from bot.channels import Channel, check_reachable
-from bus.attention import AttentionStore, Item
+from bus.attention import LEASE_MS, AttentionStore, Item
 from bus.attention_rules import CHANNELS, DM, Schedule, due, next_round_in, reminder
 from bus.settings import Settings
 
@@ -47,6 +47,7 @@ class Escalation:
     bot: Bot
     users: tuple[int, ...]
     channels: list[Channel]
+    lease_ms: int = LEASE_MS  # how long a delivery taken by a bot that died stays its own
     failed: set[str] = field(default_factory=set)  # users and channels whose failure was said once
 
     async def run(self) -> None:
@@ -83,7 +84,7 @@ class Escalation:
         return []
 
     async def _deliver(self, item: Item, target: str, send: Send, age: float) -> None:
-        if not await asyncio.to_thread(self.store.take, item.id, target):
+        if not await asyncio.to_thread(self.store.take, item.id, target, self.lease_ms):
             return  # answered, or another bot has it
         if await send(item, age):
             await asyncio.to_thread(self.store.delivered, item.id, target)

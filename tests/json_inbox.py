@@ -23,7 +23,10 @@ class Received:
 class JsonInbox:
     def __init__(self) -> None:
         self.received: list[Received] = []
+        self.arriving = 0  # requests come in and held (`hold`)
         self.lock = threading.Lock()
+        self.open = threading.Event()
+        self.open.set()
         self._server = _Server(("127.0.0.1", 0), _Handler)
         self._server.inbox = self
         self._thread: threading.Thread | None = None
@@ -41,6 +44,13 @@ class JsonInbox:
     def url(self) -> str:
         """The apprise URL that delivers here."""
         return f"json://127.0.0.1:{self._server.server_address[1]}/"
+
+    def hold(self) -> None:
+        """Keep the next requests waiting, unanswered, until `release`: a send under way."""
+        self.open.clear()
+
+    def release(self) -> None:
+        self.open.set()
 
     def titles(self) -> list[str]:
         with self.lock:
@@ -64,6 +74,10 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         body = json.loads(self.rfile.read(length) or b"{}")
+        inbox = self.server.inbox
+        with inbox.lock:
+            inbox.arriving += 1
+        inbox.open.wait(30)
         self.server.inbox.keep(body if isinstance(body, dict) else {"value": body})
         self.send_response(200)
         self.send_header("Content-Length", "0")
