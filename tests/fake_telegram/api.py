@@ -303,7 +303,7 @@ class BotApi:
             raise bad_request("message text is empty")
         markup = check_reply_markup(p.json("reply_markup"))
         m = FakeMessage(self.forum.next_message_id(), None, BOT_ID, shown, text, p.text("parse_mode"), markup)
-        self.forum.direct.append((user, m))
+        self.forum.direct.append((user, m, time.monotonic()))
         return {
             "message_id": m.message_id,
             "date": m.date,

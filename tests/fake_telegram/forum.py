@@ -105,7 +105,8 @@ class Forum:
         self.commands: dict[str, list[dict[str, str]]] = {}
         self.chat_actions: list[tuple[int | None, str]] = []
         self.started: set[int] = set()  # users who opened a private chat with the bot (Start)
-        self.direct: list[tuple[int, FakeMessage]] = []  # (user, message) the bot sent in private chats
+        # (user, message, time.monotonic() it came) of what the bot sent in private chats
+        self.direct: list[tuple[int, FakeMessage, float]] = []
         self.calls: Counter[str] = Counter()
         self.sent = 0
         self.edited = 0
