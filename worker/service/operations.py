@@ -211,10 +211,13 @@ def _plan_discard(rt: Runtime, c: cmd.PlanDiscard) -> Any:
     return planning.discard(rt, c.plan).as_dict()
 
 
-def run_operation(rt: Runtime, command: Command, subject: Agent | _Unread | None = UNREAD) -> Any:
+def run_operation(
+    rt: Runtime, command: Command, subject: Agent | _Unread | None = UNREAD, *, sender: str = ""
+) -> Any:
     """Run `command` here; refused before anything happens when the agent it names is another worker's
     (unless it changes only the bus, as queueing a merge does: the agent's own worker works the queue).
-    `subject` is the command's agent when the caller read it already (route.run_on_owner): read once."""
+    `subject` is the command's agent when the caller read it already (route.run_on_owner): read once.
+    `sender` (`telegram:<user>`, `ib@<worker>`) is who sent it, for the record of an answer."""
     run = OPERATIONS.get(type(command))
     if run is None:
         raise NoOperation(f"{command.op}: this worker has no operation for it")
@@ -227,5 +230,5 @@ def run_operation(rt: Runtime, command: Command, subject: Agent | _Unread | None
         )
     result = run(rt, command, subject)
     if isinstance(command, ANSWERS) and isinstance(subject, Agent):
-        rt.attention.answer(subject.id, f"ib {command.op}")
+        rt.attention.answer(subject.id, f"{command.op} by {sender}" if sender else command.op)
     return result

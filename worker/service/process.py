@@ -333,7 +333,7 @@ class WorkerService:
             sender = self.rt.agents.find(found.sender) if AGENT_ID.fullmatch(found.sender) else None
             role = sender.role if sender is not None else None
             guard.check_command(found.command, found.sender, role, self._manager_of)
-            result = run_operation(self.rt, found.command)
+            result = run_operation(self.rt, found.command, sender=found.sender)
         except (BusError, WorkerError) as e:
             log.info("worker %s: command %s %s failed: %s", self.me, command_id, op, e)
             self._reply(command_id, False, error=str(e))
