@@ -37,8 +37,12 @@ class Channel:
         return str(self.number)
 
     async def deliver(self, title: str, body: str) -> bool:
-        """Whether the channel took the message (apprise logs why not)."""
-        return bool(await self.notifier.async_notify(body=body, title=title))
+        """Whether the channel took the message."""
+        try:
+            return bool(await self.notifier.async_notify(body=body, title=title))
+        except Exception:  # a service's plugin that breaks must not take the bot's other work down
+            log.exception("channel %d (%s): apprise failed", self.number, self.shown)
+            return False
 
 
 def split_urls(text: str) -> list[str]:

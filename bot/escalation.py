@@ -16,6 +16,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
+import redis
 from telegram import Bot
 from telegram.constants import ParseMode
 from telegram.error import TelegramError
@@ -23,6 +24,7 @@ from telegram.error import TelegramError
 from bot.channels import Channel, check_reachable
 from bus.attention import LEASE_MS, AttentionStore, Item
 from bus.attention_rules import CHANNELS, DM, Schedule, due, next_round_in, reminder
+from bus.reconnect import LOST, Outage
 from bus.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -51,10 +53,22 @@ class Escalation:
     failed: set[str] = field(default_factory=set)  # users and channels whose failure was said once
 
     async def run(self) -> None:
-        """Check the channels once, then repeat what stays unanswered, until cancelled."""
+        """Check the channels once, then repeat what stays unanswered, until cancelled. Redis away is
+        said once and waited out; the items wait in Redis meanwhile."""
         await check_reachable(self.channels)
+        outage = Outage("attention")
         while True:
-            wait = await self.tick()
+            try:
+                wait = await self.tick()
+                if said := outage.back():
+                    log.warning("%s", said)
+            except LOST as e:
+                if said := outage.lost(e):
+                    log.warning("%s", said)
+                wait = outage.pause
+            except redis.RedisError as e:
+                log.warning("attention: reading the open items failed (retrying in %.1fs): %s", RESCAN, e)
+                wait = RESCAN
             await asyncio.sleep(wait)
 
     async def tick(self) -> float:
