@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import redis
 from telegram import Bot
 from telegram.constants import ParseMode
-from telegram.error import TelegramError
+from telegram.error import Forbidden, TelegramError
 
 from bot.channels import Channel, check_reachable
 from bus.attention import LEASE_MS, AttentionStore, Item
@@ -111,13 +111,12 @@ class Escalation:
             text = f"<b>{html.escape(title)}</b>\n{html.escape(body)}"
             try:
                 await self.bot.send_message(user, text, parse_mode=ParseMode.HTML)
+            except Forbidden as e:
+                why = "they must open a chat with the bot once (Start) to get reminders"
+                self._once(item, f"dm:{user}", f"cannot message user {user} ({e}); {why}")
+                return False
             except TelegramError as e:
-                self._once(
-                    item,
-                    f"dm:{user}",
-                    f"cannot message user {user} ({e}); they must open a chat "
-                    "with the bot once (Start) to get reminders",
-                )
+                self._once(item, f"dm:{user}", f"messaging user {user} failed ({e}); tried again later")
                 return False
             return True
 
