@@ -90,10 +90,9 @@ class AttentionStore:
         )
         flat = [x for kv in item.to_hash().items() for x in kv]
         keys = [self.keys.attention(item.id), self.keys.attention_open, self.keys.attention_slots]
-        args: list[str | int] = [item.id, slot(item.agent, item.kind), int(item.raised_at * 1000), CLOSED_TTL]
-        args += flat
-        _new, found = cast(list[Any], self._raise(keys=keys, args=args))
-        return item if found == item.id else self.get(str(found))
+        args: list[str | int] = [item.id, slot(item.agent, item.kind), int(item.raised_at * 1000), *flat]
+        new, found = cast(list[Any], self._raise(keys=keys, args=args))
+        return item if new else self.get(str(found))
 
     def on_event(self, event: Event) -> list[str]:
         """Keep the items up to date with one event: it opens one, or closes its agent's earlier ones.
