@@ -30,12 +30,15 @@ from telegram.ext import (
 )
 
 from bot.agent_handlers import AGENT_HANDLERS
+from bot.attention_handlers import ATTENTION_HANDLERS
 from bot.budget import SharedBudget
+from bot.channels import load_channels
 from bot.chat_commands import COMMANDS, command_of
 from bot.config import BotConfig, bot_config
 from bot.consumer import EventConsumer
 from bot.cost_handlers import COST_HANDLERS
 from bot.errors import BotError
+from bot.escalation import Escalation, schedule_for
 from bot.forum import Forum
 from bot.gate import gate
 from bot.outbound import Batch, Outbox
@@ -52,6 +55,7 @@ from bot.task_handlers import TASK_HANDLERS
 from bot.topic_handlers import TOPIC_HANDLERS
 from bot.topics import TopicRegistry
 from bot.worker_watch import watch_workers
+from bus.attention import AttentionStore
 from bus.clients import async_client_for, client_for, resolve_url
 from bus.errors import BusError, ConfigError
 from bus.keys import Keys
@@ -69,6 +73,7 @@ HANDLERS = {
     **PLAN_HANDLERS,
     **SCHEDULE_HANDLERS,
     **COST_HANDLERS,
+    **ATTENTION_HANDLERS,
 }
 
 
@@ -158,6 +163,7 @@ async def serve(config: BotConfig, url: str, settings: Settings, stop: asyncio.E
         settings.prices,
     )
     consumer.notes = runtime.notes
+    escalation = _escalation(application.bot, sync, keys, settings, config)
     try:
         async with application:
             await forum.register_commands(COMMANDS)
@@ -168,6 +174,7 @@ async def serve(config: BotConfig, url: str, settings: Settings, stop: asyncio.E
                 _task(feed.run(), "output"),
                 _task(board.run(), "status"),
                 _task(watch_workers(sync, keys, settings.events_maxlen, settings.heartbeat_ttl), "workers"),
+                _task(escalation.run(), "attention"),
             ]
             await application.start()
             assert application.updater is not None
@@ -189,6 +196,15 @@ async def serve(config: BotConfig, url: str, settings: Settings, stop: asyncio.E
         await client.aclose()
         await reader.aclose()
         sync.close()
+
+
+def _escalation(bot: Any, sync: Any, keys: Keys, settings: Settings, config: BotConfig) -> Escalation:
+    """The repeater of unanswered "needs you" items: DMs to the allowed users, then the channels."""
+    urls = settings.attention_channels.get_secret_value() if settings.attention_channels else ""
+    channels = load_channels(urls)
+    users = tuple(sorted(config.allowed_users))
+    schedule = schedule_for(settings, len(users), len(channels))
+    return Escalation(AttentionStore(sync, keys), schedule, bot, users, channels)
 
 
 def _task(coroutine: Coroutine[Any, Any, Any], name: str) -> asyncio.Task[Any]:

@@ -37,6 +37,7 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("resume", "Let a paused or stopped agent go on: /resume [AGENT]"),
     ("send", "Type text into a named agent: /send AGENT TEXT"),
     ("questions", "The questions agents asked that nobody answered yet"),
+    ("attention", "What waits on you, oldest first, with how long"),
     ("cost", "Tokens and cost of this topic's agent or project: /cost [AGENT] [--since 1d]"),
     ("plan", "Plan tasks for a goal with a planner agent: /plan GOAL"),
     ("plans", "List the plans (of this topic's project)"),

@@ -165,6 +165,29 @@ class Keys(Record):
     def questions(self) -> str:
         return self._k("questions")
 
+    # what waits on a person (bus.attention)
+    def attention(self, item_id: str) -> str:
+        """Hash: one "needs you" item, from the event that raised it to its answer."""
+        return self._k("attention", item_id)
+
+    @property
+    def attention_open(self) -> str:
+        """Zset: the open items' ids, scored by the time they were raised (ms)."""
+        return self._k("attention-open")
+
+    @property
+    def attention_slots(self) -> str:
+        """Hash: `agent|kind` -> the open item of that agent and kind (a repeat joins it)."""
+        return self._k("attention-slots")
+
+    def attention_sent(self, item_id: str) -> str:
+        """Hash: the targets (round, user or channel) an item's escalation was delivered to."""
+        return self._k("attention", item_id, "sent")
+
+    def attention_lease(self, item_id: str) -> str:
+        """Hash: target -> until when (ms) a bot holds its delivery; an expired one is taken again."""
+        return self._k("attention", item_id, "lease")
+
     def review_shown(self, message_id: int) -> str:
         """A /diff picture in Telegram → the agent, file and line range it shows (JSON, with a TTL)."""
         return self._k("review", str(message_id))

@@ -37,6 +37,9 @@ NUMBERS: dict[str, tuple[bool, float, float, bool]] = {
     "IB_TELEGRAM_TIME_SCALE": (False, 0, math.inf, False),
     "IB_TELEGRAM_CHAT_ID": (True, -math.inf, math.inf, True),
     "IB_EMBEDDED_PORT": (True, 1024, 65535, True),
+    "IB_ATTENTION_DM_AFTER": (False, 0, math.inf, True),
+    "IB_ATTENTION_CHANNELS_AFTER": (False, 0, math.inf, True),
+    "IB_ATTENTION_REPEAT": (False, 0, math.inf, True),
 }
 PRIVILEGED_PORTS = 1024
 PERMISSION_MODE_SETTINGS = frozenset(

@@ -153,6 +153,26 @@ class Settings(BaseSettings):
         "in dollars per million tokens, MODEL a family (opus-4.6) or an exact model id",
     )
 
+    # what waits on a person, repeated until answered (bus.attention, bot/escalation.py)
+    attention_dm_after: float = Field(
+        300.0,
+        ge=0,
+        description="seconds unanswered before a needs-you is repeated to each allowed user as a DM",
+    )
+    attention_channels_after: float = Field(
+        900.0,
+        ge=0,
+        description="seconds unanswered before a needs-you goes out through IB_ATTENTION_CHANNELS",
+    )
+    attention_repeat: float = Field(
+        0.0, ge=0, description="seconds between two repeats of each of those while unanswered; 0: once"
+    )
+    attention_channels: SecretStr | None = Field(
+        None,
+        description="apprise URLs (push, e-mail, chat webhooks) for what stays unanswered, separated by "
+        "spaces or commas, e.g. ntfy://ntfy.sh/my-topic mailtos://user:pass@example.com",
+    )
+
     # telegram
     telegram_token: SecretStr | None = Field(None, description="Bot API token; unset: no bot")
     telegram_chat_id: int | None = Field(None, description="the forum supergroup the bot serves")

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import redis
 
 from bus.agent_store import AgentStore
+from bus.attention import AttentionStore
 from bus.envelope import make_event
 from bus.keys import Keys
 from bus.merges import MergeStore
@@ -51,6 +52,11 @@ class Runtime:
     @cached_property
     def questions(self) -> QuestionStore:
         return QuestionStore(self.client, self.keys)
+
+    @cached_property
+    def attention(self) -> AttentionStore:
+        """What waits on a person, from the event to its answer."""
+        return AttentionStore(self.client, self.keys)
 
     @cached_property
     def prompts(self) -> PromptStore:

@@ -271,6 +271,8 @@ class BotApi:
     # --- messages -----------------------------------------------------------------------------------------
 
     def sendMessage(self, p: Params) -> Any:  # noqa: N802
+        if p.required("chat_id") != str(self.forum.chat_id):
+            return self._direct(p)
         self._chat(p)
         text = p.text("text") or ""
         if not text.strip():
@@ -286,6 +288,29 @@ class BotApi:
             self.forum.next_message_id(), thread_id, BOT_ID, shown, text, parse_mode, markup, reply_to
         )
         return self.forum.message_json(self.forum.add_message(m))
+
+    def _direct(self, p: Params) -> Any:
+        """A message to a person in the private chat with the bot, as Telegram allows only to people who
+        pressed Start there (403 otherwise); no topics, no replies."""
+        user = p.required_integer("chat_id")
+        if user < 0:
+            raise bad_request("chat not found")
+        if user not in self.forum.started:
+            raise ApiError(403, "Forbidden: bot can't initiate conversation with a user")
+        text = p.text("text") or ""
+        shown = self._shown(text, p.text("parse_mode"), MESSAGE_LIMIT, "message is too long")
+        if not shown:
+            raise bad_request("message text is empty")
+        markup = check_reply_markup(p.json("reply_markup"))
+        m = FakeMessage(self.forum.next_message_id(), None, BOT_ID, shown, text, p.text("parse_mode"), markup)
+        self.forum.direct.append((user, m, time.monotonic()))
+        return {
+            "message_id": m.message_id,
+            "date": m.date,
+            "chat": {"id": user, "type": "private", "first_name": f"User {user}"},
+            "from": self.forum.user_json(BOT_ID),
+            "text": m.text,
+        }
 
     def editMessageText(self, p: Params) -> Any:  # noqa: N802
         m = self._own(p, "message to edit not found")

@@ -104,6 +104,9 @@ class Forum:
         self.answers: list[CallbackAnswer] = []
         self.commands: dict[str, list[dict[str, str]]] = {}
         self.chat_actions: list[tuple[int | None, str]] = []
+        self.started: set[int] = set()  # users who opened a private chat with the bot (Start)
+        # (user, message, time.monotonic() it came) of what the bot sent in private chats
+        self.direct: list[tuple[int, FakeMessage, float]] = []
         self.calls: Counter[str] = Counter()
         self.sent = 0
         self.edited = 0
@@ -238,6 +241,10 @@ class Forum:
             self.updates = self.updates[offset:]
 
     # --- the test API -------------------------------------------------------------------------------
+
+    def start_private_chat(self, user_id: int) -> None:
+        """The person presses Start in a private chat with the bot: from now on it may message them."""
+        self.started.add(user_id)
 
     def inject_message(
         self, user_id: int, text: str, thread_id: int | None = None, reply_to: int | None = None

@@ -208,6 +208,21 @@ class FakeTelegram:
         with self.forum.cond:
             return self.forum.inject_callback(user_id, message_id, data)
 
+    def start_private_chat(self, user_id: int) -> None:
+        """A person presses Start in a private chat with the bot, so that it may message them there."""
+        with self.forum.cond:
+            self.forum.start_private_chat(user_id)
+
+    def direct_texts(self, user_id: int) -> list[str]:
+        """The visible texts the bot sent to one person in their private chat, oldest first."""
+        with self.forum.cond:
+            return [m.text for user, m, _at in self.forum.direct if user == user_id]
+
+    def direct_arrivals(self, user_id: int) -> list[tuple[float, str]]:
+        """(time.monotonic() it came, visible text) of each message the bot sent one person privately."""
+        with self.forum.cond:
+            return [(at, m.text) for user, m, at in self.forum.direct if user == user_id]
+
     def create_topic(self, name: str) -> int:
         """A person opens a topic (say, the project topic); returns its message_thread_id."""
         with self.forum.cond:

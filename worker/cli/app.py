@@ -31,6 +31,7 @@ from worker.cli import (
 )
 from worker.cli import plan_commands as plans
 from worker.cli import stack_commands as stack
+from worker.cli.attention_commands import attention as attention_command
 from worker.cli.bot_commands import bot as bot_command
 from worker.cli.cost_commands import cost as cost_command
 from worker.cli.schedule_commands import schedule_app
@@ -94,6 +95,7 @@ app.command("cost", rich_help_panel=AGENTS)(cost_command)
 for command in (dialog_commands.approve, dialog_commands.deny, dialog_commands.answer):
     app.command(rich_help_panel=ANSWER)(command)
 app.command(rich_help_panel=ANSWER)(question_commands.questions)
+app.command("attention", rich_help_panel=ANSWER)(attention_command)
 app.command("reply", rich_help_panel=ANSWER)(question_commands.answer)
 app.command(rich_help_panel=ANSWER)(question_commands.acknowledge)
 app.command(rich_help_panel=ANSWER)(status_commands.messages)

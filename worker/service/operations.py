@@ -35,6 +35,10 @@ Registered = Callable[[Runtime, Any, Agent | None], Any]
 
 OPERATIONS: dict[type[Command], Registered] = {}
 
+ANSWERS = (cmd.Approve, cmd.Deny, cmd.Choose, cmd.Answer, cmd.Send)
+"""Commands that answer what an agent waits for (from the CLI, a Telegram button or reply): once one
+has run, whatever the agent waited on a person for is answered (bus.attention)."""
+
 
 class _Unread(Enum):
     TOKEN = 0
@@ -207,10 +211,13 @@ def _plan_discard(rt: Runtime, c: cmd.PlanDiscard) -> Any:
     return planning.discard(rt, c.plan).as_dict()
 
 
-def run_operation(rt: Runtime, command: Command, subject: Agent | _Unread | None = UNREAD) -> Any:
+def run_operation(
+    rt: Runtime, command: Command, subject: Agent | _Unread | None = UNREAD, *, sender: str = ""
+) -> Any:
     """Run `command` here; refused before anything happens when the agent it names is another worker's
     (unless it changes only the bus, as queueing a merge does: the agent's own worker works the queue).
-    `subject` is the command's agent when the caller read it already (route.run_on_owner): read once."""
+    `subject` is the command's agent when the caller read it already (route.run_on_owner): read once.
+    `sender` (`telegram:<user>`, `ib@<worker>`) is who sent it, for the record of an answer."""
     run = OPERATIONS.get(type(command))
     if run is None:
         raise NoOperation(f"{command.op}: this worker has no operation for it")
@@ -221,4 +228,7 @@ def run_operation(rt: Runtime, command: Command, subject: Agent | _Unread | None
         raise NotOwner(
             f"{command.op}: the agent runs on worker {runs_on!r}, not on {rt.worker_id!r}; ask that worker"
         )
-    return run(rt, command, subject)
+    result = run(rt, command, subject)
+    if isinstance(command, ANSWERS) and isinstance(subject, Agent):
+        rt.attention.answer(subject.id, f"{command.op} by {sender}" if sender else command.op)
+    return result

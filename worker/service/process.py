@@ -298,13 +298,15 @@ class WorkerService:
     def _on_event(self, event: Event) -> None:
         """The merge queue moves on at every merge event of a project; the /auto loops see every event.
         A turn's end has its agent's transcript read at once (the bot shows the words above the end) and
-        ends the close watch of its pane; a state change may start one (worker.service.pane_watch)."""
+        ends the close watch of its pane; a state change may start one (worker.service.pane_watch). A
+        "needs you" opens an attention item; the agent moving on closes its earlier ones (bus.attention)."""
         try:
             if event.type in TURN_END_TYPES and event.agent:
                 self.tailer.turn_ended(event.agent, event.id)
                 self.watcher.unwatch(event.agent)
             if event.type == "state" and event.agent:
                 self.watcher.moved(event.agent, str(event.data.get("to_state", "")))
+            self.rt.attention.on_event(event)
             if event.type in MERGE_TYPES and event.project:
                 self.merges.process(event.project)
             self.autos.on_event(event)
@@ -331,7 +333,7 @@ class WorkerService:
             sender = self.rt.agents.find(found.sender) if AGENT_ID.fullmatch(found.sender) else None
             role = sender.role if sender is not None else None
             guard.check_command(found.command, found.sender, role, self._manager_of)
-            result = run_operation(self.rt, found.command)
+            result = run_operation(self.rt, found.command, sender=found.sender)
         except (BusError, WorkerError) as e:
             log.info("worker %s: command %s %s failed: %s", self.me, command_id, op, e)
             self._reply(command_id, False, error=str(e))

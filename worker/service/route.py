@@ -31,14 +31,14 @@ def run_on_owner(
     waiting for a remote answer as long as the command's `timeout`.
 
     `reader` is a client without a socket timeout for waiting on a remote answer (the CLI's)."""
+    sender = sender or f"ib@{rt.worker_id}"
     if on:
         worker = validate_worker_id(on)
         if worker == rt.worker_id:
-            return run_operation(rt, command)
+            return run_operation(rt, command, sender=sender)
     else:
         subject = subject_of(rt, command)  # read once: the operation takes it as it is
         worker = owner(subject) if subject is not None else rt.worker_id
         if worker == rt.worker_id:
-            return run_operation(rt, command, subject)
-    sender = sender or f"ib@{rt.worker_id}"
+            return run_operation(rt, command, subject, sender=sender)
     return request(reader or rt.client, rt.keys, worker, command, sender=sender, wait=rt.settings.write_wait)
