@@ -13,7 +13,8 @@ from typing import Any, cast
 
 import redis
 
-from bus.attention_rules import NEEDS_YOU, closes, format_age, how_to_answer, opens, slot, stream_order
+from bus.ages import format_age
+from bus.attention_rules import NEEDS_YOU, closes, how_to_answer, opens, slot, stream_order
 from bus.event_model import Event
 from bus.hash_record import HashRecord
 from bus.hashes import ordered, read_hashes

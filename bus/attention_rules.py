@@ -8,6 +8,8 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from bus.ages import format_age
+
 NEEDS_YOU: tuple[str, ...] = ("permission", "question", "waiting", "error", "limited", "runaway")
 """Event types that wait on a person until answered. A new kind is one more name here."""
 
@@ -99,15 +101,6 @@ def next_round_in(schedule: Schedule, age: float) -> float | None:
         elif schedule.repeat > 0:
             waits.append(schedule.repeat - (age - after) % schedule.repeat)
     return min(waits) if waits else None
-
-
-def format_age(seconds: float) -> str:
-    """`42s`, `5m`, `3h`, `2d`: the largest whole unit (as `ib list` shows ages)."""
-    whole = max(0, int(seconds))
-    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
-        if whole >= size:
-            return f"{whole // size}{unit}"
-    return f"{whole}s"
 
 
 _HOW = {

@@ -36,7 +36,6 @@ LAYERS = (
     "tmux",
     "terminal_text",
     "message_kinds",
-    "ages",
     "errors",
     "markers",
     "secret_env",

@@ -7,10 +7,10 @@ import shlex
 from pathlib import Path
 
 from bus.agent_store import Agent
+from bus.ages import format_age
 from bus.errors import Conflict
 from worker.agents.ownership import AgentRef, owned
 from worker.agents.teardown import agent_repository
-from worker.ages import format_age
 from worker.git import agent_repo
 from worker.git.repo import Git
 from worker.runtime import Runtime

@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from bus.ages import format_age
 from bus.errors import BusUnavailable, InvalidInput
 from bus.ids import validate_id
 from bus.repo_paths import agent_from_path
@@ -37,7 +38,6 @@ from worker.agents.layout import AgentPaths
 from worker.agents.sandbox import sandbox_line
 from worker.agents.spawn import SpawnRequest, read_goal, requested_mode
 from worker.agents.talk import Screenshot
-from worker.ages import format_age
 from worker.cli.context import Context
 from worker.cli.stopping import bus_problem, nuke_without_bus, without_bus
 

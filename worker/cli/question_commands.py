@@ -9,11 +9,11 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
+from bus.ages import format_age
 from bus.repo_paths import agent_from_path
 from bus.worker_commands import Answer
 from worker.agents import user_messages
 from worker.agents.talk import ask as ask_question
-from worker.ages import format_age
 from worker.cli.context import Context
 from worker.terminal_text import printable
 from worker.tmux.pane_state import pane_state

@@ -13,9 +13,9 @@ import typer
 from rich.console import Console
 
 from bus.address import masked_url
+from bus.ages import format_age
 from bus.errors import BusUnavailable
 from worker.agents.user_messages import store
-from worker.ages import format_age
 from worker.cli.context import Context
 from worker.frontends.status_node import STATUS_FILE, StatusNode
 from worker.terminal_text import printable

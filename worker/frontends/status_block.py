@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import NotRequired, TypedDict, cast
 
-from worker.ages import format_age
+from bus.ages import format_age
 from worker.message_kinds import MessageKind
 
 MAX_MESSAGES = 50

@@ -1,4 +1,4 @@
-"""How ittybus shows an age to a person (`ib list`, `ib questions`, the status block). Pure."""
+"""How ittybus shows an age to a person (`ib list`, `ib questions`, the status block, reminders). Pure."""
 
 from __future__ import annotations
 
