@@ -152,11 +152,10 @@ def settle(at: float | None, source: str, window: str, now: float) -> Reset:
         return Reset(now, source, f"the reset time given ({_iso(at)}) is past: resuming at once")
     length = WINDOWS.get(window, WINDOWS[DEFAULT_WINDOW])
     if at - now > length:
-        days = (at - now) / 86400
         return Reset(
             now + length,
             source,
-            f"the reset time given ({_iso(at)}) is {days:.0f} days ahead, more than the {window} window: "
+            f"the reset time given ({_iso(at)}) is {_span(at - now)} ahead, more than the {window} window: "
             f"capped to {_iso(now + length)}",
         )
     return Reset(at, source)
@@ -177,6 +176,10 @@ def until_text(at: float, now: float, zone: tzinfo | None = None) -> str:
     today = datetime.fromtimestamp(now, zone).astimezone(zone).date()
     clock = moment.strftime("%H:%M")
     return clock if moment.date() == today else f"{moment.strftime('%b')} {moment.day} {clock}"
+
+
+def _span(seconds: float) -> str:
+    return f"{seconds / 3600:.0f} hours" if seconds < 2 * 86400 else f"{seconds / 86400:.0f} days"
 
 
 def _iso(at: float) -> str:
