@@ -38,6 +38,7 @@ from bot.cost_handlers import COST_HANDLERS
 from bot.errors import BotError
 from bot.forum import Forum
 from bot.gate import gate
+from bot.limit_handlers import LIMIT_HANDLERS
 from bot.outbound import Batch, Outbox
 from bot.output_feed import OutputFeed
 from bot.plan_handlers import PLAN_HANDLERS
@@ -69,6 +70,7 @@ HANDLERS = {
     **PLAN_HANDLERS,
     **SCHEDULE_HANDLERS,
     **COST_HANDLERS,
+    **LIMIT_HANDLERS,
 }
 
 

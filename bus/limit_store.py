@@ -8,30 +8,12 @@ the same thing; the worker lifts a limit at its reset (worker.service.limit_resu
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import redis
 
 from bus.keys import Keys
-from bus.usage_limits import Reset
+from bus.usage_limits import Limit, Reset
 
 Command = tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class Limit:
-    """One account's limit as stored."""
-
-    account: str
-    reset_at: float
-    window: str
-    since: float
-    source: str
-    note: str
-    agents: tuple[str, ...]
-
-    def due(self, now: float) -> bool:
-        return self.reset_at <= now
 
 
 def park_commands(

@@ -57,6 +57,32 @@ class Reset:
     note: str = ""
 
 
+@dataclass(frozen=True)
+class Limit:
+    """One account's limit as stored."""
+
+    account: str
+    reset_at: float
+    window: str
+    since: float
+    source: str
+    note: str
+    agents: tuple[str, ...]
+
+    def due(self, now: float) -> bool:
+        return self.reset_at <= now
+
+
+def limit_lines(limit: Limit, now: float) -> list[str]:
+    """How `ib limits` and /limits show one account: its reset, then its parked agents and any note."""
+    state = "resuming now" if limit.due(now) else f"limited until {until_text(limit.reset_at, now)}"
+    lines = [f"{limit.account}: {state} ({limit.window}, since {until_text(limit.since, now)})"]
+    lines.append("  parked: " + (", ".join(limit.agents) if limit.agents else "none"))
+    if limit.note:
+        lines.append(f"  note: {limit.note}")
+    return lines
+
+
 def reset_from_header(value: object) -> float | None:
     """The epoch seconds of an `anthropic-ratelimit-unified-reset` value; None when missing or garbled."""
     if isinstance(value, bool) or not isinstance(value, (str, int, float)):

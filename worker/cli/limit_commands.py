@@ -7,8 +7,8 @@ import time
 
 import typer
 
-from bus.limit_store import Limit, LimitStore
-from bus.usage_limits import until_text
+from bus.limit_store import LimitStore
+from bus.usage_limits import Limit, limit_lines
 from worker.cli.context import Context
 
 
@@ -29,16 +29,6 @@ def limits(as_json: bool = typer.Option(False, "--json", help="one JSON object, 
     for limit in found:
         for line in limit_lines(limit, now):
             print(line)
-
-
-def limit_lines(limit: Limit, now: float) -> list[str]:
-    """How `ib limits` shows one account: its reset, then its parked agents and any note."""
-    state = "resuming now" if limit.due(now) else f"limited until {until_text(limit.reset_at, now)}"
-    lines = [f"{limit.account}: {state} ({limit.window}, since {until_text(limit.since, now)})"]
-    lines.append("  parked: " + (", ".join(limit.agents) if limit.agents else "none"))
-    if limit.note:
-        lines.append(f"  note: {limit.note}")
-    return lines
 
 
 def _as_json(limit: Limit) -> dict[str, object]:

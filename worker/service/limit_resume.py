@@ -11,8 +11,8 @@ from __future__ import annotations
 import logging
 import time
 
-from bus.limit_store import Limit, LimitStore
-from bus.usage_limits import until_text
+from bus.limit_store import LimitStore
+from bus.usage_limits import Limit, until_text
 from worker.agents import talk
 from worker.errors import WorkerError
 from worker.runtime import Runtime
