@@ -29,7 +29,7 @@ DEFAULT_ACCOUNT = "default"
 
 _MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 _RESETS = re.compile(
-    r"resets\s+(?:at\s+)?"
+    r"(?:resets|will\s+reset)\s+(?:at\s+)?"
     r"(?:(?P<month>[A-Za-z]{3})[a-z]*\.?\s+(?P<day>\d{1,2})(?:,?\s+)?)?"
     r"(?:(?P<hour>\d{1,2})(?::(?P<minute>\d{2}))?\s*(?P<ampm>[ap]\.?m\.?)?)?"
     r"(?:\s*\((?P<zone>[A-Za-z_]+(?:/[A-Za-z_+\-0-9]+)*)\))?",
@@ -71,6 +71,18 @@ class Limit:
 
     def due(self, now: float) -> bool:
         return self.reset_at <= now
+
+
+_LIMIT_LINE = re.compile(
+    r"limit reached|hit your limit|usage limit|API Error: (?:429\b|Request rejected \(429\))", re.IGNORECASE
+)
+
+
+def limit_line(screen: str) -> str:
+    """The last line of a pane that names a usage limit ("… 5-hour limit reached · resets 3pm"), stripped;
+    "" when none does."""
+    found = [line.strip() for line in screen.splitlines() if _LIMIT_LINE.search(line)]
+    return found[-1] if found else ""
 
 
 def limit_lines(limit: Limit, now: float) -> list[str]:

@@ -170,3 +170,35 @@ def test_an_agent_someone_went_on_with_is_not_resumed_again(
     assert not _events(rds, keys, "resumed")
     assert sent.read_text() == ""
     assert json.loads(ib.run("limits", "--json").stdout) == {"limits": []}
+
+
+def test_without_hooks_the_pane_parks_the_agent_once(
+    ib: IbRunner, rds: redis.Redis, keys: Keys, tmux_socket: str, tmp_path: Path
+) -> None:
+    ib.env.update({"IB_TMUX_SOCKET": tmux_socket, "IB_WORKER_ID": WORKER, "IB_STATUS_NODE_AUTO": "false"})
+    text, at = _in_an_hour()
+    screen = tmp_path / "screen.txt"
+    screen.write_text(f"> add a flag\n\n● {text}\n\n> \n", encoding="utf-8")
+    session = "ib-test-quiet"
+    shown = f"cat {screen}; sleep 600"
+    subprocess.run(["tmux", "-L", tmux_socket, "new-session", "-d", "-s", session, shown], check=True)
+    record = {"id": "quiet", "session": session, "worker": WORKER, "state": "running", "root": str(ib.cwd)}
+    write_hash(rds, keys.agent("quiet"), {**record, "project": "p"})  # no hook ever set its state
+    rds.sadd(keys.agents, "quiet")
+    retry_until(lambda: text in _screen(tmux_socket, session), 10.0, 0.1, "the screen drawn")
+    for _ in range(2):
+        assert ib.run("worker", "--once").returncode == 0
+    [limited] = _events(rds, keys, "limited")
+    assert (limited["agent"], limited["data"]["seen"], limited["data"]["reset_at"]) == ("quiet", "pane", at)
+    assert rds.hget(keys.agent("quiet"), "state") == "limited"
+    assert rds.smembers(keys.limit_agents("default")) == {"quiet"}
+
+
+def _screen(tmux_socket: str, session: str) -> str:
+    done = subprocess.run(
+        ["tmux", "-L", tmux_socket, "capture-pane", "-p", "-t", session],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return done.stdout
