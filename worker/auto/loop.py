@@ -208,8 +208,10 @@ class AutoLoops:
             self.rt.client.hset(self.rt.keys.auto(state.project), PARKED_FIELD, mark)
             ready = self.rt.claims.candidates(state.project)
             why = f"parked: account {limit.account} is limited until {until_text(limit.reset_at, now)}"
-            if ready:
-                self.rt.tasks.add_note(ready[0], "parked", f"{why}; auto mode gives it out after the reset")
+            if ready:  # an observation: the one note kind for what happened to a task (bus.task_model)
+                self.rt.tasks.add_note(
+                    ready[0], "observation", f"{why}; auto mode gives it out after the reset"
+                )
             log.info("auto %s: %s", state.project, why)
         return True
 
