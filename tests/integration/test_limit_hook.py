@@ -124,6 +124,10 @@ def test_a_limit_is_told_once_and_stands_until_the_next_turn(
     assert ib.run("hook", "event", stdin=json.dumps(idle), env={"IB_AGENT_ID": "a1"}).returncode == 0
     assert len(_events(rds, keys, "limited")) == 1
     assert not _events(rds, keys, "waiting")
+    woke = ib.run("listen", "--timeout", "30", timeout=60)  # the person's session hears of it by default
+    assert [json.loads(line)["type"] for line in woke.stdout.splitlines() if line.startswith("{")] == [
+        "limited"
+    ]
     shown = ib.run("limits")
     assert shown.returncode == 0, shown.stderr
     until = _events(rds, keys, "limited")[0]["data"]["until"]
