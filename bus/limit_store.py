@@ -2,8 +2,8 @@
 
 One hash per limited account (`limit:<account>`: reset_at, window, since, source, note), the set of its
 parked agents (`limit:<account>:agents`) and the set of limited accounts (`limits`). `park_commands`
-builds the writes as plain commands so the hook (on the light client) and the worker (on redis-py) write
-the same thing; the worker lifts a limit at its reset (worker.service.limit_resume).
+(bus.usage_limits) builds the writes as plain commands so the hook (on the light client, without redis-py)
+and the worker write the same thing; the worker lifts a limit at its reset (worker.service.limit_resume).
 """
 
 from __future__ import annotations
@@ -11,32 +11,7 @@ from __future__ import annotations
 import redis
 
 from bus.keys import Keys
-from bus.usage_limits import Limit, Reset
-
-Command = tuple[str, ...]
-
-
-def park_commands(
-    keys: Keys, account: str, agent: str, reset: Reset, window: str, now: float
-) -> list[Command]:
-    """The writes that record `account`'s limit (the newest report's reset wins) and park `agent` on it."""
-    return [
-        ("HSETNX", keys.limit(account), "since", f"{now:.3f}"),
-        (
-            "HSET",
-            keys.limit(account),
-            "reset_at",
-            f"{reset.at:.3f}",
-            "window",
-            window,
-            "source",
-            reset.source,
-            "note",
-            reset.note,
-        ),
-        ("SADD", keys.limit_agents(account), agent),
-        ("SADD", keys.limits, account),
-    ]
+from bus.usage_limits import Limit, Reset, park_commands
 
 
 class LimitStore:

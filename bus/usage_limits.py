@@ -15,6 +15,10 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, tzinfo
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from bus.keys import Keys
+
+Command = tuple[str, ...]
+
 WINDOWS = {
     "five_hour": 5 * 3600,
     "seven_day": 7 * 86400,
@@ -83,6 +87,29 @@ def limit_line(screen: str) -> str:
     "" when none does."""
     found = [line.strip() for line in screen.splitlines() if _LIMIT_LINE.search(line)]
     return found[-1] if found else ""
+
+
+def park_commands(
+    keys: Keys, account: str, agent: str, reset: Reset, window: str, now: float
+) -> list[Command]:
+    """The writes that record `account`'s limit (the newest report's reset wins) and park `agent` on it."""
+    return [
+        ("HSETNX", keys.limit(account), "since", f"{now:.3f}"),
+        (
+            "HSET",
+            keys.limit(account),
+            "reset_at",
+            f"{reset.at:.3f}",
+            "window",
+            window,
+            "source",
+            reset.source,
+            "note",
+            reset.note,
+        ),
+        ("SADD", keys.limit_agents(account), agent),
+        ("SADD", keys.limits, account),
+    ]
 
 
 def limit_lines(limit: Limit, now: float) -> list[str]:

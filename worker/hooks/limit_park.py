@@ -13,8 +13,7 @@ import time
 from datetime import datetime
 
 from bus.keys import Keys
-from bus.limit_store import park_commands
-from bus.usage_limits import DEFAULT_ACCOUNT, Reset, read_reset, settle, until_text, window_of
+from bus.usage_limits import DEFAULT_ACCOUNT, Reset, park_commands, read_reset, settle, until_text, window_of
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
