@@ -9,6 +9,8 @@ import pytest
 from bus.usage_limits import (
     UNKNOWN_RESET_WAIT,
     WINDOWS,
+    Limit,
+    limit_lines,
     read_reset,
     reset_from_header,
     reset_from_text,
@@ -128,3 +130,15 @@ def test_window_of(claim: object, text: str, expected: str) -> None:
 def test_until_text_names_the_day_only_when_it_is_not_today() -> None:
     assert until_text(_utc("2026-11-27 15:00"), NOW_S, UTC) == "15:00"
     assert until_text(_utc("2026-11-28 09:05"), NOW_S, UTC) == "Nov 28 09:05"
+
+
+def test_limit_lines_name_the_reset_the_window_and_the_parked_agents() -> None:
+    reset, since = _utc("2026-11-27 15:00"), _utc("2026-11-27 13:02")
+    limit = Limit("default", reset, "five_hour", since, "text", "", ("a1", "a2"))
+    assert limit_lines(limit, NOW_S) == [
+        f"default: limited until {until_text(reset, NOW_S)} (five_hour, since {until_text(since, NOW_S)})",
+        "  parked: a1, a2",
+    ]
+    noted = Limit("work", NOW_S - 1, "seven_day", since, "none", "no reset time given", ())
+    assert limit_lines(noted, NOW_S)[0].startswith("work: resuming now (seven_day")
+    assert limit_lines(noted, NOW_S)[1:] == ["  parked: none", "  note: no reset time given"]
