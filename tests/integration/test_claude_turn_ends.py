@@ -84,6 +84,8 @@ def test_a_turn_ending_api_error_is_one_error_that_idle_prompt_keeps(
     assert manual_ib.run("new-agent", "add a flag", "--name", "busy").returncode == 0
     failed = _listen(manual_ib, state)  # a 429 that ends the turn parks the agent: `limited`
     assert (failed["from"], failed["data"]["kind"]) == ("busy", kind)
+    if state == "limited":  # no unified headers, no "resets …": tried again later, and the person told so
+        assert failed["data"]["note"] == "no reset time given: trying again in 5 min"
     _idle_with(manual_ib, "busy", shown)
     assert manual_ib.run("worker", "--once").returncode == 0
     # Claude Code's idle_prompt Notification comes 45-60 s after the turn: its payload is fed to the hook
