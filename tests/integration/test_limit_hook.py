@@ -15,11 +15,14 @@ from typing import Any
 import pytest
 import redis
 
+from bus.envelope import make_event
 from bus.hashes import write_hash
 from bus.keys import Keys
+from bus.streams import publish
 from tests.cli import IbRunner
 from tests.streams import stream_entries
 from tests.waiting import retry_until
+from worker.hooks.payloads import outcome
 
 WORKER = "w-limits"
 YEAR = 365 * 86400
@@ -206,3 +209,39 @@ def _screen(tmux_socket: str, session: str) -> str:
         check=False,
     )
     return done.stdout
+
+
+def test_a_limit_spooled_while_redis_was_away_parks_the_agent_once_the_worker_reads_it(
+    ib: IbRunner, rds: redis.Redis, keys: Keys, sent: Path
+) -> None:
+    """With Redis away the hook parks nothing and spools its event (bus.spool, per bus: flushed to this one
+    later); here that event reaches the bus as the flush publishes it, and the worker parks the agent."""
+    rds.hset(keys.agent("a1"), mapping={"state_by": "hook", "state_at": f"{time.time() - 5:.3f}"})
+    text, at = _in_an_hour()
+    body = {"hook_event_name": "StopFailure", "error": "rate_limit", "last_assistant_message": text}
+    found = outcome(body, "a1")
+    assert found is not None
+    spooled = make_event(found.event_type, found.message, sender="a1", agent="a1", data=found.data)
+    assert ib.run("worker", "--once").returncode == 0  # the worker's place in the events stream, as it runs
+    publish(rds, keys, spooled, 1000)
+    assert ib.run("worker", "--once").returncode == 0
+    assert rds.hget(keys.agent("a1"), "state") == "limited"
+    assert rds.smembers(keys.limit_agents("default")) == {"a1"}
+    assert float(rds.hget(keys.limit("default"), "reset_at") or 0) == at
+    assert len(_events(rds, keys, "limited")) == 1  # the spooled one told the person; no second
+
+
+def test_a_spooled_limit_of_an_agent_that_went_on_since_parks_nothing(
+    ib: IbRunner, rds: redis.Redis, keys: Keys, sent: Path
+) -> None:
+    body = {"hook_event_name": "StopFailure", "error": "rate_limit", "last_assistant_message": "429"}
+    found = outcome(body, "a1")
+    assert found is not None
+    old = make_event(found.event_type, found.message, sender="a1", agent="a1", data=found.data,
+                     ts="2026-01-01T00:00:00+00:00")  # fmt: skip
+    rds.hset(keys.agent("a1"), mapping={"state_by": "hook", "state_at": f"{time.time():.3f}"})
+    assert ib.run("worker", "--once").returncode == 0
+    publish(rds, keys, old, 1000)
+    assert ib.run("worker", "--once").returncode == 0
+    assert rds.hget(keys.agent("a1"), "state") == "running"
+    assert json.loads(ib.run("limits", "--json").stdout) == {"limits": []}

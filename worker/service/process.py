@@ -52,6 +52,7 @@ from worker.merges.merge_queue import MergeQueue
 from worker.runtime import Runtime
 from worker.service.inbox import Batch, Inbox
 from worker.service.limit_resume import resume_due
+from worker.service.limit_watch import park_spooled
 from worker.service.operations import run_operation
 from worker.service.pane_watch import CLOSE_INTERVAL, PaneWatcher
 from worker.service.signals import stop_on_signals
@@ -308,6 +309,8 @@ class WorkerService:
         A turn's end has its agent's transcript read at once (the bot shows the words above the end) and
         ends the close watch of its pane; a state change may start one (worker.service.pane_watch)."""
         try:
+            if park_spooled(self.rt, event):
+                log.info("worker %s: agent %s parked on its spooled limit", self.me, event.agent)
             if event.type in TURN_END_TYPES and event.agent:
                 self.tailer.turn_ended(event.agent, event.id)
                 self.watcher.unwatch(event.agent)
