@@ -41,6 +41,7 @@ from bot.errors import BotError
 from bot.escalation import Escalation, schedule_for
 from bot.forum import Forum
 from bot.gate import gate
+from bot.limit_handlers import LIMIT_HANDLERS
 from bot.outbound import Batch, Outbox
 from bot.output_feed import OutputFeed
 from bot.plan_handlers import PLAN_HANDLERS
@@ -74,6 +75,7 @@ HANDLERS = {
     **SCHEDULE_HANDLERS,
     **COST_HANDLERS,
     **ATTENTION_HANDLERS,
+    **LIMIT_HANDLERS,
 }
 
 

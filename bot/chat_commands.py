@@ -39,6 +39,7 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("questions", "The questions agents asked that nobody answered yet"),
     ("attention", "What waits on you, oldest first, with how long"),
     ("cost", "Tokens and cost of this topic's agent or project: /cost [AGENT] [--since 1d]"),
+    ("limits", "Usage limits in force: until when, and the agents parked on them"),
     ("plan", "Plan tasks for a goal with a planner agent: /plan GOAL"),
     ("plans", "List the plans (of this topic's project)"),
     ("schedules", "List the scheduled tasks (of this topic's project)"),

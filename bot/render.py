@@ -439,6 +439,23 @@ def _lifecycle(icon: str, verb: str) -> Callable[[Event], _View]:
     return view
 
 
+def _limited(event: Event) -> _View:
+    """ "limited until 15:00" (the reset in the worker's local time), with the window and any note."""
+    until = _text(event.data, "until", "its reset")
+    window = _text(event.data, "window")
+    note = _text(event.data, "note")
+    lines = [f"⏳ {_agent(event)} limited until {until}" + (f" ({window} limit)" if window else "")]
+    if note:
+        lines.append(note)
+    lines.append("It goes on by itself at the reset.")
+    return _View("\n".join(lines))
+
+
+def _resumed(event: Event) -> _View:
+    window = _text(event.data, "window")
+    return _View(f"▶ {_agent(event)} resumed" + (f": its {window} limit has reset" if window else ""))
+
+
 def _other(event: Event) -> _View:
     return _View(_with_msg(f"• {event.type} from {_agent(event)}", event))
 
@@ -467,6 +484,8 @@ _RENDERERS: dict[str, Callable[[Event], _View]] = {
     "killed": _lifecycle("✗", "was killed"),
     "merged": _lifecycle("✓", "merged"),
     "rate_limited": _lifecycle("⏳", "is rate limited"),
+    "limited": _limited,
+    "resumed": _resumed,
     "permission": _permission,
     "error": _error,
     "notification": _lifecycle("🔔", "notifies"),

@@ -101,6 +101,8 @@ RULES: dict[str, _Rule] = {
     "spawned": _Rule(project=_S, data=_F, prefer_agent=True, create=TopicKind.AGENT),
     "state": _Rule(data=_F, prefer_agent=True),
     "rate_limited": _Rule(project=_S, data=_F, prefer_agent=True, create=_A),
+    "limited": _Rule(project=_S, data=_F, prefer_agent=True, create=_A, person=True),
+    "resumed": _Rule(project=_S, data=_F, prefer_agent=True, create=_A, person=True),
     "permission": _Rule(project=_S, data=_F, prefer_agent=True, create=_A, person=True),
     "error": _Rule(project=_S, data=_F, prefer_agent=True, create=_A, person=True),
     "notification": _Rule(data=_F, prefer_agent=True),

@@ -18,8 +18,8 @@ from bus.usage import dollars
 # Events after which the agent's turn is over (its status line is removed), and the pane states that
 # say the same when the pane watcher, not a hook, saw it. `error` is only ever a turn's end (a retry
 # Claude Code still makes raises none).
-TURN_ENDS = frozenset({"complete", "waiting", "question", "error", "stopped", "killed"})
-IDLE_STATES = frozenset({"complete", "waiting", "error", "rate_limited", "stopped"})
+TURN_ENDS = frozenset({"complete", "waiting", "question", "error", "limited", "stopped", "killed"})
+IDLE_STATES = frozenset({"complete", "waiting", "error", "rate_limited", "limited", "stopped"})
 # An output item the worker writes, not the transcript: its tail went through the turn that the event
 # in its `event` field ended (read at once on the end). It shows nothing and folds into nothing.
 TURN_END = "turn_end"

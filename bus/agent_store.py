@@ -43,6 +43,9 @@ class Agent(HashRecord):
     claude_session: str = ""
     transcript_path: str = ""
     paused: bool = False
+    account: str = ""  # the API key / Claude login it runs under ("": the one default account)
+    limited_until: float = 0.0  # the reset of the usage limit it is parked on (worker.hooks.limit_park)
+    limit_line: str = ""  # the pane's limit line the watcher parked it on, so one line parks it once
 
     def event_fields(self) -> dict[str, str | None]:
         """The envelope fields of an event about this agent: agent, project, task."""

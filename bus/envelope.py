@@ -25,6 +25,8 @@ AGENT_TYPES = (
     "killed",
     "merged",
     "rate_limited",
+    "limited",  # parked by its plan's usage limit until the reset (data: reset_at, until, window, account)
+    "resumed",  # went on by itself at the reset of its usage limit
     "message",
     "permission",
     "error",

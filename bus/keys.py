@@ -231,6 +231,20 @@ class Keys(Record):
     def listener(self, name: str) -> str:
         return self._k("listener", name)
 
+    # usage limits (bus.limit_store)
+    def limit(self, account: str) -> str:
+        """An account's usage limit: its reset time, the window that ran out, since when (hash)."""
+        return self._k("limit", account)
+
+    def limit_agents(self, account: str) -> str:
+        """The agents parked by an account's limit, to be resumed at its reset (set)."""
+        return self._k("limit", account, "agents")
+
+    @property
+    def limits(self) -> str:
+        """The accounts that are limited now (set)."""
+        return self._k("limits")
+
     def prompt(self, agent_id: str) -> str:
         """The dialog an agent shows that waits for a person (permission, plan, question, trust)."""
         return self._k("prompt", agent_id)

@@ -18,6 +18,7 @@ from tests.fake_anthropic.script import (
     rate_limited,
     read,
     reply,
+    usage_limited,
     write,
 )
 from tests.fake_anthropic.server import API_KEY, FakeAnthropic, Request
@@ -41,6 +42,7 @@ __all__ = [
     "rate_limited",
     "read",
     "reply",
+    "usage_limited",
     "write",
     "write_home",
 ]

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import itertools
 import threading
+import time
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 _ids = itertools.count(1)
@@ -44,13 +46,15 @@ class Reply:
 @dataclass(frozen=True)
 class ApiError:
     """An HTTP error as the API sends it: `{"type":"error","error":{"type":kind,"message":...}}`.
-    `retry` False adds `x-should-retry: false`, so the client gives up at once and the turn ends."""
+    `retry` False adds `x-should-retry: false`, so the client gives up at once and the turn ends;
+    `headers` are sent as well (a usage limit's `anthropic-ratelimit-unified-*`)."""
 
     status: int
     kind: str
     message: str
     retry_after: int | None = None
     retry: bool = True
+    headers: tuple[tuple[str, str], ...] = ()
 
 
 Turn = Reply | ApiError
@@ -105,3 +109,20 @@ def overloaded(*, retry: bool = False) -> ApiError:
 def rate_limited(retry_after: int = 10, *, retry: bool = False) -> ApiError:
     message = "This request would exceed the rate limit for your organization of 50 requests per minute."
     return ApiError(429, "rate_limit_error", message, retry_after=retry_after, retry=retry)
+
+
+def usage_limited(reset_at: float, claim: str = "five_hour", *, retry: bool = False) -> ApiError:
+    """A plan's usage limit as the API answers it: 429 `rate_limit_error` with the unified headers (status
+    rejected, the reset as epoch seconds, the window that ran out), `retry-after` up to the reset, and a
+    message naming the window and the reset in the "… · resets 3:05pm (UTC)" form Claude Code shows."""
+    headers = (
+        ("anthropic-ratelimit-unified-status", "rejected"),
+        ("anthropic-ratelimit-unified-reset", str(int(reset_at))),
+        ("anthropic-ratelimit-unified-representative-claim", claim),
+    )
+    moment = datetime.fromtimestamp(reset_at, tz=UTC)
+    clock = f"{(moment.hour % 12) or 12}:{moment.minute:02d}{'pm' if moment.hour >= 12 else 'am'}"
+    window = "5-hour" if claim == "five_hour" else "weekly"
+    message = f"{window} limit reached · resets {clock} (UTC)"
+    wait = max(1, round(reset_at - time.time()))
+    return ApiError(429, "rate_limit_error", message, retry_after=wait, retry=retry, headers=headers)

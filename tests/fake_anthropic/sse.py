@@ -123,4 +123,5 @@ def error_headers(error: ApiError, request_id: str) -> dict[str, str]:
         headers["anthropic-ratelimit-requests-remaining"] = "0"
         headers["anthropic-ratelimit-requests-reset"] = "2030-01-01T00:00:00Z"
     headers["x-should-retry"] = "true" if error.retry else "false"
+    headers.update(error.headers)
     return headers

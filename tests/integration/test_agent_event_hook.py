@@ -87,10 +87,19 @@ def test_ask_user_question_is_a_question_people_can_answer(
 def test_stop_failure_is_an_error_with_its_kind(
     ib: IbRunner, rds: redis.Redis, keys: Keys, agent: str
 ) -> None:
+    _hook(ib, {"hook_event_name": "StopFailure", "error": "overloaded", "last_assistant_message": "529"})
+    [event] = _events(rds, keys)
+    assert (event["type"], event["data"]["kind"]) == ("error", "overloaded")
+    assert rds.hget(keys.agent(agent), "state") == "error"
+
+
+def test_stop_failure_on_a_rate_limit_parks_the_agent(
+    ib: IbRunner, rds: redis.Redis, keys: Keys, agent: str
+) -> None:
     _hook(ib, {"hook_event_name": "StopFailure", "error": "rate_limit", "last_assistant_message": "429"})
     [event] = _events(rds, keys)
-    assert (event["type"], event["data"]["kind"]) == ("error", "rate_limit")
-    assert rds.hget(keys.agent(agent), "state") == "rate_limited"
+    assert (event["type"], event["data"]["kind"]) == ("limited", "rate_limit")
+    assert rds.hget(keys.agent(agent), "state") == "limited"
 
 
 def test_idle_notification_after_the_stop_hook_says_nothing_new(

@@ -73,7 +73,7 @@ def test_a_question_without_the_marker_is_one_waiting_event(
 
 @pytest.mark.parametrize(
     ("error", "kind", "shown", "state"),
-    [(overloaded(), "overloaded", "529", "error"), (rate_limited(), "rate_limit", "429", "rate_limited")],
+    [(overloaded(), "overloaded", "529", "error"), (rate_limited(), "rate_limit", "429", "limited")],
     ids=["529", "429"],
 )
 def test_a_turn_ending_api_error_is_one_error_that_idle_prompt_keeps(
@@ -82,8 +82,10 @@ def test_a_turn_ending_api_error_is_one_error_that_idle_prompt_keeps(
 ) -> None:  # fmt: skip
     anthropic.script(error)  # x-should-retry: false, so Claude Code gives up at once and the turn ends
     assert manual_ib.run("new-agent", "add a flag", "--name", "busy").returncode == 0
-    failed = _listen(manual_ib, "error")
+    failed = _listen(manual_ib, state)  # a 429 that ends the turn parks the agent: `limited`
     assert (failed["from"], failed["data"]["kind"]) == ("busy", kind)
+    if state == "limited":  # no unified headers, no "resets …": tried again later, and the person told so
+        assert failed["data"]["note"] == "no reset time given: trying again in 5 min"
     _idle_with(manual_ib, "busy", shown)
     assert manual_ib.run("worker", "--once").returncode == 0
     # Claude Code's idle_prompt Notification comes 45-60 s after the turn: its payload is fed to the hook
@@ -92,8 +94,8 @@ def test_a_turn_ending_api_error_is_one_error_that_idle_prompt_keeps(
             "message": "Claude is waiting for your input", "cwd": str(manual_ib.cwd)}  # fmt: skip
     fed = manual_ib.run("hook", "event", stdin=json.dumps(idle), env={"IB_AGENT_ID": "busy"})
     assert fed.returncode == 0, fed.stderr
-    incidents = [e["type"] for e in _events(rds, keys, "busy") if e["type"] in (*TURN_ENDS, "rate_limited")]
-    assert incidents == ["error"]
+    incidents = [e["type"] for e in _events(rds, keys, "busy") if e["type"] in (*TURN_ENDS, "limited")]
+    assert incidents == [state]
     assert json.loads(manual_ib.run("list", "--json").stdout)[0]["state"] == state
 
 

@@ -46,4 +46,4 @@ def test_help_is_grouped_with_the_plumbing_last(ib: IbRunner) -> None:
     assert {"hook", "spool", "parse-state", "status-node"} <= set(panels[PANELS[-1]])
     assert {"info", "send", "diff", "review", "merge", "merge-queue", "kill"} <= set(panels["Agents"])
     commands = [c for title, names in panels.items() if title != "Options" for c in names]
-    assert len(commands) == len(set(commands)) == 51
+    assert len(commands) == len(set(commands)) == 52

@@ -230,6 +230,26 @@ FULL = [
     ("killed", event("killed", agent="agent-x"), "✗ agent-x was killed"),
     ("stopped", event("stopped", agent="agent-x"), "⏹ agent-x stopped"),
     ("merged", event("merged", agent="agent-x"), "✓ agent-x merged"),
+    (
+        "limited",
+        event("limited", agent="agent-x", data={"until": "15:00", "window": "five_hour", "note": ""}),
+        "⏳ agent-x limited until 15:00 (five_hour limit)\nIt goes on by itself at the reset.",
+    ),
+    (
+        "limited-with-a-note",
+        event("limited", agent="agent-x", data={"until": "14:05", "note": "no reset time given"}),
+        "⏳ agent-x limited until 14:05\nno reset time given\nIt goes on by itself at the reset.",
+    ),
+    (
+        "limited-bare",
+        event("limited", agent="agent-x"),
+        "⏳ agent-x limited until its reset\nIt goes on by itself at the reset.",
+    ),
+    (
+        "resumed",
+        event("resumed", agent="agent-x", data={"window": "seven_day"}),
+        "▶ agent-x resumed: its seven_day limit has reset",
+    ),
     ("unknown-type", event("brand_new", "hello", agent="agent-x"), "• brand_new from agent-x: hello"),
     ("agent-from-sender", event("waiting", "?", **{"from": "agent-s"}), "⏳ agent-s is waiting: ?"),
 ]

@@ -57,7 +57,7 @@ CASES = {
     ),
     "stop-failure-rate-limit": (
         {"hook_event_name": "StopFailure", "error": "rate_limit"},
-        ("rate_limited", "error", ""),
+        ("limited", "limited", ""),
     ),
     "stop-failure-missing-error": ({"hook_event_name": "StopFailure"}, ("error", "error", "")),
     "session-end-exit": (
@@ -153,6 +153,7 @@ QUIET_CASES = {
     "idle-after-complete": ("Notification", "waiting", "complete", True),
     "idle-after-api-error": ("Notification", "waiting", "error", True),
     "idle-after-rate-limit": ("Notification", "waiting", "rate_limited", True),
+    "idle-while-limited": ("Notification", "waiting", "limited", True),
     "idle-while-running": ("Notification", "waiting", "running", False),
     "permission-after-permission-request": ("Notification", "permission", "permission", True),
     "permission-prompt-while-running": ("Notification", "permission", "running", False),
@@ -160,6 +161,8 @@ QUIET_CASES = {
     "session-end-first": ("SessionEnd", "stopped", "waiting", False),
     "next-turn-after-error": ("UserPromptSubmit", "running", "error", False),
     "stop-failure-after-retries": ("StopFailure", "error", "error", False),
+    "limit-while-parked": ("StopFailure", "limited", "limited", True),
+    "limit-after-a-resumed-turn": ("StopFailure", "limited", "running", False),
     "event-name-not-a-string": (["Notification"], "waiting", "error", False),
 }
 

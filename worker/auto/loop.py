@@ -8,6 +8,7 @@ outbox when it is done, so a worker killed in the middle goes on where it was. A
 from __future__ import annotations
 
 import logging
+import time
 from pathlib import Path
 from typing import cast
 
@@ -17,6 +18,8 @@ from bus.envelope import now_ts
 from bus.errors import BusError, Conflict, InvalidInput, NotFound
 from bus.event_model import Event
 from bus.ids import validate_id
+from bus.limit_store import LimitStore
+from bus.usage_limits import DEFAULT_ACCOUNT, until_text
 from worker.agents import teardown
 from worker.agents.spawn import SpawnRequest, new_agent
 from worker.agents.talk import press, send
@@ -56,6 +59,7 @@ WATCHED = frozenset(
 )
 """The event types a loop can act on; the others are not even looked up."""
 GIVEN_FIELD = "given"
+PARKED_FIELD = "parked"  # the limit (account@reset) the loop's next claim waits out, noted once on its task
 """In `auto:<project>`: the last task (and attempt) handed to an agent, so a retried hand-over is skipped."""
 
 
@@ -174,6 +178,8 @@ class AutoLoops:
         """Run the outbox in order; an outcome (a claim's) is decided on at once and its actions go first."""
         while outbox:
             action: Action | None = action_from_dict(outbox[0])
+            if isinstance(action, Claim) and self._parked_by_limit(state):
+                break  # the claim waits in the outbox; the worker drains it at the reset (resume_all)
             rest = outbox[1:]
             try:
                 if isinstance(action, Claim) and not action.agent:
@@ -189,6 +195,25 @@ class AutoLoops:
             outbox = rest
             self.store.save(state, outbox)
         return state
+
+    def _parked_by_limit(self, state: AutoState) -> bool:
+        """True while the account is held by its usage limit: no task goes to an agent. The task it would
+        have given out gets a note saying why, once per limit."""
+        now = time.time()
+        limit = LimitStore(self.rt.client, self.rt.keys).is_limited(DEFAULT_ACCOUNT, now)
+        if limit is None:
+            return False
+        mark = f"{limit.account}@{limit.reset_at:.0f}"
+        if self.rt.client.hget(self.rt.keys.auto(state.project), PARKED_FIELD) != mark:
+            self.rt.client.hset(self.rt.keys.auto(state.project), PARKED_FIELD, mark)
+            ready = self.rt.claims.candidates(state.project)
+            why = f"parked: account {limit.account} is limited until {until_text(limit.reset_at, now)}"
+            if ready:  # an observation: the one note kind for what happened to a task (bus.task_model)
+                self.rt.tasks.add_note(
+                    ready[0], "observation", f"{why}; auto mode gives it out after the reset"
+                )
+            log.info("auto %s: %s", state.project, why)
+        return True
 
     def _name_claimer(self, state: AutoState, rest: Outbox) -> Claim | None:
         """With a worktree per task the agent is named after the task it will claim (the first ready

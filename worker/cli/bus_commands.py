@@ -65,7 +65,8 @@ def listen(
 ) -> None:
     """Wait for events for the primary session, print them as JSONL, acknowledge, exit 0.
 
-    By default: complete, waiting, question and error (a turn ended by an API error).
+    By default: complete, waiting, question, error (a turn ended by an API error) and limited (by the
+    plan's usage limit; the worker resumes it at the reset).
 
     Example: ib listen --timeout 60 --types complete,question
     """
@@ -79,7 +80,7 @@ def listen(
         client,
         ctx.keys,
         ctx.settings.listener_name if name is None else name,
-        frozenset(chosen or (*NOTIFY_TYPES, "error")),  # every turn end: complete, waiting, error
+        frozenset(chosen or (*NOTIFY_TYPES, "error", "limited")),  # every turn end
         heartbeat_ttl=ctx.settings.heartbeat_ttl,
         backlog_s=ctx.settings.listen_backlog,
         filtered=bool(chosen),

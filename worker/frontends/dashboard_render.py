@@ -25,6 +25,7 @@ STATE_STYLES = {
     "creating": "dim",
     "compacting": "magenta",
     "rate_limited": "red",
+    "limited": "red",
     "permission": "yellow bold",
     "error": "red bold",
     "stopped": "red dim",

@@ -33,6 +33,7 @@ _SCHEMA_STATES = {
     "unknown": "running",
     "waiting": "waiting",
     "rate_limited": "waiting",
+    "limited": "waiting",  # parked by a usage limit; the worker resumes it at the reset
     "permission": "waiting",  # a dialog waits for the person
     "error": "waiting",  # an API error ended the turn: the person decides whether to resend
     "complete": "complete",

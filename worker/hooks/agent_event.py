@@ -54,12 +54,12 @@ def apply(conn: Connection, conf: HotConf, agent_id: str, payload: dict[str, obj
     from worker.hooks.payloads import says_nothing_new
 
     keys = Keys(conf.namespace)
-    record = conn.call("HMGET", keys.agent(agent_id), "state", "project", "task", "ending")
+    record = conn.call("HMGET", keys.agent(agent_id), "state", "project", "task", "ending", "account")
     replies = record if isinstance(record, list) else []
     values = [v.decode() if isinstance(v, bytes) else "" for v in replies]
     if not any(values):
         return  # not one of our agents (or already torn down)
-    previous, project, task, ending = [*values, "", "", "", ""][:4]
+    previous, project, task, ending, account = [*values, "", "", "", "", ""][:5]
     if says_nothing_new(payload.get("hook_event_name"), found.state, previous):
         return
     if found.state:
@@ -78,6 +78,11 @@ def apply(conn: Connection, conf: HotConf, agent_id: str, payload: dict[str, obj
             return  # the watcher's event told it, with the options as drawn and the question to answer
         data["prompt_id"] = drawn or _record_prompt(conn, keys, agent_id, project, found.prompt, data)
     event_type, message = found.event_type, found.message
+    if found.state == "limited":
+        from worker.hooks import limit_park
+
+        data = limit_park.park(conn, keys, agent_id, account, data)
+        message = limit_park.message(agent_id, data)
     if event_type == "stopped" and ending:  # ittybus's own teardown (ib kill, a merge), not a crash
         message, data = f"{agent_id} stopped: {ending}", {**data, "ending": ending}
     if event_type == "state":

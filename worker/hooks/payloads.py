@@ -203,8 +203,12 @@ def _stop_failure(payload: Mapping[str, object], agent_id: str) -> Outcome:
         "details": _text(payload, "error_details"),
         "last_message": last,
     }
-    state = "rate_limited" if kind == "rate_limit" else "error"
-    return Outcome(state, "error", f"{agent_id}: the turn ended with an API error ({kind})", data)
+    limits = _mapping(payload.get("rate_limits"))  # the quota headers, should Claude Code pass them on
+    if limits:
+        data["reset_header"], data["claim"] = limits.get("resets_at"), limits.get("rate_limit_type")
+    if kind == "rate_limit":  # the plan's usage limit: parked until its reset (worker.hooks.limit_park)
+        return Outcome("limited", "limited", f"{agent_id} is limited", data)
+    return Outcome("error", "error", f"{agent_id}: the turn ended with an API error ({kind})", data)
 
 
 QUIET_REPEATS = frozenset(
@@ -213,6 +217,7 @@ QUIET_REPEATS = frozenset(
         ("waiting", "complete"),
         ("waiting", "error"),  # idle_prompt comes 45-60 s after any turn end: the error still stands
         ("waiting", "rate_limited"),
+        ("waiting", "limited"),  # the limit stands until the worker resumes the agent at its reset
         ("permission", "permission"),
     }
 )
@@ -222,10 +227,12 @@ would hide the error that ended the turn (that stands until the next turn starts
 
 def says_nothing_new(hook_event: object, state: str, previous: str) -> bool:
     """Whether an outcome of state `state` from `hook_event` must be dropped, the agent being `previous`:
-    a Notification that repeats (QUIET_REPEATS), or a SessionEnd after the pane watcher saw the session
-    end (it published `stopped` and gave the claims back)."""
+    a Notification that repeats (QUIET_REPEATS), a limit the agent is parked on already, or a SessionEnd
+    after the pane watcher saw the session end (it published `stopped` and gave the claims back)."""
     if hook_event == "Notification":
         return (state, previous) in QUIET_REPEATS
+    if state == previous == "limited":
+        return True  # one `limited` event per limit: the agent is parked on it already
     return hook_event == "SessionEnd" and state == previous == "stopped"
 
 

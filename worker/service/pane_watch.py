@@ -27,6 +27,7 @@ from worker.hooks.payloads import stopped_reason
 from worker.markers import FROM_PANE
 from worker.runtime import Runtime
 from worker.service.dialog_events import tell_dialog
+from worker.service.limit_watch import park_from_pane
 from worker.tmux.dialogs import DRAW_WAIT
 from worker.tmux.pane_death import Death
 from worker.tmux.pane_state import PaneState, pane_state
@@ -137,8 +138,18 @@ class PaneWatcher:
             prompt = self.rt.prompts.get(agent.id) if agent.id in self.close else None
             if prompt is not None:
                 self.asking[agent.id] = prompt.id
+        if state == PaneState.RATE_LIMITED.value and self._limited(agent, text):
+            return
         self.record(agent, state, told_not_drawn=self._told_not_drawn(agent, dialog is not None))
         self._note_retry(agent, text, state)
+
+    def _limited(self, agent: Agent, text: str) -> bool:
+        """A usage limit on screen of an agent whose hooks tell nothing: it is parked on it, or stays as it
+        is (parked already, or this limit is behind it); True when the watcher records nothing more. An
+        agent with working hooks is left to its StopFailure hook, which tells the limit exactly."""
+        if self.rt.agents.state_of(agent.id)[1] == "hook":
+            return False
+        return park_from_pane(self.rt, agent, text) or agent.state == "limited" or bool(agent.limit_line)
 
     def forget_all_but(self, mine: set[str]) -> None:
         """Drops what was noted of agents that are no longer this worker's (torn down, or moved)."""

@@ -51,6 +51,8 @@ from worker.hooks.manager_notes import flush_waiting
 from worker.merges.merge_queue import MergeQueue
 from worker.runtime import Runtime
 from worker.service.inbox import Batch, Inbox
+from worker.service.limit_resume import resume_due
+from worker.service.limit_watch import park_spooled
 from worker.service.operations import run_operation
 from worker.service.pane_watch import CLOSE_INTERVAL, PaneWatcher
 from worker.service.signals import stop_on_signals
@@ -67,7 +69,7 @@ class BusMoved(WorkerError):
     """The embedded bus was started again at another address; this worker's clients point at the old one."""
 
 
-TURN_END_TYPES = frozenset({"complete", "waiting", "error"})
+TURN_END_TYPES = frozenset({"complete", "waiting", "error", "limited"})
 STOP_CHECK = 1.0  # seconds a read blocks at most, whatever the pane interval: SIGTERM is heeded that soon
 
 
@@ -212,6 +214,7 @@ class WorkerService:
             self.fire_schedules,
             self.flush_spool,
             self.expire_plans,
+            self.resume_limits,
         )
         for step in steps:
             try:
@@ -233,6 +236,12 @@ class WorkerService:
     def fire_schedules(self) -> None:
         """Scheduled tasks that are due: every worker tries, one lock per firing lets one add it."""
         self.rt.schedules.fire_due(self.rt.worker_id)
+
+    def resume_limits(self) -> None:
+        """Agents parked by a usage limit whose reset has come: resumed (worker.service.limit_resume)."""
+        _resumed, lifted = resume_due(self.rt)
+        if lifted:
+            self.autos.resume_all()  # the /auto claims the limit held back
 
     def expire_plans(self) -> None:
         """Planners of this worker that gave no answer in time: their plans fail."""
@@ -301,6 +310,8 @@ class WorkerService:
         ends the close watch of its pane; a state change may start one (worker.service.pane_watch). A
         "needs you" opens an attention item; the agent moving on closes its earlier ones (bus.attention)."""
         try:
+            if park_spooled(self.rt, event):
+                log.info("worker %s: agent %s parked on its spooled limit", self.me, event.agent)
             if event.type in TURN_END_TYPES and event.agent:
                 self.tailer.turn_ended(event.agent, event.id)
                 self.watcher.unwatch(event.agent)

@@ -1,0 +1,43 @@
+"""`ib limits`: each account's usage limit, its reset and the agents parked on it."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import typer
+
+from bus.limit_store import LimitStore
+from bus.usage_limits import Limit, limit_lines
+from worker.cli.context import Context
+
+
+def limits(as_json: bool = typer.Option(False, "--json", help="one JSON object, for scripts")) -> None:
+    """Accounts held by their plan's usage limit: until when, since when, the parked agents.
+
+    An agent whose turn ends on its usage limit is parked, and the worker resumes it at the reset.
+    Example: ib limits --json
+    """
+    ctx = Context()
+    found = LimitStore(ctx.client, ctx.keys).all()
+    if as_json:
+        print(json.dumps({"limits": [_as_json(limit) for limit in found]}, ensure_ascii=False))
+        return
+    if not found:
+        print("no account is limited")
+    now = time.time()
+    for limit in found:
+        for line in limit_lines(limit, now):
+            print(line)
+
+
+def _as_json(limit: Limit) -> dict[str, object]:
+    return {
+        "account": limit.account,
+        "reset_at": limit.reset_at,
+        "window": limit.window,
+        "since": limit.since,
+        "source": limit.source,
+        "note": limit.note,
+        "agents": list(limit.agents),
+    }
