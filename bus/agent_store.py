@@ -33,6 +33,7 @@ class Agent(HashRecord):
     session: str = ""  # tmux session name
     worker: str = ""  # the worker (machine) that owns the session
     model: str = ""
+    program: str = ""  # the agent program (`--cli`): claude, codex, gemini; "" for agents made before: claude
     permission_mode: str = ""  # Claude Code's, as written into its settings ("" for agents made before)
     created_at: float = 0.0
     state: str = "creating"
@@ -50,6 +51,11 @@ class Agent(HashRecord):
     def event_fields(self) -> dict[str, str | None]:
         """The envelope fields of an event about this agent: agent, project, task."""
         return {"agent": self.id, "project": self.project or None, "task": self.task or None}
+
+    @property
+    def cli(self) -> str:
+        """The agent program's `--cli` name; agents made before there was a choice ran Claude Code."""
+        return self.program or "claude"
 
     @property
     def age(self) -> float:
