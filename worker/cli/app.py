@@ -31,6 +31,7 @@ from worker.cli import (
 from worker.cli import plan_commands as plans
 from worker.cli import stack_commands as stack
 from worker.cli.bot_commands import bot as bot_command
+from worker.cli.budget_commands import budget_app
 from worker.cli.cost_commands import cost as cost_command
 from worker.cli.schedule_commands import schedule_app
 from worker.errors import WorkerError
@@ -89,6 +90,7 @@ for command in (agents.esc, agents.pause, agents.resume, agents.merge, agents.ki
     app.command(rich_help_panel=AGENTS)(command)
 app.command("merge-check", rich_help_panel=AGENTS)(agents.merge_check)
 app.command("cost", rich_help_panel=AGENTS)(cost_command)
+app.add_typer(budget_app, name="budget", rich_help_panel=AGENTS)
 for command in (dialog_commands.approve, dialog_commands.deny, dialog_commands.answer):
     app.command(rich_help_panel=ANSWER)(command)
 app.command(rich_help_panel=ANSWER)(question_commands.questions)

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import typer
 
+from bus import budget_store
 from bus.errors import InvalidInput
 from bus.ids import folder_project, validate_id
 from bus.repo_paths import agent_from_path
@@ -24,6 +25,7 @@ from worker.agents import views
 from worker.agents.layout import AgentPaths
 from worker.boundary.done_check_box import box_for
 from worker.cli import values
+from worker.cli.budget_commands import budget_amount
 from worker.cli.context import Context
 from worker.errors import WorkerError
 from worker.tasks import views as task_views
@@ -157,6 +159,7 @@ def add(
     touches: list[str] = typer.Option(
         None, "--touches", help="files or directories it will change, relative to the repository (repeat)"
     ),
+    budget: str = typer.Option(None, "--budget", help="what the task may spend: 2.50$ or 400k (tokens)"),
 ) -> None:
     """Add a task; prints its id. Ready at once unless it waits for unfinished tasks (or is a draft).
 
@@ -165,6 +168,7 @@ def add(
 
     Example: ib task add "Design the auth API" --priority 8 --touches auth/ --test-cmd "pytest -q tests/auth"
     """
+    limit = budget_amount(budget) if budget is not None else None
     ctx = Context()
     task = _store(ctx).add(
         title,
@@ -178,6 +182,8 @@ def add(
         draft=draft,
         touches=_touches(touches),
     )
+    if limit is not None:
+        budget_store.set_budget(ctx.client, ctx.keys, "task", task.id, limit)
     print(task.id)
 
 
