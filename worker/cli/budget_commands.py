@@ -38,7 +38,10 @@ def _exists(ctx: Context, scope: str, target: str) -> None:
         raise NotFound(f"no {scope} {target!r}: see `{listing}` for the {scope}s there are")
 
 
-@budget_app.command("set")
+NEGATIVE_OK = {"ignore_unknown_options": True}  # `-5` is a (bad) amount, refused as one, not an option
+
+
+@budget_app.command("set", context_settings=NEGATIVE_OK)
 def set_budget(
     amount: str = typer.Argument(..., help="dollars (2.50$, $2.50) or tokens (400k, 1.5M, 250000)"),
     agent: str = typer.Option(None, "--agent", help="one agent's budget"),
@@ -98,7 +101,7 @@ def _data(b: Budget) -> dict[str, object]:
     }
 
 
-@budget_app.command("raise")
+@budget_app.command("raise", context_settings=NEGATIVE_OK)
 def raise_budget(
     agent: str = typer.Argument(..., help="the paused agent"),
     by: str = typer.Argument(None, help="how much more: 1$ or 200k (default: its limit once more)"),
