@@ -11,6 +11,7 @@ import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 import redis
@@ -33,7 +34,7 @@ def worker(agents_ib: IbRunner, tmp_path: Path, rds: redis.Redis, keys: Keys) ->
         yield running
 
 
-def events(rds: redis.Redis, keys: Keys, kind: str) -> list[dict[str, object]]:
+def events(rds: redis.Redis, keys: Keys, kind: str) -> list[dict[str, Any]]:
     return [e for _i, f in stream_entries(rds, keys.events) if (e := json.loads(f["e"]))["type"] == kind]
 
 
