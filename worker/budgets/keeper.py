@@ -46,15 +46,11 @@ class BudgetKeeper:
                 self.look(agent)
 
     def look(self, agent: Agent) -> None:
-        """Send what the agent's budgets ask for, and hold or let go of the agent by them."""
+        """Hold or let go of the agent by its budgets, then send what they ask for (paused, then told)."""
         client, keys = self.rt.client, self.rt.keys
         covering = budget_store.covering(
             client, keys, agent.id, agent.task, budget_store.today(), self.rt.settings.day_limit
         )
-        for item in covering:
-            step = next_step(item)
-            if step and budget_store.mark(client, keys, item, step):
-                self._tell(agent, item, step)
         over = next((b for b in covering if b.over), None)
         held = budget_store.hold_of(client, keys, agent.id)
         if over is not None and not held:
@@ -64,6 +60,10 @@ class BudgetKeeper:
         elif over is None and held.get("kind") == budget_store.BUDGET:
             budget_store.release(client, keys, agent.id)  # raised elsewhere, or a new day
             log.info("budgets: %s goes on, no budget of it is used up now", agent.id)
+        for item in covering:
+            step = next_step(item)
+            if step and budget_store.mark(client, keys, item, step):
+                self._tell(agent, item, step)
 
     def _tell(self, agent: Agent, item: Budget, step: str) -> None:
         kind = "budget_exceeded" if step == "exceeded" else "budget_warning"

@@ -1,0 +1,115 @@
+"""Budgets and the runaway watchdog with the real Claude Code CLI (pinned) offline against the scripted
+Messages API, and `ib worker` running: a model that asks for the same Bash call 20 times is paused after
+the sixth, and every later call is refused with the watchdog's reason; an agent over the day's budget
+(IB_DAY_BUDGET) gets one warning at 80 %, is paused at 100 %, and `ib budget raise` lets it go on."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import redis
+
+from bus.keys import Keys
+from tests.bot_process import Worker, worker_running
+from tests.cli import IbRunner
+from tests.fake_anthropic import FakeAnthropic, bash, reply
+from tests.streams import stream_entries
+from tests.waiting import retry_until
+
+pytestmark = pytest.mark.claude
+TURN = 120.0  # deadline for a turn of 20 tool calls of a cold CLI on 2 busy cores
+DONE = "Done.\n\nI HAVE COMPLETED THE GOAL"
+
+
+@pytest.fixture
+def worker(claude_ib: IbRunner, tmp_path: Path, rds: redis.Redis, keys: Keys) -> Iterator[Worker]:
+    with worker_running(claude_ib, tmp_path / "worker.log", rds, keys) as running:
+        yield running
+
+
+@pytest.fixture
+def budget_worker(claude_ib: IbRunner, tmp_path: Path, rds: redis.Redis, keys: Keys) -> Iterator[Worker]:
+    claude_ib.env["IB_DAY_BUDGET"] = "50k"  # each scripted answer counts about 13.6k tokens
+    with worker_running(claude_ib, tmp_path / "worker.log", rds, keys) as running:
+        yield running
+
+
+def events(rds: redis.Redis, keys: Keys, kind: str) -> list[dict[str, Any]]:
+    return [e for _i, f in stream_entries(rds, keys.events) if (e := json.loads(f["e"]))["type"] == kind]
+
+
+def results(anthropic: FakeAnthropic) -> list[str]:
+    """The text of every tool result the model was sent, in order (from the last request, which has all)."""
+    found = []
+    for message in anthropic.turns_taken()[-1].body.get("messages") or []:
+        content = message.get("content")
+        for block in content if isinstance(content, list) else []:
+            if isinstance(block, dict) and block.get("type") == "tool_result":
+                inner = block.get("content")
+                parts = inner if isinstance(inner, list) else [{"text": inner}]
+                found.append(" ".join(str(p.get("text", "")) for p in parts if isinstance(p, dict)))
+    return found
+
+
+def released_when(check: Any, what: str) -> threading.Event:
+    """An event set once `check()` holds: a reply held on it is sent only then."""
+    gate = threading.Event()
+
+    def wait() -> None:
+        retry_until(check, TURN, 0.05, what)
+        gate.set()
+
+    threading.Thread(target=wait, daemon=True).start()
+    return gate
+
+
+def test_a_model_looping_on_one_bash_call_is_paused_after_the_sixth(
+    claude_ib: IbRunner, anthropic: FakeAnthropic, rds: redis.Redis, keys: Keys, worker: Worker
+) -> None:
+    seen = released_when(lambda: events(rds, keys, "runaway"), "the runaway event")
+    loop = [reply(bash("ls", "list the files")) for _ in range(20)]
+    loop[6] = reply(bash("ls", "list the files"), hold=seen)  # the seventh call waits for the watchdog
+    anthropic.script(*loop, reply(DONE))
+    assert claude_ib.run("new-agent", "list the files", "--name", "looper").returncode == 0
+    retry_until(lambda: events(rds, keys, "complete"), TURN, 0.2, "the turn to end")
+
+    (event,) = events(rds, keys, "runaway")
+    assert event["agent"] == "looper" and event["data"]["rule"] == "repeat"
+    assert event["msg"] == "looper paused: the same call 6 times in a row: Bash: ls"
+    said = results(anthropic)
+    assert len(said) == 20
+    refused = [r for r in said if "Paused by ittybus's runaway watchdog" in r]
+    assert not any("Paused by ittybus" in r for r in said[:6])
+    assert len(refused) == 14  # the seventh call on: every one refused, none run
+    assert rds.hget(keys.hold("looper"), "kind") == "runaway"
+    assert claude_ib.run("budget", "continue", "looper").stdout == "looper goes on\n"
+    assert not rds.exists(keys.hold("looper"))
+
+
+def test_an_agent_over_the_day_budget_is_warned_paused_and_raised(
+    claude_ib: IbRunner, anthropic: FakeAnthropic, rds: redis.Redis, keys: Keys, budget_worker: Worker
+) -> None:
+    paused = released_when(lambda: events(rds, keys, "budget_exceeded"), "the budget_exceeded event")
+    steps = [reply(bash(f"echo step {n}", f"step {n}")) for n in range(1, 9)]
+    steps[4] = reply(bash("echo step 5", "step 5"), hold=paused)  # answer 4 used it up: its next call waits
+    anthropic.script(*steps, reply(DONE))
+    assert claude_ib.run("new-agent", "work in steps", "--name", "spender").returncode == 0
+    retry_until(lambda: events(rds, keys, "complete"), TURN, 0.2, "the turn to end")
+
+    (warning,) = events(rds, keys, "budget_warning")
+    (exceeded,) = events(rds, keys, "budget_exceeded")
+    assert warning["agent"] == exceeded["agent"] == "spender"
+    assert exceeded["data"]["scope"] == "day" and exceeded["data"]["limit_shown"] == "50k tokens"
+    said = results(anthropic)
+    assert [r.strip() for r in said[:4]] == [f"step {n}" for n in range(1, 5)]
+    assert all("Paused by ittybus: the day" in r and "budget of 50k tokens" in r for r in said[4:])
+    raised = claude_ib.run("budget", "raise", "spender", "100k")
+    assert raised.returncode == 0, raised.stderr
+    assert raised.stdout.endswith("spender goes on\n")
+    assert "budget is now 150k tokens" in raised.stdout
+    assert not rds.exists(keys.hold("spender"))
