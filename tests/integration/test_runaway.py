@@ -6,6 +6,8 @@ hook lets every call through when the bus is out of reach."""
 from __future__ import annotations
 
 import json
+import threading
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,13 +16,19 @@ from typing import Any
 import pytest
 import redis
 
+from bus import usage_store
 from bus.agent_store import Agent, AgentStore
+from bus.clients import client_for
 from bus.keys import Keys
+from bus.settings import Settings
+from bus.usage import Usage
 from tests.bot_process import Worker, worker_running
 from tests.cli import IbRunner
 from tests.streams import stream_entries
 from tests.tool_calls import pre_tool_use
 from tests.waiting import retry_until
+from worker.budgets.watchdog import Watchdog
+from worker.runtime import Runtime
 
 AGENT = "looper"
 REPEATS = 6  # IB_RUNAWAY_REPEATS' default
@@ -98,3 +106,32 @@ def test_the_hook_lets_calls_through_when_the_bus_is_out_of_reach(ib: IbRunner, 
     (repo / ".ib" / "agents" / AGENT).mkdir(parents=True)
     ib.env.update({"IB_REDIS_URL": "redis://127.0.0.1:1/0", "IB_WORKER_ID": f"w-{uuid.uuid4().hex[:6]}"})
     assert pre_tool_use(ib, repo, AGENT, "Bash", command="ls") is None
+
+
+def test_a_quiet_turn_and_a_fast_burn_pause_a_working_agent(
+    repo: Path, redis_url: str, namespace: str, rds: redis.Redis, keys: Keys
+) -> None:
+    """The watchdog's slow look, in this process on the real bus: a turn with nothing new for
+    IB_RUNAWAY_QUIET_MINUTES, and fresh tokens over IB_RUNAWAY_TOKENS_PER_MINUTE, each pause their agent
+    once; an agent that is not working is left alone."""
+    settings = Settings(
+        redis_url=redis_url, namespace=namespace, worker_id="w-look", runaway_quiet_minutes=10
+    )
+    rt = Runtime(settings, client_for(redis_url), repo)
+    watchdog = Watchdog(rt, client_for(redis_url, blocking=True), threading.Event())
+    now = time.time()
+    store = AgentStore(rds, keys)
+    store.save(Agent(id="quiet", worker="w-look", state="working", state_at=now - 11 * 60))
+    store.save(Agent(id="burner", worker="w-look", state="working", state_at=now))
+    store.save(Agent(id="resting", worker="w-look", state="waiting", state_at=now - 3600))
+    usage_store.append(rds, keys, "burner", "", [Usage("claude-sonnet-4-5", now - 60, input=3_000_000)])
+    watchdog.look()
+    watchdog.look()  # a second look tells nothing new
+    told = {e["agent"]: e["data"] for e in runaways(rds, keys)}
+    assert set(told) == {"quiet", "burner"}
+    assert told["quiet"]["rule"] == "quiet"
+    assert told["quiet"]["reason"] == "no file change and no new text for 11 minutes of this turn"
+    assert told["burner"]["rule"] == "burn"
+    assert told["burner"]["reason"].startswith("600,000 fresh tokens a minute over the last 5 minutes")
+    assert len(runaways(rds, keys)) == 2
+    assert {a for a in ("quiet", "burner", "resting") if rds.exists(keys.hold(a))} == {"quiet", "burner"}
