@@ -195,7 +195,10 @@ def raise_hold(
 
 
 def go_on(client: redis.Redis, keys: Keys, agent: str, worker: str) -> dict[str, str]:
-    """Lift a watchdog pause and have the watchdog forget the agent's calls so far; what the hold said."""
+    """Lift a watchdog pause and have the watchdog forget the agent's calls so far; what the hold said
+    ({} when it had none). A budget's pause stays: Conflict says how to raise it."""
+    if client.hget(keys.hold(agent), "kind") == BUDGET:
+        raise Conflict(f"{agent} is paused by a budget, not the watchdog: ib budget raise {agent}")
     held = release(client, keys, agent)
     if worker:
         client.xadd(keys.tool_calls(worker), cast("Any", {"agent": agent, RESET: "1"}), maxlen=10_000)

@@ -49,6 +49,7 @@ def test_continue_raise_and_stop_buttons(
     shown = newest(fake, topic, paused)
     assert [label for label, _data in shown.buttons[0]] == ["▶ Continue", "✗ Stop"]
     fake.inject_callback(USER, shown.message_id, shown.buttons[0][0][1])
+    continued = shown
     wait_shown(fake, topic, f"▶ {AGENT} goes on")
     assert not rds.exists(keys.hold(AGENT))
     assert pre_tool_use(agents_ib, agents_ib.cwd, AGENT, "Bash", command="ls -la") is None
@@ -63,6 +64,9 @@ def test_continue_raise_and_stop_buttons(
     shown = newest(fake, topic, used_up)
     assert [label for label, _data in shown.buttons[0]] == ["Raise by $1.00", "✗ Stop"]
     assert "Paused by ittybus" in (pre_tool_use(agents_ib, agents_ib.cwd, AGENT, "Bash", command="ls") or "")
+    fake.inject_callback(USER, continued.message_id, continued.buttons[0][0][1])  # an old Continue
+    wait_shown(fake, topic, f"⚠ {AGENT} is paused by a budget, not the watchdog: ib budget raise {AGENT}")
+    assert rds.hget(keys.hold(AGENT), "kind") == "budget"
     fake.inject_callback(USER, shown.message_id, shown.buttons[0][0][1])
     wait_shown(fake, topic, f"✓ The agent {AGENT} budget is now $2.00 ($1.20 spent); {AGENT} goes on")
     assert pre_tool_use(agents_ib, agents_ib.cwd, AGENT, "Bash", command="ls") is None
@@ -76,3 +80,5 @@ def test_continue_raise_and_stop_buttons(
     fake.inject_callback(USER, shown.message_id, shown.buttons[0][1][1])
     retry_until(lambda: AGENT not in agents_ib.run("list").stdout, 30, 0.1, "the agent torn down")
     wait_shown(fake, topic, f"✗ Killed {AGENT}")
+    gone = (keys.hold(AGENT), keys.budget("agent", AGENT), keys.spent("agent", AGENT))
+    assert rds.exists(*gone) == 0  # a new agent of the same name starts unpaused, with no budget

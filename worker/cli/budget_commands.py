@@ -128,9 +128,6 @@ def go_on(agent: str = typer.Argument(..., help="the agent the runaway watchdog 
     found = ctx.runtime.agents.find(agent)
     if found is None:
         raise NotFound(f"no agent {agent!r}: see `ib list` for the agents there are")
-    held = budget_store.hold_of(ctx.client, ctx.keys, agent)
-    if held.get("kind") == budget_store.BUDGET:
-        raise InvalidInput(f"{agent} is paused by a budget, not the watchdog: ib budget raise {agent}")
     if not budget_store.go_on(ctx.client, ctx.keys, agent, found.worker):
         raise NotFound(f"{agent} is not paused")
     print(f"{agent} goes on")
