@@ -16,12 +16,12 @@ from worker.cli.context import Context
 budget_app = typer.Typer(no_args_is_help=True, help="Budgets per agent, task and day, and paused agents.")
 
 
-def budget_amount(text: str) -> Amount:
-    """An amount a person typed, or InvalidInput with one line saying what to write."""
+def budget_amount(text: str, given_as: str) -> Amount:
+    """An amount a person typed, or a usage error (one line, exit 2) saying what to write."""
     try:
         return parse_amount(text)
     except ValueError as e:
-        raise InvalidInput(str(e)) from e
+        raise typer.BadParameter(str(e), param_hint=given_as) from e
 
 
 def _scope(agent: str | None, task: str | None, day: bool) -> tuple[str, str]:
@@ -52,7 +52,7 @@ def set_budget(
 
     Example: ib budget set --agent agent-1 2.50$ (or --task design-auth 400k, or --day 20$)
     """
-    limit = budget_amount(amount)
+    limit = budget_amount(amount, "AMOUNT")
     scope, target = _scope(agent, task, day)
     ctx = Context()
     _exists(ctx, scope, target)
@@ -101,7 +101,7 @@ def _data(b: Budget) -> dict[str, object]:
     }
 
 
-@budget_app.command("raise", context_settings=NEGATIVE_OK)
+@budget_app.command("raise")
 def raise_budget(
     agent: str = typer.Argument(..., help="the paused agent"),
     by: str = typer.Argument(None, help="how much more: 1$ or 200k (default: its limit once more)"),
@@ -110,7 +110,7 @@ def raise_budget(
 
     Example: ib budget raise agent-1 1.50$
     """
-    step = budget_amount(by) if by is not None else None
+    step = budget_amount(by, "BY") if by is not None else None
     ctx = Context()
     raised, going = budget_store.raise_hold(ctx.client, ctx.keys, agent, step, ctx.settings.day_limit)
     spent = raised.spent.shown(raised.limit.unit)

@@ -168,7 +168,7 @@ def add(
 
     Example: ib task add "Design the auth API" --priority 8 --touches auth/ --test-cmd "pytest -q tests/auth"
     """
-    limit = budget_amount(budget) if budget is not None else None
+    limit = budget_amount(budget, "--budget") if budget is not None else None
     ctx = Context()
     task = _store(ctx).add(
         title,
