@@ -71,27 +71,38 @@ def budget(
 ) -> Budget | None:
     """One budget with what its scope spent; None when none is set. For a day (`target` a date), the
     standing day budget or `day_default` stands in when that date has none of its own."""
-    limit = _limit(_hash(client, keys.budget(scope, target)))
-    if limit is None and scope == "day" and target:
-        limit = _limit(_hash(client, keys.budget("day", ""))) or day_default
-    if limit is None:
-        return None
-    spent = _hash(client, keys.spent(scope, target))
-    return Budget(
-        scope, target, limit, _spent(spent), spent.get("warned") == "1", spent.get("exceeded") == "1"
-    )
+    found = _read(client, keys, [(scope, target)], day_default)
+    return found[0] if found else None
+
+
+def _read(
+    client: redis.Redis, keys: Keys, targets: list[tuple[str, str]], day_default: Amount | None
+) -> list[Budget]:
+    """The budgets of `targets` that are set, with what their scopes spent: one round trip."""
+    pipe = client.pipeline()
+    for scope, target in targets:
+        pipe.hgetall(keys.budget(scope, target))
+        pipe.hgetall(keys.spent(scope, target))
+    pipe.hgetall(keys.budget("day", ""))
+    replies = cast("list[dict[str, str]]", pipe.execute())
+    standing = _limit(replies[-1]) or day_default
+    found = []
+    for n, (scope, target) in enumerate(targets):
+        limit, spent = _limit(replies[2 * n]), replies[2 * n + 1]
+        if limit is None and scope == "day" and target:
+            limit = standing
+        if limit is not None:
+            warned, exceeded = spent.get("warned") == "1", spent.get("exceeded") == "1"
+            found.append(Budget(scope, target, limit, _spent(spent), warned, exceeded))
+    return found
 
 
 def covering(
     client: redis.Redis, keys: Keys, agent: str, task: str, day: str, day_default: Amount | None
 ) -> list[Budget]:
     """The budgets an agent's spending counts against now: its own, its task's, the day's."""
-    found = [
-        budget(client, keys, "agent", agent),
-        budget(client, keys, "task", task) if task else None,
-        budget(client, keys, "day", day, day_default),
-    ]
-    return [b for b in found if b is not None]
+    targets = [("agent", agent)] + ([("task", task)] if task else []) + [("day", day)]
+    return _read(client, keys, targets, day_default)
 
 
 def listed(client: redis.Redis, keys: Keys, day_default: Amount | None) -> list[Budget]:
