@@ -22,7 +22,8 @@ from bot.render import escape
 from bot.runtime import BotRuntime
 from bus import budget_store
 from bus.agent_store import Agent
-from bus.worker_commands import Kill, Look, Merge, PressKeys, Status, TakeScreenshot
+from bus.budgets import CONTINUE_NOTE, TURN_OVER, raised_note
+from bus.worker_commands import Kill, Look, Merge, PressKeys, Send, Status, TakeScreenshot
 
 MERGE_TIMEOUT = 120.0
 
@@ -105,7 +106,7 @@ async def status(ask: Ask, agent: Agent) -> None:
 
 async def raise_budget(ask: Ask, agent: Agent) -> None:
     """Raise the budget that paused the agent by its step (what the button says); the pause is lifted
-    when the budget is no longer used up."""
+    when the budget is no longer used up, and an agent whose turn ended is told to go on."""
     rt = ask.rt
     raised, going = await rt.blocking(
         budget_store.raise_hold, rt.sync, rt.keys, agent.id, None, rt.day_budget
@@ -117,19 +118,29 @@ async def raise_budget(ask: Ask, agent: Agent) -> None:
         escape(f"✓ The {raised.name} budget is now {raised.limit} ({spent} spent); {agent.id} {after}"),
         ask.reply_to,
     )
-    if going and ask.reply_to is not None:
-        await rt.sender.drop_buttons(ask.reply_to)
+    if going:
+        await _go_on_told(ask, agent, raised_note(raised))
 
 
 async def go_on(ask: Ask, agent: Agent) -> None:
-    """Lift the runaway watchdog's pause; the watchdog forgets the calls that made it."""
+    """Lift the runaway watchdog's pause (the watchdog forgets the calls that made it); an agent whose
+    turn ended is told to go on."""
     rt = ask.rt
     held = await rt.blocking(budget_store.go_on, rt.sync, rt.keys, agent.id, agent.worker)
     rt.say(
         ask.thread, escape(f"▶ {agent.id} goes on" if held else f"{agent.id} was not paused"), ask.reply_to
     )
+    if held:
+        await _go_on_told(ask, agent, CONTINUE_NOTE)
+
+
+async def _go_on_told(ask: Ask, agent: Agent, note: str) -> None:
+    """The pause's buttons go; an agent that ended its turn on the refused call gets `note` typed in."""
     if ask.reply_to is not None:
-        await rt.sender.drop_buttons(ask.reply_to)
+        await ask.rt.sender.drop_buttons(ask.reply_to)
+    now = await ask.rt.find_agent(agent.id)
+    if now is not None and now.state in TURN_OVER:
+        await ask.rt.command(now.worker, Send(agent=now.id, text=note), ask.sender)
 
 
 BUTTONS: dict[Action, Callable[[Ask, Agent], Awaitable[None]]] = {

@@ -34,6 +34,8 @@ def set_budget(client: redis.Redis, keys: Keys, scope: str, target: str, limit: 
     pipe.hset(keys.budget(scope, target), mapping={"unit": limit.unit, "limit": repr(limit.value)})
     pipe.sadd(keys.budgets, f"{scope}:{target}")
     pipe.hdel(keys.spent(scope, target), "warned", "exceeded")
+    if scope == "day" and not target:  # the standing budget is today's too: its events may come again
+        pipe.hdel(keys.spent("day", today()), "warned", "exceeded")
     pipe.execute()
 
 

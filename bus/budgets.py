@@ -157,3 +157,22 @@ def pause_reason(budget: Budget) -> str:
         f"Paused by ittybus: {budget.words()}. Stop here and wait: the person is asked to raise the budget "
         "(ib budget raise) or stop this agent."
     )
+
+
+TURN_OVER = frozenset({"waiting", "complete", "error"})
+"""Agent states whose turn ended (most often on a refused call): a lifted pause is told to them, since no
+next tool call comes by itself."""
+
+
+def raised_note(budget: Budget) -> str:
+    """What a paused agent whose turn ended is told when its budget is raised."""
+    spent = budget.spent.shown(budget.limit.unit)
+    return (
+        f"ittybus: the {budget.name} budget is now {budget.limit} ({spent} spent). Go on where you stopped."
+    )
+
+
+CONTINUE_NOTE = (
+    "ittybus: the person lets you go on after the runaway watchdog paused you. Do not repeat the calls "
+    "that looped; go on where you stopped."
+)

@@ -4,6 +4,8 @@ lifts the pause, and Stop kills the agent."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import redis
 
 from bus import budget_store
@@ -11,7 +13,7 @@ from bus.keys import Keys
 from tests.bot_process import USER, BotProcess, Worker
 from tests.cli import IbRunner
 from tests.fake_telegram import FakeMessage, FakeTelegram
-from tests.integration.test_bot import bot_messages, settled, spawn, wait_agent_topic, wait_shown
+from tests.integration.test_bot import bot_messages, received, settled, spawn, wait_agent_topic, wait_shown
 from tests.tool_calls import pre_tool_use
 from tests.waiting import retry_until
 
@@ -37,6 +39,7 @@ def test_continue_raise_and_stop_buttons(
     running_worker: Worker,
     rds: redis.Redis,
     keys: Keys,
+    tmp_path: Path,
 ) -> None:
     bot.start()
     spawn(agents_ib, AGENT, "fake: wait")
@@ -51,6 +54,7 @@ def test_continue_raise_and_stop_buttons(
     fake.inject_callback(USER, shown.message_id, shown.buttons[0][0][1])
     continued = shown
     wait_shown(fake, topic, f"▶ {AGENT} goes on")
+    retry_until(lambda: "go on where you stopped" in received(tmp_path), 30, 0.1, "the agent told to go on")
     assert not rds.exists(keys.hold(AGENT))
     assert pre_tool_use(agents_ib, agents_ib.cwd, AGENT, "Bash", command="ls -la") is None
     retry_until(lambda: (fake.message(shown.message_id) or shown).buttons == [], 10, 0.05, "buttons gone")
@@ -69,6 +73,8 @@ def test_continue_raise_and_stop_buttons(
     assert rds.hget(keys.hold(AGENT), "kind") == "budget"
     fake.inject_callback(USER, shown.message_id, shown.buttons[0][0][1])
     wait_shown(fake, topic, f"✓ The agent {AGENT} budget is now $2.00 ($1.20 spent); {AGENT} goes on")
+    note = f"ittybus: the agent {AGENT} budget is now $2.00 ($1.20 spent). Go on where you stopped."
+    retry_until(lambda: note in received(tmp_path), 30, 0.1, "the agent told of the raise")
     assert pre_tool_use(agents_ib, agents_ib.cwd, AGENT, "Bash", command="ls") is None
 
     loop(agents_ib)

@@ -74,7 +74,7 @@ def test_a_model_looping_on_one_bash_call_is_paused_after_the_sixth(
     seen = released_when(lambda: events(rds, keys, "runaway"), "the runaway event")
     loop = [reply(bash("ls", "list the files")) for _ in range(20)]
     loop[6] = reply(bash("ls", "list the files"), hold=seen)  # the seventh call waits for the watchdog
-    anthropic.script(*loop, reply(DONE))
+    anthropic.script(*loop, reply(DONE), reply("Going on.\n\nI HAVE COMPLETED THE GOAL"))
     assert claude_ib.run("new-agent", "list the files", "--name", "looper").returncode == 0
     retry_until(lambda: events(rds, keys, "complete"), TURN, 0.2, "the turn to end")
 
@@ -87,8 +87,11 @@ def test_a_model_looping_on_one_bash_call_is_paused_after_the_sixth(
     assert not any("Paused by ittybus" in r for r in said[:6])
     assert len(refused) == 14  # the seventh call on: every one refused, none run
     assert rds.hget(keys.hold("looper"), "kind") == "runaway"
-    assert claude_ib.run("budget", "continue", "looper").stdout == "looper goes on\n"
+    done = claude_ib.run("budget", "continue", "looper")
+    assert done.stdout == "looper goes on\ntold looper to go on (its turn had ended)\n", done.stderr
     assert not rds.exists(keys.hold("looper"))
+    told = "go on where you stopped"
+    retry_until(lambda: any(told in t for t in anthropic.user_texts()), TURN, 0.2, "the agent told to go on")
 
 
 def test_an_agent_over_the_day_budget_is_warned_paused_and_raised(
@@ -97,7 +100,7 @@ def test_an_agent_over_the_day_budget_is_warned_paused_and_raised(
     paused = released_when(lambda: events(rds, keys, "budget_exceeded"), "the budget_exceeded event")
     steps = [reply(bash(f"echo step {n}", f"step {n}")) for n in range(1, 9)]
     steps[4] = reply(bash("echo step 5", "step 5"), hold=paused)  # answer 4 used it up: its next call waits
-    anthropic.script(*steps, reply(DONE))
+    anthropic.script(*steps, reply(DONE), reply("Going on.\n\nI HAVE COMPLETED THE GOAL"))
     assert claude_ib.run("new-agent", "work in steps", "--name", "spender").returncode == 0
     retry_until(lambda: events(rds, keys, "complete"), TURN, 0.2, "the turn to end")
 
@@ -110,6 +113,8 @@ def test_an_agent_over_the_day_budget_is_warned_paused_and_raised(
     assert all("Paused by ittybus: the day" in r and "budget of 50k tokens" in r for r in said[4:])
     raised = claude_ib.run("budget", "raise", "spender", "100k")
     assert raised.returncode == 0, raised.stderr
-    assert raised.stdout.endswith("spender goes on\n")
+    assert raised.stdout.endswith("spender goes on\ntold spender to go on (its turn had ended)\n")
     assert "budget is now 150k tokens" in raised.stdout
     assert not rds.exists(keys.hold("spender"))
+    note = "ittybus: the day"
+    retry_until(lambda: any(t.startswith(note) for t in anthropic.user_texts()), TURN, 0.2, "the agent told")

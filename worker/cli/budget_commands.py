@@ -9,8 +9,9 @@ import json
 import typer
 
 from bus import budget_store
-from bus.budgets import Amount, Budget, parse_amount
+from bus.budgets import CONTINUE_NOTE, TURN_OVER, Amount, Budget, parse_amount, raised_note
 from bus.errors import InvalidInput, NotFound
+from bus.worker_commands import Send
 from worker.cli.context import Context
 
 budget_app = typer.Typer(no_args_is_help=True, help="Budgets per agent, task and day, and paused agents.")
@@ -116,6 +117,8 @@ def raise_budget(
     spent = raised.spent.shown(raised.limit.unit)
     after = "goes on" if going else "stays paused: the budget is still used up, raise it more"
     print(f"the {raised.name} budget is now {raised.limit} ({spent} spent); {agent} {after}")
+    if going:
+        _tell(ctx, agent, raised_note(raised))
 
 
 @budget_app.command("continue")
@@ -131,3 +134,12 @@ def go_on(agent: str = typer.Argument(..., help="the agent the runaway watchdog 
     if not budget_store.go_on(ctx.client, ctx.keys, agent, found.worker):
         raise NotFound(f"{agent} is not paused")
     print(f"{agent} goes on")
+    _tell(ctx, agent, CONTINUE_NOTE)
+
+
+def _tell(ctx: Context, agent: str, note: str) -> None:
+    """An agent that ended its turn on the refused call gets `note` typed in: no next call comes by itself."""
+    found = ctx.runtime.agents.find(agent)
+    if found is not None and found.state in TURN_OVER:
+        ctx.on_owner(Send(agent=agent, text=note))
+        print(f"told {agent} to go on (its turn had ended)")
