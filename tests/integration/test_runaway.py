@@ -73,6 +73,7 @@ def test_a_twenty_call_loop_is_paused_told_and_let_go_on(
     assert [c["summary"] for c in event["data"]["calls"]][-REPEATS:] == ["Bash: ls -la"] * REPEATS
     assert pre_tool_use(agents_ib, repo, "bystander", "Bash", command="ls -la") is None
     assert len(runaways(rds, keys)) == 1  # the refused calls are not counted again
+    assert f"held:      {refused}\n" in agents_ib.run("info", AGENT).stdout
 
     done = agents_ib.run("budget", "continue", AGENT)
     assert (done.returncode, done.stdout) == (0, f"{AGENT} goes on\n"), done.stderr
