@@ -78,8 +78,8 @@ def held(
 
 
 def connect(conf: HotConf) -> Connection:
-    """The light client on the bus; with IB_REDIS_URL set, straight there (the embedded bus's lookup costs
-    the hook ~25 ms of imports)."""
+    """The light client on the bus for an agent's hooks; with IB_REDIS_URL set, straight there (the embedded
+    bus's lookup costs a hook ~25 ms of imports; the spool is the event hooks' to send, not these)."""
     if not conf.redis_url:
         from bus.publish import open_bus
 
