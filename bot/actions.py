@@ -1,5 +1,7 @@
 """What people do to an agent from Telegram, by command or by button: look, diff, merge, kill, Escape,
 status. Each asks the agent's worker over the bus and answers in the topic; errors are the caller's.
+Raise and Continue (an agent a budget or the runaway watchdog paused) change the budget's records on the
+bus and lift the pause, so the agent's next tool call goes through.
 """
 
 from __future__ import annotations
@@ -18,8 +20,10 @@ from bot.chat_commands import LOOK_LINES
 from bot.errors import BotError
 from bot.render import escape
 from bot.runtime import BotRuntime
+from bus import budget_store
 from bus.agent_store import Agent
-from bus.worker_commands import Kill, Look, Merge, PressKeys, Status, TakeScreenshot
+from bus.budgets import CONTINUE_NOTE, TURN_OVER, raised_note
+from bus.worker_commands import Kill, Look, Merge, PressKeys, Send, Status, TakeScreenshot
 
 MERGE_TIMEOUT = 120.0
 
@@ -100,6 +104,45 @@ async def status(ask: Ask, agent: Agent) -> None:
     ask.rt.say(ask.thread, _pre(text.rstrip() or agent.state), ask.reply_to)
 
 
+async def raise_budget(ask: Ask, agent: Agent) -> None:
+    """Raise the budget that paused the agent by its step (what the button says); the pause is lifted
+    when the budget is no longer used up, and an agent whose turn ended is told to go on."""
+    rt = ask.rt
+    raised, going = await rt.blocking(
+        budget_store.raise_hold, rt.sync, rt.keys, agent.id, None, rt.day_budget
+    )
+    spent = raised.spent.shown(raised.limit.unit)
+    after = "goes on" if going else "stays paused: the budget is still used up (raise it again)"
+    rt.say(
+        ask.thread,
+        escape(f"✓ The {raised.name} budget is now {raised.limit} ({spent} spent); {agent.id} {after}"),
+        ask.reply_to,
+    )
+    if going:
+        await _go_on_told(ask, agent, raised_note(raised))
+
+
+async def go_on(ask: Ask, agent: Agent) -> None:
+    """Lift the runaway watchdog's pause (the watchdog forgets the calls that made it); an agent whose
+    turn ended is told to go on."""
+    rt = ask.rt
+    held = await rt.blocking(budget_store.go_on, rt.sync, rt.keys, agent.id, agent.worker)
+    rt.say(
+        ask.thread, escape(f"▶ {agent.id} goes on" if held else f"{agent.id} was not paused"), ask.reply_to
+    )
+    if held:
+        await _go_on_told(ask, agent, CONTINUE_NOTE)
+
+
+async def _go_on_told(ask: Ask, agent: Agent, note: str) -> None:
+    """The pause's buttons go; an agent that ended its turn on the refused call gets `note` typed in."""
+    if ask.reply_to is not None:
+        await ask.rt.sender.drop_buttons(ask.reply_to)
+    now = await ask.rt.find_agent(agent.id)
+    if now is not None and now.state in TURN_OVER:
+        await ask.rt.command(now.worker, Send(agent=now.id, text=note), ask.sender)
+
+
 BUTTONS: dict[Action, Callable[[Ask, Agent], Awaitable[None]]] = {
     Action.DIFF: diff,
     Action.MERGE: merge,
@@ -107,4 +150,6 @@ BUTTONS: dict[Action, Callable[[Ask, Agent], Awaitable[None]]] = {
     Action.LOOK: look,
     Action.SHOT: screenshot,
     Action.APPROVE: review.approve,
+    Action.RAISE: raise_budget,
+    Action.CONTINUE: go_on,
 }

@@ -163,6 +163,7 @@ async def serve(config: BotConfig, url: str, settings: Settings, stop: asyncio.E
         settings.schedule_min_interval,
         settings.write_wait,
         settings.prices,
+        settings.day_limit,
     )
     consumer.notes = runtime.notes
     escalation = _escalation(application.bot, sync, keys, settings, config)

@@ -2,7 +2,8 @@
 
 Pure. The format is short and strict so it always fits Telegram's 64 bytes and anything forged or
 garbled parses to None: `<action>:<agent id>` for d (diff), m (merge), k (kill), l (look), s (screenshot),
-v (approve a review), c (request changes),
+v (approve a reviewed change), r (request changes), b (raise the budget that paused it), c (continue after
+the watchdog),
 `<action>:<plan id>` for p (approve), e (edit), x (discard) of a plan,
 `a:<question id>:<option index>` for the answer buttons of a question, `o:<question id>:<number>` for
 an option of a dialog (the number a person would type), and `<y|w|n>:<agent id>:<dialog>` (allow,
@@ -19,7 +20,7 @@ CALLBACK_MAX_BYTES = 64
 MAX_OPTION_INDEX = 99
 
 _ID = r"[A-Za-z0-9][A-Za-z0-9._-]{0,55}"  # at most 56 characters: "a:<id>:99" stays within 64 bytes
-_AGENT_DATA = re.compile(rf"([dmklsvc]):({_ID})")
+_AGENT_DATA = re.compile(rf"([dmklsvrbc]):({_ID})")
 _PLAN_DATA = re.compile(rf"([pex]):({_ID})")
 _ANSWER_DATA = re.compile(rf"([ao]):({_ID}):(0|[1-9][0-9]?)")
 _DIALOG_DATA = re.compile(rf"([ywn]):({_ID}):([0-9a-f]{{8}})")
@@ -34,7 +35,9 @@ class Action(StrEnum):
     LOOK = "l"
     SHOT = "s"
     APPROVE = "v"  # a reviewed change: into the merge queue
-    REQUEST_CHANGES = "c"  # a reviewed change: the comments waiting for it, to the agent as one prompt
+    REQUEST_CHANGES = "r"  # a reviewed change: the comments waiting for it, to the agent as one prompt
+    RAISE = "b"  # the budget that paused an agent, by its step; the agent goes on
+    CONTINUE = "c"  # an agent the runaway watchdog paused goes on
     PLAN_APPROVE = "p"
     PLAN_EDIT = "e"
     PLAN_DISCARD = "x"

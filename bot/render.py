@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, NamedTuple
 
+from bot.budget_render import BUDGET_VIEWS
 from bot.callbacks import Action, Callback, parse_callback
 from bot.dialog_render import BUTTON_LABEL_WIDTH, MAX_OPTIONS, dialog_view, drawn_options, option_rows
 from bot.plan_render import PLAN_VIEWS
@@ -79,8 +80,11 @@ class _View(NamedTuple):
     buttons: tuple[tuple[Button, ...], ...] = ()
 
 
-def _plan_view(event: Event) -> _View:
-    text, rows = PLAN_VIEWS[event.type](event)
+_OWN_VIEWS = {**PLAN_VIEWS, **BUDGET_VIEWS}  # areas that render their events in a module of their own
+
+
+def _own_view(event: Event) -> _View:
+    text, rows = _OWN_VIEWS[event.type](event)
     return _View(text, tuple(tuple(Button(label, data) for label, data in row) for row in rows))
 
 
@@ -91,7 +95,7 @@ def render(event: Event, style: Style) -> Rendered:
     """
     if style is Style.OUTPUT and event.type == "message" and event.msg.strip():
         return Rendered(render_output(event.msg))
-    view = _plan_view(event) if event.type in PLAN_VIEWS else _RENDERERS.get(event.type, _other)(event)
+    view = _own_view(event) if event.type in _OWN_VIEWS else _RENDERERS.get(event.type, _other)(event)
     if style is Style.SUMMARY:
         return Rendered(escape(shorten(view.text)))
     return Rendered(render_output(view.text.strip()), view.buttons)  # an agent's words keep their code

@@ -110,6 +110,9 @@ RULES: dict[str, _Rule] = {
     "killed": _Rule(project=_S, data=_F, prefer_agent=True),
     "merged": _Rule(project=_S, data=_F, prefer_agent=True),
     "conflict_risk": _Rule(project=_S, data=_F, prefer_agent=True, create=_A, other_agent=True),
+    "budget_warning": _Rule(project=_S, data=_F, prefer_agent=True, create=_A),
+    "budget_exceeded": _Rule(project=_S, data=_F, prefer_agent=True, create=_A, person=True),
+    "runaway": _Rule(project=_S, data=_F, prefer_agent=True, create=_A, person=True),
 }
 _UNKNOWN = _Rule(project=_S)
 

@@ -27,6 +27,7 @@ from bot.teardown_note import TeardownNotes
 from bot.topics import TopicRegistry
 from bus.agent_store import Agent, AgentStore
 from bus.auto_state import AutoState
+from bus.budgets import Amount
 from bus.keys import Keys
 from bus.questions import Question
 from bus.schedules import ScheduleStore
@@ -64,6 +65,7 @@ class BotRuntime:
     schedule_min_interval: float = 60.0
     write_wait: tuple[int, int] = (0, 0)  # (replicas, ms) a write that must outlive a failover waits for
     prices: dict[str, tuple[float, ...]] = field(default_factory=dict)  # IB_PRICES over bus.prices' table
+    day_budget: Amount | None = None  # IB_DAY_BUDGET, the day budget when none is set on the bus
 
     @cached_property
     def notes(self) -> TeardownNotes:

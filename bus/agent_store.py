@@ -131,9 +131,14 @@ class AgentStore:
         return str(previous or "")
 
     def remove(self, agent_id: str) -> None:
+        """Forget an agent; its pause, budget and what counted against that go with it (a new agent of the
+        same name starts clean), its usage stays (`ib cost` of its project and tasks stays whole)."""
+        k = self.keys
         pipe = self.client.pipeline()
-        pipe.delete(self.keys.agent(agent_id), self.keys.stop_turn(agent_id), self.keys.output(agent_id))
-        pipe.srem(self.keys.agents, agent_id)
+        pipe.delete(k.agent(agent_id), k.stop_turn(agent_id), k.output(agent_id), k.hold(agent_id))
+        pipe.delete(k.budget("agent", agent_id), k.spent("agent", agent_id))
+        pipe.srem(k.budgets, f"agent:{agent_id}")
+        pipe.srem(k.agents, agent_id)
         pipe.execute()
 
     def children(self, agent_id: str) -> list[Agent]:

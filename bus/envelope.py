@@ -36,7 +36,8 @@ TASK_TYPES = ("task_added", "task_ready", "task_claimed", "task_done", "task_fai
 MERGE_TYPES = ("merge_ready", "merge_merged", "merge_conflict", "merge_failed")
 AUTO_TYPES = ("auto_started", "auto_finished", "auto_paused", "auto_stopped")
 CONFLICT_TYPES = ("conflict_risk",)  # worker.conflicts: two sides of work that will not merge
-ALL_TYPES = AGENT_TYPES + TASK_TYPES + MERGE_TYPES + AUTO_TYPES + CONFLICT_TYPES
+BUDGET_TYPES = ("budget_warning", "budget_exceeded", "runaway")  # worker.budgets: an agent near or paused
+ALL_TYPES = AGENT_TYPES + TASK_TYPES + MERGE_TYPES + AUTO_TYPES + CONFLICT_TYPES + BUDGET_TYPES
 
 # What `ib notify` may send and what `ib listen` waits for by default (the seed's three).
 NOTIFY_TYPES = ("complete", "waiting", "question")

@@ -59,6 +59,28 @@ class Keys(Record):
         """The last Stop-hook turn already published for an agent (once per turn)."""
         return self._k("agent", agent_id, "turn")
 
+    # budgets and the runaway watchdog (bus.budget_store, worker.budgets)
+    def budget(self, scope: str, target: str) -> str:
+        """Hash: one budget's unit, limit and the events already sent (scope agent, task or day)."""
+        return self._k("budget", scope, target)
+
+    @property
+    def budgets(self) -> str:
+        """Set of `scope:target` of every budget set, so `ib budget list` finds them without a scan."""
+        return self._k("budgets")
+
+    def spent(self, scope: str, target: str) -> str:
+        """Hash: dollars and tokens an agent, a task or a day (UTC date) has spent, kept by the worker."""
+        return self._k("spent", scope, target)
+
+    def hold(self, agent_id: str) -> str:
+        """Hash: why an agent is paused (a budget, the watchdog); its PreToolUse hook refuses while it is."""
+        return self._k("hold", agent_id)
+
+    def tool_calls(self, worker: str) -> str:
+        """Stream: each tool call of the worker's agents, as the PreToolUse hook saw it (the watchdog's)."""
+        return self._k("tool-calls", worker)
+
     # tasks
     def task(self, task_id: str) -> str:
         return self._k("task", task_id)

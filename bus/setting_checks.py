@@ -40,6 +40,9 @@ NUMBERS: dict[str, tuple[bool, float, float, bool]] = {
     "IB_ATTENTION_DM_AFTER": (False, 0, math.inf, True),
     "IB_ATTENTION_CHANNELS_AFTER": (False, 0, math.inf, True),
     "IB_ATTENTION_REPEAT": (False, 0, math.inf, True),
+    "IB_RUNAWAY_REPEATS": (True, 2, 1000, True),
+    "IB_RUNAWAY_QUIET_MINUTES": (False, 0, math.inf, False),
+    "IB_RUNAWAY_TOKENS_PER_MINUTE": (True, 1, math.inf, True),
 }
 PRIVILEGED_PORTS = 1024
 PERMISSION_MODE_SETTINGS = frozenset(
@@ -84,7 +87,7 @@ def _other_problem(name: str, raw: str) -> str | None:
         return "must not be empty"
     if name == "IB_STATUS_NODE_AUTO" and raw.lower() not in BOOLEANS:
         return "must be true or false (or 1/0, yes/no, on/off)"
-    if name in ("IB_AGENT_ENV", "IB_PRICES", "IB_OVERLAP"):
+    if name in ("IB_AGENT_ENV", "IB_PRICES", "IB_OVERLAP", "IB_DAY_BUDGET"):
         return _text_problem(name, raw)
     if name in PERMISSION_MODE_SETTINGS and (raw or name == "IB_PERMISSION_MODE"):  # a role's may be empty
         return _mode_problem(permission_mode, raw)
@@ -105,6 +108,8 @@ def overlap_mode(value: str) -> str:
 
 
 def _text_problem(name: str, raw: str) -> str | None:
+    if name == "IB_DAY_BUDGET":
+        return _budget_problem(raw) if raw.strip() else None
     if name == "IB_OVERLAP":
         return _mode_problem(overlap_mode, raw)
     return agent_env_problem(raw) if name == "IB_AGENT_ENV" else _prices_problem(raw)
@@ -164,6 +169,16 @@ def _prices_problem(raw: str) -> str | None:
 
     try:
         parse_prices(raw)
+    except ValueError as e:
+        return str(e)
+    return None
+
+
+def _budget_problem(raw: str) -> str | None:
+    from bus.budgets import parse_amount
+
+    try:
+        parse_amount(raw)
     except ValueError as e:
         return str(e)
     return None

@@ -16,6 +16,7 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from bus import defaults
 from bus.address import Address
+from bus.budgets import Amount, parse_amount
 from bus.errors import ConfigError
 from bus.names import name_problem, worker_id_problem
 from bus.permission_modes import DEFAULT_PERMISSION_MODE, permission_mode
@@ -177,6 +178,27 @@ class Settings(BaseSettings):
         description="apprise URLs (push, e-mail, chat webhooks) for what stays unanswered, separated by "
         "spaces or commas, e.g. ntfy://ntfy.sh/my-topic mailtos://user:pass@example.com",
     )
+    # budgets and the runaway watchdog
+    day_budget: str | None = Field(
+        None,
+        description="what all agents together may spend a day (UTC) unless `ib budget set --day` says "
+        "otherwise: dollars (20$) or tokens (5M); unset: no day budget",
+    )
+    runaway_repeats: int = Field(
+        6,
+        ge=2,
+        le=1000,
+        description="the same tool call with the same arguments this many times in a row pauses the agent",
+    )
+    runaway_quiet_minutes: float = Field(
+        20.0, gt=0, description="minutes of a turn with no file change and no new text that pause the agent"
+    )
+    runaway_tokens_per_minute: int = Field(
+        500_000,
+        ge=1,
+        description="fresh tokens (input, output, cache writes) a minute, over 5 minutes, that pause "
+        "the agent",
+    )
 
     # telegram
     telegram_token: SecretStr | None = Field(None, description="Bot API token; unset: no bot")
@@ -257,6 +279,14 @@ class Settings(BaseSettings):
     def _prices(cls, value: Any) -> Any:
         return parse_prices(value) if isinstance(value, str) else value
 
+    @field_validator("day_budget")
+    @classmethod
+    def _day_budget(cls, value: str | None) -> str | None:
+        if value and value.strip():
+            parse_amount(value)
+            return value.strip()
+        return None
+
     @field_validator("worker_id")
     @classmethod
     def _worker_id_usable(cls, value: str) -> str:
@@ -274,6 +304,11 @@ class Settings(BaseSettings):
             except ValueError as e:
                 raise ValueError(f"must be comma-separated numeric user ids, got {value!r}") from e
         return value
+
+    @property
+    def day_limit(self) -> Amount | None:
+        """IB_DAY_BUDGET as an amount, None when unset."""
+        return parse_amount(self.day_budget) if self.day_budget else None
 
     @property
     def replicas_to_wait(self) -> int:

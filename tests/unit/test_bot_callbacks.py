@@ -15,6 +15,8 @@ VALID = [
     ("look", "l:agent-abc123", Callback(Action.LOOK, "agent-abc123")),
     ("screenshot", "s:agent-abc123", Callback(Action.SHOT, "agent-abc123")),
     ("approve a review", "v:agent-abc123", Callback(Action.APPROVE, "agent-abc123")),
+    ("raise a budget", "b:agent-abc123", Callback(Action.RAISE, "agent-abc123")),
+    ("continue after the watchdog", "c:agent-abc123", Callback(Action.CONTINUE, "agent-abc123")),
     ("plan-approve", "p:plan-3", Callback(Action.PLAN_APPROVE, "plan-3")),
     ("plan-edit", "e:plan-3", Callback(Action.PLAN_EDIT, "plan-3")),
     ("plan-discard", "x:plan-3", Callback(Action.PLAN_DISCARD, "plan-3")),

@@ -30,6 +30,7 @@ LAYERS = (
     "review",
     "fake",
     "agents",
+    "budgets",
     "runtime",
     "programs",
     "permissions",

@@ -11,13 +11,14 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from bus import usage_store
 from bus.activity import TURN_END
 from bus.agent_store import Agent
 from bus.hashes import append_entry, read_hash
-from bus.usage import spend
+from bus.usage import Usage, spend
 from worker.programs.program import TranscriptReading
 from worker.programs.registry import program_of
 from worker.runtime import Runtime
@@ -30,6 +31,7 @@ OUTPUT_MAXLEN = 2000
 @dataclass
 class TranscriptTailer:
     rt: Runtime
+    on_answers: Callable[[Agent, list[Usage]], None] | None = None  # the budgets (worker.budgets.keeper)
     parsers: dict[str, TranscriptReading] = field(default_factory=dict)
 
     def tick(self) -> int:
@@ -82,6 +84,8 @@ class TranscriptTailer:
             pipe.hset(key, mapping={"usage_last": reader.last, "usage_usd": f"{usd:.6f}"})
         pipe.hset(key, "transcript_offset", str(offset + consumed))
         pipe.execute()
+        if answers and self.on_answers is not None:
+            self.on_answers(agent, answers)
         return len(items)
 
 

@@ -6,6 +6,7 @@ import json
 import shlex
 from pathlib import Path
 
+from bus import budget_store
 from bus.agent_store import Agent
 from bus.ages import format_age
 from bus.errors import Conflict
@@ -55,9 +56,11 @@ def state_text(rt: Runtime, agent: Agent) -> str:
 
 
 def info_lines(rt: Runtime, agent: Agent) -> list[str]:
+    held = budget_store.hold_of(rt.client, rt.keys, agent.id).get("reason")  # a budget, the watchdog
     return [
         f"id:        {agent.id}",
         f"state:     {state_text(rt, agent)}{' (paused)' if agent.paused else ''}",
+        *([f"held:      {printable(held)}"] if held else []),
         f"role:      {agent.role}",
         f"cli:       {agent.cli}",
         f"mode:      {agent.permission_mode or '-'} (Claude Code's permission mode)",

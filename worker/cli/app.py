@@ -33,6 +33,7 @@ from worker.cli import plan_commands as plans
 from worker.cli import stack_commands as stack
 from worker.cli.attention_commands import attention as attention_command
 from worker.cli.bot_commands import bot as bot_command
+from worker.cli.budget_commands import budget_app
 from worker.cli.cost_commands import cost as cost_command
 from worker.cli.limit_commands import limits as limits_command
 from worker.cli.schedule_commands import schedule_app
@@ -94,6 +95,7 @@ app.command("merge-check", rich_help_panel=AGENTS)(agents.merge_check)
 app.command("merge-queue", rich_help_panel=AGENTS)(merge_commands.merge_queue)
 app.command("cost", rich_help_panel=AGENTS)(cost_command)
 app.command("limits", rich_help_panel=AGENTS)(limits_command)
+app.add_typer(budget_app, name="budget", rich_help_panel=AGENTS)
 for command in (dialog_commands.approve, dialog_commands.deny, dialog_commands.answer):
     app.command(rich_help_panel=ANSWER)(command)
 app.command(rich_help_panel=ANSWER)(question_commands.questions)

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import typer
 
+from bus import budget_store
 from bus.errors import InvalidInput
 from bus.ids import folder_project, validate_id
 from bus.repo_paths import agent_from_path
@@ -24,6 +25,7 @@ from worker.agents import views
 from worker.agents.layout import AgentPaths
 from worker.boundary.done_check_box import box_for
 from worker.cli import values
+from worker.cli.budget_commands import budget_amount
 from worker.cli.context import Context
 from worker.errors import WorkerError
 from worker.programs.registry import program
@@ -163,6 +165,7 @@ def add(
         "--cli",
         help="the agent program an agent for it runs: claude, codex or gemini (default: IB_DEFAULT_CLI)",
     ),
+    budget: str = typer.Option(None, "--budget", help="what the task may spend: 2.50$ or 400k (tokens)"),
 ) -> None:
     """Add a task; prints its id. Ready at once unless it waits for unfinished tasks (or is a draft).
 
@@ -171,6 +174,7 @@ def add(
 
     Example: ib task add "Design the auth API" --priority 8 --touches auth/ --test-cmd "pytest -q tests/auth"
     """
+    limit = budget_amount(budget, "--budget") if budget is not None else None
     ctx = Context()
     task = _store(ctx).add(
         title,
@@ -185,6 +189,8 @@ def add(
         touches=_touches(touches),
         cli=program(cli).name if cli is not None else "",
     )
+    if limit is not None:
+        budget_store.set_budget(ctx.client, ctx.keys, "task", task.id, limit)
     print(task.id)
 
 

@@ -422,7 +422,9 @@ def _question_rows(s: Snapshot) -> list[Text]:
     return rows
 
 
-LOUD_EVENTS = frozenset({"question", "complete", "waiting", "conflict_risk"})
+LOUD_EVENTS = frozenset(
+    {"question", "complete", "waiting", "conflict_risk", "budget_warning", "budget_exceeded", "runaway"}
+)
 """Event types the dashboard's feed shows in bold: someone should look."""
 
 

@@ -17,8 +17,6 @@ TYPE_CHECKING = False  # typing costs milliseconds on the hooks' path; the check
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
-    from bus.hotconf import HotConf
-    from bus.resp import Connection
 
 HOOK_EVENT = "PostToolUse"
 CHANGING_TOOLS = ("Write", "Edit", "MultiEdit", "NotebookEdit", "Bash")
@@ -80,25 +78,13 @@ def run(stdin_text: str, env: Mapping[str, str]) -> str | None:
     if not agent or tool is None:
         return None
     from bus.hotconf import read_hotconf
+    from worker.hooks.hold import connect
 
     conf = read_hotconf(env, cwd=env.get("IB_AGENT_WORKTREE") or os.getcwd())
-    with _connect(conf) as conn:
+    with connect(conf) as conn:
         replies = conn.pipeline(commands(conf.namespace, agent, worker, tool))
     taken = replies[0] if isinstance(replies[0], list) else []
     return context([n.decode("utf-8", "replace") for n in taken if isinstance(n, bytes)])
-
-
-def _connect(conf: HotConf) -> Connection:
-    """The light client on the bus; with IB_REDIS_URL set, straight there (the embedded bus's lookup costs
-    the hook ~25 ms of imports; the spool is the event hooks' to send, not this one's)."""
-    if not conf.redis_url:
-        from bus.publish import open_bus
-
-        return open_bus(conf, start=False)
-    from bus.address import Address
-    from bus.resp import Connection
-
-    return Connection(Address.from_url(conf.redis_url), conf.connect_timeout)
 
 
 def main(argv: Sequence[str] = ()) -> int:

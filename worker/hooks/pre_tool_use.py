@@ -1,4 +1,5 @@
-"""`ib hook pre-tool-use` (an agent's PreToolUse): path isolation and the deny list, before every tool call.
+"""`ib hook pre-tool-use` (an agent's PreToolUse): path isolation and the deny list, before every tool call;
+then the pause of a budget used up or of the runaway watchdog (worker.hooks.hold, one Redis round trip).
 
 A denial is printed as Claude Code's `permissionDecision: deny` and logged to the agent's agent.log.
 Runs on every tool call: stdlib only; bad stdin, a missing settings file, anything → exit 0 quietly.
@@ -104,14 +105,19 @@ def check(stdin_text: str, env: Mapping[str, str]) -> str | None:
         permissions=read_permissions(os.path.join(folder, "settings.json")),
         home=env.get("HOME") or os.path.expanduser("~"),
     )
-    if decision.verdict != "deny":
+    reason = decision.reason if decision.verdict == "deny" else None
+    if reason is None:
+        from worker.hooks.hold import pause_reason
+
+        reason = pause_reason(env, tool_name, tool_input)  # a budget used up, the runaway watchdog
+    if reason is None:
         return None
     try:
         with open(os.path.join(folder, "agent.log"), "a", encoding="utf-8") as log:
-            log.write(log_line(decision.reason))
+            log.write(log_line(reason))
     except OSError:
         pass  # an unwritable log must not let the call through: the denial is still printed
-    return denial(decision.reason)
+    return denial(reason)
 
 
 def main(argv: Sequence[str] = ()) -> int:

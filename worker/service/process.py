@@ -40,6 +40,8 @@ from worker.auto.loop import AutoLoops
 from worker.boundary import guard
 from worker.boundary.relay import Relay
 from worker.boundary.rules import AGENT_ID
+from worker.budgets.keeper import BudgetKeeper
+from worker.budgets.watchdog import Watchdog
 from worker.conflicts.watch import ConflictWatch
 from worker.errors import WorkerError
 
@@ -81,7 +83,8 @@ class WorkerService:
 
     def __post_init__(self) -> None:
         self.watcher = PaneWatcher(self.rt)
-        self.tailer = TranscriptTailer(self.rt)
+        self.budgets = BudgetKeeper(self.rt)
+        self.tailer = TranscriptTailer(self.rt, on_answers=self.budgets.charge)
         self.status_node = StatusNodeStarter(self.rt)  # CLAUDE.md's status block
         # the token is `host:pid`: `ib ps` checks that the heartbeat names the worker it started
         self.heartbeat = Heartbeat(
@@ -94,6 +97,7 @@ class WorkerService:
         self.merges = MergeQueue(self.rt)
         self.autos = AutoLoops(self.rt, self.merges)
         self.conflicts = ConflictWatch(self.rt, self.reader, self.stopping)  # its own thread: git takes time
+        self.watchdog = Watchdog(self.rt, self.reader, self.stopping)  # its own thread: a loop seen at once
         # the embedded bus's address as this worker found it (None with IB_REDIS_URL, which cannot move)
         self.embedded_url = None if self.rt.settings.redis_url else self._embedded().recorded_url()
 
@@ -114,8 +118,10 @@ class WorkerService:
                 self._drain()
                 self.tick()
                 self.conflicts.drain()
+                self.watchdog.drain()
                 return
             self.conflicts.start()
+            self.watchdog.start()
             self._loop()
         finally:
             if relay is not None:
@@ -210,6 +216,7 @@ class WorkerService:
             self._sweep,
             self.watcher.tick,
             self.tailer.tick,
+            self.budgets.tick,
             self.status_node.tick,
             self.fire_schedules,
             self.flush_spool,
