@@ -26,6 +26,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 from tests.cli import init_repo
 from tests.fake_openai.client import client_env, codex_args, codex_binary, write_codex_home
@@ -41,6 +42,7 @@ LOADING = "\n     loading\n"  # under the header while the session starts
 TURN_END = "Worked for "
 DIALOG = "Press enter to confirm or esc to cancel"
 Sign = str | Callable[[str], bool]
+T = TypeVar("T")
 
 
 class CaptureFailed(RuntimeError):
@@ -99,6 +101,22 @@ class Stage:
                 raise CaptureFailed(f"no {sign!r} on screen after {timeout}s; last screen:\n{screen}")
             time.sleep(0.05)
         return screen
+
+    def wait_for_signals(
+        self,
+        log: Path,
+        enough: Callable[[list[T]], bool],
+        read: Callable[[Path], list[T]],
+        timeout: float = WAIT,
+    ) -> list[T]:
+        """Read the signals Codex logged until `enough` of them came (a hook runs after the screen shows
+        what it tells)."""
+        deadline = time.monotonic() + timeout
+        while not enough(found := read(log) if log.exists() else []):
+            if time.monotonic() > deadline:
+                raise CaptureFailed(f"not enough signals after {timeout}s: {found!r}")
+            time.sleep(0.05)
+        return found
 
     def keys(self, *keys: str) -> None:
         self.tmux("send-keys", "-t", "cap", *keys)
