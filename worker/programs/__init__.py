@@ -1,4 +1,7 @@
-"""The agent programs ittybus can run besides its own assumptions about Claude Code. Each program lives in
-its own subpackage; `codex/` holds Codex CLI's pure readers (its screen, its dialogs, its hook and notify
-signals). May import bus, worker.tmux and the small pure modules.
+"""The agent programs ittybus can run (Claude Code, Codex CLI, Gemini CLI): one `AgentProgram` each
+(`program`: the protocol) behind a registry by name (`registry`). A program says how it is started, which
+files and environment it needs, which version it was tested with and how to install it, how its screen
+and dialogs read and the keys that answer them. Claude Code's implementation and the modules it is made of
+live in `claude/`. May import bus, worker.permissions, worker.tmux and the small pure modules; the agents
+area (spawn, resume, answers) calls it and never asks which program an agent runs.
 """
