@@ -16,7 +16,7 @@ CODEX_VERSION = "0.169.0"
 CODEX_INSTALL = f"npm install -g @openai/codex@{CODEX_VERSION}"
 BINARY_SETTING = "IB_TEST_CODEX_BIN"
 MODEL = "gpt-5.5"  # a slug of Codex's built-in catalog: an unknown one loses the apply_patch tool
-KEY_VARIABLE = "IB_FAKE_OPENAI_KEY"
+KEY_VARIABLE = "FAKE_OPENAI_API_KEY"  # not IB_*: agents get it through IB_AGENT_ENV
 # the hook events Codex 0.169.0 runs a command for (hooks.json)
 HOOK_EVENTS = (
     "SessionStart",

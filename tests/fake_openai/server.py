@@ -30,6 +30,8 @@ NOTHING_SCRIPTED = "The stand-in has no scripted turn left."
 SIDE_ANSWER = "Scripted side answer"
 HOLD_LIMIT = 300.0  # seconds a held stream waits at most: a forgotten hold never outlives a test run
 SHELL_TOOL = "exec_command"
+# how the context Codex itself adds to a user message opens (the environment, AGENTS.md, instructions)
+CONTEXT = ("<environment_context>", "<user_instructions>", "<permissions", "# AGENTS.md")
 
 
 @dataclass(frozen=True)
@@ -54,8 +56,8 @@ class Request:
 
     def user_text(self) -> str | None:
         """What the person typed, when this request opens a turn: the text of the last input item when
-        it is a user message (None when it carries tool output). Codex's own context messages (wrapped
-        in `<...>` tags) are left out."""
+        it is a user message (None when it carries tool output). Codex's own context (CONTEXT) is left
+        out."""
         items = self.items()
         last = items[-1] if items else {}
         if last.get("role") != "user":
@@ -65,7 +67,7 @@ class Request:
             for part in last.get("content") or []
             if isinstance(part, dict) and part.get("type") == "input_text"
         ]
-        said = [t for t in texts if not t.lstrip().startswith("<")]
+        said = [t for t in texts if not t.lstrip().startswith(CONTEXT)]
         return "\n".join(said) if said else None
 
     def tool_outputs(self) -> list[dict[str, Any]]:
