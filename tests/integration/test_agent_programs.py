@@ -18,7 +18,7 @@ from bus.keys import Keys
 from tests.cli import IbRunner, git
 from tests.waiting import retry_until
 from worker.programs import probe
-from worker.programs.codex import VERSION_SHAPE as CODEX_SHAPE
+from worker.programs.codex.program import VERSION_SHAPE as CODEX_SHAPE
 from worker.programs.gemini import VERSION_SHAPE as GEMINI_SHAPE
 
 KNOWN = "use one of: claude, codex, gemini"
@@ -109,7 +109,7 @@ def test_claude_code_not_installed_says_how_to_install_it(
     _nothing_made(repo, tmux_socket, "absent", rds, keys)
 
 
-@pytest.mark.parametrize("cli", ["codex", "gemini"])
+@pytest.mark.parametrize("cli", ["gemini"])
 def test_an_installed_cli_whose_support_is_unfinished_is_refused_saying_what_lacks(
     agents_ib: IbRunner, repo: Path, tmux_socket: str, rds: redis.Redis, keys: Keys, cli: str
 ) -> None:

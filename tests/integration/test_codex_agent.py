@@ -1,4 +1,4 @@
-"""`ib new-agent` with IB_DEFAULT_CLI=codex: the real Codex CLI 0.169.0 started by ittybus in its
+"""`ib new-agent --cli codex` (and IB_DEFAULT_CLI=codex): the real Codex CLI 0.169.0 started by ittybus in its
 worktree, offline against the scripted Responses API. Its own signals (hooks.json, notify) put its turns on
 the bus, once each; `ib approve` and `ib deny` answer its approval dialog; its sandbox keeps its commands
 in the worktree."""
@@ -41,7 +41,7 @@ def test_a_codex_agent_works_in_its_worktree_and_its_turn_ends_once(
         reply(add_file("notes.txt", "one\ntwo\n")),
         reply(f"Wrote the notes.\n\n{COMPLETION_MARKER}"),
     )
-    spawned = codex_ib.run("new-agent", "--name", "noter", "write notes")
+    spawned = codex_ib.run("new-agent", "--cli", "codex", "--name", "noter", "write notes")
     assert spawned.returncode == 0, spawned.stderr
     done = retry_until(lambda: _events(rds, keys, "complete", "noter"), TURN, what="the complete event")
     assert (_worktree(repo, "noter") / "notes.txt").read_text() == "one\ntwo\n"
