@@ -167,6 +167,8 @@ def test_unfinished_programs_say_what_they_lack_instead_of_pretending(cli: Gemin
     for attempt in (
         lambda: cli.pane_state("anything"),
         lambda: cli.read_dialog("anything"),
+        cli.transcript_reader,
+        lambda: cli.usage_reader("", ""),
         lambda: cli.prepare(_launch(tmp_path)),
         lambda: cli.start(_launch(tmp_path)),
     ):

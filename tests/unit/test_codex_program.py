@@ -13,7 +13,7 @@ import pytest
 from worker.permissions.policy import merge_permissions
 from worker.programs.codex.program import HOOK_EVENTS, CodexCli
 from worker.programs.confinement import Confinement
-from worker.programs.program import Launch
+from worker.programs.program import Launch, ProgramUnfinished
 
 
 def _launch(tmp_path: Path, mode: str = "acceptEdits", resume: bool = False, model: str = "") -> Launch:
@@ -101,3 +101,10 @@ def test_a_resume_continues_the_agents_last_session_without_a_prompt(tmp_path: P
     words = CodexCli().start(_launch(tmp_path, resume=True)).words
     assert words.startswith("codex resume --last --no-daemon ")
     assert "$(cat" not in words
+
+
+def test_its_session_log_is_not_read_yet_and_says_so() -> None:
+    with pytest.raises(ProgramUnfinished, match=r"^codex support is not finished: reading its session log"):
+        CodexCli().transcript_reader()
+    with pytest.raises(ProgramUnfinished, match=r"^codex support is not finished: reading its session log"):
+        CodexCli().usage_reader("", "")

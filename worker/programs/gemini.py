@@ -14,6 +14,8 @@ from worker.programs.program import (
     Release,
     Sandbox,
     Start,
+    TranscriptReading,
+    UsageReading,
     Version,
 )
 from worker.tmux.dialogs import Dialog
@@ -55,6 +57,11 @@ def gemini_option_keys(dialog: Dialog, index: int) -> list[str]:
     raise _unfinished("answering its dialogs is not built yet")
 
 
+def gemini_transcript() -> TranscriptReading:
+    """A reader of Gemini CLI's session log (turns, tool calls, tokens). Not built yet."""
+    raise _unfinished("reading its transcript is not built yet")
+
+
 def gemini_prepare(launch: Launch) -> None:
     """A private home with .gemini/settings.json (auth, folder trust off, model, hooks). Not built yet."""
     raise _unfinished("writing its settings.json is not built yet")
@@ -92,6 +99,12 @@ class GeminiCli:
 
     def start(self, launch: Launch) -> Start:
         raise _unfinished("its command line is not built yet")
+
+    def transcript_reader(self) -> TranscriptReading:
+        return gemini_transcript()
+
+    def usage_reader(self, last: str, task: str) -> UsageReading:
+        raise _unfinished("reading its token usage is not built yet")
 
     def pane_state(self, screen: str) -> PaneState:
         return gemini_pane_state(screen)
