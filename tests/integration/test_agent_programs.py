@@ -183,11 +183,11 @@ def test_new_agent_and_task_add_keep_the_chosen_cli(
 def test_an_agent_for_a_task_runs_the_tasks_cli_unless_told_otherwise(
     agents_ib: IbRunner, repo: Path, tmux_socket: str, rds: redis.Redis, keys: Keys
 ) -> None:
-    added = agents_ib.run("task", "add", "Port it", "--cli", "codex", "--body", "fake: wait Here")
+    added = agents_ib.run("task", "add", "Port it", "--cli", "gemini", "--body", "fake: wait Here")
     assert added.returncode == 0, added.stderr
     task = added.stdout.strip()
     refused = _one_error_line(agents_ib.run("new-agent", "--task", task, "--name", "porter"))
-    assert refused.startswith("ib new-agent: error: codex support is not finished: "), refused
+    assert refused.startswith("ib new-agent: error: gemini support is not finished: "), refused
     _nothing_made(repo, tmux_socket, "porter", rds, keys)
     assert rds.hget(keys.task(task), "status") == "ready"  # the claim was given back
     done = agents_ib.run("new-agent", "--task", task, "--name", "porter", "--cli", "claude")
