@@ -1,7 +1,7 @@
-"""`ib new-agent --cli codex` (and IB_DEFAULT_CLI=codex): the real Codex CLI 0.169.0 started by ittybus in its
-worktree, offline against the scripted Responses API. Its own signals (hooks.json, notify) put its turns on
-the bus, once each; `ib approve` and `ib deny` answer its approval dialog; its sandbox keeps its commands
-in the worktree."""
+"""`ib new-agent --cli codex` (and IB_DEFAULT_CLI=codex): the real Codex CLI 0.169.0 started by ittybus in
+its worktree, offline against the scripted Responses API. Its own signals (hooks.json, notify) put its
+turns on the bus, once each; `ib send` reaches it verbatim; `ib approve` and `ib deny` answer its approval
+dialog; its sandbox keeps its commands in the worktree."""
 
 from __future__ import annotations
 
@@ -52,6 +52,14 @@ def test_a_codex_agent_works_in_its_worktree_and_its_turn_ends_once(
     )
     assert len(_events(rds, keys, "complete", "noter")) == 1  # Stop and notify told it; published once
     assert rds.hget(keys.agent("noter"), "state") == "complete"
+
+    openai.script(reply("Which notes next?"))
+    said = "and the 'docs' too: \"$HOME\" stays as typed; 100% `verbatim`"
+    sent = codex_ib.run("send", "noter", said)
+    assert sent.returncode == 0, sent.stderr
+    retry_until(lambda: _events(rds, keys, "waiting", "noter"), TURN, what="the next turn's waiting event")
+    assert openai.user_texts()[-1] == said
+    assert len(_events(rds, keys, "complete", "noter")) == 1
 
 
 def test_ib_approve_answers_codexs_approval_dialog(
