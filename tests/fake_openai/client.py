@@ -53,6 +53,7 @@ def config_toml(
     sandbox: str = "workspace-write",
     notify: Sequence[str] = (),
     tmp_writable: bool = False,
+    retries: int | None = None,
 ) -> str:
     """The config.toml that makes Codex talk only to the stand-in and ask nothing at start-up. Codex's
     workspace-write sandbox lets commands and patches write to /tmp and $TMPDIR as well as the working
@@ -73,6 +74,11 @@ def config_toml(
         f"base_url = {_quoted(base_url)}",
         f"env_key = {_quoted(KEY_VARIABLE)}",
         'wire_api = "responses"',
+        *(
+            [f"request_max_retries = {retries}", f"stream_max_retries = {retries}"]
+            if retries is not None
+            else []
+        ),
         "",
         "[notice.model_migrations]",
         f'{_quoted(MODEL)} = "gpt-6-sol"',
@@ -104,10 +110,13 @@ def write_codex_home(
     sandbox: str = "workspace-write",
     notify: Sequence[str] = (),
     hook_command: str = "",
+    retries: int | None = None,
 ) -> Path:
     """A CODEX_HOME for one run (see `config_toml`); `hook_command` adds a hooks.json."""
     home.mkdir(parents=True, exist_ok=True)
-    config = config_toml(base_url, trusted, approval=approval, sandbox=sandbox, notify=notify)
+    config = config_toml(
+        base_url, trusted, approval=approval, sandbox=sandbox, notify=notify, retries=retries
+    )
     (home / "config.toml").write_text(config, encoding="utf-8")
     if hook_command:
         (home / "hooks.json").write_text(hooks_json(hook_command), encoding="utf-8")

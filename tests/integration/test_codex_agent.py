@@ -14,7 +14,7 @@ import redis
 from bus.keys import Keys
 from tests.bot_process import worker_running
 from tests.cli import IbRunner
-from tests.fake_openai import FakeOpenAI, add_file, exec_command, reply
+from tests.fake_openai import FakeOpenAI, add_file, exec_command, reply, server_error, write_codex_home
 from tests.streams import stream_entries
 from tests.waiting import retry_until
 from worker.markers import COMPLETION_MARKER
@@ -103,3 +103,20 @@ def test_ib_deny_refuses_and_the_sandbox_keeps_the_agent_in(
     assert not (outside / "escaped.txt").exists() and not (outside / "asked.txt").exists()
     outputs = json.dumps([o for r in openai.turns_taken() for o in r.tool_outputs()])
     assert "rc=1" in outputs  # the command ran, in the sandbox, and could not write there
+
+
+def test_an_api_error_that_ends_the_turn_is_read_from_the_pane(
+    codex_ib: IbRunner, openai: FakeOpenAI, rds: redis.Redis, keys: Keys, tmp_path: Path
+) -> None:
+    """Codex sends no signal for a turn its API errors ended: the pane watcher reads the error state."""
+    home = Path(codex_ib.env["CODEX_HOME"])
+    write_codex_home(home, openai.base_url, [], retries=0)  # the provider gives up at once
+    openai.set_default(server_error())
+    with worker_running(codex_ib, tmp_path / "worker.log", rds, keys):
+        spawned = codex_ib.run("new-agent", "--name", "failing", "add a flag")
+        assert spawned.returncode == 0, spawned.stderr
+        retry_until(lambda: rds.hget(keys.agent("failing"), "state") == "error", TURN, what="the error state")
+    moved = [e["data"] for e in _events(rds, keys, "state", "failing")]
+    assert {"from_state": "running", "to_state": "error"} in moved
+    assert not _events(rds, keys, "complete", "failing")
+    # the pane only moves the state: no `error` event is raised for Codex (it has no error signal)
