@@ -22,6 +22,9 @@ from tests.bot_process import SCALE, BotProcess, Worker, bot_env, worker_running
 from tests.cli import IbRunner, init_repo
 from tests.fake_anthropic import FakeAnthropic, claude_binary, client_env, write_home
 from tests.fake_anthropic.client import ClaudeMissing
+from tests.fake_openai import API_KEY as OPENAI_KEY
+from tests.fake_openai import FakeOpenAI, codex_binary, write_codex_home
+from tests.fake_openai.client import KEY_VARIABLE, CodexMissing
 from tests.fake_telegram import FakeTelegram
 
 REDIS_URL = os.environ.get("IB_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
@@ -161,6 +164,38 @@ def claude_ib(
             "IB_TMUX_SOCKET": tmux_socket,
             "IB_AGENT_COMMAND": str(claude_bin),
             "IB_WORKER_ID": f"w-{uuid.uuid4().hex[:6]}",
+        }
+    )
+    return ib
+
+
+@pytest.fixture
+def openai() -> Iterator[FakeOpenAI]:
+    """The scripted Responses API on loopback; streams still held at the end are released."""
+    with FakeOpenAI() as fake:
+        yield fake
+
+
+@pytest.fixture
+def codex_ib(ib: IbRunner, tmux_socket: str, tmp_path: Path, openai: FakeOpenAI) -> IbRunner:
+    """`ib` whose agents are the real Codex CLI (`--cli codex`), offline against `openai`, in the test's
+    own tmux server. The person's CODEX_HOME names the stand-in as its provider (each agent's own home
+    starts from it); the stand-in's key reaches agents through IB_AGENT_ENV."""
+    try:
+        codex = codex_binary()
+    except CodexMissing as e:
+        pytest.fail(str(e))
+    home = write_codex_home(tmp_path / "person-codex-home", openai.base_url, [])
+    ib.unset_prefixes = ("IB_", "CODEX_", "OPENAI_")
+    ib.env.update(
+        {
+            "CODEX_HOME": str(home),
+            KEY_VARIABLE: OPENAI_KEY,
+            "IB_AGENT_ENV": KEY_VARIABLE,
+            "IB_DEFAULT_CLI": "codex",  # the setting `--cli` defaults to
+            "IB_TMUX_SOCKET": tmux_socket,
+            "IB_WORKER_ID": f"w-{uuid.uuid4().hex[:6]}",
+            "PATH": f"{codex.parent}:{os.environ.get('PATH', '/usr/bin:/bin')}",
         }
     )
     return ib

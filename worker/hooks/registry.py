@@ -13,4 +13,6 @@ HOT_HOOKS = {  # hook name → module with main(argv) -> exit code
     "event": "worker.hooks.agent_event",
     "tmux-status": "worker.hooks.tmux_status",
     "changes": "worker.hooks.changes",
+    "codex": "worker.hooks.codex_hook",
+    "codex-notify": "worker.hooks.codex_notify",
 }

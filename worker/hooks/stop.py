@@ -48,7 +48,11 @@ def manager_note(decision: str, agent_id: str) -> str:
 
 
 def turn_id(payload: Mapping[str, object]) -> str:
-    """Identifies one turn: the session and how long its transcript was when the turn ended."""
+    """Identifies one turn: the id a program that names its turns gives (Codex CLI's `turn_id`, the same
+    in its Stop hook and its notify), else the session and how long its transcript was when it ended."""
+    named = payload.get("turn_id")
+    if isinstance(named, str) and named:
+        return f"turn:{named}"
     path = payload.get("transcript_path")
     size = -1
     if isinstance(path, str) and path:

@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 from bus.agent_store import Agent
 from worker.programs.claude.program import ClaudeCode
-from worker.programs.codex import CodexCli
+from worker.programs.codex.program import CodexCli
 from worker.programs.gemini import GeminiCli
 from worker.programs.program import (
     AgentProgram,

@@ -1,0 +1,107 @@
+"""What the scripted Responses API answers, one turn at a time: assistant messages, `exec_command` function
+calls (one may ask to run outside the sandbox, which draws Codex's approval dialog), `apply_patch` custom
+tool calls, and HTTP errors. Pure data and builders; `sse` turns them into the bytes the API would send."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import threading
+from dataclasses import dataclass, field
+
+_ids = itertools.count(1)
+
+
+def _call_id() -> str:
+    return f"call_fake{next(_ids):06d}"
+
+
+@dataclass(frozen=True)
+class Text:
+    text: str
+
+
+@dataclass(frozen=True)
+class FunctionCall:
+    """A function tool call (`exec_command` is Codex's shell); `arguments` is the JSON text it gets."""
+
+    name: str
+    arguments: str
+    call_id: str = field(default_factory=_call_id)
+
+
+@dataclass(frozen=True)
+class CustomToolCall:
+    """A free-form tool call (`apply_patch` takes the patch as its raw input)."""
+
+    name: str
+    input: str
+    call_id: str = field(default_factory=_call_id)
+
+
+Item = Text | FunctionCall | CustomToolCall
+
+
+@dataclass(frozen=True)
+class Reply:
+    """One response. `chunk_delay` spaces the text deltas (a slow stream); `hold`, when given, keeps the
+    stream open after the output items until the test sets it (a turn that runs as long as it needs)."""
+
+    items: tuple[Item, ...]
+    chunk_delay: float = 0.0
+    hold: threading.Event | None = None
+
+    @property
+    def calls_tools(self) -> bool:
+        return any(not isinstance(item, Text) for item in self.items)
+
+
+@dataclass(frozen=True)
+class ApiError:
+    """An HTTP error as the API sends it: `{"error": {"type": kind, "message": ..., "code": ...}}`."""
+
+    status: int
+    kind: str
+    message: str
+    code: str | None = None
+    retry_after: int | None = None
+
+
+Turn = Reply | ApiError
+
+
+def reply(*items: Item | str, chunk_delay: float = 0.0, hold: threading.Event | None = None) -> Reply:
+    """A response; plain strings are assistant messages."""
+    made = tuple(Text(i) if isinstance(i, str) else i for i in items)
+    return Reply(made, chunk_delay=chunk_delay, hold=hold)
+
+
+def exec_command(cmd: str, *, escalate: str = "", workdir: str = "") -> FunctionCall:
+    """Codex's shell tool. With `escalate` (the justification) the call asks to run outside the sandbox,
+    which Codex puts to the person in its approval dialog under `approval_policy = "on-request"`."""
+    arguments: dict[str, object] = {"cmd": cmd}
+    if workdir:
+        arguments["workdir"] = workdir
+    if escalate:
+        arguments |= {"sandbox_permissions": "require_escalated", "justification": escalate}
+    return FunctionCall("exec_command", json.dumps(arguments))
+
+
+def apply_patch(patch: str) -> CustomToolCall:
+    """An edit as Codex makes them: a `*** Begin Patch` ... `*** End Patch` text."""
+    return CustomToolCall("apply_patch", patch)
+
+
+def add_file(path: str, content: str) -> CustomToolCall:
+    """apply_patch adding one file (`path` relative to the working directory, or absolute)."""
+    lines = "".join(f"+{line}\n" for line in content.splitlines())
+    return apply_patch(f"*** Begin Patch\n*** Add File: {path}\n{lines}*** End Patch")
+
+
+def server_error() -> ApiError:
+    return ApiError(500, "server_error", "The server had an error while processing your request.")
+
+
+def rate_limited(retry_after: int = 1) -> ApiError:
+    message = "Rate limit reached for requests per min. Please try again shortly."
+    return ApiError(429, "requests", message, code="rate_limit_exceeded", retry_after=retry_after)

@@ -1,0 +1,122 @@
+"""`ib new-agent --cli codex` (and IB_DEFAULT_CLI=codex): the real Codex CLI 0.169.0 started by ittybus in
+its worktree, offline against the scripted Responses API. Its own signals (hooks.json, notify) put its
+turns on the bus, once each; `ib send` reaches it verbatim; `ib approve` and `ib deny` answer its approval
+dialog; its sandbox keeps its commands in the worktree."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import redis
+
+from bus.keys import Keys
+from tests.bot_process import worker_running
+from tests.cli import IbRunner
+from tests.fake_openai import FakeOpenAI, add_file, exec_command, reply, server_error, write_codex_home
+from tests.streams import stream_entries
+from tests.waiting import retry_until
+from worker.markers import COMPLETION_MARKER
+
+pytestmark = pytest.mark.codex
+DIALOG = "Press enter to confirm or esc to cancel"
+TURN = 90.0  # deadline for one turn of a cold CLI on 2 busy cores
+
+
+def _events(rds: redis.Redis, keys: Keys, kind: str, agent: str) -> list[dict[str, object]]:
+    found = [json.loads(f["e"]) for _i, f in stream_entries(rds, keys.events)]
+    return [e for e in found if e["type"] == kind and e.get("agent") == agent]
+
+
+def _worktree(repo: Path, agent: str) -> Path:
+    return repo / ".ib" / "agents" / agent / "repo"
+
+
+def test_a_codex_agent_works_in_its_worktree_and_its_turn_ends_once(
+    codex_ib: IbRunner, openai: FakeOpenAI, rds: redis.Redis, keys: Keys, repo: Path
+) -> None:
+    openai.script(
+        reply("Listing first.", exec_command("ls && echo listed")),
+        reply(add_file("notes.txt", "one\ntwo\n")),
+        reply(f"Wrote the notes.\n\n{COMPLETION_MARKER}"),
+    )
+    spawned = codex_ib.run("new-agent", "--cli", "codex", "--name", "noter", "write notes")
+    assert spawned.returncode == 0, spawned.stderr
+    done = retry_until(lambda: _events(rds, keys, "complete", "noter"), TURN, what="the complete event")
+    assert (_worktree(repo, "noter") / "notes.txt").read_text() == "one\ntwo\n"
+    assert done[0]["data"]["last_message"].endswith(COMPLETION_MARKER)  # type: ignore[index]
+    assert "write notes" in openai.user_texts()[0]
+    retry_until(
+        lambda: "Worked for" in codex_ib.run("look", "noter").stdout, TURN, what="the turn's end drawn"
+    )
+    assert len(_events(rds, keys, "complete", "noter")) == 1  # Stop and notify told it; published once
+    assert rds.hget(keys.agent("noter"), "state") == "complete"
+
+    openai.script(reply("Which notes next?"))
+    said = "and the 'docs' too: \"$HOME\" stays as typed; 100% `verbatim`"
+    sent = codex_ib.run("send", "noter", said)
+    assert sent.returncode == 0, sent.stderr
+    retry_until(lambda: _events(rds, keys, "waiting", "noter"), TURN, what="the next turn's waiting event")
+    assert openai.user_texts()[-1] == said
+    assert len(_events(rds, keys, "complete", "noter")) == 1
+
+
+def test_ib_approve_answers_codexs_approval_dialog(
+    codex_ib: IbRunner, openai: FakeOpenAI, rds: redis.Redis, keys: Keys, repo: Path
+) -> None:
+    call = exec_command("touch approved.txt && echo made", escalate="It needs to run outside the sandbox")
+    openai.script(reply("Asking first.", call), reply(f"Made it.\n\n{COMPLETION_MARKER}"))
+    spawned = codex_ib.run("new-agent", "--name", "asker", "make the file")
+    assert spawned.returncode == 0, spawned.stderr
+    asked = retry_until(lambda: _events(rds, keys, "permission", "asker"), TURN, what="a permission event")
+    data = asked[0]["data"]
+    assert isinstance(data, dict)
+    assert (data["tool"], data["detail"]) == ("Bash", "touch approved.txt && echo made")
+    assert data["description"] == "It needs to run outside the sandbox"
+    retry_until(lambda: DIALOG in codex_ib.run("look", "asker").stdout, TURN, what="the dialog drawn")
+    approved = codex_ib.run("approve", "asker")
+    assert approved.returncode == 0, approved.stderr
+    retry_until(lambda: _events(rds, keys, "complete", "asker"), TURN, what="the complete event")
+    assert (_worktree(repo, "asker") / "approved.txt").exists()
+    assert len(_events(rds, keys, "permission", "asker")) == 1
+
+
+def test_ib_deny_refuses_and_the_sandbox_keeps_the_agent_in(
+    codex_ib: IbRunner, openai: FakeOpenAI, rds: redis.Redis, keys: Keys, repo: Path, tmp_path: Path
+) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    openai.script(
+        reply(exec_command(f'echo x > {outside}/escaped.txt; echo "rc=$?"')),
+        reply(exec_command(f"touch {outside}/asked.txt", escalate="It writes outside the worktree")),
+    )
+    with worker_running(codex_ib, tmp_path / "worker.log", rds, keys):  # its pane watcher
+        spawned = codex_ib.run("new-agent", "--name", "denied", "write outside")
+        assert spawned.returncode == 0, spawned.stderr
+        retry_until(lambda: _events(rds, keys, "permission", "denied"), TURN, what="a permission event")
+        retry_until(lambda: DIALOG in codex_ib.run("look", "denied").stdout, TURN, what="the dialog drawn")
+        denied = codex_ib.run("deny", "denied")
+        assert denied.returncode == 0, denied.stderr
+        # a refused command interrupts Codex's turn, and it sends no signal for that: the pane tells it
+        retry_until(lambda: rds.hget(keys.agent("denied"), "state") == "waiting", TURN, what="waiting")
+    assert not (outside / "escaped.txt").exists() and not (outside / "asked.txt").exists()
+    outputs = json.dumps([o for r in openai.turns_taken() for o in r.tool_outputs()])
+    assert "rc=1" in outputs  # the command ran, in the sandbox, and could not write there
+
+
+def test_an_api_error_that_ends_the_turn_is_read_from_the_pane(
+    codex_ib: IbRunner, openai: FakeOpenAI, rds: redis.Redis, keys: Keys, tmp_path: Path
+) -> None:
+    """Codex sends no signal for a turn its API errors ended: the pane watcher reads the error state."""
+    home = Path(codex_ib.env["CODEX_HOME"])
+    write_codex_home(home, openai.base_url, [], retries=0)  # the provider gives up at once
+    openai.set_default(server_error())
+    with worker_running(codex_ib, tmp_path / "worker.log", rds, keys):
+        spawned = codex_ib.run("new-agent", "--name", "failing", "add a flag")
+        assert spawned.returncode == 0, spawned.stderr
+        retry_until(lambda: rds.hget(keys.agent("failing"), "state") == "error", TURN, what="the error state")
+    moved = [e["data"] for e in _events(rds, keys, "state", "failing")]
+    assert {"from_state": "running", "to_state": "error"} in moved
+    assert not _events(rds, keys, "complete", "failing")
+    # the pane only moves the state: no `error` event is raised for Codex (it has no error signal)

@@ -1,0 +1,110 @@
+"""Codex CLI's `AgentProgram` parts that write and build: the agent's own CODEX_HOME (the person's config
+and login carried, the worktree trusted, hooks.json) and its command line (its sandbox, approvals,
+notify, resume)."""
+
+from __future__ import annotations
+
+import json
+import shlex
+from pathlib import Path
+
+import pytest
+
+from worker.permissions.policy import merge_permissions
+from worker.programs.codex.program import HOOK_EVENTS, CodexCli
+from worker.programs.confinement import Confinement
+from worker.programs.program import Launch, ProgramUnfinished
+
+
+def _launch(tmp_path: Path, mode: str = "acceptEdits", resume: bool = False, model: str = "") -> Launch:
+    (tmp_path / "agent").mkdir(exist_ok=True)
+    return Launch(
+        agent_id="a1",
+        role="worker",
+        command="codex",
+        cwd=str(tmp_path / "repo"),
+        root=str(tmp_path),
+        folder=tmp_path / "agent",
+        prompt_file=tmp_path / "agent" / "prompt.txt",
+        ib_command="/opt/ib",
+        permission_mode=mode,
+        permissions=merge_permissions("worker", {}, {}),
+        confinement=Confinement(
+            str(tmp_path / "repo"), str(tmp_path), (), "/opt/ib", git_dir="/a/git", cache="/a/cache"
+        ),
+        model=model,
+        resume=resume,
+    )
+
+
+@pytest.fixture
+def person(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The person's own CODEX_HOME, with a config and a login."""
+    home = tmp_path / "person"
+    home.mkdir()
+    (home / "config.toml").write_text('model = "gpt-5.5"\n\n[model_providers.mine]\nname = "mine"\n')
+    (home / "auth.json").write_text('{"OPENAI_API_KEY": "sk-x"}\n')
+    monkeypatch.setenv("CODEX_HOME", str(home))
+    return home
+
+
+def test_the_agents_home_starts_from_the_persons(tmp_path: Path, person: Path) -> None:
+    launch = _launch(tmp_path)
+    CodexCli().prepare(launch)
+    CodexCli().prepare(launch)  # a second prepare (a resume) changes nothing
+    home = tmp_path / "agent" / "codex-home"
+    config = (home / "config.toml").read_text()
+    assert config.startswith('model = "gpt-5.5"\n\n[model_providers.mine]')
+    assert config.count(f'[projects."{tmp_path / "repo"}"]\ntrust_level = "trusted"\n') == 1
+    assert (home / "auth.json").resolve() == person / "auth.json"
+    hooks = json.loads((home / "hooks.json").read_text())["hooks"]
+    assert set(hooks) == set(HOOK_EVENTS)
+    assert {h["hooks"][0]["command"] for h in (e[0] for e in hooks.values())} == {"/opt/ib hook codex"}
+    assert (tmp_path / "agent" / "tmp").is_dir()
+
+
+def test_without_a_persons_home_the_agent_still_gets_its_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "nowhere"))
+    CodexCli().prepare(_launch(tmp_path))
+    home = tmp_path / "agent" / "codex-home"
+    assert (
+        home / "config.toml"
+    ).read_text() == f'[projects."{tmp_path / "repo"}"]\ntrust_level = "trusted"\n'
+    assert not (home / "auth.json").exists()
+
+
+def test_the_command_line_keeps_the_sandbox_and_asks_on_request(tmp_path: Path) -> None:
+    start = CodexCli().start(_launch(tmp_path, model="gpt-5.5"))
+    words = shlex.split(start.words.rpartition(' "$(cat')[0])
+    assert words[:3] == ["codex", "--no-daemon", "--dangerously-bypass-hook-trust"]
+    assert words[words.index("--sandbox") + 1] == "workspace-write"
+    assert words[words.index("--ask-for-approval") + 1] == "on-request"
+    assert words[words.index("--model") + 1] == "gpt-5.5"
+    settings = [words[i + 1] for i, word in enumerate(words) if word == "-c"]
+    assert 'notify=["/opt/ib", "hook", "codex-notify"]' in settings
+    assert 'sandbox_workspace_write.writable_roots=["/a/git", "/a/cache"]' in settings
+    assert "sandbox_workspace_write.exclude_slash_tmp=true" in settings
+    assert start.words.endswith(f' "$(cat {tmp_path / "agent" / "prompt.txt"})"')
+    home, tmp = Path(start.environment["CODEX_HOME"]), Path(start.environment["TMPDIR"])
+    assert home == tmp_path / "agent" / "codex-home" and not home.is_relative_to(tmp)
+
+
+def test_bypass_mode_stops_asking_but_keeps_the_sandbox(tmp_path: Path) -> None:
+    words = shlex.split(CodexCli().start(_launch(tmp_path, mode="bypassPermissions")).words.split(' "$(')[0])
+    assert words[words.index("--ask-for-approval") + 1] == "never"
+    assert words[words.index("--sandbox") + 1] == "workspace-write"
+
+
+def test_a_resume_continues_the_agents_last_session_without_a_prompt(tmp_path: Path) -> None:
+    words = CodexCli().start(_launch(tmp_path, resume=True)).words
+    assert words.startswith("codex resume --last --no-daemon ")
+    assert "$(cat" not in words
+
+
+def test_its_session_log_is_not_read_yet_and_says_so() -> None:
+    with pytest.raises(ProgramUnfinished, match=r"^codex support is not finished: reading its session log"):
+        CodexCli().transcript_reader()
+    with pytest.raises(ProgramUnfinished, match=r"^codex support is not finished: reading its session log"):
+        CodexCli().usage_reader("", "")

@@ -1,0 +1,72 @@
+"""`ib hook codex`: a Codex CLI agent's hooks.json command. The payload (on stdin) is read by Codex's own
+reader (worker.programs.codex.signals); a dialog or a change of state goes out as `ib hook event`
+publishes Claude Code's, a turn's end as `ib hook stop` does, once per Codex turn id (its notify tells the
+same end). Runs on the light client and never fails the session: whatever goes wrong, exit 0.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from bus import fastjson
+
+TYPE_CHECKING = False  # typing costs milliseconds on the hooks' path; the checker still sees the types
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
+    from worker.programs.codex.signals import Reading
+
+
+def handle(payload: dict[str, object], agent_id: str, cwd: str) -> None:
+    from worker.programs.codex.signals import read_hook
+
+    reading = read_hook(payload, agent_id)
+    if reading is None or not (reading.state or reading.event_type):
+        return
+    if reading.ends_turn:
+        end_turn(payload, reading, agent_id, cwd)
+        return
+    from worker.hooks.agent_event import handle_outcome
+    from worker.hooks.payloads import Outcome
+
+    found = Outcome(reading.state, reading.event_type, reading.message, reading.data, reading.prompt)
+    handle_outcome(payload, agent_id, cwd, found)
+
+
+def end_turn(payload: Mapping[str, object], reading: Reading, agent_id: str, cwd: str) -> None:
+    """The turn's end through the Stop hook's path (state, event, the task finished, the manager told),
+    keyed by the Codex turn id so Stop and notify publish it once. Codex's transcript is not Claude Code's:
+    its path stays out of the agent's record."""
+    from worker.hooks import stop
+
+    last = payload.get("last_assistant_message", payload.get("last-assistant-message"))
+    stop_payload: dict[str, object] = {
+        "hook_event_name": "Stop",
+        "session_id": str(payload.get("session_id") or payload.get("thread-id") or ""),
+        "turn_id": reading.turn,
+        "last_assistant_message": last if isinstance(last, str) else "",
+    }
+    stop.handle(stop_payload, agent_id, cwd)
+
+
+def main(argv: Sequence[str]) -> int:
+    agent_id = None
+    try:
+        raw = sys.stdin.read()
+        payload = fastjson.loads(raw) if raw.strip() else {}
+        if not isinstance(payload, dict):
+            return 0
+        cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else os.getcwd()
+        from bus.repo_paths import agent_from_path
+
+        agent_id = os.environ.get("IB_AGENT_ID") or agent_from_path(str(cwd))
+        if agent_id:
+            handle(payload, agent_id, str(cwd))
+    except (ValueError, SystemError):  # not a hook payload (SystemError: see worker.hooks.pre_tool_use)
+        return 0
+    except Exception as e:  # the agent's session must go on whatever happens here; but say it
+        from worker.hooks.trouble import report
+
+        report("codex", str(e) or type(e).__name__, agent_id, os.environ.get("IB_ROOT"))
+    return 0

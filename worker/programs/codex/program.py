@@ -1,0 +1,159 @@
+"""Codex CLI as an `AgentProgram`: a private CODEX_HOME per agent (the person's config.toml and login
+carried over, hooks.json calling `ib hook codex`, the agent's worktree trusted), its command line (its
+own workspace-write sandbox with ittybus's writable folders, approvals on request, notify calling
+`ib hook codex-notify`), and its screen and approval dialog as `screen` reads them."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+from pathlib import Path
+
+from bus.permission_modes import BYPASS
+from worker.programs import probe
+from worker.programs.codex.screen import codex_option_keys, codex_pane_state, read_codex_dialog
+from worker.programs.program import (
+    Launch,
+    ProgramUnfinished,
+    Release,
+    Sandbox,
+    Start,
+    TranscriptReading,
+    UsageReading,
+    Version,
+)
+from worker.tmux import dialogs
+from worker.tmux.dialogs import Dialog
+from worker.tmux.pane_state import PaneState
+
+VERSION_SHAPE = r"^codex-cli \d+\.\d+\.\d+"  # what `codex --version` prints
+# the hook events ittybus listens to (worker.programs.codex.signals reads them)
+HOOK_EVENTS = ("SessionStart", "UserPromptSubmit", "PermissionRequest", "PostToolUse", "Stop", "SessionEnd")
+HOME = "codex-home"  # the agent's CODEX_HOME, in its folder
+TMP = "tmp"  # its TMPDIR, beside and not around CODEX_HOME (else Codex's sandbox cannot start)
+CARRIED = ("config.toml",)  # copied from the person's CODEX_HOME: their provider, model, notices
+NO_TRANSCRIPT = "reading its session log (turn output, tokens) is not built yet"
+LINKED = ("auth.json",)  # linked: a login refreshed by one agent holds for all
+
+
+def person_home() -> Path:
+    """The person's own CODEX_HOME, whose settings and login an agent starts from (`$CODEX_HOME`, as
+    Codex itself reads it, else ~/.codex)."""
+    return Path(os.environ.get("CODEX_HOME") or Path.home() / ".codex")
+
+
+def agent_home(launch: Launch) -> Path:
+    return launch.folder / HOME
+
+
+def hooks_file(ib_command: str) -> str:
+    """hooks.json: every event ittybus listens to runs `ib hook codex` (the payload on its stdin)."""
+    entry = [{"hooks": [{"type": "command", "command": shlex.join([ib_command, "hook", "codex"])}]}]
+    return json.dumps({"hooks": dict.fromkeys(HOOK_EVENTS, entry)}, indent=2) + "\n"
+
+
+def trusted_project(config: str, folder: str) -> str:
+    """The config with `folder` trusted (no "do you trust this folder?" at start), unless it already is."""
+    table = f"[projects.{json.dumps(folder)}]"
+    if table in config:
+        return config
+    return f'{config.rstrip()}\n\n{table}\ntrust_level = "trusted"\n'.lstrip()
+
+
+def overrides(launch: Launch) -> list[str]:
+    """`-c key=value` settings (TOML values) that hold whatever the carried config.toml says: notify, and
+    the sandbox's writable folders (the agent's repository and cache beside its worktree; /tmp and
+    $TMPDIR left out, since other agents' worktrees and ittybus's files may live there)."""
+    confinement = launch.confinement
+    writable = [folder for folder in (confinement.git_dir, confinement.cache) if folder]
+    settings = {
+        "notify": json.dumps([launch.ib_command, "hook", "codex-notify"]),
+        "check_for_update_on_startup": "false",
+        "sandbox_workspace_write.writable_roots": json.dumps(writable),
+        "sandbox_workspace_write.exclude_slash_tmp": "true",
+        "sandbox_workspace_write.exclude_tmpdir_env_var": "true",
+    }
+    return [word for key, value in settings.items() for word in ("-c", f"{key}={value}")]
+
+
+class CodexCli:
+    """Codex CLI (`codex`, npm @openai/codex): its hooks.json and notify program are its own signal, its
+    Linux sandbox (`--sandbox workspace-write`) keeps the agent's commands in its worktree."""
+
+    name = "codex"
+    title = "Codex CLI"
+    binary = "codex"
+    release = Release((0, 169, 0), (0, 169, 0), "npm install -g @openai/codex@0.169.0")
+    sandbox = Sandbox.OWN
+
+    def command(self, configured: str) -> str:
+        return self.binary  # IB_AGENT_COMMAND is Claude Code's (or its stand-in's)
+
+    def version(self, command: str) -> Version | None:
+        return probe.reported_version(command, VERSION_SHAPE)
+
+    def unfinished(self) -> str | None:
+        return None
+
+    def missing(self, command: str) -> str | None:
+        if probe.installed(command):
+            return None
+        return f"{self.title} (`{self.binary}`) is not installed or not on PATH: {self.release.install}"
+
+    def notes(self, command: str, root: str) -> list[str]:
+        return []
+
+    def prepare(self, launch: Launch) -> None:
+        """The agent's CODEX_HOME: the person's config.toml (with the worktree trusted) and login, and
+        hooks.json; its TMPDIR."""
+        home, person = agent_home(launch), person_home()
+        home.mkdir(parents=True, exist_ok=True)
+        (launch.folder / TMP).mkdir(exist_ok=True)
+        for name in LINKED:
+            if (person / name).is_file() and not (home / name).exists():
+                (home / name).symlink_to(person / name)
+        config = home / "config.toml"
+        if (person / "config.toml").is_file() and not config.exists():
+            shutil.copyfile(person / "config.toml", config)
+        carried = config.read_text(encoding="utf-8") if config.exists() else ""
+        config.write_text(trusted_project(carried, launch.cwd), encoding="utf-8")
+        (home / "hooks.json").write_text(hooks_file(launch.ib_command), encoding="utf-8")
+
+    def start(self, launch: Launch) -> Start:
+        """`codex` (or, to resume, `codex resume --last`: the agent's CODEX_HOME holds only its own
+        sessions) in its sandbox, asking before anything that would leave it."""
+        approval = "never" if launch.permission_mode == BYPASS else "on-request"
+        words = [launch.command, *(["resume", "--last"] if launch.resume else [])]
+        words += ["--no-daemon", "--dangerously-bypass-hook-trust"]  # the hooks are ittybus's own
+        words += ["--sandbox", "workspace-write", "--ask-for-approval", approval, *overrides(launch)]
+        words += ["--model", launch.model] if launch.model else []
+        line = shlex.join(words)
+        if not launch.resume:
+            line += f' "$(cat {shlex.quote(str(launch.prompt_file))})"'
+        environment = {"CODEX_HOME": str(agent_home(launch)), "TMPDIR": str(launch.folder / TMP)}
+        return Start(line, environment)
+
+    def transcript_reader(self) -> TranscriptReading:
+        """Not built: the agent's record names no transcript (its Stop hook leaves Codex's session log
+        out), so nothing asks for it; asked anyway, it says so."""
+        raise ProgramUnfinished(f"codex support is not finished: {NO_TRANSCRIPT}")
+
+    def usage_reader(self, last: str, task: str) -> UsageReading:
+        raise ProgramUnfinished(f"codex support is not finished: {NO_TRANSCRIPT}")
+
+    def pane_state(self, screen: str) -> PaneState:
+        return codex_pane_state(screen)
+
+    def read_dialog(self, screen: str) -> Dialog | None:
+        return read_codex_dialog(screen)
+
+    def pick(self, dialog: Dialog, choice: str) -> int:
+        return dialogs.pick(dialog, choice)
+
+    def choose(self, dialog: Dialog, answer: str) -> int:
+        return dialogs.option_for_answer(dialog, answer)
+
+    def option_keys(self, dialog: Dialog, index: int) -> list[str]:
+        return codex_option_keys(dialog, index)

@@ -1,0 +1,221 @@
+"""What Codex CLI's own signals mean for ittybus: its hooks.json payloads (on the hook's stdin) and its
+notify program's `agent-turn-complete` JSON (the program's last argument), each turned into the agent's
+new state and the event to publish. Pure, and light enough for the hooks' path (no re, json or typing
+at run time).
+
+Codex 0.169.0 runs notify once per turn of every thread, and a turn may also run a hidden thread that
+names the session (seen on the first and on later turns): its notify (another thread id, the title
+instruction as its input) arrives while the agent's turn still runs and must not end it. A turn's end
+reaches ittybus twice, by the Stop hook and by notify, with the same turn id: `Reading.turn` is what the
+caller publishes once. A turn end is read from its own payload alone, never from an earlier start
+signal, so an agent never stays `waiting` or `running` for want of one. Fields this version does not
+know are kept in the event's `data["extra"]`, never an error.
+"""
+
+from __future__ import annotations
+
+from bus.event_options import listed
+from worker.markers import COMPLETION_MARKER
+
+TYPE_CHECKING = False  # typing costs milliseconds on the hooks' path; the checker still sees the types
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+MAX_TEXT = 2000  # characters of any one text taken from a payload into an event
+MAX_EXTRA = 200  # characters of an unknown field's text kept in the event
+TURN_COMPLETE = "agent-turn-complete"
+# how Codex opens the request of its hidden title thread (the first input message of that thread)
+TITLE_INSTRUCTION = "Generate a concise, single-line task title"
+PERMISSION_OPTIONS = ("approve", "approve always", "deny")
+_HOOK_FIELDS = frozenset(
+    {
+        "session_id", "turn_id", "transcript_path", "cwd", "hook_event_name", "model", "permission_mode",
+        "source", "prompt", "tool_name", "tool_input", "tool_use_id", "tool_response", "stop_hook_active",
+        "last_assistant_message", "reason", "trigger",
+    }
+)  # fmt: skip
+_NOTIFY_FIELDS = frozenset(
+    {"type", "thread-id", "turn-id", "cwd", "client", "input-messages", "last-assistant-message"}
+)
+_WORKING = frozenset({"UserPromptSubmit", "PreToolUse", "PostToolUse", "PreModelRequest", "PostModelRequest"})
+
+
+class Reading:
+    """What one signal decided: `state` ("" = keep the agent's state), the event (`event_type`, "" =
+    none; "state" = only a change of state), its `message` and `data`, the `prompt` kind a dialog
+    records (permission), and the Codex `turn` it belongs to ("" when the signal names none)."""
+
+    __slots__ = ("data", "event_type", "message", "prompt", "state", "turn")
+
+    def __init__(
+        self,
+        state: str,
+        event_type: str,
+        message: str,
+        data: dict[str, object],
+        prompt: str = "",
+        turn: str = "",
+    ) -> None:
+        self.state, self.event_type, self.message, self.data = state, event_type, message, data
+        self.prompt, self.turn = prompt, turn
+
+    def __repr__(self) -> str:
+        return f"Reading{(self.state, self.event_type, self.message, self.data, self.prompt, self.turn)!r}"
+
+    @property
+    def ends_turn(self) -> bool:
+        return self.event_type in ("complete", "waiting")
+
+
+def _text(payload: Mapping[str, object], name: str, limit: int = MAX_TEXT) -> str:
+    value = payload.get(name)
+    return value[:limit] if isinstance(value, str) else ""
+
+
+def _extra(payload: Mapping[str, object], known: frozenset[str]) -> dict[str, object]:
+    """The payload's fields this version does not know, kept (texts cut short) for whoever reads the event."""
+    kept: dict[str, object] = {}
+    for name, value in payload.items():
+        if name not in known:
+            kept[name] = value[:MAX_EXTRA] if isinstance(value, str) else value
+    return kept
+
+
+def _with_extra(
+    data: Mapping[str, object], payload: Mapping[str, object], known: frozenset[str]
+) -> dict[str, object]:
+    extra = _extra(payload, known)
+    return {**data, "extra": extra} if extra else dict(data)
+
+
+def turn_decision(last_message: str) -> str:
+    """complete or waiting: the marker on the message's own last line (worker.hooks.stop_message's rule),
+    else waiting (the agent is idle and the person is the one to act)."""
+    lines = last_message.strip().splitlines()
+    return "complete" if lines and lines[-1].strip() == COMPLETION_MARKER else "waiting"
+
+
+def _turn_end(agent_id: str, last_message: str, turn: str, data: dict[str, object]) -> Reading:
+    decision = turn_decision(last_message)
+    said = "completed its goal" if decision == "complete" else "is waiting"
+    data = {"last_message": last_message[-MAX_TEXT:], "turn": turn, **data}
+    return Reading(decision, decision, f"Agent {agent_id} {said}", data, turn=turn)
+
+
+# --- hooks.json -------------------------------------------------------------------------------------
+
+
+def read_hook(payload: Mapping[str, object], agent_id: str) -> Reading | None:
+    """The reading of one hooks.json payload; None when the event does not concern ittybus (an event
+    this version does not know, a subagent's)."""
+    event = payload.get("hook_event_name")
+    read = _HOOK_READERS.get(event) if isinstance(event, str) else None
+    return read(payload, agent_id, _text(payload, "turn_id")) if read else None
+
+
+def _working(payload: Mapping[str, object], agent_id: str, turn: str) -> Reading:
+    data = _with_extra({"hook": payload.get("hook_event_name")}, payload, _HOOK_FIELDS)
+    return Reading("running", "state", "", data, turn=turn)
+
+
+def _stop(payload: Mapping[str, object], agent_id: str, turn: str) -> Reading:
+    data = _with_extra({"signal": "Stop"}, payload, _HOOK_FIELDS)
+    return _turn_end(agent_id, _text(payload, "last_assistant_message", 1 << 20), turn, data)
+
+
+def _session_end(payload: Mapping[str, object], agent_id: str, turn: str) -> Reading:
+    reason = _text(payload, "reason") or "other"
+    data = _with_extra({"reason": reason}, payload, _HOOK_FIELDS)
+    return Reading("stopped", "stopped", f"{agent_id} stopped (Codex exited: {reason})", data)
+
+
+def _compacting(payload: Mapping[str, object], agent_id: str, turn: str) -> Reading:
+    return Reading("compacting", "state", "", _with_extra({}, payload, _HOOK_FIELDS), turn=turn)
+
+
+def _session_start(payload: Mapping[str, object], agent_id: str, turn: str) -> Reading:
+    """No event: the session's id (the thread notify names) for whoever keeps it."""
+    data = {"session": _text(payload, "session_id"), "source": _text(payload, "source")}
+    return Reading("", "", "", _with_extra(data, payload, _HOOK_FIELDS))
+
+
+def tool_detail(tool_input: Mapping[str, object]) -> str:
+    """The one thing a person needs to judge a tool call: its command, or the file or patch it writes."""
+    for name in ("command", "cmd", "file_path", "path", "patch", "input"):
+        value = tool_input.get(name)
+        if isinstance(value, str) and value:
+            return value[:MAX_TEXT]
+        if isinstance(value, list) and value and all(isinstance(word, str) for word in value):
+            return " ".join(value)[:MAX_TEXT]
+    return ""
+
+
+def _permission_request(payload: Mapping[str, object], agent_id: str, turn: str) -> Reading:
+    tool = _text(payload, "tool_name") or "a tool"
+    given = payload.get("tool_input")
+    tool_input = given if isinstance(given, dict) else {}
+    detail = tool_detail(tool_input)
+    data = {
+        "kind": "permission",
+        "tool": tool,
+        "detail": detail,
+        "description": str(tool_input.get("description") or "")[:MAX_TEXT],  # Codex's justification
+        "options": listed(PERMISSION_OPTIONS),
+    }
+    message = f"{agent_id} asks to use {tool}" + (f": {detail}" if detail else "")
+    return Reading(
+        "permission", "permission", message, _with_extra(data, payload, _HOOK_FIELDS), "permission", turn
+    )
+
+
+# --- notify -----------------------------------------------------------------------------------------
+
+
+def is_title_thread(payload: Mapping[str, object], session: str = "") -> bool:
+    """Whether a notify payload is the hidden thread that names the session: another thread than the
+    agent's `session` (when known, from its SessionStart hook), or a turn that opens with the title
+    instruction."""
+    thread = payload.get("thread-id")
+    if session and isinstance(thread, str) and thread:
+        return thread != session
+    messages = payload.get("input-messages")
+    first = messages[0] if isinstance(messages, list) and messages else ""
+    return isinstance(first, str) and first.startswith(TITLE_INSTRUCTION)
+
+
+def read_notify(payload: Mapping[str, object], agent_id: str, session: str = "") -> Reading | None:
+    """The reading of one notify payload: a turn's end, or None (the title thread's turn, a type this
+    version does not know)."""
+    if payload.get("type") != TURN_COMPLETE or is_title_thread(payload, session):
+        return None
+    data = _with_extra({"signal": "notify", "thread": _text(payload, "thread-id")}, payload, _NOTIFY_FIELDS)
+    last = _text(payload, "last-assistant-message", 1 << 20)
+    return _turn_end(agent_id, last, _text(payload, "turn-id"), data)
+
+
+def notify_payload(argument: str) -> dict[str, object] | None:
+    """The JSON notify passes as its last argument; None for what is no JSON object."""
+    from bus import fastjson
+
+    try:
+        payload = fastjson.loads(argument)
+    except (ValueError, SystemError):  # SystemError: see worker.hooks.pre_tool_use
+        return None
+    return payload if isinstance(payload, dict) else None
+
+
+_HOOK_READERS = {
+    **dict.fromkeys(_WORKING, _working),
+    "PostCompact": _working,
+    "PermissionRequest": _permission_request,
+    "Stop": _stop,
+    "SessionEnd": _session_end,
+    "PreCompact": _compacting,
+    "SessionStart": _session_start,
+}
+
+
+def first_end(turn: str, last_ended: str) -> bool:
+    """Whether a turn end must be published: not when the same turn already ended (Stop and notify both
+    tell it). A turn end without a turn id is always published."""
+    return not turn or turn != last_ended
