@@ -23,7 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from bus.usage import spend
-from worker.agents.transcript_usage import UsageReader, read_transcript
+from worker.programs.claude.usage import UsageReader, read_transcript
 
 ANSWERS = int(os.environ.get("IB_BENCH_ANSWERS", "20000"))
 KINDS = {"input": "inputTokens", "output": "outputTokens", "cache_write": "cacheCreationTokens"}

@@ -26,7 +26,8 @@ from pathlib import Path
 from tests.cli import git, init_repo
 from tests.fake_anthropic import FakeAnthropic, claude_binary, client_env, reply, write_home
 from tests.fake_anthropic.script import ToolUse
-from worker.agents.sandbox import Confinement, permission_settings, sandbox_problem, sandbox_settings
+from worker.programs.claude.sandbox import permission_settings, sandbox_problem, sandbox_settings
+from worker.programs.confinement import Confinement
 
 LOOP = "for i in $(seq 100); do /bin/true; done"
 

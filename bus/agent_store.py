@@ -33,6 +33,7 @@ class Agent(HashRecord):
     session: str = ""  # tmux session name
     worker: str = ""  # the worker (machine) that owns the session
     model: str = ""
+    program: str = ""  # the agent program (`--cli`): claude, codex, gemini; "" for agents made before: claude
     permission_mode: str = ""  # Claude Code's, as written into its settings ("" for agents made before)
     created_at: float = 0.0
     state: str = "creating"

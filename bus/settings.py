@@ -92,7 +92,12 @@ class Settings(BaseSettings):
     agent_command: str = Field(
         "claude",
         min_length=1,
-        description="program that runs an agent; gets --settings, --session-id, PROMPT",
+        description="program that runs a Claude Code agent; gets --settings, --session-id, PROMPT",
+    )
+    default_cli: str = Field(
+        "claude",
+        description="agent program for new agents when --cli is not given: claude, codex or gemini "
+        "(empty: claude)",
     )
     model: str | None = Field(
         None, description="model for new agents (--model); unset: the program's default"

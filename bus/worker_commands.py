@@ -83,6 +83,7 @@ class NewAgent(Command):
     project: OptionalText = None
     task: OptionalText = None
     caller: OptionalText = None
+    cli: OptionalText = None  # the agent program; None: the worker's IB_DEFAULT_CLI
 
 
 class Send(OnAgent):

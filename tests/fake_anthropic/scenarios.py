@@ -23,7 +23,8 @@ from tests.fake_anthropic.script import (
     write,
 )
 from tests.fake_anthropic.server import COMPACT_ANSWER
-from worker.agents.sandbox import Confinement, sandbox_problem, sandbox_settings
+from worker.programs.claude.sandbox import sandbox_problem, sandbox_settings
+from worker.programs.confinement import Confinement
 
 DONE = "I HAVE COMPLETED THE GOAL"
 RUNNING = "esc to interrupt"

@@ -21,7 +21,7 @@ from tests.fake_anthropic import FakeAnthropic, reply
 from tests.fake_anthropic.script import ToolUse
 from tests.streams import stream_entries
 from tests.waiting import retry_until
-from worker.agents.sandbox import sandbox_problem
+from worker.programs.claude.sandbox import sandbox_problem
 
 pytestmark = pytest.mark.claude
 ATK, VICTIM = "atk", "victim"

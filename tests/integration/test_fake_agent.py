@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from tests.waiting import retry_until
-from worker.agents.transcript import TranscriptParser
 from worker.fake.script import project_dir_name
+from worker.programs.claude.transcript import TranscriptParser
 
 HOOK_EVENTS = ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop")
 BASE_KEYS = {"session_id", "transcript_path", "cwd", "hook_event_name"}

@@ -10,7 +10,8 @@ import pytest
 
 from bus.repo_paths import ensure_state_dir, main_checkout, repo_root
 from tests.cli import IbRunner, git
-from worker.agents.sandbox import Confinement, sandbox_settings
+from worker.programs.claude.sandbox import sandbox_settings
+from worker.programs.confinement import Confinement
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ import pytest
 from tests.cli import IbRunner, git
 from tests.fake_anthropic import FakeAnthropic, client_env, reply, write_home
 from tests.fake_anthropic.script import ToolUse
-from worker.agents.sandbox import sandbox_problem
+from worker.programs.claude.sandbox import sandbox_problem
 
 pytestmark = pytest.mark.claude
 AGENT = "side"

@@ -13,7 +13,7 @@ import pytest
 
 from tests.cli import IbRunner, git
 from tests.fake_anthropic import FakeAnthropic, bash, reply
-from worker.agents.sandbox import sandbox_problem
+from worker.programs.claude.sandbox import sandbox_problem
 
 pytestmark = [pytest.mark.claude, pytest.mark.timeout(240)]  # the real CLI and two npm runs
 AGENT = "noder"

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli import IbRunner
-from worker.agents.sandbox import sandbox_problem
+from worker.programs.claude.sandbox import sandbox_problem
 
 MODES = "acceptEdits, default, manual, plan, auto, dontAsk, bypassPermissions"
 

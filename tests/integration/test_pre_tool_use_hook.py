@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from tests.cli import IB, IbRunner
-from worker.agents.claude_settings import build_agent_settings
 from worker.permissions.policy import merge_permissions
+from worker.programs.claude.settings import build_agent_settings
 
 AGENT = "a1"
 LOG_LINE = re.compile(r"\[\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[+-]\d\d:\d\d|Z)?\] \[PreToolUse\] (?P<reason>.+)")

@@ -20,7 +20,7 @@ from tests.fake_anthropic import FakeAnthropic, reply
 from tests.fake_anthropic.script import ToolUse
 from tests.integration.test_agent_boundary_claude import _approve_all, _parsed, _results
 from tests.waiting import retry_until
-from worker.agents.sandbox import sandbox_problem
+from worker.programs.claude.sandbox import sandbox_problem
 
 pytestmark = pytest.mark.claude
 AGENT, VICTIM = "atk", "victim"  # `atk`: the name the boundary test's approver answers for

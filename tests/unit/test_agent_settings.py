@@ -7,17 +7,17 @@ import shlex
 
 import pytest
 
-from worker.agents.claude_settings import (
+from worker.errors import WorkerError
+from worker.hooks.changes import CHANGING_TOOLS
+from worker.hooks.registry import HOT_HOOKS
+from worker.permissions.policy import MANDATORY_DENY, merge_permissions
+from worker.programs.claude.settings import (
     AGENT_HOOKS,
     HOOK_TIMEOUT,
     MATCHERS,
     build_agent_settings,
     hook_command,
 )
-from worker.errors import WorkerError
-from worker.hooks.changes import CHANGING_TOOLS
-from worker.hooks.registry import HOT_HOOKS
-from worker.permissions.policy import MANDATORY_DENY, merge_permissions
 
 IB = "/opt/venv/bin/ib"
 PERMS = merge_permissions(

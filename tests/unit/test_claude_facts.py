@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from worker.agents.claude_trust import trust, trusted_in
-from worker.agents.claude_version import lacking_events, parse_version, program_problem
+from worker.programs.claude.trust import trust, trusted_in
+from worker.programs.claude.version import lacking_events, parse_version, program_problem
 
 EVENTS = ("SessionStart", "Stop", "PermissionRequest", "StopFailure", "Notification")
 

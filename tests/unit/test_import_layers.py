@@ -31,6 +31,7 @@ LAYERS = (
     "fake",
     "agents",
     "runtime",
+    "programs",
     "permissions",
     "git",
     "tmux",

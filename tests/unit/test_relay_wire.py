@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 
 from bus.relay_port import relay_port
-from worker.agents.sandbox import network_settings
 from worker.boundary.relay_client import reads_stdin
 from worker.boundary.relay_wire import (
     BadLine,
@@ -24,6 +23,7 @@ from worker.boundary.relay_wire import (
     proxy_authority,
     socket_inode,
 )
+from worker.programs.claude.sandbox import network_settings
 
 # /proc/net/tcp as Linux writes it: the relay listening on 127.0.0.1:41000 (0xA028), one connection
 # from the proxy's 127.0.0.1:52000 (0xCB20), both ends, and a TIME_WAIT leftover of another one

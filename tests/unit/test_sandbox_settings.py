@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from worker.agents.sandbox import Confinement, permission_settings, sandbox_line, sandbox_settings
+from worker.programs.claude.sandbox import permission_settings, sandbox_line, sandbox_settings
+from worker.programs.confinement import Confinement
 
 
 def _repo(tmp_path: Path) -> Path:

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from worker.agents.transcript import OutputItem, TranscriptParser, parse_chunk, shorten
+from worker.programs.claude.transcript import OutputItem, TranscriptParser, parse_chunk, shorten
 
 CWD = "/work/repo"
 TS = "2026-01-20T11:57:17.716Z"

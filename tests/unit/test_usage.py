@@ -10,7 +10,7 @@ import pytest
 
 from bus.prices import family, parse_prices, price_of
 from bus.usage import Usage, spend, spend_data, spend_line
-from worker.agents.transcript_usage import UsageReader, read_transcript
+from worker.programs.claude.usage import UsageReader, read_transcript
 
 
 @pytest.mark.parametrize(

@@ -20,16 +20,13 @@ from worker.agents.ownership import AgentRef, owned
 from worker.agents.talk import look, send
 from worker.errors import WorkerError
 from worker.markers import FROM_PANE
+from worker.programs.registry import program_of
 from worker.runtime import Runtime
 from worker.tmux.dialogs import (
     DRAW_WAIT,
     STILL_CLOSING,
     Dialog,
     DialogError,
-    keys_for,
-    option_for_answer,
-    pick,
-    read_dialog,
     recorded_as,
 )
 
@@ -55,14 +52,16 @@ class BadAnswer(WorkerError):
 def approve(rt: Runtime, agent: AgentRef, always: bool = False, prompt_id: str | None = None) -> str:
     """Allow the tool call (once, or `always`), trust the folder, or accept the plan."""
     record = owned(rt, agent)
-    dialog, label = _answer(rt, record, prompt_id, lambda d: pick(d, "always" if always else "approve"))
+    dialog, label = _answer(
+        rt, record, prompt_id, lambda d: program_of(record).pick(d, "always" if always else "approve")
+    )
     return f"approved {dialog.describe()} of {record.id}: {label}"
 
 
 def deny(rt: Runtime, agent: AgentRef, reason: str = "", prompt_id: str | None = None) -> str:
     """Refuse the tool call (telling the agent why, when given), refuse the folder, or keep planning."""
     record = owned(rt, agent)
-    dialog, label = _answer(rt, record, prompt_id, lambda d: pick(d, "deny"))
+    dialog, label = _answer(rt, record, prompt_id, lambda d: program_of(record).pick(d, "deny"))
     if reason.strip() and dialog.kind != "trust":
         _wait_until_gone(rt, record)
         send(rt, record, reason)
@@ -90,7 +89,7 @@ def choose(rt: Runtime, agent: AgentRef, answer: str, prompt_id: str | None = No
     """Pick an option of any dialog by its number or its label (as drawn, any case); for a permission,
     plan or trust dialog also by what it means: approve, always, deny."""
     record = owned(rt, agent)
-    dialog, label = _answer(rt, record, prompt_id, lambda d: option_for_answer(d, answer))
+    dialog, label = _answer(rt, record, prompt_id, lambda d: program_of(record).choose(d, answer))
     return f"answered {dialog.describe()} of {record.id}: {label}"
 
 
@@ -109,7 +108,7 @@ def answer(rt: Runtime, question_id: str, text: str, sender: str | None = None) 
 
 def open_dialog(rt: Runtime, agent: AgentRef) -> Dialog | None:
     """The dialog the agent's pane shows now, if any."""
-    return read_dialog(look(rt, agent))
+    return program_of(owned(rt, agent)).read_dialog(look(rt, agent))
 
 
 def _answer(
@@ -140,7 +139,7 @@ def _answer(
     claimed = prompt or _record(rt, agent.id, dialog)
     if not rt.prompts.claim(claimed.id, agent.id):
         raise AlreadyAnswered(f"that dialog of {agent.id} was already answered")
-    rt.tmux.send_keys(agent.session, *keys_for(dialog, index))
+    rt.tmux.send_keys(agent.session, *program_of(agent).option_keys(dialog, index))
     if claimed.question_id:
         with suppress(NotFound):  # answered; the prompt stays (a second answer is refused) until it closes
             rt.questions.acknowledge(claimed.question_id)

@@ -86,13 +86,7 @@ def _restart(rt: Runtime, agent: Agent, paths: AgentPaths, fresh: bool) -> None:
         rt.agents.update(agent.id, claude_session=agent.claude_session, transcript_path="")
         script = start_script(rt, agent, paths)
     else:
-        script = _without_prompt(
-            start_script(rt, agent, paths).replace(
-                f"--session-id {shlex.quote(agent.claude_session)}",
-                f"--resume {shlex.quote(agent.claude_session)}",
-            ),
-            paths,
-        )
+        script = start_script(rt, agent, paths, resume=True)
     paths.start_script.write_text(script, encoding="utf-8")
     cwd = agent.worktree if agent.worktree and Path(agent.worktree).is_dir() else agent.root
     rt.tmux.new_session(
@@ -145,8 +139,3 @@ def _session_alive(rt: Runtime, agent: Agent) -> bool:
         if pane.session == agent.session:
             return not pane.dead
     return False
-
-
-def _without_prompt(script: str, paths: AgentPaths) -> str:
-    """A resumed conversation needs no new prompt."""
-    return script.replace(f' "$(cat {shlex.quote(str(paths.prompt))})"', "")

@@ -1,5 +1,5 @@
-"""`ib new-agent`: a repository of its own on `agent/<id>`, a prompt, Claude Code settings with our hooks,
-a tmux session.
+"""`ib new-agent`: a repository of its own on `agent/<id>`, a prompt, the agent program's settings with our
+hooks (worker.programs), a tmux session.
 
 Called by the CLI on this machine and by the worker service for `new-agent` commands from the bus.
 """
@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import secrets
 import shlex
@@ -24,28 +25,25 @@ from bus.errors import Conflict, InvalidInput
 from bus.ids import folder_project, validate_id
 from bus.permission_modes import BYPASS, permission_mode
 from bus.relay_port import relay_address
-from bus.repo_paths import agent_from_path, ensure_state_dir, main_checkout, shared_git_dir
+from bus.repo_paths import agent_from_path, ensure_state_dir, shared_git_dir
 from bus.worker_commands import NewAgent
 from worker.agents import agent_log
 from worker.agents.agent_env import agent_path, env_command, passed_names
-from worker.agents.claude_settings import AGENT_HOOKS, build_agent_settings
-from worker.agents.claude_trust import claude_trusts, trust
-from worker.agents.claude_version import (
-    TESTED_VERSION,
-    format_version,
-    lacking_events,
-    program_problem,
-    program_version,
-)
 from worker.agents.layout import AgentPaths, session_name
 from worker.agents.prompt import PromptFacts, build_prompt
-from worker.agents.sandbox import Confinement, permission_settings, sandbox_problem, sandbox_settings
 from worker.errors import WorkerError
 from worker.git import agent_repo
 from worker.git.agent_repo import AgentRepo
 from worker.git.repo import Git
 from worker.permissions.policy import merge_permissions
+from worker.programs import registry
+from worker.programs.claude.sandbox import sandbox_problem
+from worker.programs.confinement import Confinement
+from worker.programs.program import AgentProgram, Launch
+from worker.programs.registry import program_of
 from worker.runtime import Runtime
+
+logger = logging.getLogger(__name__)
 
 USER_HOOK_TIMEOUT = 30
 RESERVED_NAMES = frozenset({"user", "user-claude"})  # `ib send user ...` is a message for the person
@@ -69,6 +67,7 @@ class SpawnRequest:
     project: str | None = None
     task: str | None = None
     caller: str | None = None  # the agent asking, when an agent runs `ib new-agent`
+    cli: str | None = None  # the agent program (worker.programs); None: IB_DEFAULT_CLI
     on_note: Callable[[str], None] | None = None  # told what to know before the agent starts
 
     @classmethod
@@ -85,12 +84,14 @@ class SpawnRequest:
             project=c.project,
             task=c.task,
             caller=c.caller,
+            cli=c.cli,
             on_note=on_note,
         )
 
 
 def new_agent(rt: Runtime, req: SpawnRequest) -> Agent:
     """Make and start one agent; returns its record (state `creating`)."""
+    program = chosen_program(rt, req.cli)
     goal = _goal(req)
     manager = _manager(rt, req)
     agent_id = validate_id("agent", req.name) if req.name is not None else f"agent-{secrets.token_hex(3)}"
@@ -104,13 +105,11 @@ def new_agent(rt: Runtime, req: SpawnRequest) -> Agent:
         raise SpawnRefused(
             f"an agent named {agent_id!r} already exists; pick another --name or `ib kill {agent_id}`"
         )
-    problem = program_problem(rt.settings.agent_command)
-    if problem is not None:
-        raise SpawnRefused(problem)
+    command = program.command(rt.settings.agent_command)
+    registry.check_startable(program, command, lambda warning: _note(req, warning))
     mode = _permission_mode(rt, req)
-    if req.on_note is not None:
-        for note in spawn_notes(rt):
-            req.on_note(note)
+    for note in program.notes(command, str(root)):
+        _note(req, note)
     holder = rt.agents.reserve(agent_id, rt.worker_id)  # atomic: one machine gets the name
     if holder is not None:
         raise SpawnRefused(
@@ -127,11 +126,9 @@ def new_agent(rt: Runtime, req: SpawnRequest) -> Agent:
             own = AgentRepo(paths.worktree, paths.git_dir, branch)
             agent_repo.create(git, own, base)
             agent_repo.publish(git, own)  # `git branch` in the person's repository lists it at once
-        agent = _record(rt, req, agent_id, goal, manager, paths, branch, base, mode)
+        agent = _record(rt, req, agent_id, goal, manager, paths, branch, base, mode, program.name)
         _write_files(rt, agent, paths, req)
         rt.agents.save(agent)
-        if branch and program_version(rt.settings.agent_command) is not None:
-            _carry_trust(root, paths.worktree)
         cwd = paths.worktree if branch else root
         rt.tmux.scrub_global_secrets()
         rt.tmux.new_session(
@@ -162,34 +159,19 @@ def new_agent(rt: Runtime, req: SpawnRequest) -> Agent:
     return agent
 
 
-def spawn_notes(rt: Runtime) -> list[str]:
-    """What a person should know before an agent starts: hook events its Claude Code lacks, and a
-    repository Claude Code does not trust yet (the agent will wait at the folder-trust dialog)."""
-    version = program_version(rt.settings.agent_command)
-    if version is None:
-        return []  # not Claude Code (a fake agent, another program): nothing to say
-    notes = []
-    lacking = lacking_events(version, tuple(e for e, _ in AGENT_HOOKS))
-    if lacking:
-        notes.append(
-            f"Claude Code {format_version(version)} has no {', '.join(lacking)} hook events; "
-            f"agents run without them (tested with {TESTED_VERSION})"
-        )
-    trusted = main_checkout(str(rt.root))  # Claude Code asks about a worktree's main checkout
-    if not claude_trusts(trusted):
-        notes.append(
-            f"Claude Code does not trust {trusted} yet: the agent will wait at the folder-trust dialog; "
-            "answer it with `ib approve AGENT` (trust) or `ib deny AGENT` (refuse), or run `claude` "
-            "there once and accept"
-        )
-    return notes
+def chosen_program(rt: Runtime, cli: str | None) -> AgentProgram:
+    """The program `--cli` names, else IB_DEFAULT_CLI's; one line listing the known ones when unknown."""
+    if cli:
+        return registry.program(cli)
+    return registry.program(rt.settings.default_cli, option="IB_DEFAULT_CLI")
 
 
-def _carry_trust(root: Path, worktree: Path) -> None:
-    """Claude Code asks about the agent's folder (a repository of its own) even inside a trusted one: a
-    folder the person trusts passes that trust on to its agents' work trees, as it did to worktrees."""
-    if claude_trusts(main_checkout(str(root))):
-        trust(str(worktree))
+def _note(req: SpawnRequest, note: str) -> None:
+    """What a person should know before the agent starts: to the caller, else the log."""
+    if req.on_note is not None:
+        req.on_note(note)
+    else:
+        logger.warning("%s", note)
 
 
 def read_goal(req: SpawnRequest) -> str:
@@ -279,6 +261,7 @@ def _record(
     branch: str,
     base: str,
     mode: str,
+    program: str,
 ) -> Agent:
     inherited = rt.agents.get(manager).project if manager else ""
     project = req.project or inherited or folder_project(rt.root.name)
@@ -299,6 +282,7 @@ def _record(
         session=session_name(rt.root, agent_id),
         worker=rt.worker_id,
         model=req.model or rt.settings.model or "",
+        program=program,
         permission_mode=mode,
         created_at=now,
         state="creating",
@@ -323,30 +307,46 @@ def _write_files(rt: Runtime, agent: Agent, paths: AgentPaths, req: SpawnRequest
         custom_role=_read(prompts / f"{agent.role}.md"),
     )
     paths.prompt.write_text(build_prompt(facts), encoding="utf-8")
-    permissions = merge_permissions(
-        agent.role, _config(rt.root / ".ib" / "config.json"), _config(Path.home() / ".ib" / "config.json")
-    )
-    lacking = lacking_events(program_version(rt.settings.agent_command), tuple(e for e, _ in AGENT_HOOKS))
-    if lacking:
-        agent_log.append(paths.log, f"Claude Code lacks the hook events {', '.join(lacking)}: left out")
-    settings = build_agent_settings(agent.role, permissions, rt.ib_command, lacking, agent.permission_mode)
-    _confine(rt, agent, paths, settings)
-    paths.settings.write_text(json.dumps(settings, indent=2) + "\n", encoding="utf-8")
+    paths.bin.mkdir(exist_ok=True)
+    paths.cache.mkdir(exist_ok=True)
+    launch = agent_launch(rt, agent, paths)
+    program_of(agent).prepare(launch)
     paths.meta.write_text(
         json.dumps(json.loads(agent.to_json()), indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
     )
     paths.start_script.write_text(start_script(rt, agent, paths), encoding="utf-8")
-    paths.bin.mkdir(exist_ok=True)
-    paths.cache.mkdir(exist_ok=True)
     (paths.bin / "ib").symlink_to(rt.ib_command)
 
 
-def _confine(rt: Runtime, agent: Agent, paths: AgentPaths, settings: dict[str, object]) -> None:
-    """Claude Code's sandbox and read block in the agent's settings (worker.agents.sandbox); where this
-    machine has no sandbox, the agent's log says so, and so does stderr once per repository."""
-    problem = sandbox_problem()
+def agent_launch(rt: Runtime, agent: Agent, paths: AgentPaths, resume: bool = False) -> Launch:
+    """What the agent's program is told to set up and start (worker.programs.program.Launch)."""
+    permissions = merge_permissions(
+        agent.role, _config(rt.root / ".ib" / "config.json"), _config(Path.home() / ".ib" / "config.json")
+    )
+    return Launch(
+        agent_id=agent.id,
+        role=agent.role,
+        command=program_of(agent).command(rt.settings.agent_command),
+        cwd=agent.worktree or agent.root,
+        root=agent.root,
+        folder=paths.folder,
+        prompt_file=paths.prompt,
+        ib_command=rt.ib_command,
+        permission_mode=agent.permission_mode,
+        permissions=permissions,
+        confinement=_confinement(rt, agent, paths),
+        session=agent.claude_session,
+        model=agent.model,
+        resume=resume,
+        note=lambda line: agent_log.append(paths.log, line),
+    )
+
+
+def _confinement(rt: Runtime, agent: Agent, paths: AgentPaths) -> Confinement:
+    """Where the agent may write: its worktree and own repository, or for an agent without a worktree
+    the root, with the branches it must not move."""
     if agent.branch:
-        confinement = Confinement(
+        return Confinement(
             agent.worktree,
             agent.root,
             (),
@@ -356,36 +356,18 @@ def _confine(rt: Runtime, agent: Agent, paths: AgentPaths, settings: dict[str, o
             cache=str(paths.cache),
             relay=_relay(rt),
         )
-    else:
-        refs = Path(shared_git_dir(str(rt.root))) / "refs" / "heads"
-        branches = Git(rt.root).output("for-each-ref", "--format=%(refname:short)", "refs/heads").split()
-        protected = [b for b in branches if (refs / b).is_file()]
-        confinement = Confinement(
-            agent.root,
-            agent.root,
-            protected,
-            rt.ib_command,
-            bin=str(paths.bin),
-            cache=str(paths.cache),
-            relay=_relay(rt),
-        )
-    rules = settings.setdefault("permissions", {})
-    assert isinstance(rules, dict)
-    rules.update(permission_settings())
-    settings["sandbox"] = sandbox_settings(confinement, available=problem is None)
-    if problem is None:
-        return
-    agent_log.append(
-        paths.log, f"No sandbox for Bash commands: {problem}; only the PreToolUse hook checks them"
+    refs = Path(shared_git_dir(str(rt.root))) / "refs" / "heads"
+    branches = Git(rt.root).output("for-each-ref", "--format=%(refname:short)", "refs/heads").split()
+    protected = [b for b in branches if (refs / b).is_file()]
+    return Confinement(
+        agent.root,
+        agent.root,
+        protected,
+        rt.ib_command,
+        bin=str(paths.bin),
+        cache=str(paths.cache),
+        relay=_relay(rt),
     )
-    noted = rt.root / ".ib" / "no-sandbox-noted"
-    if not noted.exists():
-        noted.write_text(problem + "\n", encoding="utf-8")
-        print(
-            f"ib new-agent: warning: agents' commands run without a sandbox here ({problem}); "
-            "only the PreToolUse hook checks them",
-            file=sys.stderr,
-        )
 
 
 def _relay(rt: Runtime) -> str:
@@ -393,9 +375,10 @@ def _relay(rt: Runtime) -> str:
     return relay_address(ensure_state_dir(str(rt.root)))
 
 
-def start_script(rt: Runtime, agent: Agent, paths: AgentPaths) -> str:
+def start_script(rt: Runtime, agent: Agent, paths: AgentPaths, resume: bool = False) -> str:
     """The shell script the agent's pane runs: the agent program under `env -i` with an explicit
-    environment (worker.agents.agent_env), whatever the tmux server's own environment holds."""
+    environment (worker.agents.agent_env), whatever the tmux server's own environment holds; with
+    `resume`, its conversation goes on."""
     env = {
         "IB_AGENT_ID": agent.id,
         "IB_AGENT_ROLE": agent.role,
@@ -414,18 +397,16 @@ def start_script(rt: Runtime, agent: Agent, paths: AgentPaths) -> str:
         env["IB_TMUX_SOCKET"] = rt.settings.tmux_socket
     if agent.role == "manager":
         env.update(_spawn_settings(rt))
-    if agent.permission_mode == BYPASS and _root():
-        env["IS_SANDBOX"] = "1"  # the spawn refused this mode as root where the sandbox is off
+    start = program_of(agent).start(agent_launch(rt, agent, paths, resume))
+    env.update(start.environment)
     passed = passed_names(os.environ, rt.settings.agent_env)
-    model = f" --model {shlex.quote(agent.model)}" if agent.model else ""
     cwd = agent.worktree or agent.root
     return (
         "#!/bin/sh\n"
         f"# written by ittybus for agent {agent.id}\n"
         f"cd {shlex.quote(cwd)} || exit 1\n"
         f"exec {env_command(env, passed)} \\\n"
-        f"  {rt.settings.agent_command} --settings {shlex.quote(str(paths.settings))} "
-        f'--session-id {shlex.quote(agent.claude_session)}{model} "$(cat {shlex.quote(str(paths.prompt))})"\n'
+        f"  {start.words}\n"
     )
 
 
@@ -433,7 +414,7 @@ def _spawn_settings(rt: Runtime) -> dict[str, str]:
     """What a manager's own `ib new-agent` needs to start its children as this spawn starts it: the
     agent program, model, extra variables and permission modes, which the pane's explicit environment
     would leave out."""
-    settings = {"IB_AGENT_COMMAND": rt.settings.agent_command}
+    settings = {"IB_AGENT_COMMAND": rt.settings.agent_command, "IB_DEFAULT_CLI": rt.settings.default_cli}
     if rt.settings.model:
         settings["IB_MODEL"] = rt.settings.model
     if rt.settings.agent_env:

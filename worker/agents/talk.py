@@ -15,8 +15,9 @@ from worker.agents import agent_log
 from worker.agents.layout import AgentPaths
 from worker.agents.ownership import AgentRef, owned
 from worker.errors import SessionGone, WorkerError
+from worker.programs.registry import program_of
 from worker.runtime import Runtime
-from worker.tmux.dialogs import read_dialog, refusal
+from worker.tmux.dialogs import refusal
 from worker.tmux.input_box import still_typed
 
 MAX_SEND_BYTES = 1_048_576
@@ -44,7 +45,7 @@ def send(rt: Runtime, agent: AgentRef, text: str, sender: str | None = None) -> 
     agent = owned(rt, agent)
     message = sent_text(text, sender)
     try:
-        dialog = read_dialog(rt.tmux.capture(agent.session))
+        dialog = program_of(agent).read_dialog(rt.tmux.capture(agent.session))
         if dialog is not None:
             raise DialogOpen(refusal(agent.id, dialog))
         rt.tmux.send_text(agent.session, message, enter_delay=rt.settings.send_delay)

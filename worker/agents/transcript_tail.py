@@ -18,8 +18,8 @@ from bus.activity import TURN_END
 from bus.agent_store import Agent
 from bus.hashes import append_entry, read_hash
 from bus.usage import spend
-from worker.agents.transcript import TranscriptParser
-from worker.agents.transcript_usage import UsageReader
+from worker.programs.claude.transcript import TranscriptParser
+from worker.programs.claude.usage import UsageReader
 from worker.runtime import Runtime
 
 log = logging.getLogger(__name__)

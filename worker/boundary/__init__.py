@@ -7,6 +7,6 @@ runs inside Claude Code's sandbox without a bus, `relay_client` then sends the c
 Code's proxy to the worker's `relay`, which names the agent by the connection and runs it as that agent
 (`relay_wire`: the pure wire and /proc parsing), `done_check_box` runs a task's test command for an agent
 in bubblewrap.
-May import bus, worker.errors, worker.permissions and worker.agents.sandbox; the CLI and the service
+May import bus, worker.errors, worker.permissions and worker.programs.claude.sandbox; the CLI and the service
 import it, never the other way round.
 """

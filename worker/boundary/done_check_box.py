@@ -11,9 +11,9 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
-from worker.agents.sandbox import sandbox_problem
 from worker.boundary.identity import agent_caller
 from worker.permissions.policy import SECRET_PLACES
+from worker.programs.claude.sandbox import sandbox_problem
 
 
 def boxed(

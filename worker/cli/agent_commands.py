@@ -34,12 +34,12 @@ from bus.worker_commands import (
 from bus.workers import require_alive
 from worker.agents import user_messages, views
 from worker.agents.layout import AgentPaths
-from worker.agents.sandbox import sandbox_line
 from worker.agents.spawn import SpawnRequest, read_goal, requested_mode
 from worker.agents.talk import Screenshot
 from worker.ages import format_age
 from worker.cli.context import Context
 from worker.cli.stopping import bus_problem, nuke_without_bus, without_bus
+from worker.programs.claude.sandbox import sandbox_line
 
 console = Console(highlight=False)
 

@@ -17,7 +17,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from types import FrameType
 
-from worker.agents.transcript import summarize_result, tool_argument
 from worker.errors import WorkerError
 from worker.fake.script import (
     Step,
@@ -31,6 +30,7 @@ from worker.fake.script import (
 )
 from worker.fake.terminal import Keyboard, Screen, raw_terminal
 from worker.markers import COMPLETION_MARKER, WAITING_MARKER
+from worker.programs.claude.transcript import summarize_result, tool_argument
 
 VERSION = "2.0.0"
 BASH_TIMEOUT = 120.0

@@ -14,8 +14,8 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from worker.agents.claude_settings import HOOK_TIMEOUT, hook_command
 from worker.errors import HooksError
+from worker.programs.claude.settings import HOOK_TIMEOUT, hook_command
 
 SETTINGS_FILE = os.path.join(".claude", "settings.local.json")
 OUR_HOOKS = frozenset({"post-tool-use", "primary-pre-tool-use", "tmux-status"})

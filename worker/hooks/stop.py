@@ -188,7 +188,7 @@ def session_usage(path: object, prices: str) -> dict[str, object] | None:
         return None
     from bus.prices import parse_prices
     from bus.usage import spend, spend_data
-    from worker.agents.transcript_usage import read_transcript
+    from worker.programs.claude.usage import read_transcript
 
     try:
         overrides = parse_prices(prices)

@@ -11,15 +11,16 @@ import time
 from bus.agent_store import Agent
 from bus.prompts import Prompt
 from worker.markers import FROM_PANE
+from worker.programs.registry import program_of
 from worker.runtime import Runtime
-from worker.tmux.dialogs import STILL_CLOSING, Dialog, option_labels, read_dialog, recorded_as
+from worker.tmux.dialogs import STILL_CLOSING, Dialog, option_labels, recorded_as
 
 log = logging.getLogger(__name__)
 
 
 def tell_dialog(rt: Runtime, agent: Agent, text: str) -> Dialog | None:
     """The dialog the pane shows (None when none), published when it is new and no hook told it."""
-    dialog = read_dialog(text)
+    dialog = program_of(agent).read_dialog(text)
     prompt = rt.prompts.get(agent.id)
     if dialog is None:
         if prompt is not None and (prompt.tool == FROM_PANE or rt.prompts.answered(prompt.id)):

@@ -25,11 +25,12 @@ from bus.errors import Conflict
 from worker.errors import SessionGone
 from worker.hooks.payloads import stopped_reason
 from worker.markers import FROM_PANE
+from worker.programs.registry import program_of
 from worker.runtime import Runtime
 from worker.service.dialog_events import tell_dialog
 from worker.tmux.dialogs import DRAW_WAIT
 from worker.tmux.pane_death import Death
-from worker.tmux.pane_state import PaneState, pane_state
+from worker.tmux.pane_state import PaneState
 from worker.tmux.parse import PaneInfo, needs_capture
 from worker.tmux.retry import retry_detail
 from worker.tmux.state_authority import pane_may_set
@@ -129,7 +130,7 @@ class PaneWatcher:
             self.record(agent, PaneState.STOPPED.value)
             return
         self.captured_at[agent.id] = now
-        state = pane_state(text).value
+        state = program_of(agent).pane_state(text).value
         self.asking.pop(agent.id, None)
         dialog = tell_dialog(self.rt, agent, text)
         if dialog is not None:

@@ -21,12 +21,11 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterable
 from pathlib import Path
 
-from bus.record import Record
 from bus.repo_paths import git_dir, shared_git_dir
 from worker.permissions.policy import SECRET_PLACES
+from worker.programs.confinement import Confinement
 
 REGISTRIES = (
     "pypi.org",
@@ -46,29 +45,6 @@ REGISTRIES = (
 HIDDEN_VARIABLES = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "IB_REDIS_URL")
 """Variables Claude Code keeps from sandboxed commands (`echo $ANTHROPIC_API_KEY` prints nothing)."""
 _PROBE_TIMEOUT = 5.0
-
-
-class Confinement(Record):
-    """Where one agent lives: its worktree (the root for an agent without one), its own repository's git
-    folder (empty for an agent without a worktree), `bin/` and cache folder, the repository, the branches an
-    agent without a worktree must not move, and the `ib` it runs outside the sandbox."""
-
-    __slots__ = ("bin", "cache", "git_dir", "ib_command", "protected_branches", "relay", "root", "worktree")
-
-    def __init__(
-        self,
-        worktree: str,
-        root: str,
-        protected_branches: Iterable[str],
-        ib_command: str,
-        git_dir: str = "",
-        bin: str = "",
-        cache: str = "",
-        relay: str = "",
-    ) -> None:
-        self.worktree, self.root, self.ib_command = worktree, root, ib_command
-        self.protected_branches = tuple(protected_branches)
-        self.git_dir, self.bin, self.cache, self.relay = git_dir, bin, cache, relay
 
 
 def permission_settings() -> dict[str, object]:

@@ -1,0 +1,7 @@
+"""The agent programs ittybus can run (Claude Code, Codex CLI, Gemini CLI): one `AgentProgram` each
+(`program`: the protocol) behind a registry by name (`registry`). A program says how it is started, which
+files and environment it needs, which version it was tested with and how to install it, how its screen
+and dialogs read and the keys that answer them. Claude Code's implementation and the modules it is made of
+live in `claude/`. May import bus, worker.permissions, worker.tmux and the small pure modules; the agents
+area (spawn, resume, answers) calls it and never asks which program an agent runs.
+"""

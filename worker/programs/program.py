@@ -1,0 +1,170 @@
+"""What ittybus needs from an agent program (Claude Code, Codex CLI, Gemini CLI, ...): the `AgentProgram`
+protocol and the values it passes in and out. Each program implements it in its own module; nothing
+outside those modules asks which program an agent runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+from worker.errors import WorkerError
+
+if TYPE_CHECKING:
+    from worker.permissions.policy import Permissions
+    from worker.programs.confinement import Confinement
+    from worker.tmux.dialogs import Dialog
+    from worker.tmux.pane_state import PaneState
+
+Version = tuple[int, int, int]
+
+
+class ProgramError(WorkerError):
+    """An agent program cannot be used as asked (unknown, not installed, not finished)."""
+
+
+class UnknownProgram(ProgramError):
+    """A `--cli` / IB_DEFAULT_CLI that names no registered program."""
+
+
+class ProgramMissing(ProgramError):
+    """The program's binary is not on PATH; the message says how to install it."""
+
+
+class ProgramUnfinished(ProgramError):
+    """ittybus's support for this program lacks a piece; the message names it."""
+
+
+class Sandbox(StrEnum):
+    """Who confines an agent's shell commands to its worktree."""
+
+    OWN = "own"  # the program's own sandbox, configured by ittybus (Claude Code's settings, Codex's flags)
+    BUBBLEWRAP = "bubblewrap"  # the program has none: ittybus starts it under bubblewrap
+
+
+@dataclass(frozen=True)
+class Release:
+    """The versions of a program ittybus was tested with, and how a person installs the pinned one."""
+
+    oldest: Version
+    newest: Version
+    install: str  # the one command that installs the tested version
+
+    @property
+    def tested(self) -> str:
+        return format_version(self.newest)
+
+    def covers(self, version: Version) -> bool:
+        return self.oldest <= version <= self.newest
+
+
+@dataclass(frozen=True)
+class Launch:
+    """Everything a program needs to set up and start one agent: who it is, where its files go, what it
+    may do. Built by the spawn (and a resume) from the agent's record; `note` writes a line to the
+    agent's log."""
+
+    agent_id: str
+    role: str  # manager | worker
+    command: str  # the program's command words (the program's binary, or IB_AGENT_COMMAND for Claude Code)
+    cwd: str  # where it starts: its worktree, or the root for an agent without one
+    root: str  # the person's repository
+    folder: Path  # the agent's private folder (settings, prompt, start script)
+    prompt_file: Path
+    ib_command: str  # absolute path of `ib`, for hooks
+    permission_mode: str
+    permissions: Permissions
+    confinement: Confinement
+    session: str = ""  # the program's conversation id, when ittybus picks it
+    model: str = ""
+    resume: bool = False  # continue the conversation `session` instead of starting one
+    note: Callable[[str], None] = field(default=lambda line: None)
+
+
+@dataclass(frozen=True)
+class Start:
+    """How the agent's pane starts the program: the words after `exec env -i VAR=... \\`, and variables
+    the program needs beside ittybus's own."""
+
+    words: str
+    environment: Mapping[str, str] = field(default_factory=dict)
+
+
+class AgentProgram(Protocol):
+    """One agent program. `name` is what `--cli` takes; every method that looks at the program's own
+    output is pure, so it can be tested on captured screens and payloads."""
+
+    name: str  # "claude", "codex", "gemini"
+    title: str  # "Claude Code"
+    binary: str  # the executable looked up on PATH
+    release: Release
+    sandbox: Sandbox
+
+    def command(self, configured: str) -> str:
+        """The command words that start the program; `configured` is IB_AGENT_COMMAND."""
+        ...
+
+    def version(self, command: str) -> Version | None:
+        """The version the program reports (`<command> --version`); None when it cannot say."""
+        ...
+
+    def missing(self, command: str) -> str | None:
+        """Why `command` cannot start (its binary not on PATH), saying how to install the program."""
+        ...
+
+    def unfinished(self) -> str | None:
+        """What ittybus's support for this program still lacks (the spawn refuses then), or None."""
+        ...
+
+    def notes(self, command: str, root: str) -> list[str]:
+        """What a person should know before an agent of this program starts in `root`."""
+        ...
+
+    def prepare(self, launch: Launch) -> None:
+        """Write the program's settings, hooks and sandbox for one agent into `launch.folder` (and
+        wherever else the program reads them), before its pane starts."""
+        ...
+
+    def start(self, launch: Launch) -> Start:
+        """The start (or, with `launch.resume`, the resume) of the program in the agent's pane."""
+        ...
+
+    def pane_state(self, screen: str) -> PaneState:
+        """The state a captured screen shows; the fallback when the program's own signal is silent."""
+        ...
+
+    def read_dialog(self, screen: str) -> Dialog | None:
+        """The dialog the screen shows, waiting for a person; None when there is none."""
+        ...
+
+    def pick(self, dialog: Dialog, choice: str) -> int:
+        """The option that means `choice` (approve, always, deny); DialogError when the dialog has none."""
+        ...
+
+    def choose(self, dialog: Dialog, answer: str) -> int:
+        """The option `answer` names: its number or label, or approve / always / deny; DialogError when
+        none fits."""
+        ...
+
+    def option_keys(self, dialog: Dialog, index: int) -> list[str]:
+        """The keys that pick option `index` of `dialog`."""
+        ...
+
+
+def format_version(version: Version | None) -> str:
+    return ".".join(map(str, version)) if version else "unknown"
+
+
+def version_warning(program: AgentProgram, version: Version | None) -> str | None:
+    """The warning for a version outside the tested range (None inside it, or when unknown)."""
+    if version is None or program.release.covers(version):
+        return None
+    side = "older" if version < program.release.oldest else "newer"
+    return (
+        f"{program.title} {format_version(version)} is {side} than the versions ittybus was tested with "
+        f"({format_version(program.release.oldest)} to {program.release.tested}); starting it anyway. "
+        f"The tested one: {program.release.install}"
+    )
