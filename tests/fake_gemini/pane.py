@@ -18,6 +18,7 @@ from tests.fake_gemini.server import FakeGemini
 
 HEIGHT = 50
 WAIT = 90.0  # seconds a screen may take to appear on two busy cores (the CLI takes ~5 s to start)
+IDLE_HINT = "Type your message"  # the empty input box's placeholder: what was typed has been submitted
 Sign = str | Callable[[str], bool]
 
 
@@ -76,11 +77,19 @@ class GeminiPane:
     def keys(self, *keys: str) -> None:
         self.tmux("send-keys", "-t", "gem", *keys)
 
-    def type(self, text: str) -> None:
-        """Type `text` and submit it once the input box shows it."""
+    def type(self, text: str, tries: int = 3) -> None:
+        """Type `text` and submit it once the input box shows it; Enter again when the box still holds it
+        (an Enter that arrives while a hook runs can be lost)."""
         self.tmux("send-keys", "-t", "gem", "-l", text)
         self.wait(f"> {text}")
-        self.keys("Enter")
+        for _ in range(tries):
+            self.keys("Enter")
+            try:
+                self.wait(IDLE_HINT, timeout=10.0)
+                return
+            except ScreenMissing:
+                continue
+        raise ScreenMissing(f"{text!r} was typed but never submitted; last screen:\n{self.text()}")
 
     def close(self) -> None:
         subprocess.run(["tmux", "-L", self.socket, "kill-server"], capture_output=True, check=False)
