@@ -1,7 +1,7 @@
 """The state of a Gemini CLI agent read from the text of its tmux pane, and the keys that answer its
 dialogs. Reads 0.61.0's screen: the input box ("Type your message"), the status line of a turn at work
-("⠋ Thinking... (esc to cancel, 3s)", "Executing Hook: …"), and the boxed approval dialogs ("Allow
-execution of [Shell]?", "Apply this change?") with their numbered options, the selected one marked ●.
+("⠋ Thinking... (esc to cancel, 3s)"), and the boxed approval dialogs ("Allow execution of [Shell]?",
+"Apply this change?") with their numbered options, the selected one marked ●.
 Pure: text in, GeminiScreen out; (dialog, choice) in, keys out. The hooks are the first signal
 (worker/hooks/gemini_payloads.py); this is the fallback and the reader of a dialog's options.
 """
@@ -28,7 +28,9 @@ _BOX = "│╭╮╰╯─ "
 _EXITED = re.compile(r"^Pane is dead\b")
 _INPUT_BOX = re.compile(r"^\s*>\s")
 _IDLE_HINT = "Type your message"
-_AT_WORK = re.compile(r"\(esc to cancel\b|^\s*\S?\s*Executing Hooks?:")
+# a turn at work shows its spinner and "(esc to cancel, 3s)"; "Executing Hook: …" without them is a hook's
+# name left on the status line after it ran (it stays there at an idle prompt)
+_AT_WORK = re.compile(r"\(esc to cancel\b")
 _TITLE = re.compile(r"^(?:Allow [^?]*|Apply this change|Do you want to [^?]*)\?$")
 _OPTION = re.compile(r"^(●\s*)?(\d{1,2})\.\s+(\S.*?)$")
 _ERROR = re.compile(r"^✕\s+(\[API Error:.*)$")
