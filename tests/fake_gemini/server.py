@@ -251,13 +251,14 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Connection", "close")
         self.end_headers()
         self.close_connection = True
-        for chunk in wire.stream_parts(turn, model):
+        *chunks, last = wire.stream_chunks(turn, model)
+        for chunk in chunks:
             self._send(chunk)
             if turn.chunk_delay:
                 time.sleep(turn.chunk_delay)  # the stand-in plays a slow model; nothing waits on this
         if turn.hold is not None:
             turn.hold.wait(HOLD_LIMIT)
-        self._send(wire.stream_tail(turn, model))
+        self._send(last)
 
     def _send(self, chunk: dict[str, Any]) -> None:
         self.wfile.write(wire.frame(chunk))

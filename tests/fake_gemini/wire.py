@@ -47,9 +47,15 @@ def stream_parts(reply: Reply, model: str) -> Iterator[dict[str, Any]]:
             yield _chunk([_part_json(part)], model)
 
 
-def stream_tail(reply: Reply, model: str) -> dict[str, Any]:
-    """The last chunk: an empty text part, the finish reason and the usage."""
-    return _chunk([{"text": ""}], model, finish=True) | {"usageMetadata": usage(reply)}
+def stream_chunks(reply: Reply, model: str) -> list[dict[str, Any]]:
+    """Every chunk of the stream: the last one carries the finish reason and the usage beside the
+    reply's last piece, as the API sends it (an extra empty chunk makes 0.61.0 repeat the piece before
+    it in AfterAgent's `prompt_response`)."""
+    chunks = list(stream_parts(reply, model)) or [_chunk([{"text": ""}], model)]
+    last = chunks[-1]
+    last["candidates"][0]["finishReason"] = "STOP"
+    last["usageMetadata"] = usage(reply)
+    return chunks
 
 
 def response_json(reply: Reply, model: str) -> dict[str, Any]:

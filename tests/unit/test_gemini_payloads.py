@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from worker.hooks.gemini_payloads import outcome, outcomes
+from worker.hooks.gemini_event import stop_payload
+from worker.hooks.gemini_payloads import outcome, outcomes, turn_reply
 from worker.markers import COMPLETION_MARKER, WAITING_MARKER
 
 A = "agent-7"
@@ -53,6 +54,11 @@ CASES = {
     ),
     "after-agent-marker-completes": (
         _event("AfterAgent", prompt="p", prompt_response=f"Done.\n{COMPLETION_MARKER}\n"),
+        "running",
+        ("complete", "complete", ""),
+    ),
+    "after-agent-marker-with-the-last-chunk-repeated": (
+        _event("AfterAgent", prompt_response="Making it. \nMade.\nI HAVE COMPLETED THE GOAL HE GOAL"),
         "running",
         ("complete", "complete", ""),
     ),
@@ -136,3 +142,24 @@ def test_a_real_session_reads_as_its_turns() -> None:
     turn_end = [("waiting", "waiting")]
     started = [("running", "state")]
     assert seen == started + approved * 3 + turn_end + started + turn_end + [("stopped", "stopped")]
+
+
+REPLIES = {
+    "last-chunk-repeated": ("Made.\nI HAVE COMPLETED THE GOAL HE GOAL", "Made.\nI HAVE COMPLETED THE GOAL"),
+    "one-chunk-trailing-space": ("All done here. ", "All done here."),
+    "nothing-repeated": ("Running it.  \nNow writing.", "Running it.  \nNow writing."),
+    "empty": ("", ""),
+}
+
+
+@pytest.mark.parametrize(("given", "expected"), REPLIES.values(), ids=REPLIES.keys())
+def test_turn_reply_cuts_the_repeated_chunk(given: str, expected: str) -> None:
+    assert turn_reply(given) == expected
+
+
+def test_after_agent_reaches_the_stop_hook_as_its_last_message() -> None:
+    payload = _event("AfterAgent", prompt_response="Done.\nI HAVE COMPLETED THE GOAL HE GOAL")
+    made = stop_payload(payload)
+    assert made["last_assistant_message"] == "Done.\nI HAVE COMPLETED THE GOAL"
+    assert made["session_id"] == "s-1@2026-11-27T01:48:29Z"
+    assert "transcript_path" not in made

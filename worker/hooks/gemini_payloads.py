@@ -2,7 +2,8 @@
 publish, in the same `Outcome` as Claude Code's (worker/hooks/payloads.py). Pure and light.
 
 BeforeAgent / AfterAgent bracket a turn (AfterAgent is Gemini's only turn-end signal: its
-`prompt_response` ends with the marker, or the agent waits for the person); Notification with
+`prompt_response`, less the repeat 0.61.0 appends (`turn_reply`), ends with the marker, or the agent
+waits for the person); Notification with
 `notification_type: ToolPermission` opens an approval dialog; BeforeTool / AfterTool mean the turn is at
 work (after a dialog: it was answered); SessionEnd, which 0.61.0 fires three times on one exit, stops the
 agent once. SessionStart, PreCompress (sent before every model request, not only when it compresses),
@@ -88,8 +89,19 @@ def _at_work(payload: Mapping[str, object], agent_id: str) -> Outcome:
     return Outcome("running", "state", "", {"tool": _text(payload, "tool_name")})
 
 
+def turn_reply(prompt_response: str) -> str:
+    """The turn's reply from AfterAgent's `prompt_response`: 0.61.0 appends the stream's last chunk to it
+    once more after a space ("…THE GOAL" + " " + "HE GOAL"), which would hide a marker on the last line;
+    that repeat is cut off."""
+    text = prompt_response.rstrip()
+    for index in range(len(text) - 1, 0, -1):
+        if text[index] == " " and text[index + 1 :] and text[:index].endswith(text[index + 1 :]):
+            return text[:index]
+    return text
+
+
 def _after_agent(payload: Mapping[str, object], agent_id: str) -> Outcome:
-    last = _text(payload, "prompt_response")
+    last = turn_reply(_text(payload, "prompt_response"))
     decision = turn_end(last)
     said = "completed its goal" if decision == COMPLETE else "is waiting"
     return Outcome(decision, decision, f"Agent {agent_id} {said}", {"last_message": last})
