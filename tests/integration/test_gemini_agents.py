@@ -120,6 +120,7 @@ def test_agent_cannot_write_outside_its_worktree_nor_read_the_bus_secrets(
     outside = tmp_path / "outside.txt"
     (repo / ".env").write_text("IB_TELEGRAM_TOKEN=secret-token-123\n")
     secret = repo / ".ib" / "secret-probe"
+    secret.parent.mkdir()
     secret.write_text("bus-password-456\n")
     escape = (
         f"touch {outside}; echo hi > {repo}/README.md; cat {repo}/.env {secret}; "
