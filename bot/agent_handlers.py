@@ -34,7 +34,7 @@ async def agents_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> 
         rt.say(ask.thread, escape(f"No agents{' in ' + project if project else ''}."), ask.reply_to)
         return
     lines = [
-        f"<b>{escape(a.id)}</b> · {escape(a.state)}"
+        f"<b>{escape(a.id)}</b> · {escape(a.state)} · {escape(a.cli)}"
         + (f" · task {escape(a.task)}" if a.task else "")
         + f" · {escape(a.worker)}\n  {escape(shorten(a.goal, 80))}"
         for a in agents
@@ -44,12 +44,12 @@ async def agents_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> 
 
 @answering
 async def new_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-    """Start an agent on a goal in this project: /new GOAL."""
+    """Start an agent on a goal in this project: /new [--cli claude|codex|gemini] GOAL."""
     rt, message, ask = asked(update, context)
     wanted = parse_new(message.text or "")
     project = await rt.project_of_topic(ask.thread)
     worker = wanted.on or await rt.default_worker()
-    spawn = NewAgent(goal=wanted.goal, project=project)
+    spawn = NewAgent(goal=wanted.goal, project=project, cli=wanted.cli)
     made = await rt.command(worker, spawn, ask.sender, timeout=SPAWN_TIMEOUT)
     agent = str(cast(dict[str, Any], made).get("id") if isinstance(made, dict) else made)
     rt.say(

@@ -47,6 +47,7 @@ COMMANDS: tuple[tuple[str, str], ...] = (
 _COMMAND = re.compile(r"^/([A-Za-z0-9_]{1,32})(?:@([A-Za-z0-9_]+))?(?:\s|$)")
 _COMMAND_PREFIX = re.compile(r"^/[A-Za-z0-9_]+(@[A-Za-z0-9_]+)?\s?")
 _ON_FLAG = re.compile(r"^--on(?:=|\s+)(\S+)(?:\s+|$)")
+_CLI_FLAG = re.compile(r"^--cli(?:=|\s+)(\S+)(?:\s+|$)")
 _PRIORITY_FLAG = re.compile(r"^(?:-p|--priority)(?:=?(-?\d+))?$")
 _CRON_WORD = re.compile(r"[\d,-]*[*/][\d*/,-]*")  # `*`, `*/5`, `1-5/2`: a field, not a title's word
 LOOK_LINES = 40
@@ -123,18 +124,34 @@ def parse_add(text: str) -> NewTask:
 class NewAgent:
     goal: str
     on: str | None = None  # the worker (machine) to start it on; None: the default one
+    cli: str | None = None  # the agent program; None: the worker's IB_DEFAULT_CLI (the worker checks it)
 
 
 def parse_new(text: str) -> NewAgent:
-    """`/new [--on WORKER] GOAL`: the machine comes first, so the goal's own words are never options."""
-    usage = "usage: /new [--on WORKER] GOAL — e.g. /new Add rate limiting to the login endpoint"
-    goal, on = rest_of(text), None
-    flag = _ON_FLAG.match(goal)
-    if flag is not None:
-        on, goal = _worker(flag.group(1), usage), goal[flag.end() :].strip()
+    """`/new [--on WORKER] [--cli CLI] GOAL`: the options come first, in any order, so the goal's own
+    words are never options."""
+    usage = (
+        "usage: /new [--on WORKER] [--cli claude|codex|gemini] GOAL — e.g. /new --cli codex Add rate "
+        "limiting to the login endpoint"
+    )
+    goal, on, cli = rest_of(text), None, None
+    while flag := _ON_FLAG.match(goal) or _CLI_FLAG.match(goal):
+        if flag.re is _ON_FLAG:
+            on = _worker(flag.group(1), usage)
+        else:
+            cli = _cli(flag.group(1), usage)
+        goal = goal[flag.end() :].strip()
     if not goal:
         raise CommandUsage(usage)
-    return NewAgent(goal, on)
+    return NewAgent(goal, on, cli)
+
+
+def _cli(value: str, usage: str) -> str:
+    """A name shaped like an agent program's; which programs exist the worker says."""
+    try:
+        return validate_id("cli", value)
+    except InvalidInput as e:
+        raise CommandUsage(f"{e}; {usage}") from None
 
 
 @dataclass(frozen=True)

@@ -409,9 +409,11 @@ def _question(event: Event) -> _View:
 def _spawned(event: Event) -> _View:
     goal = _text(event.data, "goal").strip()
     manager, worktree = _text(event.data, "manager"), _text(event.data, "worktree")
+    cli = _text(event.data, "cli")
     return _View(
         _lines(
             f"→ {_agent(event)} spawned" + (f": {goal}" if goal else ""),
+            f"CLI: {cli}" if cli else None,
             f"Manager: {manager}" if manager else None,
             f"Worktree: {worktree}" if worktree else None,
         )

@@ -50,6 +50,11 @@ class Agent(HashRecord):
         return {"agent": self.id, "project": self.project or None, "task": self.task or None}
 
     @property
+    def cli(self) -> str:
+        """The agent program's `--cli` name; agents made before there was a choice ran Claude Code."""
+        return self.program or "claude"
+
+    @property
     def age(self) -> float:
         return max(0.0, time.time() - self.created_at)
 

@@ -36,12 +36,21 @@ class PlannedTask(BaseModel):
     after: list[str] = Field(default_factory=list)
     test_cmd: str | None = None
     touches: list[str] = Field(default_factory=list)  # files it expects to change (bus.touches)
+    cli: str = ""  # the agent program an agent for it runs; "": the worker's IB_DEFAULT_CLI
 
     @field_validator("id")
     @classmethod
     def _id(cls, value: str) -> str:
         try:
             return validate_id("task", value)
+        except InvalidInput as e:
+            raise ValueError(str(e)) from e
+
+    @field_validator("cli")
+    @classmethod
+    def _cli(cls, value: str) -> str:
+        try:
+            return validate_id("cli", value) if value else ""
         except InvalidInput as e:
             raise ValueError(str(e)) from e
 

@@ -64,6 +64,7 @@ class Task(HashRecord):
     summary: str | None = None
     schedule: str | None = None  # the schedule that added it
     touches: tuple[str, ...] = ()  # the files it expects to change (bus.touches)
+    cli: str = ""  # the agent program an agent for it runs (`--cli`); "": the worker's IB_DEFAULT_CLI
     after: tuple[str, ...] = ()
     notes: tuple[Note, ...] = ()
 

@@ -125,12 +125,14 @@ class TaskStore:
         draft: bool = False,
         schedule: str | None = None,
         touches: Sequence[str] = (),
+        cli: str = "",
     ) -> Task:
         """A new task: ready when it waits for nothing unfinished, pending otherwise, draft when asked.
 
         Without `task_id` the id is a slug of the title, made unique with a `-2`, `-3`... suffix.
         `schedule` names the schedule that added it (kept on the task and in its `task_added` event).
         `touches` are the files it expects to change (bus.touches: relative paths or directories).
+        `cli` is the agent program an agent for it runs ("": the worker's IB_DEFAULT_CLI).
         """
         title = check_title(title)
         validate_id("project", project)
@@ -150,6 +152,7 @@ class TaskStore:
             "1" if draft else "0",
             schedule or "",
             json.dumps(list(paths)) if paths else "",
+            validate_id("cli", cli) if cli else "",
             *deps,
         ]
         keys = [self._keys.project_tasks(project), self._keys.ready(project)]

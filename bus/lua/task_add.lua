@@ -1,13 +1,14 @@
 -- Add a task. KEYS[5] the project's task index, KEYS[6] the project's ready queue.
 -- arg: 1 explicit id or "", 2 slug to start from, 3 project, 4 title, 5 body, 6 priority,
 --      7 max_attempts, 8 test_cmd or "", 9 "1" for a draft, 10 the schedule that added it or "",
---      11 the paths it touches as a JSON list or "", 12.. dependency ids.
+--      11 the paths it touches as a JSON list or "", 12 the agent program (`--cli`) or "",
+--      13.. dependency ids.
 -- Returns the new task's id.
 local explicit, slug, project, title = arg(1), arg(2), arg(3), arg(4)
 local body, priority, max_attempts, test_cmd, draft = arg(5), arg(6), arg(7), arg(8), arg(9) == "1"
-local schedule, touches = arg(10), arg(11)
+local schedule, touches, cli = arg(10), arg(11), arg(12)
 local deps = {}
-for i = 12, #ARGV - 7 do deps[#deps + 1] = arg(i) end
+for i = 13, #ARGV - 7 do deps[#deps + 1] = arg(i) end
 
 for _, dep in ipairs(deps) do
   local status = field(dep, "status")
@@ -41,6 +42,7 @@ redis.call("HSET", hash, "id", id, "project", project, "title", title, "body", b
 if test_cmd ~= "" then redis.call("HSET", hash, "test_cmd", test_cmd) end
 if schedule ~= "" then redis.call("HSET", hash, "schedule", schedule) end
 if touches ~= "" then redis.call("HSET", hash, "touches", touches) end
+if cli ~= "" then redis.call("HSET", hash, "cli", cli) end
 for _, dep in ipairs(deps) do
   redis.call("SADD", key("deps", id), dep)
   redis.call("SADD", key("dependents", dep), id)

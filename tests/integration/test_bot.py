@@ -669,11 +669,17 @@ def test_new_agent_from_the_project_topic(
 ) -> None:
     bot.start()
     thread = bind_project(fake, "backend")
-    fake.inject_message(USER, "/new Tidy the README\nfake: wait", thread_id=thread)
+    fake.inject_message(USER, "/new --cli cursor Tidy the README", thread_id=thread)
+    wait_shown(
+        fake,
+        thread,
+        "--cli 'cursor' is not an agent program ittybus knows; use one of: claude, codex, gemini",
+    )
+    fake.inject_message(USER, "/new --cli claude Tidy the README\nfake: wait", thread_id=thread)
     wait_shown(fake, thread, "started on " + agents_ib.env["IB_WORKER_ID"], timeout=60)
     agent = next(line.split()[1] for line in shown(fake, thread).splitlines() if "started on" in line)
     topic = wait_topic(fake, f"{agent} [backend]")
-    wait_shown(fake, topic, f"→ {agent} spawned: Tidy the README")
+    wait_shown(fake, topic, f"→ {agent} spawned: Tidy the README", "CLI: claude")
     fake.inject_message(USER, "/look", thread_id=topic)
     wait_shown(fake, topic, agent + "\n", timeout=30)
 

@@ -1,5 +1,5 @@
-"""The real Gemini CLI (pinned), offline against the scripted Gemini API, started by `ib new-agent` (with
-IB_DEFAULT_CLI=gemini) under bubblewrap: its hooks' events reach the bus (running, permission,
+"""The real Gemini CLI (pinned), offline against the scripted Gemini API, started by `ib new-agent --cli
+gemini` under bubblewrap: its hooks' events reach the bus (running, permission,
 complete), `ib approve` and `ib deny` answer its approval dialog, and it cannot write outside its
 worktree nor read the bus's secrets."""
 
@@ -48,7 +48,6 @@ def gemini_ib(ib: IbRunner, tmux_socket: str, tmp_path: Path, gemini: FakeGemini
             **client_env(gemini.base_url, home),
             "IB_TMUX_SOCKET": tmux_socket,
             "IB_WORKER_ID": f"w-{uuid.uuid4().hex[:6]}",
-            "IB_DEFAULT_CLI": "gemini",
             "IB_MODEL": MODEL,  # the default "Auto" first asks a router model the stand-in does not play
         }
     )
@@ -65,7 +64,7 @@ def _wait_event(rds: redis.Redis, keys: Keys, kind: str, count: int = 1) -> dict
 
 
 def _spawn(ib: IbRunner, name: str, goal: str) -> None:
-    done = ib.run("new-agent", goal, "--name", name)  # IB_DEFAULT_CLI=gemini
+    done = ib.run("new-agent", goal, "--name", name, "--cli", "gemini")
     assert done.returncode == 0, done.stderr
 
 

@@ -96,6 +96,10 @@ NEW = [
     ("on-first", "/new --on wb Add rate limiting", NewAgent("Add rate limiting", "wb")),
     ("on-equals", "/new --on=build.box-2 fix it", NewAgent("fix it", "build.box-2")),
     ("on-later-is-goal", "/new fix the --on flag", NewAgent("fix the --on flag")),
+    ("cli", "/new --cli codex Add rate limiting", NewAgent("Add rate limiting", cli="codex")),
+    ("cli-and-on", "/new --cli=gemini --on wb fix it", NewAgent("fix it", "wb", "gemini")),
+    ("on-and-cli", "/new --on wb --cli claude fix it", NewAgent("fix it", "wb", "claude")),
+    ("cli-later-is-goal", "/new fix the --cli flag", NewAgent("fix the --cli flag")),
 ]
 
 
@@ -107,11 +111,13 @@ def test_parse_new(text: str, expected: NewAgent) -> None:
 @pytest.mark.parametrize(
     ("text", "match"),
     [
-        ("/new   ", "/new \\[--on WORKER\\] GOAL"),
+        ("/new   ", "/new \\[--on WORKER\\] \\[--cli claude\\|codex\\|gemini\\] GOAL"),
         ("/new --on wb", "GOAL"),
         ("/new --on a:b go", "bad worker id"),
+        ("/new --cli codex", "GOAL"),
+        ("/new --cli co/dex go", "bad cli id"),
     ],
-    ids=["empty", "only-worker", "bad-worker"],
+    ids=["empty", "only-worker", "bad-worker", "only-cli", "bad-cli"],
 )
 def test_parse_new_refuses(text: str, match: str) -> None:
     with pytest.raises(CommandUsage, match=match):

@@ -198,6 +198,11 @@ FULL = [
         "→ agent-9 spawned: fix the login bug\nManager: agent-1\nWorktree: /w/agent-9",
     ),
     (
+        "spawned-says-its-cli",
+        event("spawned", agent="agent-9", data={"goal": "port the parser", "cli": "codex"}),
+        "→ agent-9 spawned: port the parser\nCLI: codex",
+    ),
+    (
         "waiting",
         event("waiting", "Should I also update the docs?", agent="agent-x"),
         "⏳ agent-x is waiting: Should I also update the docs?",

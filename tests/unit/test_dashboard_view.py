@@ -42,9 +42,9 @@ SHED = Snapshot(
     ),
     agents=(
         AgentRow("painter", "waiting", NOW - 125, "", "t-3", "Paint the bike shed.\nfake: ask", usd=0.42),
-        AgentRow("helper", "running", NOW - 40, "painter", "t-4", "Sand the boards", usd=12.5),
+        AgentRow("helper", "running", NOW - 40, "painter", "t-4", "Sand the boards", usd=12.5, cli="codex"),
         AgentRow("sweeper", "complete", NOW - 30, "painter", "", "Sweep up", usd=0.004),
-        AgentRow("scribe", "rate_limited", NOW - 7200, "", "", "Write the docs"),
+        AgentRow("scribe", "rate_limited", NOW - 7200, "", "", "Write the docs", cli="gemini"),
         AgentRow("sleepy", "waiting", NOW - 90000, "gone-manager", "", "Nap", paused=True),
     ),
     tasks=(
@@ -140,10 +140,10 @@ def test_plain_text_keeps_every_agent() -> None:
 @pytest.mark.parametrize(
     ("width", "columns"),
     [
-        (200, ["agent", "state", "age", "task", "manager", "cost", "goal"]),
-        (80, ["agent", "state", "age", "task", "manager", "cost", "goal"]),
-        (60, ["agent", "state", "age", "task", "manager", "cost"]),
-        (40, ["agent", "state", "age"]),
+        (200, ["agent", "state", "age", "cli", "task", "manager", "cost", "goal"]),
+        (80, ["agent", "state", "age", "cli", "task", "manager", "cost", "goal"]),
+        (60, ["agent", "state", "age", "cli", "task", "manager"]),
+        (40, ["agent", "state", "age", "cli"]),
         (24, ["agent"]),
     ],
     ids=["wide", "80", "60", "40", "tiny"],

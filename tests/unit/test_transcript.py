@@ -7,7 +7,8 @@ import json
 
 import pytest
 
-from worker.programs.claude.transcript import OutputItem, TranscriptParser, parse_chunk, shorten
+from worker.programs.claude.transcript import TranscriptParser, parse_chunk, shorten
+from worker.programs.output import OutputItem
 
 CWD = "/work/repo"
 TS = "2026-01-20T11:57:17.716Z"

@@ -154,6 +154,7 @@ def new_agent(rt: Runtime, req: SpawnRequest) -> Agent:
             "worktree": str(paths.worktree) if branch else "",
             "role": agent.role,
             "branch": branch,
+            "cli": agent.cli,
         },
     )
     return agent

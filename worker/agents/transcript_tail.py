@@ -18,8 +18,8 @@ from bus.activity import TURN_END
 from bus.agent_store import Agent
 from bus.hashes import append_entry, read_hash
 from bus.usage import spend
-from worker.programs.claude.transcript import TranscriptParser
-from worker.programs.claude.usage import UsageReader
+from worker.programs.program import TranscriptReading
+from worker.programs.registry import program_of
 from worker.runtime import Runtime
 
 log = logging.getLogger(__name__)
@@ -30,7 +30,7 @@ OUTPUT_MAXLEN = 2000
 @dataclass
 class TranscriptTailer:
     rt: Runtime
-    parsers: dict[str, TranscriptParser] = field(default_factory=dict)
+    parsers: dict[str, TranscriptReading] = field(default_factory=dict)
 
     def tick(self) -> int:
         published = 0
@@ -65,9 +65,10 @@ class TranscriptTailer:
                 data = f.read(min(CHUNK, size - offset))
         except OSError:
             return 0
-        parser = self.parsers.setdefault(agent.id, TranscriptParser())
+        program = program_of(agent)
+        parser = self.parsers.get(agent.id) or self.parsers.setdefault(agent.id, program.transcript_reader())
         items, consumed = parser.feed(data)
-        reader = UsageReader(last=record.get("usage_last", ""), task=agent.task)
+        reader = program.usage_reader(record.get("usage_last", ""), agent.task)
         answers = reader.lines(data[:consumed].splitlines())
         usd = _number(record.get("usage_usd", "")) + spend(answers, self.rt.settings.prices).usd
         pipe = self.rt.client.pipeline()

@@ -59,6 +59,7 @@ def info_lines(rt: Runtime, agent: Agent) -> list[str]:
         f"id:        {agent.id}",
         f"state:     {state_text(rt, agent)}{' (paused)' if agent.paused else ''}",
         f"role:      {agent.role}",
+        f"cli:       {agent.cli}",
         f"mode:      {agent.permission_mode or '-'} (Claude Code's permission mode)",
         f"manager:   {agent.manager or '-'}",
         f"project:   {agent.project or '-'}",

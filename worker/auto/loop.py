@@ -251,6 +251,7 @@ class AutoLoops:
                 no_worktree=not action.worktree,
                 project=task.project,
                 task=task.id,
+                cli=task.cli or None,
             )
             new_agent(self.rt, req)
         elif not action.worktree:

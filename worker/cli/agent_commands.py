@@ -40,6 +40,7 @@ from worker.ages import format_age
 from worker.cli.context import Context
 from worker.cli.stopping import bus_problem, nuke_without_bus, without_bus
 from worker.programs.claude.sandbox import sandbox_line
+from worker.programs.registry import program
 
 console = Console(highlight=False)
 
@@ -69,6 +70,9 @@ def new_agent_cmd(
         help="give it this task: claimed for it if ready; its title and body are the default goal",
     ),
     on: str = typer.Option(None, "--on", help="the machine (worker id) to run it on (default: this one)"),
+    cli: str = typer.Option(
+        None, "--cli", help="the agent program: claude, codex or gemini (default: IB_DEFAULT_CLI, claude)"
+    ),
 ) -> None:
     """Spawn an agent in its own worktree and tmux session; prints its id.
 
@@ -82,6 +86,8 @@ def new_agent_cmd(
     if name is not None:
         validate_id("agent", name)  # before the command, which reads an empty name as none given
     mode = requested_mode(permission_mode)
+    if cli is not None:
+        program(cli)  # an unknown name is refused here, before any machine is asked
     if not (goal or prompt_file) and task:
         text = ""  # the task's title and body are the goal (worker.tasks.assign)
     else:
@@ -97,6 +103,7 @@ def new_agent_cmd(
         project=project,
         task=task,
         caller=_caller(ctx),
+        cli=cli,
     )
     if on and on != ctx.settings.worker_id:
         made = ctx.on_owner(command, on=on)
@@ -130,12 +137,13 @@ def list_cmd(as_json: bool = typer.Option(False, "--json", help="print JSON")) -
     if not agents:
         console.print("no agents")
         return
-    table = Table("id", "state", "role", "manager", "age", "goal", box=None)
+    table = Table("id", "state", "role", "cli", "manager", "age", "goal", box=None)
     for a in agents:
         table.add_row(
             a.id,
             views.state_text(rt, a),
             a.role,
+            a.cli,
             a.manager or "-",
             format_age(a.age),
             escape(views.first_line(a.goal, 50)),

@@ -26,6 +26,7 @@ from worker.boundary.done_check_box import box_for
 from worker.cli import values
 from worker.cli.context import Context
 from worker.errors import WorkerError
+from worker.programs.registry import program
 from worker.tasks import views as task_views
 from worker.tasks.done_check import failure_note, outcome, run_test, tail
 
@@ -157,6 +158,11 @@ def add(
     touches: list[str] = typer.Option(
         None, "--touches", help="files or directories it will change, relative to the repository (repeat)"
     ),
+    cli: str = typer.Option(
+        None,
+        "--cli",
+        help="the agent program an agent for it runs: claude, codex or gemini (default: IB_DEFAULT_CLI)",
+    ),
 ) -> None:
     """Add a task; prints its id. Ready at once unless it waits for unfinished tasks (or is a draft).
 
@@ -177,6 +183,7 @@ def add(
         test_cmd=test_cmd,
         draft=draft,
         touches=_touches(touches),
+        cli=program(cli).name if cli is not None else "",
     )
     print(task.id)
 

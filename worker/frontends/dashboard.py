@@ -201,6 +201,7 @@ class Dashboard:
                 a.paused,
                 doing.get(a.id, ""),
                 costs[a.id],
+                a.cli,
             )
             for a in records
         ]

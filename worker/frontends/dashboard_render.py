@@ -47,6 +47,7 @@ class AgentRow:
     paused: bool = False
     doing: str = ""  # the live status line of a working agent (bus.activity), shown under its row
     usd: float | None = None  # what it has cost so far (bus.usage); None: no answer read yet
+    cli: str = "claude"  # the agent program it runs
 
 
 @dataclass(frozen=True)
@@ -258,6 +259,7 @@ AGENT_COLUMNS = (  # (name, narrowest, widest): dropped from the end when the te
     ("agent", 12, 24),
     ("state", 12, 12),
     ("age", 4, 4),
+    ("cli", 6, 6),
     ("task", 8, 16),
     ("manager", 8, 16),
     ("cost", 6, 8),
@@ -337,6 +339,7 @@ def _agent_row(s: Snapshot, prefix: str, a: AgentRow, columns: list[tuple[str, i
         "agent": (prefix + a.id, "bold" if selected else ""),
         "state": (state, STATE_STYLES.get(state, "")),
         "age": (span(s.now - a.created_at), "dim"),
+        "cli": (a.cli, "dim"),
         "task": (a.task or "-", ""),
         "manager": (a.manager or "-", "dim"),
         "cost": (_cost(a.usd), ""),

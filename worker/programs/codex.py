@@ -13,6 +13,8 @@ from worker.programs.program import (
     Release,
     Sandbox,
     Start,
+    TranscriptReading,
+    UsageReading,
     Version,
 )
 from worker.tmux.dialogs import Dialog
@@ -51,6 +53,11 @@ def codex_option_keys(dialog: Dialog, index: int) -> list[str]:
     raise _unfinished("answering its dialogs is not built yet")
 
 
+def codex_transcript() -> TranscriptReading:
+    """A reader of Codex CLI's session log (turns, tool calls, tokens). Not built yet."""
+    raise _unfinished("reading its transcript is not built yet")
+
+
 def codex_prepare(launch: Launch) -> None:
     """CODEX_HOME with config.toml (provider, approval policy, sandbox, trust, notify). Not built yet."""
     raise _unfinished("writing its CODEX_HOME settings is not built yet")
@@ -87,6 +94,12 @@ class CodexCli:
 
     def start(self, launch: Launch) -> Start:
         raise _unfinished("its command line is not built yet")
+
+    def transcript_reader(self) -> TranscriptReading:
+        return codex_transcript()
+
+    def usage_reader(self, last: str, task: str) -> UsageReading:
+        raise _unfinished("reading its token usage is not built yet")
 
     def pane_state(self, screen: str) -> PaneState:
         return codex_pane_state(screen)

@@ -14,8 +14,12 @@ from typing import TYPE_CHECKING, Protocol
 from worker.errors import WorkerError
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from bus.usage import Usage
     from worker.permissions.policy import Permissions
     from worker.programs.confinement import Confinement
+    from worker.programs.output import OutputItem
     from worker.tmux.dialogs import Dialog
     from worker.tmux.pane_state import PaneState
 
@@ -93,6 +97,22 @@ class Start:
     environment: Mapping[str, str] = field(default_factory=dict)
 
 
+class TranscriptReading(Protocol):
+    """Reads a program's transcript fed in pieces: items from the complete lines, and the bytes they took
+    (a cut last line waits for the next piece)."""
+
+    def feed(self, data: bytes) -> tuple[list[OutputItem], int]: ...
+
+
+class UsageReading(Protocol):
+    """Reads the tokens of each model answer from transcript lines, each answer once; `last` names the
+    last answer counted, so the next reader starts after it."""
+
+    last: str
+
+    def lines(self, lines: Iterable[bytes | str]) -> list[Usage]: ...
+
+
 class AgentProgram(Protocol):
     """One agent program. `name` is what `--cli` takes; every method that looks at the program's own
     output is pure, so it can be tested on captured screens and payloads."""
@@ -130,6 +150,14 @@ class AgentProgram(Protocol):
 
     def start(self, launch: Launch) -> Start:
         """The start (or, with `launch.resume`, the resume) of the program in the agent's pane."""
+        ...
+
+    def transcript_reader(self) -> TranscriptReading:
+        """A reader of this program's transcript (turns, tool calls, results), one per agent."""
+        ...
+
+    def usage_reader(self, last: str, task: str) -> UsageReading:
+        """A reader of the tokens each answer used, starting after answer `last`, stamped with `task`."""
         ...
 
     def pane_state(self, screen: str) -> PaneState:

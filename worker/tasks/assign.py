@@ -71,7 +71,11 @@ def new_agent_for_task(rt: Runtime, req: SpawnRequest) -> Agent:
     task, claimed_now = take_for(rt, validate_id("task", req.task), name)
     has_goal = bool(req.goal.strip() or req.prompt_file)
     req = replace(
-        req, name=name, goal=req.goal if has_goal else task_goal(task), project=req.project or task.project
+        req,
+        name=name,
+        goal=req.goal if has_goal else task_goal(task),
+        project=req.project or task.project,
+        cli=req.cli or task.cli or None,
     )
     try:
         return new_agent(rt, req)

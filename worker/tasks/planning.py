@@ -153,6 +153,7 @@ def approve(rt: Runtime, plan_id: str) -> list[Task]:
             after=t.after,
             test_cmd=t.test_cmd,
             touches=t.touches,
+            cli=t.cli,
         )
         for t in ordered
     ]

@@ -13,6 +13,8 @@ from pathlib import Path
 from bus.permission_modes import BYPASS
 from bus.repo_paths import main_checkout
 from worker.programs.claude import sandbox, settings, trust, version
+from worker.programs.claude.transcript import TranscriptParser
+from worker.programs.claude.usage import UsageReader
 from worker.programs.program import Launch, Release, Sandbox, Start, Version, format_version
 from worker.tmux import dialogs
 from worker.tmux.dialogs import Dialog
@@ -91,6 +93,12 @@ class ClaudeCode:
             return Start(f"{words} --resume {session}{model}", _environment(launch))
         prompt = shlex.quote(str(launch.prompt_file))
         return Start(f'{words} --session-id {session}{model} "$(cat {prompt})"', _environment(launch))
+
+    def transcript_reader(self) -> TranscriptParser:
+        return TranscriptParser()
+
+    def usage_reader(self, last: str, task: str) -> UsageReader:
+        return UsageReader(last=last, task=task)
 
     def pane_state(self, screen: str) -> PaneState:
         return pane_state(screen)

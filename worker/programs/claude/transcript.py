@@ -8,10 +8,9 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
-from typing import Literal
+from dataclasses import replace
 
-OutputKind = Literal["text", "tool_use", "tool_result", "prompt"]
+from worker.programs.output import OutputItem
 
 ARGUMENT_WIDTH = 80
 # The input key that names what a tool works on; tools not listed show their first string input.
@@ -35,18 +34,6 @@ MAX_PENDING = 512
 _REMINDER = re.compile(r"<system-reminder>.*?</system-reminder>", re.DOTALL)
 _FOUND_HEADER = re.compile(r"^(Found \d+|No (files|matches) found)")
 INTERRUPTED = "[Request interrupted"  # Claude Code notes an interruption as a user text: not a prompt
-
-
-@dataclass(frozen=True)
-class OutputItem:
-    """One thing the agent printed: its text, a tool it used, or that tool's result, summarised."""
-
-    kind: OutputKind
-    text: str
-    tool: str | None = None
-    tool_use_id: str | None = None
-    ts: str = ""
-    tokens: int | None = None  # the context's size after the model's answer it came in, when known
 
 
 def shorten(text: str, width: int = ARGUMENT_WIDTH) -> str:
