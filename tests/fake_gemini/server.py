@@ -29,6 +29,7 @@ API_KEY = "AIzaSy-ittybus-test-key-00000000000000"
 NOTHING_SCRIPTED = "The stand-in has no scripted turn left."
 SIDE_ANSWER = "Scripted side answer"
 NEXT_SPEAKER = '{"reasoning": "The model answered; the user speaks next.", "next_speaker": "user"}'
+_CONTEXT = "<session_context>"  # how Gemini CLI opens the context it sends with the first prompt
 HOLD_LIMIT = 300.0  # seconds a held stream waits at most: a forgotten hold never outlives a test run
 _METHOD = re.compile(r"^/v1(?:beta|alpha)?/models/(?P<model>[^/:]+):(?P<method>\w+)$")
 
@@ -54,12 +55,13 @@ class Request:
         return contents[-1] if contents else {}
 
     def user_text(self) -> str | None:
-        """What the person typed in this turn: the text parts of the last user content; None when it
-        only carries function responses."""
+        """What the person typed in this turn: the text parts of the last user content but the CLI's own
+        `<session_context>`; None when it only carries function responses."""
         last = self.last_content()
         if last.get("role") != "user":
             return None
-        texts = [p["text"] for p in last.get("parts") or [] if isinstance(p, dict) and "text" in p]
+        parts = [p for p in last.get("parts") or [] if isinstance(p, dict)]
+        texts = [p["text"] for p in parts if "text" in p and not str(p["text"]).startswith(_CONTEXT)]
         return "\n".join(texts) if texts else None
 
     def function_responses(self) -> list[dict[str, Any]]:

@@ -98,18 +98,20 @@ def test_approved_command_runs_and_the_turn_completes(
     assert rds.hget(keys.agent("gem"), "state") == "complete"
 
 
-def test_denied_command_does_not_run(
+def test_denied_command_does_not_run_and_the_agent_waits(
     gemini_ib: IbRunner, gemini: FakeGemini, rds: redis.Redis, keys: Keys, repo: Path
 ) -> None:
-    gemini.script(reply("Removing it.", shell("touch denied.txt")), reply("Understood."))
+    """Gemini CLI cancels the turn ("Request cancelled.") and runs no AfterAgent for it: the `waiting`
+    event is ittybus's, once the dialog is gone."""
+    gemini.script(reply("Making it.", shell("touch denied.txt")), reply("Understood."))
     _spawn(gemini_ib, "nay", "make a file")
     _wait_event(rds, keys, "permission")
     _dialog_shown(gemini_ib, "nay")
     denied = gemini_ib.run("deny", "nay")
     assert denied.returncode == 0, denied.stderr
-    retry_until(
-        lambda: SHELL_DIALOG not in gemini_ib.run("look", "nay").stdout, TURN, what="the dialog closed"
-    )
+    waited = _wait_event(rds, keys, "waiting")
+    assert waited["data"] == {"last_message": "", "denied": "Allow execution of [Shell]?"}
+    assert "Request cancelled." in gemini_ib.run("look", "nay").stdout
     assert not (repo / ".ib" / "agents" / "nay" / "repo" / "denied.txt").exists()
 
 
