@@ -118,13 +118,22 @@ def test_denied_command_does_not_run_and_the_agent_waits(
 def test_agent_cannot_write_outside_its_worktree_nor_read_the_bus_secrets(
     gemini_ib: IbRunner, gemini: FakeGemini, rds: redis.Redis, keys: Keys, repo: Path, tmp_path: Path
 ) -> None:
+    """One approved shell command of escape attempts, under the bubblewrap ittybus starts Gemini CLI in:
+    a file beside the repository, the person's checkout and its git hooks, the agent's own git config,
+    the repository's `.env` and `.ib/`, the person's ~/.ssh, the bus URL and the API key in the
+    environment; then a file in its worktree, which must work."""
     outside = tmp_path / "outside.txt"
     (repo / ".env").write_text("IB_TELEGRAM_TOKEN=secret-token-123\n")
     secret = repo / ".ib" / "secret-probe"
     secret.parent.mkdir()
     secret.write_text("bus-password-456\n")
+    ssh = tmp_path / "person" / ".ssh"
+    ssh.mkdir(parents=True)
+    (ssh / "id_ed25519").write_text("ssh-key-789\n")
+    own_git = repo / ".ib" / "agents" / "esc" / "git"
     escape = (
-        f"touch {outside}; echo hi > {repo}/README.md; cat {repo}/.env {secret}; "
+        f"touch {outside}; echo hi > {repo}/README.md; echo x > {repo}/.git/hooks/post-commit; "
+        f"git config core.hooksPath /tmp/hooks; cat {repo}/.env {secret} {ssh}/id_ed25519; "
         'echo "url=$IB_REDIS_URL key=$GEMINI_API_KEY"; touch inside.txt'
     )
     gemini.script(reply("Trying.", shell(escape)), reply(f"Tried.\n{COMPLETION_MARKER}"))
@@ -137,5 +146,8 @@ def test_agent_cannot_write_outside_its_worktree_nor_read_the_bus_secrets(
     assert (repo / ".ib" / "agents" / "esc" / "repo" / "inside.txt").exists()
     assert not outside.exists()
     assert (repo / "README.md").read_text() == "test repo\n"
-    assert "secret-token-123" not in told and "bus-password-456" not in told
+    assert not (repo / ".git" / "hooks" / "post-commit").exists()
+    assert "hooksPath" not in (own_git / "config").read_text()
+    for leaked in ("secret-token-123", "bus-password-456", "ssh-key-789"):
+        assert leaked not in told
     assert "url= key=" in told
