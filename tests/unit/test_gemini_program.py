@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.unit.test_agent_programs import _launch
 from worker.hooks.gemini_payloads import HOOKED
 from worker.programs.confinement import Confinement
-from worker.programs.gemini import REDACTED, GeminiCli, box, settings
+from worker.programs.gemini import REDACTED, GeminiCli, approval_mode, box, settings
 from worker.tmux.pane_state import PaneState
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "gemini-0.61.0"
@@ -105,3 +106,35 @@ def test_answers_in_the_events_words(answer: str, key: str) -> None:
     dialog = program.read_dialog((FIXTURES / "dialog-write-file-w80.txt").read_text(encoding="utf-8"))
     assert dialog is not None
     assert program.option_keys(dialog, program.choose(dialog, answer)) == [key]
+
+
+MODES = {
+    "acceptEdits": "auto_edit",
+    "default": "default",
+    "manual": "default",
+    "auto": "default",
+    "dontAsk": "default",
+    "plan": "plan",
+    "bypassPermissions": "yolo",
+}
+
+
+@pytest.mark.parametrize(("mode", "expected"), MODES.items(), ids=MODES.keys())
+def test_permission_mode_as_approval_mode(mode: str, expected: str) -> None:
+    assert approval_mode(mode) == expected
+
+
+def test_start_in_its_home_under_bubblewrap_with_the_prompt(tmp_path: Path) -> None:
+    launch = _launch(tmp_path)  # acceptEdits, as configured out of the box
+    start = GeminiCli().start(launch)
+    prompt = tmp_path / "agent" / "prompt.txt"
+    assert start.words.startswith("bwrap --ro-bind / / ")
+    assert start.words.endswith(
+        f' -- claude --approval-mode auto_edit --prompt-interactive "$(cat {prompt})"'
+    )
+    assert dict(start.environment) == {
+        "HOME": str(tmp_path / "agent" / "home"),
+        "GEMINI_CLI_NO_RELAUNCH": "true",
+    }
+    resumed = GeminiCli().start(_launch(tmp_path, resume=True))
+    assert resumed.words.endswith(" -- claude --approval-mode auto_edit --resume latest")

@@ -36,6 +36,9 @@ HOOKED = ("BeforeAgent", "AfterAgent", "BeforeTool", "AfterTool", "Notification"
 HOOK_TIMEOUT_MS = 10000
 REDACTED = ("IB_REDIS_URL", "GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_APPLICATION_CREDENTIALS")
 """Variables Gemini CLI keeps from its shell tool's commands (its hooks still get them)."""
+APPROVAL_MODES = {"acceptEdits": "auto_edit", "plan": "plan", "bypassPermissions": "yolo"}
+"""ittybus's permission modes (Claude Code's names) as Gemini CLI's `--approval-mode`; every other mode
+(default, manual, auto, dontAsk) asks: Gemini CLI has no classifier and no refuse-without-asking mode."""
 _PROBE_TIMEOUT = 10.0
 _STATES = {
     gemini_screen.CREATING: PaneState.CREATING,
@@ -116,6 +119,11 @@ def bubblewrap_problem() -> str | None:
     return None
 
 
+def approval_mode(permission_mode: str) -> str:
+    """Gemini CLI's approval mode for an agent of `permission_mode`. Pure."""
+    return APPROVAL_MODES.get(permission_mode, "default")
+
+
 def pane_state(screen: str) -> PaneState:
     """The screen's state in ittybus's words: an idle input box after a reply is `complete` when the reply
     ends with the completion marker, `error` when an API error ended the turn, else `waiting`."""
@@ -172,11 +180,12 @@ class GeminiCli:
     def start(self, launch: Launch) -> Start:
         person_home = os.path.expanduser("~")
         own = str(home(launch))
+        words = [launch.command, "--approval-mode", approval_mode(launch.permission_mode)]
         if launch.resume:
-            words = [launch.command, "--resume", "latest"]
+            words += ["--resume", "latest"]
             tail = ""
         else:
-            words = [launch.command, "--prompt-interactive"]
+            words += ["--prompt-interactive"]
             tail = f' "$(cat {shlex.quote(str(launch.prompt_file))})"'
         boxed = box(launch.confinement, own, person_home, words)
         environment = {"HOME": own, "GEMINI_CLI_NO_RELAUNCH": "true"}
