@@ -1,15 +1,16 @@
 """Gemini CLI's hook path: the wall time of `ib hook gemini` beside `python3 -c pass` and Claude Code's
 `ib hook event`, and from its spawn to the event on the bus.
 
-    .venv/bin/python -m bench.gemini_hook_bench [--samples N]
+    .venv/bin/python -m bench.gemini_hook_bench [--samples N] [--real-samples N]
 
 Each sample starts the hook as Gemini CLI 0.61.0 starts it: a fresh process with the payload on stdin
 (payloads shaped as tests/fixtures/gemini-0.61.0/hooks-one-session.jsonl has them). `permission` is a
 Notification with `notification_type: ToolPermission`; `complete` an AfterAgent whose reply ends with the
 marker (through the Stop hook's code). The agent's state is set back to `running` before each sample, so
 every one makes its event (in the wall-time runs only the first does: the repeats are dropped as in a
-session, for both hooks alike). The turn end → event figure with the real CLI and the pane path is not here
-yet (see the report of the branch that added this).
+session, for both hooks alike). Last, the real Gemini CLI (pinned, `ib new-agent --cli gemini` against
+the scripted Gemini API): from the moment the stand-in sent a turn's last chunk to the `complete` event on
+the bus (its stream id's time), through the hooks. The pane path's figure is not measured here.
 """
 
 from __future__ import annotations
@@ -20,12 +21,19 @@ import subprocess
 import sys
 import tempfile
 import time
+import uuid
+from pathlib import Path
 from typing import Any
 
 import redis
 
 from bench.common import IB, REDIS_URL, ib_env, percentile, process_times, scratch_namespace
 from bus.keys import Keys
+from tests.cli import init_repo
+from tests.fake_gemini.client import MODEL, client_env
+from tests.fake_gemini.script import reply
+from tests.fake_gemini.server import FakeGemini
+from worker.markers import COMPLETION_MARKER
 
 AGENT = "bench-gem"
 
@@ -67,6 +75,53 @@ def to_bus(kind: str, samples: int, env: dict[str, str], client: Any, keys: Keys
     return took
 
 
+def _completes(client: Any, stream: str) -> list[float]:
+    """The times (from their stream ids) of the `complete` events so far."""
+    entries = client.xrange(stream)
+    return [int(i.split(b"-")[0]) / 1000 for i, f in entries if json.loads(f[b"e"])["type"] == "complete"]
+
+
+def real_turn_ends(samples: int, deadline: float = 120.0) -> list[float]:
+    """Seconds from each turn's last chunk sent to its `complete` event, a real Gemini CLI agent's."""
+    socket = f"ibbench-{uuid.uuid4().hex[:8]}"
+    with FakeGemini() as fake, tempfile.TemporaryDirectory() as tmp, scratch_namespace() as namespace:
+        repo = init_repo(Path(tmp) / "repo")
+        (Path(tmp) / "person").mkdir()
+        variables = client_env(fake.base_url, Path(tmp) / "person")
+        env = ib_env(namespace, tmp, IB_TMUX_SOCKET=socket, IB_MODEL=MODEL, **variables)
+        env["IB_WORKER_ID"] = f"w-{uuid.uuid4().hex[:6]}"
+        fake.script(*[reply(f"Turn {n} done.\n{COMPLETION_MARKER}") for n in range(samples)])
+        client = redis.Redis.from_url(REDIS_URL)
+        stream = Keys(namespace).events
+        ib = [IB]
+        took: list[float] = []
+        try:
+            spawn = [*ib, "new-agent", "turn 0", "--name", "lat", "--cli", "gemini"]
+            subprocess.run(spawn, cwd=repo, env=env, check=True, capture_output=True)
+            for n in range(samples):
+                limit = time.monotonic() + deadline
+                while len(done := _completes(client, stream)) <= n and time.monotonic() < limit:
+                    time.sleep(0.05)
+                if len(done) <= n:
+                    break
+                took.append(done[n] - fake.turn_ends()[n])
+                if n + 1 < samples:
+                    subprocess.run(
+                        [*ib, "send", "lat", f"turn {n + 1}"],
+                        cwd=repo,
+                        env=env,
+                        capture_output=True,
+                        check=False,
+                    )
+        finally:
+            subprocess.run(
+                [*ib, "kill", "lat", "--force"], cwd=repo, env=env, capture_output=True, check=False
+            )
+            subprocess.run(["tmux", "-L", socket, "kill-server"], capture_output=True, check=False)
+            client.close()
+        return took
+
+
 def line(name: str, walls: list[float]) -> str:
     ms = [w * 1000 for w in walls]
     return f"  {name:<34} p50={percentile(ms, 50):7.1f} ms  p99={percentile(ms, 99):7.1f} ms"
@@ -75,6 +130,7 @@ def line(name: str, walls: list[float]) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--samples", type=int, default=20)
+    parser.add_argument("--real-samples", type=int, default=5, help="turns of a real Gemini CLI agent")
     args = parser.parse_args(argv)
     with scratch_namespace() as namespace, tempfile.TemporaryDirectory() as spool:
         env = ib_env(namespace, spool, IB_AGENT_ID=AGENT)
@@ -99,6 +155,13 @@ def main(argv: list[str] | None = None) -> int:
         for kind in ("permission", "complete"):
             print(line(kind, to_bus(kind, args.samples, env, client, keys)) + "   (goal: p99 ≤ 1000 ms)")
         client.close()
+    if args.real_samples:
+        print(
+            f"== real Gemini CLI: a turn's last chunk sent → complete on the bus ({args.real_samples} turns)"
+        )
+        took = real_turn_ends(args.real_samples)
+        missed = f"   ({args.real_samples - len(took)} missed)" if len(took) < args.real_samples else ""
+        print(line("complete (hook path)", took) + missed if took else "  no turn ended in time")
     return 0
 
 
