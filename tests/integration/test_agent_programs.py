@@ -109,16 +109,6 @@ def test_claude_code_not_installed_says_how_to_install_it(
     _nothing_made(repo, tmux_socket, "absent", rds, keys)
 
 
-@pytest.mark.parametrize("cli", ["gemini"])
-def test_an_installed_cli_whose_support_is_unfinished_is_refused_saying_what_lacks(
-    agents_ib: IbRunner, repo: Path, tmux_socket: str, rds: redis.Redis, keys: Keys, cli: str
-) -> None:
-    assert shutil.which(cli) is not None, f"the test machine has {cli} installed (npm)"
-    line = _one_error_line(agents_ib.run("new-agent", "do it", "--name", "later", "--cli", cli))
-    assert line.startswith(f"ib new-agent: error: {cli} support is not finished: "), line
-    _nothing_made(repo, tmux_socket, "later", rds, keys)
-
-
 @pytest.mark.parametrize(
     ("command", "shape", "version"),
     [("codex", CODEX_SHAPE, (0, 169, 0)), ("gemini", GEMINI_SHAPE, (0, 61, 0))],

@@ -57,8 +57,9 @@ PASS_NAMES = (
 )
 """Passed on when the pane's environment has them."""
 FAKE_AGENT_PREFIX = "IB_FAKE_"
-PASS_PREFIXES = ("LC_", "XDG_", "ANTHROPIC_", "CLAUDE_", "DISABLE_", FAKE_AGENT_PREFIX)
-"""Variables with these prefixes in the spawner's environment are passed on as well (`IB_FAKE_*`: the
+PASS_PREFIXES = ("LC_", "XDG_", "ANTHROPIC_", "CLAUDE_", "DISABLE_", "GEMINI_", "GOOGLE_", FAKE_AGENT_PREFIX)
+"""Variables with these prefixes in the spawner's environment are passed on as well (`GEMINI_*` and
+`GOOGLE_*`: Gemini CLI's key, base URL and Vertex settings; `IB_FAKE_*`: the
 fake agent's own settings, the one `IB_*` family an agent program reads)."""
 
 

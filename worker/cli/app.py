@@ -132,6 +132,8 @@ HOOK_HELP = {
     "session-start": "An agent's SessionStart hook: record its Claude session and transcript.",
     "event": "An agent's Notification, PermissionRequest, StopFailure, SessionEnd, PreCompact and "
     "UserPromptSubmit hooks: its state and the events a person needs (permission, question, error, stopped).",
+    "gemini": "A Gemini CLI agent's BeforeAgent, AfterAgent, BeforeTool, AfterTool, Notification and "
+    "SessionEnd hooks: its state and the events a person needs (permission, complete, waiting, stopped).",
     "pre-tool-use": "An agent's PreToolUse hook: keep it inside its worktree and its tool lists.",
     "primary-pre-tool-use": "The primary session's PreToolUse hook: no `cd` into agents' worktrees.",
     "tmux-status": "Stop / PostToolUse: the tmux window indicator (🤖✅ / 🤖⚙️).",

@@ -11,6 +11,7 @@ HOT_HOOKS = {  # hook name → module with main(argv) -> exit code
     "stop": "worker.hooks.stop",
     "session-start": "worker.hooks.session_start",
     "event": "worker.hooks.agent_event",
+    "gemini": "worker.hooks.gemini_event",
     "tmux-status": "worker.hooks.tmux_status",
     "changes": "worker.hooks.changes",
     "codex": "worker.hooks.codex_hook",

@@ -1,13 +1,22 @@
-"""Gemini CLI as an `AgentProgram`: what is real today is its binary, version check and install line; its
-settings (~/.gemini/settings.json), hooks (BeforeAgent / AfterAgent, Notification), screen states and
-dialogs are named here and say they are not built yet, so a spawn refuses instead of starting an agent
-nobody could follow."""
+"""Gemini CLI as an `AgentProgram`: a private HOME whose `.gemini/settings.json` holds ittybus's hooks
+(`ib hook gemini` on BeforeAgent, AfterAgent, BeforeTool, AfterTool, Notification, SessionEnd), API-key
+auth, no folder-trust dialog, no updates or telemetry, and the bus's variables redacted from the shell
+tool; the program started under bubblewrap (`box`), since it has no sandbox of its own on Linux; its
+screen and dialogs read by worker/tmux/gemini_screen.py."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import json
+import os
+import shlex
+import shutil
+import subprocess
+from pathlib import Path
 
+from worker.markers import COMPLETION_MARKER
+from worker.permissions.policy import SECRET_PLACES
 from worker.programs import probe
+from worker.programs.confinement import Confinement
 from worker.programs.program import (
     Launch,
     ProgramUnfinished,
@@ -18,53 +27,120 @@ from worker.programs.program import (
     UsageReading,
     Version,
 )
-from worker.tmux.dialogs import Dialog
+from worker.tmux import gemini_screen
+from worker.tmux.dialogs import MEANINGS, Dialog
 from worker.tmux.pane_state import PaneState
 
 VERSION_SHAPE = r"^\s*\d+\.\d+\.\d+\s*$"  # `gemini --version` prints the bare version
-NOT_BUILT = (
-    "its settings.json, hooks signal, bubblewrap confinement, pane states and dialogs are not built yet"
-)
+HOOKED = ("BeforeAgent", "AfterAgent", "BeforeTool", "AfterTool", "Notification", "SessionEnd")
+HOOK_TIMEOUT_MS = 10000
+REDACTED = ("IB_REDIS_URL", "GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_APPLICATION_CREDENTIALS")
+"""Variables Gemini CLI keeps from its shell tool's commands (its hooks still get them)."""
+APPROVAL_MODES = {"acceptEdits": "auto_edit", "plan": "plan", "bypassPermissions": "yolo"}
+"""ittybus's permission modes (Claude Code's names) as Gemini CLI's `--approval-mode`; every other mode
+(default, manual, auto, dontAsk) asks: Gemini CLI has no classifier and no refuse-without-asking mode."""
+_PROBE_TIMEOUT = 10.0
+_STATES = {
+    gemini_screen.CREATING: PaneState.CREATING,
+    gemini_screen.WORKING: PaneState.RUNNING,
+    gemini_screen.DIALOG: PaneState.PERMISSION,
+    gemini_screen.EXITED: PaneState.STOPPED,
+    gemini_screen.UNKNOWN: PaneState.UNKNOWN,
+}
 
 
-def _unfinished(what: str) -> ProgramUnfinished:
-    return ProgramUnfinished(f"gemini support is not finished: {what}")
+def home(launch: Launch) -> Path:
+    """The agent's own HOME: Gemini CLI keeps its settings and chats in `~/.gemini`."""
+    return launch.folder / "home"
 
 
-def gemini_signal(payload: Mapping[str, object]) -> None:
-    """Gemini CLI's hook payload (Notification, AfterAgent, ...) → the agent's state and event.
-    Not built yet."""
-    raise _unfinished("reading its hook payloads is not built yet")
+def settings(ib_command: str, model: str = "") -> dict[str, object]:
+    """The agent's `~/.gemini/settings.json`. Pure."""
+    hook = {"type": "command", "command": f"{shlex.quote(ib_command)} hook gemini", "name": "ittybus"}
+    hook["timeout"] = HOOK_TIMEOUT_MS  # type: ignore[assignment]
+    return {
+        "security": {
+            "auth": {"selectedType": "gemini-api-key"},
+            "folderTrust": {"enabled": False},
+            "environmentVariableRedaction": {"enabled": True, "blocked": list(REDACTED)},
+        },
+        "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False},
+        "privacy": {"usageStatisticsEnabled": False},
+        "telemetry": {"enabled": False},
+        "model": {"name": model} if model else {},
+        "hooks": {event: [{"matcher": "*", "hooks": [hook]}] for event in HOOKED},
+    }
 
 
-def gemini_pane_state(screen: str) -> PaneState:
-    """The state a Gemini CLI screen shows. Not built yet."""
-    raise _unfinished("reading its screen is not built yet")
+def box(c: Confinement, own_home: str, person_home: str, words: list[str]) -> list[str]:
+    """The bubblewrap command line that runs `words` where the agent may write only in its worktree, its
+    own repository's git folder (not its config, hooks or info/), its cache, its HOME and a private /tmp;
+    the repository's `.ib/` (the bus's state and password, the other agents) and `.env`, and the person's
+    credentials, are hidden. The network stays: the model API and the hooks' bus are on it. Pure."""
+    args = ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+    args += ["--die-with-parent"]
+    root = c.root.rstrip("/")
+    if c.worktree == c.root:
+        args += ["--bind", c.root, c.root]
+    args += ["--tmpfs", f"{root}/.ib", "--ro-bind-try", "/dev/null", f"{root}/.env"]
+    if c.bin:
+        args += ["--ro-bind", c.bin, c.bin]
+    for writable in (c.worktree if c.worktree != c.root else "", c.git_dir, c.cache, own_home):
+        if writable:
+            args += ["--bind", writable, writable]
+    if c.git_dir:
+        for name in ("config", "hooks", "info"):
+            args += ["--ro-bind-try", f"{c.git_dir}/{name}", f"{c.git_dir}/{name}"]
+    for place in SECRET_PLACES:
+        path = os.path.join(person_home, place[2:]) if place.startswith("~/") else place
+        if os.path.isdir(path):
+            args += ["--tmpfs", path]
+        elif os.path.exists(path):
+            args += ["--ro-bind", "/dev/null", path]
+    return [*args, "--chdir", c.worktree, "--", *words]
 
 
-def gemini_dialog(screen: str) -> Dialog | None:
-    """The approval dialog a Gemini CLI screen shows. Not built yet."""
-    raise _unfinished("reading its dialogs is not built yet")
+def bubblewrap_problem() -> str | None:
+    """Why bubblewrap cannot confine an agent on this machine; None when it can."""
+    if shutil.which("bwrap") is None:
+        return "bubblewrap (`bwrap`) is not installed: apt-get install bubblewrap"
+    try:
+        done = subprocess.run(
+            ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "true"],
+            capture_output=True,
+            text=True,
+            timeout=_PROBE_TIMEOUT,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return f"bubblewrap does not run here: {e}"
+    if done.returncode != 0:
+        return f"bubblewrap does not run here: {done.stderr.strip() or done.returncode}"
+    return None
 
 
-def gemini_pick(dialog: Dialog, choice: str) -> int:
-    """The option of a Gemini CLI dialog that means approve / always / deny. Not built yet."""
-    raise _unfinished("answering its dialogs is not built yet")
+def approval_mode(permission_mode: str) -> str:
+    """Gemini CLI's approval mode for an agent of `permission_mode`. Pure."""
+    return APPROVAL_MODES.get(permission_mode, "default")
 
 
-def gemini_option_keys(dialog: Dialog, index: int) -> list[str]:
-    """The keys that pick an option of a Gemini CLI dialog. Not built yet."""
-    raise _unfinished("answering its dialogs is not built yet")
+def pane_state(screen: str) -> PaneState:
+    """The screen's state in ittybus's words: an idle input box after a reply is `complete` when the reply
+    ends with the completion marker, `error` when an API error ended the turn, else `waiting`."""
+    seen = gemini_screen.read_screen(screen)
+    if seen.state != gemini_screen.IDLE:
+        return _STATES[seen.state]
+    if seen.error:
+        return PaneState.ERROR
+    lines = [line.strip() for line in screen.splitlines()]
+    return PaneState.COMPLETE if COMPLETION_MARKER in lines else PaneState.WAITING
 
 
-def gemini_transcript() -> TranscriptReading:
-    """A reader of Gemini CLI's session log (turns, tool calls, tokens). Not built yet."""
-    raise _unfinished("reading its transcript is not built yet")
-
-
-def gemini_prepare(launch: Launch) -> None:
-    """A private home with .gemini/settings.json (auth, folder trust off, model, hooks). Not built yet."""
-    raise _unfinished("writing its settings.json is not built yet")
+def choose(dialog: Dialog, answer: str) -> int:
+    """The option an answer names: its number or label, or approve / always / deny in any of the words
+    the events offer ("approve always")."""
+    meaning = MEANINGS.get(answer.strip().casefold(), answer)
+    return gemini_screen.pick(dialog, meaning)
 
 
 class GeminiCli:
@@ -84,7 +160,8 @@ class GeminiCli:
         return probe.reported_version(command, VERSION_SHAPE)
 
     def unfinished(self) -> str | None:
-        return f"gemini support is not finished: {NOT_BUILT}"
+        problem = bubblewrap_problem()
+        return f"Gemini CLI agents run under bubblewrap, and {problem}" if problem else None
 
     def missing(self, command: str) -> str | None:
         if probe.installed(command):
@@ -95,28 +172,44 @@ class GeminiCli:
         return []
 
     def prepare(self, launch: Launch) -> None:
-        gemini_prepare(launch)
+        folder = home(launch) / ".gemini"
+        folder.mkdir(parents=True, exist_ok=True)
+        written = json.dumps(settings(launch.ib_command, launch.model), indent=2) + "\n"
+        (folder / "settings.json").write_text(written, encoding="utf-8")
 
     def start(self, launch: Launch) -> Start:
-        raise _unfinished("its command line is not built yet")
+        person_home = os.path.expanduser("~")
+        own = str(home(launch))
+        words = [launch.command, "--approval-mode", approval_mode(launch.permission_mode)]
+        if launch.resume:
+            words += ["--resume", "latest"]
+            tail = ""
+        else:
+            words += ["--prompt-interactive"]
+            tail = f' "$(cat {shlex.quote(str(launch.prompt_file))})"'
+        boxed = box(launch.confinement, own, person_home, words)
+        environment = {"HOME": own, "GEMINI_CLI_NO_RELAUNCH": "true"}
+        return Start(" ".join(shlex.quote(w) for w in boxed) + tail, environment)
 
     def transcript_reader(self) -> TranscriptReading:
-        return gemini_transcript()
+        """Not built: the hooks leave the agent's `transcript_path` empty, so the tailer never asks."""
+        raise ProgramUnfinished("gemini support is not finished: reading its session log is not built yet")
 
     def usage_reader(self, last: str, task: str) -> UsageReading:
-        raise _unfinished("reading its token usage is not built yet")
+        raise ProgramUnfinished("gemini support is not finished: reading its token usage is not built yet")
 
     def pane_state(self, screen: str) -> PaneState:
-        return gemini_pane_state(screen)
+        return pane_state(screen)
 
     def read_dialog(self, screen: str) -> Dialog | None:
-        return gemini_dialog(screen)
+        return gemini_screen.read_screen(screen).dialog
 
     def pick(self, dialog: Dialog, choice: str) -> int:
-        return gemini_pick(dialog, choice)
+        return gemini_screen.pick(dialog, choice)
 
     def choose(self, dialog: Dialog, answer: str) -> int:
-        return gemini_pick(dialog, answer)
+        return choose(dialog, answer)
 
     def option_keys(self, dialog: Dialog, index: int) -> list[str]:
-        return gemini_option_keys(dialog, index)
+        option = dialog.options[index]
+        return [str(option.number)] if option.number is not None else [option.key]

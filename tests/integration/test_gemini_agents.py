@@ -1,0 +1,153 @@
+"""The real Gemini CLI (pinned), offline against the scripted Gemini API, started by `ib new-agent --cli
+gemini` under bubblewrap: its hooks' events reach the bus (running, permission,
+complete), `ib approve` and `ib deny` answer its approval dialog, and it cannot write outside its
+worktree nor read the bus's secrets."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import redis
+
+from bus.keys import Keys
+from tests.cli import IbRunner
+from tests.fake_gemini.client import MODEL, GeminiMissing, client_env, gemini_binary
+from tests.fake_gemini.script import reply, shell
+from tests.fake_gemini.server import FakeGemini
+from tests.streams import stream_entries
+from tests.waiting import retry_until
+from worker.markers import COMPLETION_MARKER
+
+pytestmark = [pytest.mark.gemini, pytest.mark.timeout(300)]
+TURN = 90.0  # deadline for one turn of a cold CLI (about 5 s to start, hooks of ~0.3 s each) on 2 busy cores
+SHELL_DIALOG = "Allow execution of [Shell]?"
+
+
+@pytest.fixture
+def gemini() -> Iterator[FakeGemini]:
+    with FakeGemini() as fake:
+        yield fake
+
+
+@pytest.fixture
+def gemini_ib(ib: IbRunner, tmux_socket: str, tmp_path: Path, gemini: FakeGemini) -> IbRunner:
+    """`ib` whose agents are the real Gemini CLI against `gemini`, in the test's own tmux server."""
+    try:
+        gemini_binary()
+    except GeminiMissing as e:
+        pytest.fail(str(e))
+    ib.unset_prefixes = ("IB_", "GEMINI_", "GOOGLE_")
+    home = tmp_path / "person"
+    home.mkdir()
+    ib.env.update(
+        {
+            **client_env(gemini.base_url, home),
+            "IB_TMUX_SOCKET": tmux_socket,
+            "IB_WORKER_ID": f"w-{uuid.uuid4().hex[:6]}",
+            "IB_MODEL": MODEL,  # the default "Auto" first asks a router model the stand-in does not play
+        }
+    )
+    return ib
+
+
+def _events(rds: redis.Redis, keys: Keys, kind: str) -> list[dict[str, object]]:
+    return [e for _i, f in stream_entries(rds, keys.events) if (e := json.loads(f["e"]))["type"] == kind]
+
+
+def _wait_event(rds: redis.Redis, keys: Keys, kind: str, count: int = 1) -> dict[str, object]:
+    found = retry_until(lambda: len(got := _events(rds, keys, kind)) >= count and got, TURN, what=kind)
+    return found[count - 1]
+
+
+def _spawn(ib: IbRunner, name: str, goal: str) -> None:
+    done = ib.run("new-agent", goal, "--name", name, "--cli", "gemini")
+    assert done.returncode == 0, done.stderr
+
+
+def _dialog_shown(ib: IbRunner, name: str) -> None:
+    retry_until(lambda: SHELL_DIALOG in ib.run("look", name).stdout, TURN, what="the shell dialog")
+
+
+def test_approved_command_runs_and_the_turn_completes(
+    gemini_ib: IbRunner, gemini: FakeGemini, rds: redis.Redis, keys: Keys, repo: Path
+) -> None:
+    gemini.script(
+        reply("Making it.", shell("touch approved.txt && echo made")),
+        reply(f"Made the file.\n{COMPLETION_MARKER}"),
+    )
+    _spawn(gemini_ib, "gem", "make a file")
+    asked = _wait_event(rds, keys, "permission")
+    data = asked["data"]
+    assert isinstance(data, dict)
+    assert (data["tool"], data["detail"]) == ("exec", "touch approved.txt && echo made")
+    _dialog_shown(gemini_ib, "gem")
+    typed = gemini_ib.run("send", "gem", "yes")
+    assert typed.returncode == 1
+    assert "shows a permission dialog (Allow execution of [Shell]?); nothing was typed" in typed.stderr
+    approved = gemini_ib.run("approve", "gem")
+    assert approved.returncode == 0, approved.stderr
+    worktree = repo / ".ib" / "agents" / "gem" / "repo"
+    retry_until((worktree / "approved.txt").exists, TURN, what="the approved command ran")
+    done = _wait_event(rds, keys, "complete")
+    assert "Made the file." in str(done["data"])
+    assert gemini.user_texts()[0].endswith("make a file") or "make a file" in gemini.user_texts()[0]
+    assert rds.hget(keys.agent("gem"), "state") == "complete"
+
+
+def test_denied_command_does_not_run_and_the_agent_waits(
+    gemini_ib: IbRunner, gemini: FakeGemini, rds: redis.Redis, keys: Keys, repo: Path
+) -> None:
+    """Gemini CLI cancels the turn ("Request cancelled.") and runs no AfterAgent for it: the `waiting`
+    event is ittybus's, once the dialog is gone."""
+    gemini.script(reply("Making it.", shell("touch denied.txt")), reply("Understood."))
+    _spawn(gemini_ib, "nay", "make a file")
+    _wait_event(rds, keys, "permission")
+    _dialog_shown(gemini_ib, "nay")
+    denied = gemini_ib.run("deny", "nay")
+    assert denied.returncode == 0, denied.stderr
+    waited = _wait_event(rds, keys, "waiting")
+    assert waited["data"] == {"last_message": "", "denied": "Allow execution of [Shell]?"}
+    assert "Request cancelled." in gemini_ib.run("look", "nay").stdout
+    assert not (repo / ".ib" / "agents" / "nay" / "repo" / "denied.txt").exists()
+
+
+def test_agent_cannot_write_outside_its_worktree_nor_read_the_bus_secrets(
+    gemini_ib: IbRunner, gemini: FakeGemini, rds: redis.Redis, keys: Keys, repo: Path, tmp_path: Path
+) -> None:
+    """One approved shell command of escape attempts, under the bubblewrap ittybus starts Gemini CLI in:
+    a file beside the repository, the person's checkout and its git hooks, the agent's own git config,
+    the repository's `.env` and `.ib/`, the person's ~/.ssh, the bus URL and the API key in the
+    environment; then a file in its worktree, which must work."""
+    outside = tmp_path / "outside.txt"
+    (repo / ".env").write_text("IB_TELEGRAM_TOKEN=secret-token-123\n")
+    secret = repo / ".ib" / "secret-probe"
+    secret.parent.mkdir()
+    secret.write_text("bus-password-456\n")
+    ssh = tmp_path / "person" / ".ssh"
+    ssh.mkdir(parents=True)
+    (ssh / "id_ed25519").write_text("ssh-key-789\n")
+    own_git = repo / ".ib" / "agents" / "esc" / "git"
+    escape = (
+        f"touch {outside}; echo hi > {repo}/README.md; echo x > {repo}/.git/hooks/post-commit; "
+        f"git config core.hooksPath /tmp/hooks; cat {repo}/.env {secret} {ssh}/id_ed25519; "
+        'echo "url=$IB_REDIS_URL key=$GEMINI_API_KEY"; touch inside.txt'
+    )
+    gemini.script(reply("Trying.", shell(escape)), reply(f"Tried.\n{COMPLETION_MARKER}"))
+    _spawn(gemini_ib, "esc", "escape")
+    _wait_event(rds, keys, "permission")
+    _dialog_shown(gemini_ib, "esc")
+    assert gemini_ib.run("approve", "esc").returncode == 0
+    gemini.wait_for(lambda log: sum(r.is_turn for r in log) >= 2, TURN, what="the command's result")
+    told = json.dumps(gemini.turns_taken()[1].function_responses())
+    assert (repo / ".ib" / "agents" / "esc" / "repo" / "inside.txt").exists()
+    assert not outside.exists()
+    assert (repo / "README.md").read_text() == "test repo\n"
+    assert not (repo / ".git" / "hooks" / "post-commit").exists()
+    assert "hooksPath" not in (own_git / "config").read_text()
+    for leaked in ("secret-token-123", "bus-password-456", "ssh-key-789"):
+        assert leaked not in told
+    assert "url= key=" in told

@@ -1,0 +1,87 @@
+"""Gemini CLI's screen read by worker/tmux/gemini_screen.py, table-tested on real captures of 0.61.0 at
+80, 100 and 200 columns (tests/fixtures/gemini-0.61.0: the state is the file name's text before the first
+hyphen), the dialogs' options and the keys that answer them, and hand-made edge cases."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from worker.tmux.dialogs import DialogError
+from worker.tmux.gemini_screen import STATES, answer_keys, read_screen
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "gemini-0.61.0"
+SCREENS = sorted(FIXTURES.glob("*-w*.txt"))
+DIALOGS = [p for p in SCREENS if p.name.startswith("dialog-")]
+
+
+def _text(path: Path) -> str:
+    return path.read_text(encoding="utf-8")
+
+
+def test_every_width_and_state_is_captured() -> None:
+    names = {p.name for p in SCREENS}
+    for width in (80, 100, 200):
+        for what in (
+            "idle-startup",
+            "dialog-shell",
+            "dialog-write-file",
+            "dialog-replace",
+            "working-held-stream",
+            "idle-turn-end",
+            "exited-quit",
+        ):
+            assert f"{what}-w{width}.txt" in names
+
+
+@pytest.mark.parametrize("path", SCREENS, ids=[p.name for p in SCREENS])
+def test_state_of_each_capture(path: Path) -> None:
+    expected = path.name.split("-", 1)[0]
+    assert expected in STATES
+    assert read_screen(_text(path)).state == expected
+
+
+@pytest.mark.parametrize("path", DIALOGS, ids=[p.name for p in DIALOGS])
+def test_dialog_options_and_keys(path: Path) -> None:
+    dialog = read_screen(_text(path)).dialog
+    assert dialog is not None
+    shell = "shell" in path.name
+    assert dialog.title == ("Allow execution of [Shell]?" if shell else "Apply this change?")
+    labels = [o.label for o in dialog.options]
+    middle = [] if shell else ["Modify with external editor"]
+    assert labels == ["Allow once", "Allow for this session", *middle, "No, suggest changes"]
+    assert dialog.selected == 0
+    assert answer_keys(dialog, "approve") == ["1"]
+    assert answer_keys(dialog, "always") == ["2"]
+    assert answer_keys(dialog, "deny") == [str(len(labels))]
+    assert answer_keys(dialog, "allow for this session") == ["2"]
+    with pytest.raises(DialogError, match="no option for 'maybe'"):
+        answer_keys(dialog, "maybe")
+
+
+def test_api_error_at_turn_end_is_read() -> None:
+    for width in (80, 100, 200):
+        seen = read_screen(_text(FIXTURES / f"idle-api-error-w{width}.txt"))
+        assert "scripted request was refused" in seen.error
+    assert read_screen(_text(FIXTURES / "idle-turn-end-w100.txt")).error == ""
+
+
+EDGES = {
+    "blank-pane": ("\n\n\n", "creating"),
+    "pane-dead": ("some output\nPane is dead (status 0, Fri Nov 27 01:48:55 2026)\n", "exited"),
+    "hook-running": (
+        " ⠋ Executing Hook: ittybus (esc to cancel, 0s)\n ─────\n >   Type your message\n",
+        "working",
+    ),
+    "title-quoted-in-prompt-without-options": (
+        " > Apply this change?\n\n >   Type your message or @path\n",
+        "idle",
+    ),
+    "nothing-known": ("hello\nworld\n", "unknown"),
+}
+
+
+@pytest.mark.parametrize(("text", "expected"), EDGES.values(), ids=EDGES.keys())
+def test_edge_screens(text: str, expected: str) -> None:
+    assert read_screen(text).state == expected

@@ -1,0 +1,89 @@
+"""`ib hook gemini` (a Gemini CLI agent's BeforeAgent, AfterAgent, BeforeTool, AfterTool, Notification and
+SessionEnd hooks): the agent's state and the events a person needs, from Gemini CLI's own signal.
+
+AfterAgent ends a turn as Claude Code's Stop does, through the same code (worker.hooks.stop: complete or
+waiting once per turn, the manager told, the task finished); every other event is read by
+worker/hooks/gemini_payloads.py and stored and published as Claude Code's hook events are
+(worker.hooks.agent_event.apply: a dialog recorded for `ib approve`, repeats dropped, one `stopped` for
+the three SessionEnds of one exit). Prints nothing (Gemini CLI reads a hook's stdout as its decision) and
+never fails the session: whatever goes wrong, exit 0.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from bus import fastjson
+
+TYPE_CHECKING = False  # typing costs milliseconds on the hooks' path; the checker still sees the types
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
+
+def stop_payload(payload: Mapping[str, object]) -> dict[str, object]:
+    """AfterAgent as the Stop hook's payload: the turn's reply is its last message. The transcript is
+    Gemini's own format (no Claude Code usage in it), so it is left out; the turn is told apart by the
+    session and the moment it ended. Pure."""
+    from worker.hooks.gemini_payloads import turn_reply
+
+    reply = payload.get("prompt_response")
+    return {
+        "hook_event_name": "AfterAgent",
+        "session_id": f"{payload.get('session_id', '')}@{payload.get('timestamp', '')}",
+        "last_assistant_message": turn_reply(reply) if isinstance(reply, str) else "",
+    }
+
+
+def handle(payload: Mapping[str, object], agent_id: str, cwd: str) -> None:
+    if payload.get("hook_event_name") == "AfterAgent":
+        from worker.hooks import stop
+
+        stop.handle(stop_payload(payload), agent_id, cwd)
+        return
+    from worker.hooks.gemini_payloads import outcome
+
+    found = outcome(payload, agent_id)
+    if found is None:
+        return
+    from bus.errors import BusError, ConfigError
+    from bus.hotconf import read_hotconf
+    from bus.publish import keep, open_bus
+    from worker.hooks.agent_event import apply
+
+    conf = read_hotconf(cwd=cwd)
+    try:
+        with open_bus(conf) as conn:
+            apply(conn, conf, agent_id, dict(payload), found)
+    except ConfigError:
+        raise
+    except BusError as e:  # Redis away: what a person must see waits in the spool (states are the pane's)
+        if found.event_type not in ("state", ""):
+            from bus.envelope import make_event
+
+            event = make_event(
+                found.event_type, found.message, sender=agent_id, agent=agent_id, data=found.data
+            )
+            keep(conf, event, e)
+
+
+def main(argv: Sequence[str]) -> int:
+    agent_id = None
+    try:
+        raw = sys.stdin.read()
+        payload = fastjson.loads(raw) if raw.strip() else {}
+        if not isinstance(payload, dict):
+            return 0
+        cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else os.getcwd()
+        from bus.repo_paths import agent_from_path
+
+        agent_id = os.environ.get("IB_AGENT_ID") or agent_from_path(str(cwd))
+        if agent_id:
+            handle(payload, agent_id, str(cwd))
+    except (ValueError, SystemError):  # not a hook payload (SystemError: see worker.hooks.pre_tool_use)
+        return 0
+    except Exception as e:  # the agent's session must go on whatever happens here; but say it
+        from worker.hooks.trouble import report
+
+        report("gemini", str(e) or type(e).__name__, agent_id, os.environ.get("IB_ROOT"))
+    return 0

@@ -1,0 +1,143 @@
+"""The state of a Gemini CLI agent read from the text of its tmux pane, and the keys that answer its
+dialogs. Reads 0.61.0's screen: the input box ("Type your message"), the status line of a turn at work
+("⠋ Thinking... (esc to cancel, 3s)"), and the boxed approval dialogs ("Allow execution of [Shell]?",
+"Apply this change?") with their numbered options, the selected one marked ●.
+Pure: text in, GeminiScreen out; (dialog, choice) in, keys out. The hooks are the first signal
+(worker/hooks/gemini_payloads.py); this is the fallback and the reader of a dialog's options.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from worker.tmux.dialogs import Dialog, DialogError, Option
+
+CREATING, IDLE, WORKING, DIALOG, EXITED, UNKNOWN = (
+    "creating",
+    "idle",
+    "working",
+    "dialog",
+    "exited",
+    "unknown",
+)
+STATES = (CREATING, IDLE, WORKING, DIALOG, EXITED, UNKNOWN)
+BOTTOM_LINES = 40  # a dialog and the status line sit in the last lines of the screen
+
+_BOX = "│╭╮╰╯─ "
+_EXITED = re.compile(r"^Pane is dead\b")
+_INPUT_BOX = re.compile(r"^\s*>\s")
+_IDLE_HINT = "Type your message"
+# a turn at work shows its spinner and "(esc to cancel, 3s)"; "Executing Hook: …" without them is a hook's
+# name left on the status line after it ran (it stays there at an idle prompt)
+_AT_WORK = re.compile(r"\(esc to cancel\b")
+_TITLE = re.compile(r"^(?:Allow [^?]*|Apply this change|Do you want to [^?]*)\?$")
+_OPTION = re.compile(r"^(●\s*)?(\d{1,2})\.\s+(\S.*?)$")
+_ERROR = re.compile(r"^✕\s+(\[API Error:.*)$")
+_ESC = " (esc)"
+_ONCE, _SESSION = "Allow once", "Allow for this session"
+
+
+@dataclass(frozen=True)
+class GeminiScreen:
+    """What the pane shows: `state`, the open `dialog` (state dialog) and the API error an idle turn
+    ended with, if one is on screen below the last prompt."""
+
+    state: str
+    dialog: Dialog | None = None
+    error: str = ""
+
+
+def _inner(line: str) -> str:
+    """A line without the box borders a dialog and its diff are drawn in."""
+    return line.strip().strip("│").strip()
+
+
+def read_screen(text: str) -> GeminiScreen:
+    """The agent's state from the whole pane."""
+    lines = [line.rstrip() for line in text.splitlines()]
+    while lines and not lines[-1].strip():
+        lines.pop()
+    if not lines:
+        return GeminiScreen(CREATING)
+    if _EXITED.match(lines[-1]):
+        return GeminiScreen(EXITED)
+    bottom = lines[-BOTTOM_LINES:]
+    dialog = read_dialog(bottom)
+    if dialog is not None:
+        return GeminiScreen(DIALOG, dialog)
+    if any(_AT_WORK.search(line) for line in bottom):
+        return GeminiScreen(WORKING)
+    if any(_IDLE_HINT in line for line in bottom) or any(_INPUT_BOX.match(line) for line in bottom[-8:]):
+        return GeminiScreen(IDLE, error=_last_error(lines))
+    return GeminiScreen(UNKNOWN)
+
+
+def read_dialog(lines: list[str]) -> Dialog | None:
+    """The approval dialog at the bottom of `lines`: its question, then its numbered options."""
+    inner = [_inner(line) for line in lines]
+    for index in range(len(inner) - 1, -1, -1):
+        if _TITLE.match(inner[index]):
+            options, selected = _options(inner[index + 1 :])
+            if options:
+                return Dialog("permission", inner[index], options, selected)
+            return None
+    return None
+
+
+def _options(lines: list[str]) -> tuple[tuple[Option, ...], int]:
+    options: list[Option] = []
+    selected = 0
+    for line in lines:
+        found = _OPTION.match(line)
+        if found is None:
+            if options and not line:
+                break  # the blank line under the list closes it
+            continue  # the hint under the title ("Redirection detected…")
+        if found.group(1):
+            selected = len(options)
+        label = found.group(3)
+        key = "Escape" if label.endswith(_ESC) else ""
+        options.append(Option(label.removesuffix(_ESC), int(found.group(2)), key))
+    return tuple(options), selected
+
+
+def _last_error(lines: list[str]) -> str:
+    """The API error drawn after the last prompt the person sent, if any, with its wrapped lines."""
+    for index in range(len(lines) - 1, -1, -1):
+        stripped = lines[index].strip()
+        if stripped.startswith("> ") and _IDLE_HINT not in stripped:
+            return ""
+        if found := _ERROR.match(stripped):
+            wrapped = [found.group(1)]
+            for line in lines[index + 1 :]:
+                if not line.startswith("  ") or not line.strip():
+                    break
+                wrapped.append(line.strip())
+            return " ".join(wrapped)
+    return ""
+
+
+def pick(dialog: Dialog, choice: str) -> int:
+    """The option `choice` means: `approve` (allow once), `always` (allow for this session), `deny` (the
+    "No, suggest changes" option), a number as drawn, or a label in any case."""
+    labels = [option.label for option in dialog.options]
+    wanted = choice.strip()
+    meaning = {"approve": _ONCE, "always": _SESSION}.get(wanted.casefold())
+    for index, option in enumerate(dialog.options):
+        if wanted == str(option.number) or wanted.casefold() == option.label.casefold():
+            return index
+        if meaning and option.label == meaning:
+            return index
+        if wanted.casefold() == "deny" and option.label.startswith("No"):
+            return index
+    raise DialogError(
+        f"{dialog.title} has no option for {choice!r}; answer with one of: "
+        + ", ".join(f"{o.number}. {label}" for o, label in zip(dialog.options, labels, strict=True))
+    )
+
+
+def answer_keys(dialog: Dialog, choice: str) -> list[str]:
+    """The keys that pick `choice` in the dialog: the option's digit (Gemini CLI acts on it at once)."""
+    option = dialog.options[pick(dialog, choice)]
+    return [str(option.number)] if option.number is not None else [option.key]
