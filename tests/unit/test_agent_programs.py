@@ -165,9 +165,8 @@ def test_claude_code_resumes_its_conversation_without_a_new_prompt(tmp_path: Pat
 def test_codex_and_gemini_start_but_say_their_session_logs_are_not_read_yet(
     cli: CodexCli | GeminiCli,
 ) -> None:
-    assert (
-        cli.unfinished() is None
-    )  # both start (tests/integration/test_codex_agent.py, test_gemini_agents.py)
+    # both start: tests/integration/test_codex_agent.py and test_gemini_agents.py
+    assert cli.unfinished() is None
     for attempt in (cli.transcript_reader, lambda: cli.usage_reader("", "")):
         with pytest.raises(ProgramUnfinished, match=f"^{cli.name} support is not finished: "):
             attempt()
