@@ -5,6 +5,7 @@ dialogs in the words the events offer."""
 
 from __future__ import annotations
 
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,15 @@ import pytest
 from tests.unit.test_agent_programs import _launch
 from worker.hooks.gemini_payloads import HOOKED
 from worker.programs.confinement import Confinement
-from worker.programs.gemini import REDACTED, GeminiCli, approval_mode, box, settings
+from worker.programs.gemini import (
+    REDACTED,
+    GeminiCli,
+    approval_mode,
+    borrowed_objects,
+    box,
+    policy,
+    settings,
+)
 from worker.tmux.pane_state import PaneState
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "gemini-0.61.0"
@@ -34,6 +43,17 @@ def test_settings_hook_every_event_the_reader_reads() -> None:
     assert "IB_REDIS_URL" in REDACTED
     assert made["model"] == {"name": "gemini-2.5-flash"}
     assert settings("ib")["model"] == {}
+
+
+def test_policy_lets_git_commit_unasked_and_nothing_else_of_the_shell() -> None:
+    """What Claude Code's agents run unasked (`Bash(git commit:*)`): a task's agent commits without a
+    person. One allow rule naming git's subcommands, no deny: every other shell command still asks."""
+    [rule] = tomllib.loads(policy())["rule"]
+    assert (rule["toolName"], rule["decision"]) == ("run_shell_command", "allow")
+    assert {"git add", "git commit", "git status"} <= set(rule["commandPrefix"])
+    assert all(prefix.startswith("git ") for prefix in rule["commandPrefix"])
+    assert "deny" not in policy()
+    assert "tools" not in settings("ib")  # tools.allowed would refuse every shell command it does not name
 
 
 def _confinement(worktree: str = f"{OWN}/repo") -> Confinement:
@@ -64,6 +84,21 @@ def test_box_of_an_agent_without_a_worktree_writes_the_root_but_not_its_state() 
     args = box(_confinement(ROOT), f"{OWN}/home", "/nonexistent-home", ["gemini"])
     assert _pairs(args, "--bind")[0] == ROOT
     assert args.index(ROOT) < args.index(f"{ROOT}/.ib")
+
+
+def test_box_keeps_the_borrowed_objects_readable_over_its_private_tmp(tmp_path: Path) -> None:
+    """The agent's repository reads the person's objects through alternates; a person's repository under
+    /tmp would vanish under the box's own /tmp, and every git command in it fail (seen in a mixed run)."""
+    git_dir = tmp_path / "git"
+    (git_dir / "objects" / "info").mkdir(parents=True)
+    (git_dir / "objects" / "info" / "alternates").write_text("/tmp/work/repo/.git/objects\n\n")
+    borrowed = borrowed_objects(str(git_dir))
+    assert borrowed == ["/tmp/work/repo/.git/objects"]
+    assert borrowed_objects(str(tmp_path / "none")) == [] == borrowed_objects("")
+    args = box(_confinement(), f"{OWN}/home", "/nonexistent-home", ["gemini"], borrowed)
+    assert "/tmp/work/repo/.git/objects" in _pairs(args, "--ro-bind-try")
+    assert args.index("/tmp") < args.index("/tmp/work/repo/.git/objects")  # bound over the private /tmp
+    assert "/tmp/work/repo/.git/objects" not in _pairs(args, "--bind")  # read, never written
 
 
 def test_box_hides_the_person_s_credentials(tmp_path: Path) -> None:
