@@ -51,12 +51,6 @@ class Stand:
 
 
 @pytest.fixture
-def gemini() -> Iterator[FakeGemini]:
-    with FakeGemini() as fake:
-        yield fake
-
-
-@pytest.fixture
 def mixed_ib(
     ib: IbRunner,
     tmux_socket: str,

@@ -12,6 +12,7 @@ import pytest
 
 from tests.unit.test_agent_programs import _launch
 from worker.hooks.gemini_payloads import HOOKED
+from worker.markers import COMPLETION_MARKER
 from worker.programs.confinement import Confinement
 from worker.programs.gemini import (
     REDACTED,
@@ -130,6 +131,23 @@ def test_marker_on_an_idle_screen_is_complete() -> None:
     screen = (FIXTURES / "idle-turn-end-w100.txt").read_text(encoding="utf-8")
     marked = screen.replace("✦ Checking the result once more.", "✦ Done.\n  I HAVE COMPLETED THE GOAL", 1)
     assert GeminiCli().pane_state(marked) == PaneState.COMPLETE
+
+
+def test_the_marker_in_the_agent_s_own_prompt_is_not_its_answer() -> None:
+    """The first prompt tells the agent to end with the marker, on a line of its own, and Gemini CLI
+    shows it as sent: a turn denied at its first tool call left the screen `complete` (seen from
+    Telegram's Deny)."""
+    screen = (FIXTURES / "idle-turn-end-w100.txt").read_text(encoding="utf-8")
+    asked = screen.replace(
+        " > build it and write the notes", f" > build it and write the notes\n   {COMPLETION_MARKER}", 1
+    )
+    assert GeminiCli().pane_state(asked) == PaneState.WAITING
+    unanswered = asked.replace("✦ ", "  ")  # cancelled before the model said anything
+    assert GeminiCli().pane_state(unanswered) == PaneState.WAITING
+    again = asked.replace(
+        "✦ Checking the result once more.", f"✦ Done.\n  {COMPLETION_MARKER}\n\n > and once more", 1
+    )
+    assert GeminiCli().pane_state(again) == PaneState.WAITING  # the marker answered an earlier prompt
 
 
 ANSWERS = {"approve": "1", "approve always": "2", "always": "2", "deny": "4", "refuse": "4", "3": "3"}

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -42,6 +43,9 @@ APPROVAL_MODES = {"acceptEdits": "auto_edit", "plan": "plan", "bypassPermissions
 """ittybus's permission modes (Claude Code's names) as Gemini CLI's `--approval-mode`; every other mode
 (default, manual, auto, dontAsk) asks: Gemini CLI has no classifier and no refuse-without-asking mode."""
 _PROBE_TIMEOUT = 10.0
+_PROMPT = re.compile(r"^ > \S")  # a prompt as Gemini CLI shows it once sent
+_ANSWER = "✦ "  # the start of each piece of the model's answer
+_IDLE_HINT = "Type your message"  # the empty input box, which starts like a sent prompt
 _STATES = {
     gemini_screen.CREATING: PaneState.CREATING,
     gemini_screen.WORKING: PaneState.RUNNING,
@@ -171,8 +175,19 @@ def pane_state(screen: str) -> PaneState:
         return _STATES[seen.state]
     if seen.error:
         return PaneState.ERROR
-    lines = [line.strip() for line in screen.splitlines()]
-    return PaneState.COMPLETE if COMPLETION_MARKER in lines else PaneState.WAITING
+    return PaneState.COMPLETE if COMPLETION_MARKER in last_reply(screen) else PaneState.WAITING
+
+
+def last_reply(screen: str) -> list[str]:
+    """The stripped lines of the model's last answer (from its last `✦` line) when it came after the
+    person's last prompt (` > ...`); none otherwise. The agent's first prompt names the completion marker
+    on a line of its own, and Gemini CLI shows a prompt as it was sent. Pure."""
+    lines = screen.splitlines()
+    prompts = [i for i, line in enumerate(lines) if _PROMPT.match(line) and _IDLE_HINT not in line]
+    answers = [i for i, line in enumerate(lines) if line.startswith(_ANSWER)]
+    if not answers or (prompts and answers[-1] < prompts[-1]):
+        return []
+    return [line.strip() for line in lines[answers[-1] :]]
 
 
 def choose(dialog: Dialog, answer: str) -> int:
