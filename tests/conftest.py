@@ -22,6 +22,10 @@ from tests.bot_process import SCALE, BotProcess, Worker, bot_env, worker_running
 from tests.cli import IbRunner, init_repo
 from tests.fake_anthropic import FakeAnthropic, claude_binary, client_env, write_home
 from tests.fake_anthropic.client import ClaudeMissing
+from tests.fake_gemini.client import MODEL as GEMINI_MODEL
+from tests.fake_gemini.client import GeminiMissing, gemini_binary
+from tests.fake_gemini.client import client_env as gemini_env
+from tests.fake_gemini.server import FakeGemini
 from tests.fake_openai import API_KEY as OPENAI_KEY
 from tests.fake_openai import FakeOpenAI, codex_binary, write_codex_home
 from tests.fake_openai.client import KEY_VARIABLE, CodexMissing
@@ -196,6 +200,36 @@ def codex_ib(ib: IbRunner, tmux_socket: str, tmp_path: Path, openai: FakeOpenAI)
             "IB_TMUX_SOCKET": tmux_socket,
             "IB_WORKER_ID": f"w-{uuid.uuid4().hex[:6]}",
             "PATH": f"{codex.parent}:{os.environ.get('PATH', '/usr/bin:/bin')}",
+        }
+    )
+    return ib
+
+
+@pytest.fixture
+def gemini() -> Iterator[FakeGemini]:
+    """The scripted Gemini API on loopback; streams still held at the end are released."""
+    with FakeGemini() as fake:
+        yield fake
+
+
+@pytest.fixture
+def gemini_ib(ib: IbRunner, tmux_socket: str, tmp_path: Path, gemini: FakeGemini) -> IbRunner:
+    """`ib` whose agents are the real Gemini CLI (`--cli gemini`) against `gemini`, in the test's own tmux
+    server. One model for the agents: Gemini CLI's default ("Auto") first asks a router model the
+    stand-in does not play."""
+    try:
+        gemini_binary()
+    except GeminiMissing as e:
+        pytest.fail(str(e))
+    ib.unset_prefixes = ("IB_", "GEMINI_", "GOOGLE_")
+    home = tmp_path / "person"
+    home.mkdir()
+    ib.env.update(
+        {
+            **gemini_env(gemini.base_url, home),
+            "IB_TMUX_SOCKET": tmux_socket,
+            "IB_WORKER_ID": f"w-{uuid.uuid4().hex[:6]}",
+            "IB_MODEL": GEMINI_MODEL,
         }
     )
     return ib

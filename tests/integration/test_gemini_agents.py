@@ -6,8 +6,6 @@ worktree nor read the bus's secrets."""
 from __future__ import annotations
 
 import json
-import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,7 +13,6 @@ import redis
 
 from bus.keys import Keys
 from tests.cli import IbRunner
-from tests.fake_gemini.client import MODEL, GeminiMissing, client_env, gemini_binary
 from tests.fake_gemini.script import reply, shell
 from tests.fake_gemini.server import FakeGemini
 from tests.streams import stream_entries
@@ -25,33 +22,6 @@ from worker.markers import COMPLETION_MARKER
 pytestmark = [pytest.mark.gemini, pytest.mark.timeout(300)]
 TURN = 90.0  # deadline for one turn of a cold CLI (about 5 s to start, hooks of ~0.3 s each) on 2 busy cores
 SHELL_DIALOG = "Allow execution of [Shell]?"
-
-
-@pytest.fixture
-def gemini() -> Iterator[FakeGemini]:
-    with FakeGemini() as fake:
-        yield fake
-
-
-@pytest.fixture
-def gemini_ib(ib: IbRunner, tmux_socket: str, tmp_path: Path, gemini: FakeGemini) -> IbRunner:
-    """`ib` whose agents are the real Gemini CLI against `gemini`, in the test's own tmux server."""
-    try:
-        gemini_binary()
-    except GeminiMissing as e:
-        pytest.fail(str(e))
-    ib.unset_prefixes = ("IB_", "GEMINI_", "GOOGLE_")
-    home = tmp_path / "person"
-    home.mkdir()
-    ib.env.update(
-        {
-            **client_env(gemini.base_url, home),
-            "IB_TMUX_SOCKET": tmux_socket,
-            "IB_WORKER_ID": f"w-{uuid.uuid4().hex[:6]}",
-            "IB_MODEL": MODEL,  # the default "Auto" first asks a router model the stand-in does not play
-        }
-    )
-    return ib
 
 
 def _events(rds: redis.Redis, keys: Keys, kind: str) -> list[dict[str, object]]:

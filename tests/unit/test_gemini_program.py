@@ -5,14 +5,24 @@ dialogs in the words the events offer."""
 
 from __future__ import annotations
 
+import tomllib
 from pathlib import Path
 
 import pytest
 
 from tests.unit.test_agent_programs import _launch
 from worker.hooks.gemini_payloads import HOOKED
+from worker.markers import COMPLETION_MARKER
 from worker.programs.confinement import Confinement
-from worker.programs.gemini import REDACTED, GeminiCli, approval_mode, box, settings
+from worker.programs.gemini import (
+    REDACTED,
+    GeminiCli,
+    approval_mode,
+    borrowed_objects,
+    box,
+    policy,
+    settings,
+)
 from worker.tmux.pane_state import PaneState
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "gemini-0.61.0"
@@ -34,6 +44,17 @@ def test_settings_hook_every_event_the_reader_reads() -> None:
     assert "IB_REDIS_URL" in REDACTED
     assert made["model"] == {"name": "gemini-2.5-flash"}
     assert settings("ib")["model"] == {}
+
+
+def test_policy_lets_git_commit_unasked_and_nothing_else_of_the_shell() -> None:
+    """What Claude Code's agents run unasked (`Bash(git commit:*)`): a task's agent commits without a
+    person. One allow rule naming git's subcommands, no deny: every other shell command still asks."""
+    [rule] = tomllib.loads(policy())["rule"]
+    assert (rule["toolName"], rule["decision"]) == ("run_shell_command", "allow")
+    assert {"git add", "git commit", "git status"} <= set(rule["commandPrefix"])
+    assert all(prefix.startswith("git ") for prefix in rule["commandPrefix"])
+    assert "deny" not in policy()
+    assert "tools" not in settings("ib")  # tools.allowed would refuse every shell command it does not name
 
 
 def _confinement(worktree: str = f"{OWN}/repo") -> Confinement:
@@ -66,6 +87,21 @@ def test_box_of_an_agent_without_a_worktree_writes_the_root_but_not_its_state() 
     assert args.index(ROOT) < args.index(f"{ROOT}/.ib")
 
 
+def test_box_keeps_the_borrowed_objects_readable_over_its_private_tmp(tmp_path: Path) -> None:
+    """The agent's repository reads the person's objects through alternates; a person's repository under
+    /tmp would vanish under the box's own /tmp, and every git command in it fail (seen in a mixed run)."""
+    git_dir = tmp_path / "git"
+    (git_dir / "objects" / "info").mkdir(parents=True)
+    (git_dir / "objects" / "info" / "alternates").write_text("/tmp/work/repo/.git/objects\n\n")
+    borrowed = borrowed_objects(str(git_dir))
+    assert borrowed == ["/tmp/work/repo/.git/objects"]
+    assert borrowed_objects(str(tmp_path / "none")) == [] == borrowed_objects("")
+    args = box(_confinement(), f"{OWN}/home", "/nonexistent-home", ["gemini"], borrowed)
+    assert "/tmp/work/repo/.git/objects" in _pairs(args, "--ro-bind-try")
+    assert args.index("/tmp") < args.index("/tmp/work/repo/.git/objects")  # bound over the private /tmp
+    assert "/tmp/work/repo/.git/objects" not in _pairs(args, "--bind")  # read, never written
+
+
 def test_box_hides_the_person_s_credentials(tmp_path: Path) -> None:
     (tmp_path / ".ssh").mkdir()
     (tmp_path / ".netrc").write_text("machine x password y\n")
@@ -95,6 +131,23 @@ def test_marker_on_an_idle_screen_is_complete() -> None:
     screen = (FIXTURES / "idle-turn-end-w100.txt").read_text(encoding="utf-8")
     marked = screen.replace("✦ Checking the result once more.", "✦ Done.\n  I HAVE COMPLETED THE GOAL", 1)
     assert GeminiCli().pane_state(marked) == PaneState.COMPLETE
+
+
+def test_the_marker_in_the_agent_s_own_prompt_is_not_its_answer() -> None:
+    """The first prompt tells the agent to end with the marker, on a line of its own, and Gemini CLI
+    shows it as sent: a turn denied at its first tool call left the screen `complete` (seen from
+    Telegram's Deny)."""
+    screen = (FIXTURES / "idle-turn-end-w100.txt").read_text(encoding="utf-8")
+    asked = screen.replace(
+        " > build it and write the notes", f" > build it and write the notes\n   {COMPLETION_MARKER}", 1
+    )
+    assert GeminiCli().pane_state(asked) == PaneState.WAITING
+    unanswered = asked.replace("✦ ", "  ")  # cancelled before the model said anything
+    assert GeminiCli().pane_state(unanswered) == PaneState.WAITING
+    again = asked.replace(
+        "✦ Checking the result once more.", f"✦ Done.\n  {COMPLETION_MARKER}\n\n > and once more", 1
+    )
+    assert GeminiCli().pane_state(again) == PaneState.WAITING  # the marker answered an earlier prompt
 
 
 ANSWERS = {"approve": "1", "approve always": "2", "always": "2", "deny": "4", "refuse": "4", "3": "3"}

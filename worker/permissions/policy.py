@@ -26,10 +26,9 @@ AGENTS_DIR = "agents"
 WORKTREE_DIR = "repo"
 
 IB_ALLOW = ("Bash(ib:*)",)
-GIT_ALLOW = tuple(
-    f"Bash(git {sub}:*)"
-    for sub in ("status", "add", "commit", "diff", "show", "log", "ls-files", "grep", "rm", "merge", "rebase")
-)
+GIT_UNASKED = ("status", "add", "commit", "diff", "show", "log", "ls-files", "grep", "rm", "merge", "rebase")
+"""The git subcommands an agent of any program runs without asking (its sandbox holds them in)."""
+GIT_ALLOW = tuple(f"Bash(git {sub}:*)" for sub in GIT_UNASKED)
 SHELL_ALLOW = tuple(f"Bash({name}:*)" for name in ("pwd", "ls"))
 """No blanket `cat` / `head` / `tail` / `grep`: they read anything; the sandbox decides those."""
 FILE_TOOLS_ALLOW = ("Read", "Write", "Edit", "MultiEdit", "Glob", "Grep", "LS")

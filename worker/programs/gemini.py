@@ -1,20 +1,23 @@
 """Gemini CLI as an `AgentProgram`: a private HOME whose `.gemini/settings.json` holds ittybus's hooks
 (`ib hook gemini` on BeforeAgent, AfterAgent, BeforeTool, AfterTool, Notification, SessionEnd), API-key
 auth, no folder-trust dialog, no updates or telemetry, and the bus's variables redacted from the shell
-tool; the program started under bubblewrap (`box`), since it has no sandbox of its own on Linux; its
-screen and dialogs read by worker/tmux/gemini_screen.py."""
+tool, and whose user policy lets it run the git commands every agent runs unasked (a task's agent commits
+unattended); the program started under bubblewrap (`box`), since it has no sandbox of its own on Linux;
+its screen and dialogs read by worker/tmux/gemini_screen.py."""
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import shutil
 import subprocess
+from collections.abc import Sequence
 from pathlib import Path
 
 from worker.markers import COMPLETION_MARKER
-from worker.permissions.policy import SECRET_PLACES
+from worker.permissions.policy import GIT_UNASKED, SECRET_PLACES
 from worker.programs import probe
 from worker.programs.confinement import Confinement
 from worker.programs.program import (
@@ -40,6 +43,9 @@ APPROVAL_MODES = {"acceptEdits": "auto_edit", "plan": "plan", "bypassPermissions
 """ittybus's permission modes (Claude Code's names) as Gemini CLI's `--approval-mode`; every other mode
 (default, manual, auto, dontAsk) asks: Gemini CLI has no classifier and no refuse-without-asking mode."""
 _PROBE_TIMEOUT = 10.0
+_PROMPT = re.compile(r"^ > \S")  # a prompt as Gemini CLI shows it once sent
+_ANSWER = "✦ "  # the start of each piece of the model's answer
+_IDLE_HINT = "Type your message"  # the empty input box, which starts like a sent prompt
 _STATES = {
     gemini_screen.CREATING: PaneState.CREATING,
     gemini_screen.WORKING: PaneState.RUNNING,
@@ -72,17 +78,42 @@ def settings(ib_command: str, model: str = "") -> dict[str, object]:
     }
 
 
-def box(c: Confinement, own_home: str, person_home: str, words: list[str]) -> list[str]:
+POLICY_FILE = "ittybus.toml"  # in the agent's ~/.gemini/policies/
+POLICY_PRIORITY = 100  # of the user tier: over Gemini CLI's defaults, which ask before any shell command
+
+
+def policy() -> str:
+    """The agent's user policy (Gemini CLI's policy engine, TOML): the git subcommands every agent runs
+    without asking are allowed; every other shell command still asks. Not `tools.allowed`, which turns
+    every shell command it does not name into a refusal. Pure."""
+    prefixes = ", ".join(json.dumps(f"git {sub}") for sub in GIT_UNASKED)
+    return (
+        "# written by ittybus for this agent: the git commands its agents run unasked\n"
+        "[[rule]]\n"
+        'toolName = "run_shell_command"\n'
+        f"commandPrefix = [{prefixes}]\n"
+        'decision = "allow"\n'
+        f"priority = {POLICY_PRIORITY}\n"
+    )
+
+
+def box(
+    c: Confinement, own_home: str, person_home: str, words: list[str], borrowed: Sequence[str] = ()
+) -> list[str]:
     """The bubblewrap command line that runs `words` where the agent may write only in its worktree, its
     own repository's git folder (not its config, hooks or info/), its cache, its HOME and a private /tmp;
     the repository's `.ib/` (the bus's state and password, the other agents) and `.env`, and the person's
-    credentials, are hidden. The network stays: the model API and the hooks' bus are on it. Pure."""
+    credentials, are hidden. `borrowed` are the object folders its repository reads through alternates
+    (the person's), kept readable when they live under /tmp. The network stays: the model API and the
+    hooks' bus are on it. Pure."""
     args = ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
     args += ["--die-with-parent"]
     root = c.root.rstrip("/")
     if c.worktree == c.root:
         args += ["--bind", c.root, c.root]
     args += ["--tmpfs", f"{root}/.ib", "--ro-bind-try", "/dev/null", f"{root}/.env"]
+    for objects in borrowed:
+        args += ["--ro-bind-try", objects, objects]
     if c.bin:
         args += ["--ro-bind", c.bin, c.bin]
     for writable in (c.worktree if c.worktree != c.root else "", c.git_dir, c.cache, own_home):
@@ -98,6 +129,18 @@ def box(c: Confinement, own_home: str, person_home: str, words: list[str]) -> li
         elif os.path.exists(path):
             args += ["--ro-bind", "/dev/null", path]
     return [*args, "--chdir", c.worktree, "--", *words]
+
+
+def borrowed_objects(git_dir: str) -> list[str]:
+    """The object folders the agent's own repository borrows (`objects/info/alternates`); none for an
+    agent without one, or a repository that borrows nothing."""
+    if not git_dir:
+        return []
+    try:
+        text = Path(git_dir, "objects", "info", "alternates").read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return []
+    return [line.strip() for line in text.splitlines() if line.strip().startswith("/")]
 
 
 def bubblewrap_problem() -> str | None:
@@ -132,8 +175,19 @@ def pane_state(screen: str) -> PaneState:
         return _STATES[seen.state]
     if seen.error:
         return PaneState.ERROR
-    lines = [line.strip() for line in screen.splitlines()]
-    return PaneState.COMPLETE if COMPLETION_MARKER in lines else PaneState.WAITING
+    return PaneState.COMPLETE if COMPLETION_MARKER in last_reply(screen) else PaneState.WAITING
+
+
+def last_reply(screen: str) -> list[str]:
+    """The stripped lines of the model's last answer (from its last `✦` line) when it came after the
+    person's last prompt (` > ...`); none otherwise. The agent's first prompt names the completion marker
+    on a line of its own, and Gemini CLI shows a prompt as it was sent. Pure."""
+    lines = screen.splitlines()
+    prompts = [i for i, line in enumerate(lines) if _PROMPT.match(line) and _IDLE_HINT not in line]
+    answers = [i for i, line in enumerate(lines) if line.startswith(_ANSWER)]
+    if not answers or (prompts and answers[-1] < prompts[-1]):
+        return []
+    return [line.strip() for line in lines[answers[-1] :]]
 
 
 def choose(dialog: Dialog, answer: str) -> int:
@@ -176,6 +230,8 @@ class GeminiCli:
         folder.mkdir(parents=True, exist_ok=True)
         written = json.dumps(settings(launch.ib_command, launch.model), indent=2) + "\n"
         (folder / "settings.json").write_text(written, encoding="utf-8")
+        (folder / "policies").mkdir(exist_ok=True)
+        (folder / "policies" / POLICY_FILE).write_text(policy(), encoding="utf-8")
 
     def start(self, launch: Launch) -> Start:
         person_home = os.path.expanduser("~")
@@ -187,7 +243,8 @@ class GeminiCli:
         else:
             words += ["--prompt-interactive"]
             tail = f' "$(cat {shlex.quote(str(launch.prompt_file))})"'
-        boxed = box(launch.confinement, own, person_home, words)
+        borrowed = borrowed_objects(launch.confinement.git_dir)
+        boxed = box(launch.confinement, own, person_home, words, borrowed)
         environment = {"HOME": own, "GEMINI_CLI_NO_RELAUNCH": "true"}
         return Start(" ".join(shlex.quote(w) for w in boxed) + tail, environment)
 
