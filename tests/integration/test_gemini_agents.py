@@ -6,6 +6,8 @@ worktree nor read the bus's secrets."""
 from __future__ import annotations
 
 import json
+import re
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -22,6 +24,9 @@ from worker.markers import COMPLETION_MARKER
 pytestmark = [pytest.mark.gemini, pytest.mark.timeout(300)]
 TURN = 90.0  # deadline for one turn of a cold CLI (about 5 s to start, hooks of ~0.3 s each) on 2 busy cores
 SHELL_DIALOG = "Allow execution of [Shell]?"
+ENV_URL = "^IB_REDIS_URL="
+HOST_SECRET = "host-secret-321"
+ENVIRONS = 'cat /proc/*/environ 2>/dev/null | tr "\\0" "\\n"'
 
 
 def _events(rds: redis.Redis, keys: Keys, kind: str) -> list[dict[str, object]]:
@@ -91,7 +96,8 @@ def test_agent_cannot_write_outside_its_worktree_nor_read_the_bus_secrets(
     """One approved shell command of escape attempts, under the bubblewrap ittybus starts Gemini CLI in:
     a file beside the repository, the person's checkout and its git hooks, the agent's own git config,
     the repository's `.env` and `.ib/`, the person's ~/.ssh, the bus URL and the API key in the
-    environment; then a file in its worktree, which must work."""
+    environment, a secret in the environment of a process outside the box; the bus URL in Gemini CLI's
+    /proc/<pid>/environ is still found (a known limit); then a file in its worktree, which must work."""
     outside = tmp_path / "outside.txt"
     (repo / ".env").write_text("IB_TELEGRAM_TOKEN=secret-token-123\n")
     secret = repo / ".ib" / "secret-probe"
@@ -104,16 +110,25 @@ def test_agent_cannot_write_outside_its_worktree_nor_read_the_bus_secrets(
     escape = (
         f"touch {outside}; echo hi > {repo}/README.md; echo x > {repo}/.git/hooks/post-commit; "
         f"git config core.hooksPath /tmp/hooks; cat {repo}/.env {secret} {ssh}/id_ed25519; "
-        'echo "url=$IB_REDIS_URL key=$GEMINI_API_KEY"; touch inside.txt'
+        'echo "url=$IB_REDIS_URL key=$GEMINI_API_KEY"; '
+        f"{ENVIRONS} | grep -c {ENV_URL} | sed s/^/environ-url-hits=/; "  # Gemini CLI refuses $(...)
+        f"{ENVIRONS} | grep -c {HOST_SECRET} | sed s/^/environ-host-hits=/; "
+        "touch inside.txt"
     )
     gemini.script(reply("Trying.", shell(escape)), reply(f"Tried.\n{COMPLETION_MARKER}"))
-    _spawn(gemini_ib, "esc", "escape")
-    _wait_event(rds, keys, "permission")
-    _dialog_shown(gemini_ib, "esc")
-    assert gemini_ib.run("approve", "esc").returncode == 0
-    gemini.wait_for(lambda log: sum(r.is_turn for r in log) >= 2, TURN, what="the command's result")
+    # a process of the person's outside the box, as `ib bot` with its token would be
+    holder = subprocess.Popen(["sleep", "600"], env={"IB_TELEGRAM_TOKEN": HOST_SECRET})
+    try:
+        _spawn(gemini_ib, "esc", "escape")
+        _wait_event(rds, keys, "permission")
+        _dialog_shown(gemini_ib, "esc")
+        assert gemini_ib.run("approve", "esc").returncode == 0
+        gemini.wait_for(lambda log: sum(r.is_turn for r in log) >= 2, TURN, what="the command's result")
+    finally:
+        holder.kill()
+        holder.wait()
     told = json.dumps(gemini.turns_taken()[1].function_responses())
-    assert (repo / ".ib" / "agents" / "esc" / "repo" / "inside.txt").exists()
+    assert (repo / ".ib" / "agents" / "esc" / "repo" / "inside.txt").exists(), told[-600:]
     assert not outside.exists()
     assert (repo / "README.md").read_text() == "test repo\n"
     assert not (repo / ".git" / "hooks" / "post-commit").exists()
@@ -121,3 +136,8 @@ def test_agent_cannot_write_outside_its_worktree_nor_read_the_bus_secrets(
     for leaked in ("secret-token-123", "bus-password-456", "ssh-key-789"):
         assert leaked not in told
     assert "url= key=" in told
+    assert "environ-host-hits=0" in told, told[-300:]  # the box has a PID namespace of its own
+    # the known limit (docs/guide/gemini.md, "The boundary"): the hooks need the bus URL, so Gemini CLI's
+    # process holds it, and a command in the same box reads it there; this fails once that is fixed
+    hits = re.search(r"environ-url-hits=(\d+)", told)
+    assert hits is not None and int(hits.group(1)) > 0, told[-300:]

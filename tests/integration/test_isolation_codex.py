@@ -20,6 +20,8 @@ pytestmark = pytest.mark.codex
 AGENT = "boxed"
 TOKEN = "123456:BOT-TOKEN-never-in-agents"
 DENIED = ("Read-only file system", "Permission denied", "Operation not permitted")
+ENV_HITS = "-e ^IB_REDIS_URL= -e ^FAKE_OPENAI_API_KEY="
+LEAKS = ("secret-token-123", "bus-password-456", "ssh-key-789")
 
 
 @dataclass(frozen=True)
@@ -34,8 +36,20 @@ def _py(code: str) -> str:
     return f"python3 -c {json.dumps(code)}"
 
 
-def attempts(root: Path, other: Path) -> list[Attempt]:
+def attempts(root: Path, other: Path, secrets: list[Path]) -> list[Attempt]:
     return [
+        Attempt(
+            "read `.env`, `.ib/` and ~/.ssh",
+            exec_command(f"cat {' '.join(map(str, secrets))}; echo read-over"),
+            True,
+            ("read-over",),
+        ),
+        Attempt(
+            "the bus URL and the API key in the environment",
+            exec_command('echo "url=[$IB_REDIS_URL] key=[$FAKE_OPENAI_API_KEY]"'),
+            True,
+            ("url=[] key=[]",),
+        ),
         Attempt("`echo x > $IB_ROOT/evil.txt`", exec_command("echo x > $IB_ROOT/evil.txt"), True, DENIED),
         Attempt(
             "`echo hi > ../../../escape3.txt`", exec_command("echo hi > ../../../escape3.txt"), True, DENIED
@@ -50,7 +64,7 @@ def attempts(root: Path, other: Path) -> list[Attempt]:
             "remove another agent's file from python",
             exec_command(_py(f"import os; os.remove('{other}' + '/file.txt')")),
             True,
-            DENIED,
+            (*DENIED, "No such file or directory"),  # the box hides `.ib/`
         ),
         Attempt("`touch /etc/x`", exec_command("touch /etc/x"), True, DENIED),
         Attempt(
@@ -61,9 +75,15 @@ def attempts(root: Path, other: Path) -> list[Attempt]:
         ),
         Attempt(
             "the bot token in the environment",
-            exec_command("env | grep -c -e IB_TELEGRAM_TOKEN -e BOT-TOKEN; true"),
+            exec_command('echo "token-hits=$(env | grep -c -e IB_TELEGRAM_TOKEN -e BOT-TOKEN)"'),
             True,
-            ("0",),
+            ("token-hits=0",),
+        ),
+        Attempt(  # Codex's own sandbox has a PID namespace of its own: Codex's process is not in sight
+            "the bus URL and the key in any process's /proc/<pid>/environ",
+            exec_command(f'echo "environ-hits=$(cat /proc/*/environ | tr "\\0" "\\n" | grep -c {ENV_HITS})"'),
+            True,
+            ("environ-hits=0",),
         ),
         Attempt(
             "`git add` + `git commit` in the worktree",
@@ -98,7 +118,14 @@ def test_what_a_codex_agent_cannot_do(codex_ib: IbRunner, openai: FakeOpenAI, re
     other.parent.mkdir(parents=True)
     git(repo, "worktree", "add", "-q", str(other), "-b", "agent/victim")
     (other / "file.txt").write_text("victim's\n")
-    tries = attempts(repo, other)
+    (repo / ".env").write_text(f"IB_TELEGRAM_TOKEN={LEAKS[0]}\n")
+    (repo / ".ib" / "secret-probe").write_text(f"{LEAKS[1]}\n")
+    person = repo.parent / "person"
+    (person / ".ssh").mkdir(parents=True)
+    (person / ".ssh" / "id_ed25519").write_text(f"{LEAKS[2]}\n")
+    codex_ib.env["HOME"] = str(person)
+    secrets = [repo / ".env", repo / ".ib" / "secret-probe", person / ".ssh" / "id_ed25519"]
+    tries = attempts(repo, other, secrets)
     openai.script(*(reply(a.call) for a in tries), reply(f"Tried.\n\n{COMPLETION_MARKER}"))
     codex_ib.env["IB_TELEGRAM_TOKEN"] = TOKEN
     spawned = codex_ib.run("new-agent", "try to get out", "--name", AGENT)
@@ -126,3 +153,5 @@ def test_what_a_codex_agent_cannot_do(codex_ib: IbRunner, openai: FakeOpenAI, re
     assert (other / "file.txt").read_text() == "victim's\n"
     assert git(repo, "log", "-1", "--format=%s", "main").strip() == "initial"
     assert not failures, "\n".join(failures)
+    for leaked in LEAKS:
+        assert not any(leaked in text for text in outputs.values()), leaked

@@ -127,7 +127,11 @@ def test_each_program_says_how_to_install_its_tested_version() -> None:
 
 
 def test_who_confines_the_commands() -> None:
-    assert [p.sandbox for p in PROGRAMS.values()] == [Sandbox.OWN, Sandbox.OWN, Sandbox.BUBBLEWRAP]
+    assert [p.sandbox for p in PROGRAMS.values()] == [
+        Sandbox.OWN,
+        Sandbox.OWN_IN_BUBBLEWRAP,
+        Sandbox.BUBBLEWRAP,
+    ]
 
 
 def _launch(tmp_path: Path, resume: bool = False, model: str = "") -> Launch:

@@ -75,9 +75,17 @@ def test_without_a_persons_home_the_agent_still_gets_its_own(
     assert not (home / "auth.json").exists()
 
 
+def _boxed(line: str) -> tuple[list[str], list[str]]:
+    """The bubblewrap words and Codex's own, from a start line (the prompt after them left out)."""
+    words = shlex.split(line.rpartition(' "$(cat')[0] if ' "$(cat' in line else line)
+    assert words[0] == "bwrap"
+    at = words.index("--")
+    return words[:at], words[at + 1 :]
+
+
 def test_the_command_line_keeps_the_sandbox_and_asks_on_request(tmp_path: Path) -> None:
     start = CodexCli().start(_launch(tmp_path, model="gpt-5.5"))
-    words = shlex.split(start.words.rpartition(' "$(cat')[0])
+    words = _boxed(start.words)[1]
     assert words[:3] == ["codex", "--no-daemon", "--dangerously-bypass-hook-trust"]
     assert words[words.index("--sandbox") + 1] == "workspace-write"
     assert words[words.index("--ask-for-approval") + 1] == "on-request"
@@ -86,21 +94,43 @@ def test_the_command_line_keeps_the_sandbox_and_asks_on_request(tmp_path: Path) 
     assert 'notify=["/opt/ib", "hook", "codex-notify"]' in settings
     assert 'sandbox_workspace_write.writable_roots=["/a/git", "/a/cache"]' in settings
     assert "sandbox_workspace_write.exclude_slash_tmp=true" in settings
+    excluded = json.loads(next(s for s in settings if s.startswith("shell_environment_policy.exclude="))[33:])
+    assert {"IB_*", "*KEY*", "*TOKEN*"} <= set(excluded)
     assert start.words.endswith(f' "$(cat {tmp_path / "agent" / "prompt.txt"})"')
     home, tmp = Path(start.environment["CODEX_HOME"]), Path(start.environment["TMPDIR"])
     assert home == tmp_path / "agent" / "codex-home" and not home.is_relative_to(tmp)
 
 
 def test_bypass_mode_stops_asking_but_keeps_the_sandbox(tmp_path: Path) -> None:
-    words = shlex.split(CodexCli().start(_launch(tmp_path, mode="bypassPermissions")).words.split(' "$(')[0])
+    words = _boxed(CodexCli().start(_launch(tmp_path, mode="bypassPermissions")).words)[1]
     assert words[words.index("--ask-for-approval") + 1] == "never"
     assert words[words.index("--sandbox") + 1] == "workspace-write"
 
 
 def test_a_resume_continues_the_agents_last_session_without_a_prompt(tmp_path: Path) -> None:
-    words = CodexCli().start(_launch(tmp_path, resume=True)).words
-    assert words.startswith("codex resume --last --no-daemon ")
-    assert "$(cat" not in words
+    line = CodexCli().start(_launch(tmp_path, resume=True)).words
+    assert _boxed(line)[1][:4] == ["codex", "resume", "--last", "--no-daemon"]
+    assert "$(cat" not in line
+
+
+def _pairs(words: list[str], flag: str) -> list[str]:
+    return [words[i + 1] for i, word in enumerate(words[:-1]) if word == flag]
+
+
+def test_codex_runs_in_the_box_that_hides_the_secrets_and_keeps_its_login(
+    tmp_path: Path, person: Path
+) -> None:
+    """Codex's own sandbox lets commands read anything: the box around it hides the repository's `.ib/`
+    and `.env` and the person's Codex home, but for the login Codex needs; its own folders stay writable."""
+    box = _boxed(CodexCli().start(_launch(tmp_path)).words)[0]
+    agent = tmp_path / "agent"
+    assert {str(agent / "codex-home"), str(agent / "tmp"), str(tmp_path / "repo")} <= set(
+        _pairs(box, "--bind")
+    )
+    assert {f"{tmp_path}/.ib", str(person)} <= set(_pairs(box, "--tmpfs"))
+    assert str(person / "auth.json") in _pairs(box, "--ro-bind-try")
+    assert box.index(str(person / "auth.json")) > box.index(str(person))  # shown again after the hiding
+    assert box[box.index("--chdir") + 1] == str(tmp_path / "repo")
 
 
 def test_its_session_log_is_not_read_yet_and_says_so() -> None:

@@ -13,16 +13,9 @@ import pytest
 from tests.unit.test_agent_programs import _launch
 from worker.hooks.gemini_payloads import HOOKED
 from worker.markers import COMPLETION_MARKER
+from worker.programs.bubblewrap import box
 from worker.programs.confinement import Confinement
-from worker.programs.gemini import (
-    REDACTED,
-    GeminiCli,
-    approval_mode,
-    borrowed_objects,
-    box,
-    policy,
-    settings,
-)
+from worker.programs.gemini import REDACTED, GeminiCli, approval_mode, policy, settings
 from worker.tmux.pane_state import PaneState
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "gemini-0.61.0"
@@ -69,43 +62,27 @@ def _pairs(args: list[str], flag: str) -> list[str]:
 
 
 def test_box_writes_only_the_agent_s_own_places_and_hides_the_bus() -> None:
-    args = box(_confinement(), f"{OWN}/home", "/nonexistent-home", ["gemini", "-i", "go"])
+    args = box(_confinement(), [f"{OWN}/home"], "/nonexistent-home", ["gemini", "-i", "go"])
     assert args[:5] == ["bwrap", "--ro-bind", "/", "/", "--dev"]
     assert args[-4:] == ["--", "gemini", "-i", "go"]
     assert _pairs(args, "--bind") == [f"{OWN}/repo", f"{OWN}/git", f"{OWN}/cache", f"{OWN}/home"]
     assert f"{ROOT}/.ib" in _pairs(args, "--tmpfs")
     assert args.index(f"{ROOT}/.ib") < args.index(f"{OWN}/repo")  # hidden first, the agent's own bound back
-    assert [f"{OWN}/git/{n}" for n in ("config", "hooks", "info")] == _pairs(args, "--ro-bind-try")[1:]
-    assert _pairs(args, "--ro-bind-try")[0] == "/dev/null"  # over the repository's .env
-    assert ROOT not in _pairs(args, "--bind")
+    assert [f"{OWN}/git/{n}" for n in ("config", "hooks", "info")] == _pairs(args, "--ro-bind-try")
+    assert ROOT not in _pairs(args, "--bind") and ROOT in _pairs(args, "--ro-bind")
     assert "--unshare-net" not in args  # the model API and the hooks' bus are on the network
 
 
 def test_box_of_an_agent_without_a_worktree_writes_the_root_but_not_its_state() -> None:
-    args = box(_confinement(ROOT), f"{OWN}/home", "/nonexistent-home", ["gemini"])
+    args = box(_confinement(ROOT), [f"{OWN}/home"], "/nonexistent-home", ["gemini"])
     assert _pairs(args, "--bind")[0] == ROOT
     assert args.index(ROOT) < args.index(f"{ROOT}/.ib")
-
-
-def test_box_keeps_the_borrowed_objects_readable_over_its_private_tmp(tmp_path: Path) -> None:
-    """The agent's repository reads the person's objects through alternates; a person's repository under
-    /tmp would vanish under the box's own /tmp, and every git command in it fail (seen in a mixed run)."""
-    git_dir = tmp_path / "git"
-    (git_dir / "objects" / "info").mkdir(parents=True)
-    (git_dir / "objects" / "info" / "alternates").write_text("/tmp/work/repo/.git/objects\n\n")
-    borrowed = borrowed_objects(str(git_dir))
-    assert borrowed == ["/tmp/work/repo/.git/objects"]
-    assert borrowed_objects(str(tmp_path / "none")) == [] == borrowed_objects("")
-    args = box(_confinement(), f"{OWN}/home", "/nonexistent-home", ["gemini"], borrowed)
-    assert "/tmp/work/repo/.git/objects" in _pairs(args, "--ro-bind-try")
-    assert args.index("/tmp") < args.index("/tmp/work/repo/.git/objects")  # bound over the private /tmp
-    assert "/tmp/work/repo/.git/objects" not in _pairs(args, "--bind")  # read, never written
 
 
 def test_box_hides_the_person_s_credentials(tmp_path: Path) -> None:
     (tmp_path / ".ssh").mkdir()
     (tmp_path / ".netrc").write_text("machine x password y\n")
-    args = box(_confinement(), f"{OWN}/home", str(tmp_path), ["gemini"])
+    args = box(_confinement(), [f"{OWN}/home"], str(tmp_path), ["gemini"])
     assert str(tmp_path / ".ssh") in _pairs(args, "--tmpfs")
     assert str(tmp_path / ".netrc") in args
     assert str(tmp_path / ".aws") not in args  # absent: nothing to hide

@@ -2,8 +2,8 @@
 (`ib hook gemini` on BeforeAgent, AfterAgent, BeforeTool, AfterTool, Notification, SessionEnd), API-key
 auth, no folder-trust dialog, no updates or telemetry, and the bus's variables redacted from the shell
 tool, and whose user policy lets it run the git commands every agent runs unasked (a task's agent commits
-unattended); the program started under bubblewrap (`box`), since it has no sandbox of its own on Linux;
-its screen and dialogs read by worker/tmux/gemini_screen.py."""
+unattended); the program started in ittybus's bubblewrap box (worker.programs.bubblewrap), since it has no
+sandbox of its own on Linux; its screen and dialogs read by worker/tmux/gemini_screen.py."""
 
 from __future__ import annotations
 
@@ -11,15 +11,12 @@ import json
 import os
 import re
 import shlex
-import shutil
-import subprocess
-from collections.abc import Sequence
 from pathlib import Path
 
 from worker.markers import COMPLETION_MARKER
-from worker.permissions.policy import GIT_UNASKED, SECRET_PLACES
+from worker.permissions.policy import GIT_UNASKED
 from worker.programs import probe
-from worker.programs.confinement import Confinement
+from worker.programs.bubblewrap import box, bubblewrap_problem
 from worker.programs.program import (
     Launch,
     ProgramUnfinished,
@@ -42,7 +39,6 @@ REDACTED = ("IB_REDIS_URL", "GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_APPLICAT
 APPROVAL_MODES = {"acceptEdits": "auto_edit", "plan": "plan", "bypassPermissions": "yolo"}
 """ittybus's permission modes (Claude Code's names) as Gemini CLI's `--approval-mode`; every other mode
 (default, manual, auto, dontAsk) asks: Gemini CLI has no classifier and no refuse-without-asking mode."""
-_PROBE_TIMEOUT = 10.0
 _PROMPT = re.compile(r"^ > \S")  # a prompt as Gemini CLI shows it once sent
 _ANSWER = "✦ "  # the start of each piece of the model's answer
 _IDLE_HINT = "Type your message"  # the empty input box, which starts like a sent prompt
@@ -95,71 +91,6 @@ def policy() -> str:
         'decision = "allow"\n'
         f"priority = {POLICY_PRIORITY}\n"
     )
-
-
-def box(
-    c: Confinement, own_home: str, person_home: str, words: list[str], borrowed: Sequence[str] = ()
-) -> list[str]:
-    """The bubblewrap command line that runs `words` where the agent may write only in its worktree, its
-    own repository's git folder (not its config, hooks or info/), its cache, its HOME and a private /tmp;
-    the repository's `.ib/` (the bus's state and password, the other agents) and `.env`, and the person's
-    credentials, are hidden. `borrowed` are the object folders its repository reads through alternates
-    (the person's), kept readable when they live under /tmp. The network stays: the model API and the
-    hooks' bus are on it. Pure."""
-    args = ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
-    args += ["--die-with-parent"]
-    root = c.root.rstrip("/")
-    if c.worktree == c.root:
-        args += ["--bind", c.root, c.root]
-    args += ["--tmpfs", f"{root}/.ib", "--ro-bind-try", "/dev/null", f"{root}/.env"]
-    for objects in borrowed:
-        args += ["--ro-bind-try", objects, objects]
-    if c.bin:
-        args += ["--ro-bind", c.bin, c.bin]
-    for writable in (c.worktree if c.worktree != c.root else "", c.git_dir, c.cache, own_home):
-        if writable:
-            args += ["--bind", writable, writable]
-    if c.git_dir:
-        for name in ("config", "hooks", "info"):
-            args += ["--ro-bind-try", f"{c.git_dir}/{name}", f"{c.git_dir}/{name}"]
-    for place in SECRET_PLACES:
-        path = os.path.join(person_home, place[2:]) if place.startswith("~/") else place
-        if os.path.isdir(path):
-            args += ["--tmpfs", path]
-        elif os.path.exists(path):
-            args += ["--ro-bind", "/dev/null", path]
-    return [*args, "--chdir", c.worktree, "--", *words]
-
-
-def borrowed_objects(git_dir: str) -> list[str]:
-    """The object folders the agent's own repository borrows (`objects/info/alternates`); none for an
-    agent without one, or a repository that borrows nothing."""
-    if not git_dir:
-        return []
-    try:
-        text = Path(git_dir, "objects", "info", "alternates").read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return []
-    return [line.strip() for line in text.splitlines() if line.strip().startswith("/")]
-
-
-def bubblewrap_problem() -> str | None:
-    """Why bubblewrap cannot confine an agent on this machine; None when it can."""
-    if shutil.which("bwrap") is None:
-        return "bubblewrap (`bwrap`) is not installed: apt-get install bubblewrap"
-    try:
-        done = subprocess.run(
-            ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "true"],
-            capture_output=True,
-            text=True,
-            timeout=_PROBE_TIMEOUT,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired) as e:
-        return f"bubblewrap does not run here: {e}"
-    if done.returncode != 0:
-        return f"bubblewrap does not run here: {done.stderr.strip() or done.returncode}"
-    return None
 
 
 def approval_mode(permission_mode: str) -> str:
@@ -243,8 +174,7 @@ class GeminiCli:
         else:
             words += ["--prompt-interactive"]
             tail = f' "$(cat {shlex.quote(str(launch.prompt_file))})"'
-        borrowed = borrowed_objects(launch.confinement.git_dir)
-        boxed = box(launch.confinement, own, person_home, words, borrowed)
+        boxed = box(launch.confinement, [own], person_home, words)
         environment = {"HOME": own, "GEMINI_CLI_NO_RELAUNCH": "true"}
         return Start(" ".join(shlex.quote(w) for w in boxed) + tail, environment)
 

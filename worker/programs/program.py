@@ -47,6 +47,7 @@ class Sandbox(StrEnum):
 
     OWN = "own"  # the program's own sandbox, configured by ittybus (Claude Code's settings, Codex's flags)
     BUBBLEWRAP = "bubblewrap"  # the program has none: ittybus starts it under bubblewrap
+    OWN_IN_BUBBLEWRAP = "own in bubblewrap"  # its own sandbox holds writes, ittybus's box around it reads
 
 
 @dataclass(frozen=True)

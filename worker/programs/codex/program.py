@@ -1,7 +1,9 @@
 """Codex CLI as an `AgentProgram`: a private CODEX_HOME per agent (the person's config.toml and login
 carried over, hooks.json calling `ib hook codex`, the agent's worktree trusted), its command line (its
 own workspace-write sandbox with ittybus's writable folders, approvals on request, notify calling
-`ib hook codex-notify`), and its screen and approval dialog as `screen` reads them."""
+`ib hook codex-notify`, the bus's variables and keys kept from its commands) inside ittybus's bubblewrap
+box, which hides what Codex's sandbox lets commands read, and its screen and approval dialog as `screen`
+reads them."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from pathlib import Path
 
 from bus.permission_modes import BYPASS
 from worker.programs import probe
+from worker.programs.bubblewrap import box, bubblewrap_problem
 from worker.programs.codex.screen import codex_option_keys, codex_pane_state, read_codex_dialog
 from worker.programs.program import (
     Launch,
@@ -36,6 +39,9 @@ TMP = "tmp"  # its TMPDIR, beside and not around CODEX_HOME (else Codex's sandbo
 CARRIED = ("config.toml",)  # copied from the person's CODEX_HOME: their provider, model, notices
 NO_TRANSCRIPT = "reading its session log (turn output, tokens) is not built yet"
 LINKED = ("auth.json",)  # linked: a login refreshed by one agent holds for all
+KEPT_FROM_COMMANDS = ("IB_*", "*KEY*", "*TOKEN*", "*SECRET*", "*PASSWORD*", "*CREDENTIALS*")
+"""Variables Codex keeps from its commands' environment (its `shell_environment_policy.exclude`): the bus
+URL and anything named like a key; Codex itself and its hooks still get them."""
 
 
 def person_home() -> Path:
@@ -74,19 +80,21 @@ def overrides(launch: Launch) -> list[str]:
         "sandbox_workspace_write.writable_roots": json.dumps(writable),
         "sandbox_workspace_write.exclude_slash_tmp": "true",
         "sandbox_workspace_write.exclude_tmpdir_env_var": "true",
+        "shell_environment_policy.exclude": json.dumps(list(KEPT_FROM_COMMANDS)),
     }
     return [word for key, value in settings.items() for word in ("-c", f"{key}={value}")]
 
 
 class CodexCli:
     """Codex CLI (`codex`, npm @openai/codex): its hooks.json and notify program are its own signal, its
-    Linux sandbox (`--sandbox workspace-write`) keeps the agent's commands in its worktree."""
+    Linux sandbox (`--sandbox workspace-write`) keeps the agent's commands' writes in its worktree and
+    ittybus's bubblewrap box around it keeps their reads out of the bus's and the person's secrets."""
 
     name = "codex"
     title = "Codex CLI"
     binary = "codex"
     release = Release((0, 169, 0), (0, 169, 0), "npm install -g @openai/codex@0.169.0")
-    sandbox = Sandbox.OWN
+    sandbox = Sandbox.OWN_IN_BUBBLEWRAP
 
     def command(self, configured: str) -> str:
         return self.binary  # IB_AGENT_COMMAND is Claude Code's (or its stand-in's)
@@ -95,7 +103,8 @@ class CodexCli:
         return probe.reported_version(command, VERSION_SHAPE)
 
     def unfinished(self) -> str | None:
-        return None
+        problem = bubblewrap_problem()
+        return f"Codex CLI agents run under bubblewrap, and {problem}" if problem else None
 
     def missing(self, command: str) -> str | None:
         if probe.installed(command):
@@ -123,16 +132,21 @@ class CodexCli:
 
     def start(self, launch: Launch) -> Start:
         """`codex` (or, to resume, `codex resume --last`: the agent's CODEX_HOME holds only its own
-        sessions) in its sandbox, asking before anything that would leave it."""
+        sessions) in its sandbox, asking before anything that would leave it, in the bubblewrap box
+        (Codex's sandbox nests in it), where the person's Codex home shows only its login."""
         approval = "never" if launch.permission_mode == BYPASS else "on-request"
         words = [launch.command, *(["resume", "--last"] if launch.resume else [])]
         words += ["--no-daemon", "--dangerously-bypass-hook-trust"]  # the hooks are ittybus's own
         words += ["--sandbox", "workspace-write", "--ask-for-approval", approval, *overrides(launch)]
         words += ["--model", launch.model] if launch.model else []
-        line = shlex.join(words)
+        home, person = agent_home(launch), person_home()
+        own = [str(home), str(launch.folder / TMP)]
+        person_files = [str(person)], [str(person / name) for name in LINKED]
+        boxed = box(launch.confinement, own, str(Path.home()), words, *person_files, nested=True)
+        line = shlex.join(boxed)
         if not launch.resume:
             line += f' "$(cat {shlex.quote(str(launch.prompt_file))})"'
-        environment = {"CODEX_HOME": str(agent_home(launch)), "TMPDIR": str(launch.folder / TMP)}
+        environment = {"CODEX_HOME": str(home), "TMPDIR": str(launch.folder / TMP)}
         return Start(line, environment)
 
     def transcript_reader(self) -> TranscriptReading:

@@ -1,0 +1,82 @@
+"""The bubblewrap box ittybus starts an agent program in: the file system read-only but for the agent's
+own places, the repository's `.ib/` and `.env` and the person's credentials hidden, a private /tmp, the
+network kept. Gemini CLI runs in it because it has no sandbox of its own on Linux; Codex CLI runs in it
+around its own sandbox, which stops writes but not reads."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from collections.abc import Sequence
+
+from worker.permissions.policy import SECRET_PLACES
+from worker.programs.confinement import Confinement
+
+_PROBE_TIMEOUT = 10.0
+
+
+def box(
+    c: Confinement,
+    own: Sequence[str],
+    person_home: str,
+    words: list[str],
+    hidden: Sequence[str] = (),
+    kept: Sequence[str] = (),
+    nested: bool = False,
+) -> list[str]:
+    """The bubblewrap command line that runs `words` where the agent may write only in its worktree, its
+    own repository's git folder (not its config, hooks or info/), its cache, the program's own folders
+    `own` (its HOME and the like) and a private /tmp. Hidden: the repository's `.ib/` (the bus's state
+    and password, the other agents) and `.env`, the person's credentials and the places `hidden`, but
+    for the files `kept` in them, shown read-only (a login the program needs). The network stays: the
+    model API and the hooks' bus are on it. The box's processes see only each other. `nested`: the
+    program starts a sandbox of its own inside, which mounts a /proc of its own PID namespace (so its
+    commands cannot read the program's environment) only where the box passes the machine's /proc on as
+    it is, not a /proc mounted anew. Pure but for asking which secret places exist."""
+    # a PID namespace of its own: the person's other processes (the worker, the bot) and their environment
+    # out of sight; a program with a sandbox of its own makes one for its commands itself
+    proc = ["--bind", "/proc", "/proc"] if nested else ["--unshare-pid", "--proc", "/proc"]
+    args = ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", *proc, "--tmpfs", "/tmp", "--die-with-parent"]
+    root = c.root.rstrip("/")
+    # the repository stays in sight (read-only, but for an agent without a worktree) when it is under /tmp
+    args += ["--bind" if c.worktree == c.root else "--ro-bind", c.root, c.root]
+    args += ["--tmpfs", f"{root}/.ib"]
+    if os.path.exists(f"{root}/.env"):  # bwrap cannot make a file to mount on in a read-only repository
+        args += ["--ro-bind", "/dev/null", f"{root}/.env"]
+    if c.bin:
+        args += ["--ro-bind", c.bin, c.bin]
+    for writable in (c.worktree if c.worktree != c.root else "", c.git_dir, c.cache, *own):
+        if writable:
+            args += ["--bind", writable, writable]
+    if c.git_dir:
+        for name in ("config", "hooks", "info"):
+            args += ["--ro-bind-try", f"{c.git_dir}/{name}", f"{c.git_dir}/{name}"]
+    places = [os.path.join(person_home, p[2:]) if p.startswith("~/") else p for p in SECRET_PLACES]
+    for path in [*places, *hidden]:
+        if os.path.isdir(path):
+            args += ["--tmpfs", path]
+        elif os.path.exists(path):
+            args += ["--ro-bind", "/dev/null", path]
+    for path in kept:
+        args += ["--ro-bind-try", path, path]
+    return [*args, "--chdir", c.worktree, "--", *words]
+
+
+def bubblewrap_problem() -> str | None:
+    """Why bubblewrap cannot confine an agent on this machine; None when it can."""
+    if shutil.which("bwrap") is None:
+        return "bubblewrap (`bwrap`) is not installed: apt-get install bubblewrap"
+    try:
+        done = subprocess.run(
+            ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "true"],
+            capture_output=True,
+            text=True,
+            timeout=_PROBE_TIMEOUT,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return f"bubblewrap does not run here: {e}"
+    if done.returncode != 0:
+        return f"bubblewrap does not run here: {done.stderr.strip() or done.returncode}"
+    return None
