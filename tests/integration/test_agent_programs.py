@@ -1,7 +1,7 @@
 """Choosing the agent program (`--cli`, IB_DEFAULT_CLI, a task's `--cli`) and its bad inputs (issue 21):
-an unknown name, a program not installed, a program whose support is not finished, a version outside the
-tested range. Real `ib`, git, tmux and Redis; the installed Codex and Gemini CLIs answer `--version`; the
-fake agent stands in for Claude Code behind a wrapper that reports a chosen version."""
+an unknown name, a program not installed, a version outside the tested range. Real `ib`, git, tmux and
+Redis; the installed Codex and Gemini CLIs answer `--version`; the fake agent stands in for Claude Code
+behind a wrapper that reports a chosen version."""
 
 from __future__ import annotations
 
@@ -171,13 +171,15 @@ def test_new_agent_and_task_add_keep_the_chosen_cli(
 
 
 def test_an_agent_for_a_task_runs_the_tasks_cli_unless_told_otherwise(
-    agents_ib: IbRunner, repo: Path, tmux_socket: str, rds: redis.Redis, keys: Keys
+    agents_ib: IbRunner, repo: Path, tmux_socket: str, rds: redis.Redis, keys: Keys, tmp_path: Path
 ) -> None:
     added = agents_ib.run("task", "add", "Port it", "--cli", "gemini", "--body", "fake: wait Here")
     assert added.returncode == 0, added.stderr
     task = added.stdout.strip()
-    refused = _one_error_line(agents_ib.run("new-agent", "--task", task, "--name", "porter"))
-    assert refused.startswith("ib new-agent: error: gemini support is not finished: "), refused
+    # the task's CLI is the one checked: Gemini CLI, not on this PATH
+    bare = {"PATH": _bare_path(tmp_path)}
+    refused = _one_error_line(agents_ib.run("new-agent", "--task", task, "--name", "porter", env=bare))
+    assert refused.startswith("ib new-agent: error: Gemini CLI (`gemini`) is not installed"), refused
     _nothing_made(repo, tmux_socket, "porter", rds, keys)
     assert rds.hget(keys.task(task), "status") == "ready"  # the claim was given back
     done = agents_ib.run("new-agent", "--task", task, "--name", "porter", "--cli", "claude")
