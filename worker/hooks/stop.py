@@ -161,7 +161,10 @@ def _event(
     last = payload.get("last_assistant_message")
     data: dict[str, object] = {"last_message": last[-2000:] if isinstance(last, str) else ""}
     if decision == "complete":
-        usage = session_usage(payload.get("transcript_path"), prices)
+        path = payload.get("transcript_path")
+        if isinstance(path, str) and isinstance(last, str):
+            wait_for_last_words(path, last)
+        usage = session_usage(path, prices)
         if usage is not None:
             data["usage"] = usage
     return make_event(
@@ -178,6 +181,33 @@ def _event(
 # bytes of transcript the hook reads for the event's total (bench/cost_bench.py: 17-60 ms a MB on a
 # loaded machine); a longer session's complete event has no total (`ib cost` has it)
 USAGE_READ_LIMIT = 8 << 20
+
+
+# seconds the hook waits for the turn's last answer to reach the transcript: Claude Code may run the Stop
+# hook a moment before it writes that entry (seen: 50-100 ms), and a total read then misses that answer
+LAST_WORDS_WAIT = 2.0
+_TAIL_BYTES = 256 << 10
+
+
+def wait_for_last_words(path: str, last: str) -> bool:
+    """Whether the transcript at `path` holds the end of `last` (the turn's last answer), read again for
+    up to LAST_WORDS_WAIT seconds until it does; an empty answer or an unreadable file is not waited for."""
+    words = last.strip()[-60:]
+    if not words:
+        return True
+    wanted = fastjson.dumps(words)[1:-1].encode()  # as a JSON string inside the transcript's line
+    deadline = time.monotonic() + LAST_WORDS_WAIT
+    while True:
+        try:
+            with open(path, "rb") as f:
+                f.seek(max(0, os.fstat(f.fileno()).st_size - _TAIL_BYTES))
+                if wanted in f.read():
+                    return True
+        except OSError:
+            return False
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
 
 
 def session_usage(path: object, prices: str) -> dict[str, object] | None:
