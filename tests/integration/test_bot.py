@@ -595,6 +595,9 @@ def test_one_kill_tap_is_one_message_edited_as_the_teardown_goes(
     topic = wait_agent_topic(fake, "doomed")
     wait_shown(fake, topic, "✓ doomed completed", timeout=40)
     settled(rds, keys)
+    # what the bot had queued for the topic before the tap is sent first (a loaded run saw a second new
+    # message: one queued before the tap, sent after it)
+    sync_with_bot(fake, topic)
     done = next(m for m in bot_messages(fake, topic) if "doomed completed" in m.text)
     kill = next(data for label, data in done.buttons[0] if label == "Kill")
     before = {m.message_id for m in bot_messages(fake, topic)}
@@ -602,7 +605,9 @@ def test_one_kill_tap_is_one_message_edited_as_the_teardown_goes(
     retry_until(lambda: "doomed" not in agents_ib.run("list").stdout, 30, 0.1, "the agent torn down")
     settled(rds, keys)
     wait_shown(fake, topic, "✗ Killed doomed")
-    (note,) = [m for m in bot_messages(fake, topic) if m.message_id not in before]
+    new = [m for m in bot_messages(fake, topic) if m.message_id not in before]
+    assert len(new) == 1, [m.text for m in new]
+    (note,) = new
     assert note.text.splitlines() == ["✗ Killed doomed", "✗ doomed was killed: doomed killed"]
     assert note.edits  # "✗ Killing doomed…" first, then each step of the teardown
 
