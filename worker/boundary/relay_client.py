@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import socket
 import sys
+import time
 from typing import BinaryIO
 
 from worker.boundary.relay_wire import (
@@ -26,6 +27,10 @@ from worker.boundary.relay_wire import (
 
 RELAY = "IB_RELAY"
 CONNECT_TIMEOUT = 10.0
+# the sandbox's proxy refused a connection now and then on a loaded machine (seen once in a full run, the
+# calls before and after it went through): nothing was sent yet, so it is asked again, this many times
+PROXY_TRIES = 4
+PROXY_PAUSE = 0.25
 
 
 class RelayDown(Exception):
@@ -89,7 +94,7 @@ def _ask(line: bytes) -> Reply:
         raise RelayDown("no HTTPS_PROXY of Claude Code's sandbox here")
     host, port, auth = found
     try:
-        with socket.create_connection((host, port), timeout=CONNECT_TIMEOUT) as conn:
+        with _dial(host, port) as conn:
             conn.sendall(connect_line(target, auth))
             file = conn.makefile("rb")
             head = b""
@@ -108,6 +113,19 @@ def _ask(line: bytes) -> Reply:
         raise RelayDown(f"{target}: {e.strerror or e}") from None
     except BadLine as e:
         raise RelayDown(str(e)) from None
+
+
+def _dial(host: str, port: int) -> socket.socket:
+    """A connection to the sandbox's proxy; refused ones are tried again (nothing was sent on them)."""
+    for _ in range(PROXY_TRIES - 1):
+        try:
+            return socket.create_connection((host, port), timeout=CONNECT_TIMEOUT)
+        except ConnectionRefusedError:
+            time.sleep(PROXY_PAUSE)
+    try:
+        return socket.create_connection((host, port), timeout=CONNECT_TIMEOUT)
+    except OSError as e:
+        raise RelayDown(f"the sandbox's proxy at {host}:{port}: {e.strerror or e}") from None
 
 
 def _answer(file: BinaryIO, target: str) -> Reply:
