@@ -22,7 +22,7 @@ from tests.streams import stream_entries
 from tests.waiting import retry_until
 from worker.markers import COMPLETION_MARKER
 
-pytestmark = pytest.mark.codex
+pytestmark = [pytest.mark.codex, pytest.mark.timeout(300)]  # several turns of a cold CLI, each up to TURN
 TURN = 90.0  # deadline for one turn of a cold CLI on 2 busy cores, through the bot
 ASKING = "touch built.txt && echo built"
 DIALOG = "Would you like to run the following command?"

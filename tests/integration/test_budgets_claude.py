@@ -23,7 +23,7 @@ from tests.fake_anthropic import FakeAnthropic, bash, reply
 from tests.streams import stream_entries
 from tests.waiting import retry_until
 
-pytestmark = pytest.mark.claude
+pytestmark = [pytest.mark.claude, pytest.mark.timeout(360)]  # more than one TURN-long wait
 TURN = 120.0  # deadline for a turn of 20 tool calls of a cold CLI on 2 busy cores
 DONE = "Done.\n\nI HAVE COMPLETED THE GOAL"
 

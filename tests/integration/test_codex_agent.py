@@ -19,7 +19,7 @@ from tests.streams import stream_entries
 from tests.waiting import retry_until
 from worker.markers import COMPLETION_MARKER
 
-pytestmark = pytest.mark.codex
+pytestmark = [pytest.mark.codex, pytest.mark.timeout(300)]  # several turns of a cold CLI, each up to TURN
 DIALOG = "Press enter to confirm or esc to cancel"
 TURN = 90.0  # deadline for one turn of a cold CLI on 2 busy cores
 

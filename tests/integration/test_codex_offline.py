@@ -21,7 +21,7 @@ from worker.programs.codex.signals import Reading, first_end, read_hook, read_no
 from worker.tmux.dialogs import pick
 from worker.tmux.pane_state import PaneState
 
-pytestmark = pytest.mark.codex
+pytestmark = [pytest.mark.codex, pytest.mark.timeout(300)]  # several turns of a cold CLI, each up to TURN
 TURN = 90.0  # deadline for one turn of a cold CLI on 2 busy cores
 
 

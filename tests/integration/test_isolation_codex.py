@@ -16,7 +16,7 @@ from tests.cli import IbRunner, git
 from tests.fake_openai import FakeOpenAI, FunctionCall, exec_command, reply
 from worker.markers import COMPLETION_MARKER
 
-pytestmark = pytest.mark.codex
+pytestmark = [pytest.mark.codex, pytest.mark.timeout(300)]  # several turns of a cold CLI, each up to TURN
 AGENT = "boxed"
 TOKEN = "123456:BOT-TOKEN-never-in-agents"
 DENIED = ("Read-only file system", "Permission denied", "Operation not permitted")
