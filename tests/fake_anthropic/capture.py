@@ -17,12 +17,10 @@ tests/unit/test_dialogs.py`.
 from __future__ import annotations
 
 import argparse
-import os
 import shlex
 import subprocess
 import sys
 import tempfile
-import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -31,10 +29,7 @@ from pathlib import Path
 from tests.cli import init_repo
 from tests.fake_anthropic.client import claude_binary, client_env, write_home
 from tests.fake_anthropic.server import FakeAnthropic
-
-HEIGHT = 50
-WAIT = 60.0  # seconds a screen may take to appear on two busy cores
-Sign = str | Callable[[str], bool]
+from tests.tmux_screen import TmuxScreen
 
 
 class CaptureFailed(RuntimeError):
@@ -42,7 +37,7 @@ class CaptureFailed(RuntimeError):
 
 
 @dataclass
-class Stage:
+class Stage(TmuxScreen):
     """One run of a scenario at one width: a fake API, a repository, a tmux pane and where to save."""
 
     fake: FakeAnthropic
@@ -55,14 +50,11 @@ class Stage:
     dialogs: Path = Path("tests/fixtures/dialogs")
     socket: str = field(default_factory=lambda: f"ibcap-{uuid.uuid4().hex[:8]}")
     saved: list[Path] = field(default_factory=list)
+    missing = CaptureFailed
 
     @property
     def repo(self) -> Path:
         return self.work / "repo"
-
-    def tmux(self, *args: str) -> str:
-        done = subprocess.run(["tmux", "-L", self.socket, *args], capture_output=True, text=True, check=False)
-        return done.stdout
 
     def start(self, args: str = "", *, cwd: Path | None = None, shell_after: bool = False) -> None:
         """The CLI in a fresh pane; with `shell_after` a shell prompt follows when it exits."""
@@ -71,43 +63,7 @@ class Stage:
         command = f"env {env} {shlex.quote(str(claude_binary()))} {self.extra} {args}"
         if shell_after:
             command = f"{command}; exec env PS1='$ ' sh -i"
-        size = ["-x", str(self.width), "-y", str(HEIGHT), "-c", str(cwd or self.repo)]
-        self.tmux("-f", "/dev/null", "new-session", "-d", "-s", "cap", *size, command)
-        self.tmux("set-option", "-t", "cap", "remain-on-exit", "on")
-
-    def text(self) -> str:
-        return self.tmux("capture-pane", "-p", "-t", "cap")
-
-    def wait(self, sign: Sign, timeout: float = WAIT) -> str:
-        """Poll the pane until `sign` (a text, or a test of the whole screen) shows; return the screen."""
-        check = sign if callable(sign) else (lambda screen: sign in screen)
-        deadline = time.monotonic() + timeout
-        while not check(screen := self.text()):
-            if time.monotonic() > deadline:
-                raise CaptureFailed(f"no {sign!r} on screen after {timeout}s; last screen:\n{screen}")
-            time.sleep(0.1)
-        return screen
-
-    def settle(self, quiet: float = 1.0, timeout: float = WAIT) -> str:
-        """Wait until the screen has not changed for `quiet` seconds (the program is ready for keys)."""
-        deadline = time.monotonic() + timeout
-        screen, since = self.text(), time.monotonic()
-        while time.monotonic() - since < quiet:
-            if time.monotonic() > deadline:
-                raise CaptureFailed(f"the screen kept changing for {timeout}s")
-            time.sleep(0.1)
-            if (now := self.text()) != screen:
-                screen, since = now, time.monotonic()
-        return screen
-
-    def keys(self, *keys: str) -> None:
-        self.tmux("send-keys", "-t", "cap", *keys)
-
-    def type(self, text: str) -> None:
-        """Type `text` and submit it once the input box shows it."""
-        self.tmux("send-keys", "-t", "cap", "-l", text)
-        self.wait(text)
-        self.keys("Enter")
+        self.open(command, cwd or self.repo)
 
     def save(self, state: str, what: str, screen: str | None = None) -> Path:
         path = self.out / f"{state}-cc{self.version}-{what}-w{self.width}.txt"
@@ -126,10 +82,6 @@ class Stage:
         if self.verbose:
             print(f"saved {path}", flush=True)
         return path
-
-    def close(self) -> None:
-        subprocess.run(["tmux", "-L", self.socket, "kill-server"], capture_output=True, check=False)
-        Path(f"/tmp/tmux-{os.getuid()}/{self.socket}").unlink(missing_ok=True)
 
 
 def run_scenario(

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shlex
 import subprocess
 import sys
@@ -32,16 +31,15 @@ from tests.cli import init_repo
 from tests.fake_openai.client import client_env, codex_args, codex_binary, write_codex_home
 from tests.fake_openai.script import add_file, exec_command, reply, server_error
 from tests.fake_openai.server import FakeOpenAI
+from tests.tmux_screen import TmuxScreen
 from worker.markers import COMPLETION_MARKER, WAITING_MARKER
 
-HEIGHT = 50
 WAIT = 60.0  # seconds a screen may take to appear on two busy cores
 WORKING = "esc to interrupt"
 INPUT_BOX = "Ask Codex to do anything"
 LOADING = "\n     loading\n"  # under the header while the session starts
 TURN_END = "Worked for "
 DIALOG = "Press enter to confirm or esc to cancel"
-Sign = str | Callable[[str], bool]
 T = TypeVar("T")
 
 
@@ -50,7 +48,7 @@ class CaptureFailed(RuntimeError):
 
 
 @dataclass
-class Stage:
+class Stage(TmuxScreen):
     """One run of a scenario at one width: a fake API, a repository, a CODEX_HOME, a tmux pane."""
 
     fake: FakeOpenAI
@@ -59,14 +57,12 @@ class Stage:
     out: Path
     socket: str = field(default_factory=lambda: f"ibcap-{uuid.uuid4().hex[:8]}")
     saved: list[Path] = field(default_factory=list)
+    missing = CaptureFailed
+    poll = 0.05
 
     @property
     def repo(self) -> Path:
         return self.work / "repo"
-
-    def tmux(self, *args: str) -> str:
-        done = subprocess.run(["tmux", "-L", self.socket, *args], capture_output=True, text=True, check=False)
-        return done.stdout
 
     def start(self, prompt: str = "", *, signals: Path | None = None) -> None:
         """Codex in a fresh pane (with `prompt` as its first message, when given); with `signals`, its
@@ -85,22 +81,7 @@ class Stage:
             *([prompt] if prompt else []),
         ]
         command = f"env {env} {shlex.join(words)}"
-        size = ["-x", str(self.width), "-y", str(HEIGHT), "-c", str(self.repo)]
-        self.tmux("-f", "/dev/null", "new-session", "-d", "-s", "cap", *size, command)
-        self.tmux("set-option", "-t", "cap", "remain-on-exit", "on")
-
-    def text(self) -> str:
-        return self.tmux("capture-pane", "-p", "-t", "cap")
-
-    def wait(self, sign: Sign, timeout: float = WAIT) -> str:
-        """Poll the pane until `sign` (a text, or a test of the whole screen) shows; return the screen."""
-        check = sign if callable(sign) else (lambda screen: sign in screen)
-        deadline = time.monotonic() + timeout
-        while not check(screen := self.text()):
-            if time.monotonic() > deadline:
-                raise CaptureFailed(f"no {sign!r} on screen after {timeout}s; last screen:\n{screen}")
-            time.sleep(0.05)
-        return screen
+        self.open(command, self.repo)
 
     def wait_for_signals(
         self,
@@ -118,9 +99,6 @@ class Stage:
             time.sleep(0.05)
         return found
 
-    def keys(self, *keys: str) -> None:
-        self.tmux("send-keys", "-t", "cap", *keys)
-
     def answer(self, key: str, attempts: int = 5) -> None:
         """Press `key` in the open dialog until it closes: a key pressed the moment the dialog is drawn,
         before Codex reads keys for it, is lost."""
@@ -133,22 +111,12 @@ class Stage:
                 continue
         raise CaptureFailed(f"the dialog stayed open after {attempts} presses of {key!r}")
 
-    def type(self, text: str) -> None:
-        """Type `text` and submit it once the input box shows it."""
-        self.tmux("send-keys", "-t", "cap", "-l", text)
-        self.wait(text)
-        self.keys("Enter")
-
     def save(self, state: str, what: str, screen: str) -> Path:
         path = self.out / f"{state}-{what}-w{self.width}.txt"
         path.write_text(screen, encoding="utf-8")
         self.saved.append(path)
         print(f"saved {path}", flush=True)
         return path
-
-    def close(self) -> None:
-        subprocess.run(["tmux", "-L", self.socket, "kill-server"], capture_output=True, check=False)
-        Path(f"/tmp/tmux-{os.getuid()}/{self.socket}").unlink(missing_ok=True)
 
 
 def _idle_with(text: str, turns: int = 0) -> Callable[[str], bool]:

@@ -6,10 +6,7 @@ same end). Runs on the light client and never fails the session: whatever goes w
 
 from __future__ import annotations
 
-import os
-import sys
-
-from bus import fastjson
+from worker.hooks.payload_hook import run_payload_hook
 
 TYPE_CHECKING = False  # typing costs milliseconds on the hooks' path; the checker still sees the types
 if TYPE_CHECKING:
@@ -51,22 +48,4 @@ def end_turn(payload: Mapping[str, object], reading: Reading, agent_id: str, cwd
 
 
 def main(argv: Sequence[str]) -> int:
-    agent_id = None
-    try:
-        raw = sys.stdin.read()
-        payload = fastjson.loads(raw) if raw.strip() else {}
-        if not isinstance(payload, dict):
-            return 0
-        cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else os.getcwd()
-        from bus.repo_paths import agent_from_path
-
-        agent_id = os.environ.get("IB_AGENT_ID") or agent_from_path(str(cwd))
-        if agent_id:
-            handle(payload, agent_id, str(cwd))
-    except (ValueError, SystemError):  # not a hook payload (SystemError: see worker.hooks.pre_tool_use)
-        return 0
-    except Exception as e:  # the agent's session must go on whatever happens here; but say it
-        from worker.hooks.trouble import report
-
-        report("codex", str(e) or type(e).__name__, agent_id, os.environ.get("IB_ROOT"))
-    return 0
+    return run_payload_hook("codex", handle)

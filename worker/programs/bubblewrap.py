@@ -63,6 +63,12 @@ def box(
     return [*args, "--chdir", c.worktree, "--", *words]
 
 
+def boxed_unfinished(title: str) -> str | None:
+    """What keeps agents of a program that only runs in the box (`title`) from starting, or None."""
+    problem = bubblewrap_problem()
+    return f"{title} agents run under bubblewrap, and {problem}" if problem else None
+
+
 def bubblewrap_problem() -> str | None:
     """Why bubblewrap cannot confine an agent on this machine; None when it can."""
     if shutil.which("bwrap") is None:

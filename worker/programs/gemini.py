@@ -16,7 +16,7 @@ from pathlib import Path
 from worker.markers import COMPLETION_MARKER
 from worker.permissions.policy import GIT_UNASKED
 from worker.programs import probe
-from worker.programs.bubblewrap import box, bubblewrap_problem
+from worker.programs.bubblewrap import box, boxed_unfinished
 from worker.programs.program import (
     Launch,
     ProgramUnfinished,
@@ -145,13 +145,10 @@ class GeminiCli:
         return probe.reported_version(command, VERSION_SHAPE)
 
     def unfinished(self) -> str | None:
-        problem = bubblewrap_problem()
-        return f"Gemini CLI agents run under bubblewrap, and {problem}" if problem else None
+        return boxed_unfinished(self.title)
 
     def missing(self, command: str) -> str | None:
-        if probe.installed(command):
-            return None
-        return f"{self.title} (`{self.binary}`) is not installed or not on PATH: {self.release.install}"
+        return probe.not_installed(self, command)
 
     def notes(self, command: str, root: str) -> list[str]:
         return []

@@ -9,7 +9,7 @@ import shlex
 import shutil
 import subprocess
 
-from worker.programs.program import Version
+from worker.programs.program import AgentProgram, Version
 
 VERSION_TIMEOUT = 10.0
 _VERSION = re.compile(r"(\d+)\.(\d+)\.(\d+)")
@@ -41,6 +41,14 @@ def installed(command: str, path: str | None = None) -> bool:
     """Is the program of `command` found on `path` (default PATH)?"""
     word = program_word(command)
     return word is not None and shutil.which(word, path=path) is not None
+
+
+def not_installed(program: AgentProgram, command: str) -> str | None:
+    """Why `command` cannot start `program` (its binary is not on PATH), with how to install it; None
+    when it is there."""
+    if installed(command):
+        return None
+    return f"{program.title} (`{program.binary}`) is not installed or not on PATH: {program.release.install}"
 
 
 @functools.cache

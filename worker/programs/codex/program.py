@@ -15,7 +15,7 @@ from pathlib import Path
 
 from bus.permission_modes import BYPASS
 from worker.programs import probe
-from worker.programs.bubblewrap import box, bubblewrap_problem
+from worker.programs.bubblewrap import box, boxed_unfinished
 from worker.programs.codex.screen import codex_option_keys, codex_pane_state, read_codex_dialog
 from worker.programs.program import (
     Launch,
@@ -103,13 +103,10 @@ class CodexCli:
         return probe.reported_version(command, VERSION_SHAPE)
 
     def unfinished(self) -> str | None:
-        problem = bubblewrap_problem()
-        return f"Codex CLI agents run under bubblewrap, and {problem}" if problem else None
+        return boxed_unfinished(self.title)
 
     def missing(self, command: str) -> str | None:
-        if probe.installed(command):
-            return None
-        return f"{self.title} (`{self.binary}`) is not installed or not on PATH: {self.release.install}"
+        return probe.not_installed(self, command)
 
     def notes(self, command: str, root: str) -> list[str]:
         return []
