@@ -9,6 +9,7 @@ import itertools
 import json
 import threading
 import time
+from abc import ABC, abstractmethod
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -25,7 +26,7 @@ HOLD_LIMIT = 300.0  # seconds a held stream waits at most: a forgotten hold neve
 
 
 @dataclass(frozen=True)
-class LoggedRequest:
+class LoggedRequest(ABC):
     """One request as it arrived, and what it was answered with. Each API reads its own body."""
 
     method: str
@@ -40,9 +41,9 @@ class LoggedRequest:
     def is_turn(self) -> bool:
         return self.kind == "turn"
 
+    @abstractmethod
     def user_text(self) -> str | None:
-        """What the person typed, when this request carries it."""
-        raise NotImplementedError
+        """What the person typed, when this request carries it (each API reads its own body)."""
 
 
 TurnT = TypeVar("TurnT")
@@ -196,7 +197,7 @@ class ScriptedServer(LoopbackServer, Generic[FakeT]):
     fake: FakeT
 
 
-class ScriptedHandler(BaseHTTPRequestHandler, Generic[FakeT]):
+class ScriptedHandler(BaseHTTPRequestHandler, ABC, Generic[FakeT]):
     """The HTTP plumbing of a scripted API: reading a JSON body, logging the request, answering with JSON
     or with a stream of events (which a hold can stop before its last events)."""
 
@@ -205,13 +206,13 @@ class ScriptedHandler(BaseHTTPRequestHandler, Generic[FakeT]):
     server: ScriptedServer[FakeT]
     not_found: ClassVar[dict[str, Any]]  # the API's own 404 body
 
+    @abstractmethod
     def frame(self, event: dict[str, Any]) -> bytes:
         """One event as the API frames it on a stream."""
-        raise NotImplementedError
 
+    @abstractmethod
     def post(self, raw: bytes, body: dict[str, Any] | None) -> None:
         """Answer a POST: `raw` as it came, `body` its JSON object ({} when not JSON, None when no object)."""
-        raise NotImplementedError
 
     def log_message(self, format: str, *args: Any) -> None:
         """Quiet: tests read the log of requests instead."""
