@@ -93,8 +93,10 @@ def test_an_escalated_command_is_approved_with_the_readers_keys(stage: Stage) ->
     assert dialog is not None
     (key,) = codex_option_keys(dialog, pick(dialog, "approve"))
     stage.answer(key)
-    assert codex_pane_state(stage.wait(_ended(1), timeout=TURN)) == PaneState.COMPLETE
-    assert outside.exists()
+    ended = stage.wait(_ended(1), timeout=TURN)
+    assert codex_pane_state(ended) == PaneState.COMPLETE
+    outputs = [o for r in stage.fake.turns_taken() for o in r.tool_outputs()]
+    assert outside.exists(), f"pressed {key!r} in {dialog}; Codex sent back {outputs}; the pane:\n{ended}"
 
 
 def test_the_sandbox_keeps_commands_and_patches_in_the_worktree(stage: Stage) -> None:
