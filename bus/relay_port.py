@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import contextlib
 import os
-import socket
 
 HOST = "127.0.0.1"
 PORT_FILE = "relay-port"
+VIA_RELAY = "IB_VIA_RELAY"
+"""Set to 1 in the pane of an agent whose program runs in ittybus's bubblewrap box without the bus's
+address (Gemini CLI): every `ib` there, its hooks included, goes to the relay, which runs it outside."""
 
 
 def relay_port(state_dir: str) -> int:
@@ -21,6 +23,8 @@ def relay_port(state_dir: str) -> int:
         port = int(f.read().strip())
         if 0 < port < 65536:
             return port
+    import socket  # not at the top: the hooks' path reads VIA_RELAY from here
+
     with socket.socket() as probe:
         probe.bind((HOST, 0))
         port = int(probe.getsockname()[1])

@@ -1,19 +1,21 @@
 """The real Gemini CLI (pinned), offline against the scripted Gemini API, started by `ib new-agent --cli
-gemini` under bubblewrap: its hooks' events reach the bus (running, permission,
-complete), `ib approve` and `ib deny` answer its approval dialog, and it cannot write outside its
-worktree nor read the bus's secrets."""
+gemini` under bubblewrap, its worker running: its hooks' events reach the bus (running, permission,
+complete) through the worker's relay, `ib approve` and `ib deny` answer its approval dialog, and it
+cannot write outside its worktree nor read the bus's secrets, its address included."""
 
 from __future__ import annotations
 
 import json
 import re
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import redis
 
 from bus.keys import Keys
+from tests.bot_process import Worker, worker_running
 from tests.cli import IbRunner
 from tests.fake_gemini.script import reply, shell
 from tests.fake_gemini.server import FakeGemini
@@ -25,8 +27,16 @@ pytestmark = [pytest.mark.gemini, pytest.mark.timeout(300)]
 TURN = 90.0  # deadline for one turn of a cold CLI (about 5 s to start, hooks of ~0.3 s each) on 2 busy cores
 SHELL_DIALOG = "Allow execution of [Shell]?"
 ENV_URL = "^IB_REDIS_URL="
+ANY_URL = "redis[:]//"  # a bus URL anywhere (the bracket keeps the command's own text from matching)
 HOST_SECRET = "host-secret-321"
 ENVIRONS = 'cat /proc/*/environ 2>/dev/null | tr "\\0" "\\n"'
+
+
+@pytest.fixture(autouse=True)
+def gemini_worker(gemini_ib: IbRunner, tmp_path: Path, rds: redis.Redis, keys: Keys) -> Iterator[Worker]:
+    """`ib worker`: its relay runs the hooks of the agents, whose box holds no bus address."""
+    with worker_running(gemini_ib, tmp_path / "worker.log", rds, keys) as running:
+        yield running
 
 
 def _events(rds: redis.Redis, keys: Keys, kind: str) -> list[dict[str, object]]:
@@ -48,8 +58,9 @@ def _dialog_shown(ib: IbRunner, name: str) -> None:
 
 
 def test_approved_command_runs_and_the_turn_completes(
-    gemini_ib: IbRunner, gemini: FakeGemini, rds: redis.Redis, keys: Keys, repo: Path
+    gemini_ib: IbRunner, gemini: FakeGemini, rds: redis.Redis, keys: Keys, repo: Path, gemini_worker: Worker
 ) -> None:
+    """The hooks' events come through the worker's relay: the pane has no bus address to send them."""
     gemini.script(
         reply("Making it.", shell("touch approved.txt && echo made")),
         reply(f"Made the file.\n{COMPLETION_MARKER}"),
@@ -71,6 +82,9 @@ def test_approved_command_runs_and_the_turn_completes(
     assert "Made the file." in str(done["data"])
     assert gemini.user_texts()[0].endswith("make a file") or "make a file" in gemini.user_texts()[0]
     assert rds.hget(keys.agent("gem"), "state") == "complete"
+    assert "relay: agent gem runs ib hook gemini" in gemini_worker.log.read_text()
+    start = (repo / ".ib" / "agents" / "gem" / "start.sh").read_text()
+    assert "IB_REDIS_URL" not in start and "IB_VIA_RELAY=1" in start
 
 
 def test_denied_command_does_not_run_and_the_agent_waits(
@@ -96,12 +110,13 @@ def test_agent_cannot_write_outside_its_worktree_nor_read_the_bus_secrets(
     """One approved shell command of escape attempts, under the bubblewrap ittybus starts Gemini CLI in:
     a file beside the repository, the person's checkout and its git hooks, the agent's own git config,
     the repository's `.env` and `.ib/`, the person's ~/.ssh, the bus URL and the API key in the
-    environment, a secret in the environment of a process outside the box; the bus URL in Gemini CLI's
-    /proc/<pid>/environ is still found (a known limit); then a file in its worktree, which must work."""
+    environment, a secret in the environment of a process outside the box, the bus URL in any process's
+    environment or any file it can read in its HOME, its worktree or /tmp (its hooks go through the
+    worker's relay); then a file in its worktree, which must work."""
     outside = tmp_path / "outside.txt"
     (repo / ".env").write_text("IB_TELEGRAM_TOKEN=secret-token-123\n")
     secret = repo / ".ib" / "secret-probe"
-    secret.parent.mkdir()
+    secret.parent.mkdir(exist_ok=True)  # the worker made it
     secret.write_text("bus-password-456\n")
     ssh = tmp_path / "person" / ".ssh"
     ssh.mkdir(parents=True)
@@ -113,6 +128,8 @@ def test_agent_cannot_write_outside_its_worktree_nor_read_the_bus_secrets(
         'echo "url=$IB_REDIS_URL key=$GEMINI_API_KEY"; '
         f"{ENVIRONS} | grep -c {ENV_URL} | sed s/^/environ-url-hits=/; "  # Gemini CLI refuses $(...)
         f"{ENVIRONS} | grep -c {HOST_SECRET} | sed s/^/environ-host-hits=/; "
+        f"{ENVIRONS} | grep -c '{ANY_URL}' | sed s/^/environ-any-url-hits=/; "
+        f"grep -rlsE '{ANY_URL}' ~ . /tmp | grep -c . | sed s/^/file-url-hits=/; "
         "touch inside.txt"
     )
     gemini.script(reply("Trying.", shell(escape)), reply(f"Tried.\n{COMPLETION_MARKER}"))
@@ -137,7 +154,8 @@ def test_agent_cannot_write_outside_its_worktree_nor_read_the_bus_secrets(
         assert leaked not in told
     assert "url= key=" in told
     assert "environ-host-hits=0" in told, told[-300:]  # the box has a PID namespace of its own
-    # the known limit (docs/guide/gemini.md, "The boundary"): the hooks need the bus URL, so Gemini CLI's
-    # process holds it, and a command in the same box reads it there; this fails once that is fixed
-    hits = re.search(r"environ-url-hits=(\d+)", told)
-    assert hits is not None and int(hits.group(1)) > 0, told[-300:]
+    # the hooks go through the worker's relay: no process in the box holds the bus URL, no file shows it
+    for probe in ("environ-url-hits", "environ-any-url-hits", "file-url-hits"):
+        hits = re.search(rf"{probe}=(\d+)", told)
+        assert hits is not None and int(hits.group(1)) == 0, told[-400:]
+    assert _events(rds, keys, "permission"), "the hooks' events reached the bus"

@@ -24,7 +24,7 @@ from bus.agent_store import Agent
 from bus.errors import Conflict, InvalidInput
 from bus.ids import folder_project, validate_id
 from bus.permission_modes import BYPASS, permission_mode
-from bus.relay_port import relay_address
+from bus.relay_port import VIA_RELAY, relay_address
 from bus.repo_paths import agent_from_path, ensure_state_dir, shared_git_dir
 from bus.worker_commands import NewAgent
 from worker.agents import agent_log
@@ -392,13 +392,15 @@ def start_script(rt: Runtime, agent: Agent, paths: AgentPaths, resume: bool = Fa
         "npm_config_cache": str(paths.cache / "npm"),  # the sandbox lets it write there, not in ~/.npm
         "IB_RELAY": _relay(rt),  # where its sandboxed `ib` sends commands (worker.boundary.relay)
     }
-    if rt.settings.redis_url:
+    start = program_of(agent).start(agent_launch(rt, agent, paths, resume))
+    if start.relayed:  # no bus address where the agent's commands can read it: the relay runs its `ib`
+        env[VIA_RELAY] = "1"
+    elif rt.settings.redis_url:
         env["IB_REDIS_URL"] = rt.settings.redis_url
     if rt.settings.tmux_socket:
         env["IB_TMUX_SOCKET"] = rt.settings.tmux_socket
     if agent.role == "manager":
         env.update(_spawn_settings(rt))
-    start = program_of(agent).start(agent_launch(rt, agent, paths, resume))
     env.update(start.environment)
     passed = passed_names(os.environ, rt.settings.agent_env)
     cwd = agent.worktree or agent.root

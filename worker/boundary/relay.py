@@ -4,14 +4,19 @@ It listens on one loopback port (kept in `.ib/relay-port`, so agents spawned bef
 still find it), the only address the agents' sandbox settings let through Claude Code's proxy. Who asks
 is read from the connection, never from the request: the peer socket of an accepted connection is
 owned by the proxy, i.e. by the agent's Claude Code process (found through /proc/net/tcp and
-/proc/*/fd), whose environment — set by the spawn, unchangeable by the agent — names the agent. A
-connection that no agent's process owns is refused.
+/proc/*/fd), whose environment — set by the spawn, unchangeable by the agent — names the agent. From
+ittybus's bubblewrap box (Gemini CLI's hooks and commands, which dial the relay themselves) the peer is a
+process the agent controls, which may put any `IB_AGENT_ID` in its own environment: the agent is then
+named by the outermost ancestor carrying one (`identity.caller_at`), the box's bwrap process the spawn
+started, outside the box's PID namespace, where the agent cannot reach. A connection that no agent's
+process owns is refused.
 
 The command then runs as a child `ib` outside the sandbox, in the agent's worktree, with the agent's own
 `IB_*` environment and `IB_RELAYED=1`: there `identity.agent_caller` makes it that agent (a mark that
 can only narrow rights: a process without an agent ancestor is the person's already), and the guard
 applies the agent's allow-list and confines its paths, as for the `ib` Claude Code runs outside the
-sandbox. The bus password stays here: the sandbox gets output and an exit code, nothing else.
+sandbox. The bus password stays here: the sandbox gets output and an exit code, nothing else; a boxed
+agent's pane has no bus address at all, so the child gets the worker's own (`bus_url`).
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ import subprocess
 import threading
 from typing import IO
 
-from bus.relay_port import HOST
+from bus.relay_port import HOST, VIA_RELAY
 from worker.boundary.identity import RELAYED, AgentCaller, caller_at
 from worker.boundary.paths import inside
 from worker.boundary.relay_wire import (
@@ -83,8 +88,9 @@ def caller_of_peer(peer: tuple[str, int], relay: tuple[str, int], proc: str = "/
 class Relay:
     """The listening socket and a thread per connection; `close` stops it."""
 
-    def __init__(self, ib_command: str, port: int) -> None:
+    def __init__(self, ib_command: str, port: int, bus_url: str | None = None) -> None:
         self.ib_command = ib_command
+        self.bus_url = bus_url  # the worker's own IB_REDIS_URL (None: the repository's embedded bus)
         self.listener = socket.socket()
         self.listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self.listener.bind((HOST, port))
@@ -134,6 +140,9 @@ class Relay:
             return Reply(1, stderr=why.encode())
         env = {k: v for k, v in os.environ.items() if not k.startswith("IB_") and k != "SANDBOX_RUNTIME"}
         env.update(caller.environ)
+        env.pop(VIA_RELAY, None)  # here it reaches the bus itself
+        if self.bus_url:  # a boxed agent's pane has no bus address: the worker's own one
+            env["IB_REDIS_URL"] = self.bus_url
         env[RELAYED] = "1"
         log.info("relay: agent %s runs ib %s", caller.id, " ".join(request.argv)[:200])
         try:

@@ -1,7 +1,9 @@
-"""`ib` inside the sandbox: the command goes to the worker's relay through Claude Code's proxy, and its
-output and exit code come back. The relay's address is in the agent's environment (`IB_RELAY`, put
-there by the spawn; not a secret), the proxy's in `HTTPS_PROXY` (Claude Code sets it in the sandbox).
-Hot: stdlib only.
+"""`ib` inside the sandbox: the command goes to the worker's relay, and its output and exit code come back.
+The relay's address is in the agent's environment (`IB_RELAY`, put there by the spawn; not a secret).
+From Claude Code's sandbox (no network of its own) it goes through Claude Code's proxy, whose address is
+in `HTTPS_PROXY`; from ittybus's bubblewrap box (Gemini CLI's, on the machine's network) it dials the
+relay itself. A hook (`ib hook ...`) sends its payload, read on stdin, along, and never fails the agent's
+session: with no relay to answer it says so in one line and exits 0, at once. Hot: stdlib only.
 """
 
 from __future__ import annotations
@@ -26,7 +28,12 @@ from worker.boundary.relay_wire import (
 )
 
 RELAY = "IB_RELAY"
+SANDBOX_MARK = "SANDBOX_RUNTIME"  # Claude Code's sandbox (worker.boundary.reach): its proxy is the way out
 CONNECT_TIMEOUT = 10.0
+HOOK_TIMEOUT = 8.0
+"""Seconds a relayed hook waits for the relay's answer (a hook prints nothing on the way): under the 10 s
+Gemini CLI gives a hook (worker.programs.gemini.HOOK_TIMEOUT_MS), so a hung relay costs an event, not the
+hook."""
 # the sandbox's proxy refused a connection now and then on a loaded machine (seen once in a full run, the
 # calls before and after it went through): nothing was sent yet, so it is asked again, this many times
 PROXY_TRIES = 4
@@ -41,21 +48,26 @@ def configured() -> bool:
     return bool(os.environ.get(RELAY))
 
 
+def is_hook(argv: list[str]) -> bool:
+    return bool(argv) and argv[0] == "hook"
+
+
 def reads_stdin(argv: list[str]) -> bool:
-    """Whether the command reads its stdin: a `-` for a file or message (`ib notify -`, `--body-file -`)."""
-    return any(arg == "-" or arg.endswith("=-") for arg in argv[1:])
+    """Whether the command reads its stdin: a hook's payload, or a `-` for a file or message (`ib notify -`,
+    `--body-file -`)."""
+    return is_hook(argv) or any(arg == "-" or arg.endswith("=-") for arg in argv[1:])
 
 
 def forward(argv: list[str]) -> int:
     """Run `ib argv` through the relay; print what it printed; its exit code (1, with one line, when the
-    relay cannot be reached: then nothing was done)."""
+    relay cannot be reached: then nothing was done; 0 for a hook, which never fails the session)."""
     stdin = sys.stdin.buffer.read(MAX_LINE) if reads_stdin(argv) else None
     request = Request(tuple(argv), os.getcwd(), stdin)
     try:
-        reply = _exchange(encode_request(request))
+        reply = _exchange(encode_request(request), HOOK_TIMEOUT if is_hook(argv) else None)
     except RelayDown as e:
-        print(f"ib {argv[0]}: error: {e}", file=sys.stderr)
-        return 1
+        print(f"ib {' '.join(argv[:2]) if is_hook(argv) else argv[0]}: error: {e}", file=sys.stderr)
+        return 0 if is_hook(argv) else 1
     _write(Chunk("stdout", reply.stdout))
     _write(Chunk("stderr", reply.stderr))
     return reply.code
@@ -68,9 +80,9 @@ def _write(chunk: Chunk) -> None:
     out.flush()
 
 
-def _exchange(line: bytes) -> Reply:
+def _exchange(line: bytes, timeout: float | None) -> Reply:
     try:
-        return _ask(line)
+        return _ask(line, timeout)
     except RelayDown as e:
         raise RelayDown(
             f"cannot reach the worker's relay from inside the sandbox ({e}); nothing was done. "
@@ -86,33 +98,62 @@ class RelayGone(Exception):
     """The relay took the command and closed the connection without an answer."""
 
 
-def _ask(line: bytes) -> Reply:
+def _ask(line: bytes, timeout: float | None) -> Reply:
+    """Send the request line, read the answer; `timeout`: seconds to wait for each piece of it (None: the
+    command may wait as long as it likes, `ib ask` does)."""
     target = os.environ.get(RELAY, "")
+    try:
+        conn, file = _through_proxy(target) if os.environ.get(SANDBOX_MARK) == "1" else _direct(target)
+        with conn:
+            conn.settimeout(timeout)
+            conn.sendall(line)
+            return _answer(file, target)
+    except TimeoutError:
+        raise RelayGone(f"{target} gave no answer in time") from None
+    except OSError as e:
+        raise RelayDown(f"{target}: {e.strerror or e}") from None
+    except BadLine as e:
+        raise RelayDown(str(e)) from None
+
+
+def _direct(target: str) -> tuple[socket.socket, BinaryIO]:
+    """A connection to the relay itself: the box is on the machine's network, and the relay is on loopback.
+    Nothing listening there is said at once (connection refused)."""
+    host, _, port = target.rpartition(":")
+    if not host or not port.isdigit():
+        raise RelayDown(f"IB_RELAY is not host:port ({target!r})")
+    try:
+        conn = socket.create_connection((host, int(port)), timeout=CONNECT_TIMEOUT)
+    except OSError as e:
+        raise RelayDown(f"{target}: {e.strerror or e}") from None
+    return conn, conn.makefile("rb")
+
+
+def _through_proxy(target: str) -> tuple[socket.socket, BinaryIO]:
+    """A tunnel to the relay through Claude Code's proxy (its sandbox has no network of its own), and the
+    reader that read the proxy's answer (it may hold the relay's first bytes already)."""
     proxy = os.environ.get("HTTPS_PROXY") or os.environ.get("https_proxy") or ""
     found = proxy_authority(proxy)
     if found is None:
         raise RelayDown("no HTTPS_PROXY of Claude Code's sandbox here")
     host, port, auth = found
+    conn = _dial(host, port)
     try:
-        with _dial(host, port) as conn:
-            conn.sendall(connect_line(target, auth))
-            file = conn.makefile("rb")
-            head = b""
-            while not head.endswith(b"\r\n\r\n"):
-                chunk = file.readline(8192)
-                if not chunk:
-                    raise RelayDown("the sandbox's proxy closed the connection")
-                head += chunk
-            code, reason = connect_status(head)
-            if code != 200:
-                raise RelayDown(f"the sandbox's proxy answered {code} {reason.strip()} for {target}")
-            conn.settimeout(None)  # the command may wait (ib ask); the relay answers when it is done
-            conn.sendall(line)
-            return _answer(file, target)
-    except OSError as e:
-        raise RelayDown(f"{target}: {e.strerror or e}") from None
-    except BadLine as e:
-        raise RelayDown(str(e)) from None
+        conn.sendall(connect_line(target, auth))
+        file = conn.makefile("rb")
+        head = b""
+        while not head.endswith(b"\r\n\r\n"):
+            chunk = file.readline(8192)
+            if not chunk:
+                raise RelayDown("the sandbox's proxy closed the connection")
+            head += chunk
+        code, reason = connect_status(head)
+        if code != 200:
+            raise RelayDown(f"the sandbox's proxy answered {code} {reason.strip()} for {target}")
+    except BaseException:
+        conn.close()
+        raise
+    return conn, file
 
 
 def _dial(host: str, port: int) -> socket.socket:

@@ -25,7 +25,7 @@ def main() -> None:
         if relay_client.configured():  # the worker's relay runs it, as this agent, outside the sandbox
             sys.exit(relay_client.forward(argv))
         print(f"ib {argv[0]}: error: {problem}", file=sys.stderr)
-        sys.exit(1)
+        sys.exit(0 if argv[0] == "hook" else 1)  # a hook never fails the agent's session
     if argv and argv[0] == "notify":
         from worker.hooks.notify import main as notify
 

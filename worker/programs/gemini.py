@@ -3,7 +3,8 @@
 auth, no folder-trust dialog, no updates or telemetry, and the bus's variables redacted from the shell
 tool, and whose user policy lets it run the git commands every agent runs unasked (a task's agent commits
 unattended); the program started in ittybus's bubblewrap box (worker.programs.bubblewrap), since it has no
-sandbox of its own on Linux; its screen and dialogs read by worker/tmux/gemini_screen.py."""
+sandbox of its own on Linux, without the bus's address (its hooks go through the worker's relay); its
+screen and dialogs read by worker/tmux/gemini_screen.py."""
 
 from __future__ import annotations
 
@@ -173,7 +174,9 @@ class GeminiCli:
             tail = f' "$(cat {shlex.quote(str(launch.prompt_file))})"'
         boxed = box(launch.confinement, [own], person_home, words)
         environment = {"HOME": own, "GEMINI_CLI_NO_RELAUNCH": "true"}
-        return Start(" ".join(shlex.quote(w) for w in boxed) + tail, environment)
+        # the box shares the program's environment with the agent's commands: no bus address in it; the
+        # hooks' `ib` goes to the worker's relay
+        return Start(" ".join(shlex.quote(w) for w in boxed) + tail, environment, relayed=True)
 
     def transcript_reader(self) -> TranscriptReading:
         """Not built: the hooks leave the agent's `transcript_path` empty, so the tailer never asks."""

@@ -96,6 +96,9 @@ class Start:
 
     words: str
     environment: Mapping[str, str] = field(default_factory=dict)
+    relayed: bool = False
+    """The pane gets no bus address (a command of the agent could read it in the program's environment):
+    its `ib`, hooks included, reaches the bus only through the worker's relay (bus.relay_port.VIA_RELAY)."""
 
 
 class TranscriptReading(Protocol):

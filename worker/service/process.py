@@ -134,7 +134,7 @@ class WorkerService:
         """The relay for agents' sandboxed `ib` (worker.boundary.relay); without it they fail loudly."""
         port = relay_port(ensure_state_dir(str(self.rt.root)))
         try:
-            relay = Relay(self.rt.ib_command, port)
+            relay = Relay(self.rt.ib_command, port, self.rt.settings.redis_url)
         except OSError as e:
             log.warning(
                 "worker %s: cannot listen on 127.0.0.1:%s for agents' sandboxed ib (%s); "
