@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from bus.relay_port import relay_port
-from worker.boundary.relay_client import reads_stdin
+from worker.boundary.relay_client import RelayDown, _direct, reads_stdin
 from worker.boundary.relay_wire import (
     BadLine,
     Chunk,
@@ -117,6 +117,24 @@ def test_the_proxys_answer_is_read() -> None:
 def test_stdin_is_sent_only_to_a_command_that_reads_it() -> None:
     assert reads_stdin(["notify", "-"]) and reads_stdin(["task", "add", "t", "--body-file=-"])
     assert not reads_stdin(["notify", "a", "-x"]) and not reads_stdin(["-"])
+    assert reads_stdin(["hook", "gemini"])  # a hook's payload comes on stdin, with no `-` to say so
+
+
+def test_a_hook_s_payload_goes_through_the_wire_as_it_was_read() -> None:
+    payload = b'{"hook_event_name": "AfterAgent", "prompt_response": "d\xc3\xa9j\xc3\xa0\\n"}\n'
+    line = encode_request(Request(("hook", "gemini"), "/w/repo", payload))
+    assert decode_request(line) == Request(("hook", "gemini"), "/w/repo", payload)
+    assert decode_request(encode_request(Request(("hook", "gemini"), "/w/repo", b""))).stdin == b""
+
+
+@pytest.mark.parametrize(
+    "relay",
+    ["", "41000", "127.0.0.1:", "127.0.0.1:port", ":41000"],
+    ids=["unset", "no-host", "no-port", "not-a-port", "empty-host"],
+)
+def test_a_relay_address_that_is_not_host_port_is_one_line(relay: str) -> None:
+    with pytest.raises(RelayDown, match=r"^IB_RELAY is not host:port \("):
+        _direct(relay)
 
 
 def test_the_sandbox_lets_through_the_relay_and_the_registries_only() -> None:
