@@ -32,7 +32,7 @@ HOST_SECRET = "host-secret-321"
 ENVIRONS = 'cat /proc/*/environ 2>/dev/null | tr "\\0" "\\n"'
 
 
-@pytest.fixture(autouse=True)
+@pytest.fixture
 def gemini_worker(gemini_ib: IbRunner, tmp_path: Path, rds: redis.Redis, keys: Keys) -> Iterator[Worker]:
     """`ib worker`: its relay runs the hooks of the agents, whose box holds no bus address."""
     with worker_running(gemini_ib, tmp_path / "worker.log", rds, keys) as running:
@@ -88,7 +88,7 @@ def test_approved_command_runs_and_the_turn_completes(
 
 
 def test_denied_command_does_not_run_and_the_agent_waits(
-    gemini_ib: IbRunner, gemini: FakeGemini, rds: redis.Redis, keys: Keys, repo: Path
+    gemini_ib: IbRunner, gemini: FakeGemini, rds: redis.Redis, keys: Keys, repo: Path, gemini_worker: Worker
 ) -> None:
     """Gemini CLI cancels the turn ("Request cancelled.") and runs no AfterAgent for it: the `waiting`
     event is ittybus's, once the dialog is gone."""
@@ -105,7 +105,13 @@ def test_denied_command_does_not_run_and_the_agent_waits(
 
 
 def test_agent_cannot_write_outside_its_worktree_nor_read_the_bus_secrets(
-    gemini_ib: IbRunner, gemini: FakeGemini, rds: redis.Redis, keys: Keys, repo: Path, tmp_path: Path
+    gemini_ib: IbRunner,
+    gemini: FakeGemini,
+    rds: redis.Redis,
+    keys: Keys,
+    repo: Path,
+    tmp_path: Path,
+    gemini_worker: Worker,
 ) -> None:
     """One approved shell command of escape attempts, under the bubblewrap ittybus starts Gemini CLI in:
     a file beside the repository, the person's checkout and its git hooks, the agent's own git config,
@@ -159,3 +165,26 @@ def test_agent_cannot_write_outside_its_worktree_nor_read_the_bus_secrets(
         hits = re.search(rf"{probe}=(\d+)", told)
         assert hits is not None and int(hits.group(1)) == 0, told[-400:]
     assert _events(rds, keys, "permission"), "the hooks' events reached the bus"
+
+
+def test_without_a_worker_the_turn_ends_and_the_worker_follows_the_pane_later(
+    gemini_ib: IbRunner, gemini: FakeGemini, rds: redis.Redis, keys: Keys, tmp_path: Path
+) -> None:
+    """No relay to take the hooks: each says so and exits 0 at once, so Gemini CLI goes on and ends its turn;
+    no hook event reaches the bus. A worker started afterwards reads the agent's pane and follows it."""
+    gemini.script(reply(f"All done.\n{COMPLETION_MARKER}"))
+    _spawn(gemini_ib, "lone", "say done")
+    retry_until(lambda: "All done." in gemini_ib.run("look", "lone").stdout, TURN, what="the turn's reply")
+    retry_until(
+        lambda: "Type your message" in gemini_ib.run("look", "lone").stdout, TURN, what="the idle input box"
+    )
+    assert [e["type"] for e in _events_all(rds, keys)] == ["spawned"]  # no hook reached the bus
+    assert rds.hget(keys.agent("lone"), "state") == "creating"
+    with worker_running(gemini_ib, tmp_path / "worker.log", rds, keys):
+        retry_until(lambda: rds.hget(keys.agent("lone"), "state") == "complete", TURN, what="the pane read")
+    assert [e["msg"] for e in _events_all(rds, keys) if e["type"] == "state"] == ["lone: creating → complete"]
+    assert rds.hget(keys.agent("lone"), "state_by") != "hook"
+
+
+def _events_all(rds: redis.Redis, keys: Keys) -> list[dict[str, object]]:
+    return [json.loads(f["e"]) for _i, f in stream_entries(rds, keys.events)]
