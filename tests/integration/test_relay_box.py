@@ -190,3 +190,11 @@ def test_with_no_relay_a_hook_says_so_and_exits_0(ib: IbRunner, repo: Path) -> N
     assert (done.returncode, done.stdout) == (0, "")
     assert done.stderr.startswith("ib hook gemini: error: cannot reach the worker's relay"), done.stderr
     assert "Connection refused" in done.stderr and len(done.stderr.splitlines()) == 1
+
+
+def test_a_hook_the_relay_refuses_says_why_and_exits_0(ib: IbRunner, repo: Path, relay: Relay) -> None:
+    """Run from outside its worktree, the relay will not run it: Gemini CLI still gets exit 0 (a hook
+    never fails the session, nor blocks a tool: Gemini CLI reads exit 2 as a refusal)."""
+    done = _boxed(ib, repo, _address(relay), ["sh", "-c", f"cd / && exec {IB} hook gemini"])
+    assert (done.returncode, done.stdout) == (0, "")
+    assert done.stderr.startswith("ib hook: error: agent a1 runs ib only inside its worktree"), done.stderr

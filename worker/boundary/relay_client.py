@@ -60,7 +60,8 @@ def reads_stdin(argv: list[str]) -> bool:
 
 def forward(argv: list[str]) -> int:
     """Run `ib argv` through the relay; print what it printed; its exit code (1, with one line, when the
-    relay cannot be reached: then nothing was done; 0 for a hook, which never fails the session)."""
+    relay cannot be reached: then nothing was done). A hook exits 0 whatever happened: it never fails the
+    agent's session."""
     stdin = sys.stdin.buffer.read(MAX_LINE) if reads_stdin(argv) else None
     request = Request(tuple(argv), os.getcwd(), stdin)
     try:
@@ -70,7 +71,7 @@ def forward(argv: list[str]) -> int:
         return 0 if is_hook(argv) else 1
     _write(Chunk("stdout", reply.stdout))
     _write(Chunk("stderr", reply.stderr))
-    return reply.code
+    return 0 if is_hook(argv) else reply.code  # a hook the relay refused says why on stderr, and goes on
 
 
 def _write(chunk: Chunk) -> None:
