@@ -166,5 +166,7 @@ def test_start_in_its_home_under_bubblewrap_with_the_prompt(tmp_path: Path) -> N
         "HOME": str(tmp_path / "agent" / "home"),
         "GEMINI_CLI_NO_RELAUNCH": "true",
     }
+    assert start.relayed  # its pane gets no bus address: its hooks go through the worker's relay
     resumed = GeminiCli().start(_launch(tmp_path, resume=True))
     assert resumed.words.endswith(" -- claude --approval-mode auto_edit --resume latest")
+    assert resumed.relayed
