@@ -24,6 +24,7 @@ import sys
 import tempfile
 import time
 import uuid
+from collections import Counter
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
@@ -46,7 +47,8 @@ PATHS = ("hooks", "pane")
 KINDS = ("complete", "waiting")
 DEADLINE = 90.0  # seconds a turn may take on two busy cores
 WRAPPER = """#!{python}
-\"\"\"The bench's pane-only Gemini CLI: the agent's settings without `hooks`, then the real CLI.\"\"\"
+\"\"\"The bench's pane-only Gemini CLI: the agent's settings without `hooks`, then the real CLI. (Pointing
+the hooks' IB_REDIS_URL elsewhere would not do: `ib` takes an agent's IB_* from its pane program.)\"\"\"
 import json, os, sys
 settings = os.path.join(os.environ.get("HOME", ""), ".gemini", "settings.json")
 if os.path.exists(settings):
@@ -115,9 +117,11 @@ class Rig:
             IB_STATUS_NODE_AUTO="false",
             **client_env(fake.base_url, work / "person"),
         )
-        self.pane_env = {**self.env, "PATH": f"{bin_dir}:{self.env.get('PATH', '/usr/bin:/bin')}"}
+        searched = self.env.get("PATH", "/usr/bin:/bin")
+        self.envs = {"hooks": self.env, "pane": {**self.env, "PATH": f"{bin_dir}:{searched}"}}
         self.rds, self.keys = redis.Redis.from_url(REDIS_URL), Keys(namespace)
         self.worker: subprocess.Popen[bytes] | None = None
+        self.told_by: dict[str, Counter[str]] = {path: Counter() for path in PATHS}
 
     def start(self) -> None:
         self.worker = subprocess.Popen(
@@ -125,7 +129,7 @@ class Rig:
         )
         for path in PATHS:
             self.fake.script(reply("Ready."))
-            env = self.pane_env if path == "pane" else self.env
+            env = self.envs[path]
             spawn = [IB, "new-agent", "wait for orders", "--name", path, "--cli", "gemini"]
             subprocess.run(spawn, cwd=self.repo, env=env, check=True, capture_output=True)
             if not self._until(partial(self._idle_after, path, "Ready.")):
@@ -134,7 +138,7 @@ class Rig:
                 )
         for path in PATHS:  # the wrapper did its work, and only there
             written = AgentPaths(self.repo, path).folder / "home" / ".gemini" / "settings.json"
-            if ("hooks" in json.loads(written.read_text(encoding="utf-8"))) != (path == "hooks"):
+            if ("hooks" in json.loads(written.read_text(encoding="utf-8"))) != (path != "pane"):
                 raise RuntimeError(f"the {path} agent's settings have the wrong hooks: {written}")
         time.sleep(2.0)  # the watcher has read both idle panes
 
@@ -188,6 +192,7 @@ class Rig:
             for entry_id, event in _events(self.rds, self.keys, after):
                 if _tells(event, agent, kind):
                     seen.append(int(entry_id.split("-")[0]) / 1000)
+                    self.told_by[agent][f"{event.get('type')} from {event.get('sender')}"] += 1
                     return True
             return False
 
@@ -228,9 +233,12 @@ def main(argv: list[str] | None = None) -> int:
         f"(python -m bench.gemini_pane_bench --turns {args.turns})"
     )
     print(f"   {load_start} at start, {load_end} at end; 2 cores; IB_PANE_INTERVAL=1 (default)")
-    print(f"  {'':<10} {'hook path (as ittybus starts it)':<46} pane-only path (no hooks)")
+    heads = {"hooks": "hook path (as ittybus starts it)", "pane": "pane-only path (no hooks)"}
+    print(f"  {'':<9}" + "".join(f" {heads[p]:<45}" for p in PATHS))
     for kind in KINDS:
-        print(f"  {kind:<10} {_ms(took[('hooks', kind)]):<46} {_ms(took[('pane', kind)])}")
+        print(f"  {kind:<9}" + "".join(f" {_ms(took[(p, kind)]):<45}" for p in PATHS))
+    for path in PATHS:
+        print(f"  {path} told by: {', '.join(f'{k} ×{n}' for k, n in sorted(rig.told_by[path].items()))}")
     if missed:
         print(f"  ({missed} turns told nothing within {DEADLINE:.0f} s)")
     return 0
