@@ -11,7 +11,8 @@ only the worker's pane watcher tells. The two agents take turns, one after the o
 completion marker (`complete`) or without it (`waiting`), by turns, so that the watcher always sees the
 state change. Per turn: from the moment the stand-in sent the turn's last chunk to the first event on the
 bus that tells the agent's turn ended (a `complete` / `waiting` event, or a `state` event to it; its
-stream id's milliseconds).
+stream id's milliseconds). "told by" counts those events by type and sender, so a hook event on the
+pane-only path would show.
 """
 
 from __future__ import annotations
