@@ -219,7 +219,7 @@ def main(argv: list[str] | None = None) -> int:
         codex_tmp.mkdir()
         codex_bare_home = fake_openai.write_codex_home(work / "codex-bare", codex.base_url, [repo])
         codex_person = fake_openai.write_codex_home(work / "codex-person", codex.base_url, [])
-        codex_env = codex_client.client_env(codex_person, codex_tmp)
+        codex_env = codex_client.client_env(codex_person, codex_tmp, work / "codex-person-home")
         gemini_env = gemini_client.client_env(gemini.base_url, gemini_client.write_home(work / "gemini-home"))
         clis = {
             "claude": Cli(
@@ -231,7 +231,7 @@ def main(argv: list[str] | None = None) -> int:
             "codex": Cli(
                 "codex",
                 shlex.join([str(codex_client.codex_binary()), *codex_client.codex_args()]),
-                codex_client.client_env(codex_bare_home, codex_tmp),
+                codex_client.client_env(codex_bare_home, codex_tmp, work / "codex-bare-home"),
                 {**base, **codex_env, "IB_AGENT_ENV": codex_client.KEY_VARIABLE},
             ),
             "gemini": Cli(

@@ -109,12 +109,15 @@ class AgentStore:
         """Change some fields; each name must be a field of `Agent` and each value must fit it."""
         write_hash(self.client, self.keys.agent(agent_id), Agent.hash_fields(**changes))
 
-    def state_of(self, agent_id: str) -> tuple[str, str]:
-        """(state, who decided it) as stored now."""
-        state, by = self.client.hmget(
-            self.keys.agent(agent_id), [Agent.hash_key("state"), Agent.hash_key("state_by")]
-        )
-        return str(state or ""), str(by or "")
+    def state_of(self, agent_id: str) -> tuple[str, str, float]:
+        """(state, who decided it, when it was set: epoch seconds, 0 if never) as stored now."""
+        fields = [Agent.hash_key("state"), Agent.hash_key("state_by"), Agent.hash_key("state_at")]
+        state, by, at = self.client.hmget(self.keys.agent(agent_id), fields)
+        try:
+            since = float(at or 0)
+        except ValueError:
+            since = 0.0
+        return str(state or ""), str(by or ""), since
 
     def ending_of(self, agent_id: str) -> str:
         """Why ittybus itself is ending the agent's session ("" when it is not)."""

@@ -190,9 +190,12 @@ def codex_ib(ib: IbRunner, tmux_socket: str, tmp_path: Path, openai: FakeOpenAI)
     except CodexMissing as e:
         pytest.fail(str(e))
     home = write_codex_home(tmp_path / "person-codex-home", openai.base_url, [])
+    person = tmp_path / "person"  # the agents' login shells read its (empty) profile, not the machine's
+    person.mkdir(exist_ok=True)
     ib.unset_prefixes = ("IB_", "CODEX_", "OPENAI_")
     ib.env.update(
         {
+            "HOME": str(person),
             "CODEX_HOME": str(home),
             KEY_VARIABLE: OPENAI_KEY,
             "IB_AGENT_ENV": KEY_VARIABLE,

@@ -73,7 +73,7 @@ class Stage(TmuxScreen):
         notify = [*logger, "notify"] if signals else []
         hook = shlex.join([*logger, "hook"]) if signals else ""
         write_codex_home(home, self.fake.base_url, [self.repo], notify=notify, hook_command=hook)
-        variables = client_env(home, tmp)
+        variables = client_env(home, tmp, self.work / "home")
         env = " ".join(f"{k}={shlex.quote(v)}" for k, v in variables.items())
         words = [
             str(codex_binary()),

@@ -123,12 +123,17 @@ def write_codex_home(
     return home
 
 
-def client_env(codex_home: Path, tmpdir: Path) -> dict[str, str]:
-    """The variables that point Codex at its home and the stand-in's key. `tmpdir` must not contain
-    `codex_home`: a sandboxed command then fails (bwrap cannot find codex-linux-sandbox)."""
+def client_env(codex_home: Path, tmpdir: Path, home: Path) -> dict[str, str]:
+    """The variables that point Codex at its home and the stand-in's key, with a HOME of its own: Codex
+    runs each command in a login shell, which would otherwise read the machine's profile (this machine's
+    runs `pyenv init`, whose rehash lock, left behind by a shell killed mid-rehash, holds every later login
+    shell for a minute). `tmpdir` must not contain `codex_home`: a sandboxed command then fails (bwrap
+    cannot find codex-linux-sandbox)."""
     if codex_home.resolve().is_relative_to(tmpdir.resolve()):
         raise ValueError(f"TMPDIR {tmpdir} contains CODEX_HOME {codex_home}; give them separate folders")
+    home.mkdir(parents=True, exist_ok=True)
     return {
+        "HOME": str(home),
         "CODEX_HOME": str(codex_home),
         KEY_VARIABLE: API_KEY,
         "TMPDIR": str(tmpdir),

@@ -174,3 +174,19 @@ def test_codex_and_gemini_start_but_say_their_session_logs_are_not_read_yet(
     for attempt in (cli.transcript_reader, lambda: cli.usage_reader("", "")):
         with pytest.raises(ProgramUnfinished, match=f"^{cli.name} support is not finished: "):
             attempt()
+
+
+def test_a_version_check_cut_off_by_its_timeout_is_asked_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A loaded machine may take longer than VERSION_TIMEOUT once; that one miss is not kept, an answer is."""
+    slow_once = tmp_path / "slow-once"
+    marker = tmp_path / "ran"
+    slow_once.write_text(f'#!/bin/sh\n[ -e {marker} ] || {{ touch {marker}; sleep 5; }}\necho "slow 1.2.3"\n')
+    slow_once.chmod(0o755)
+    monkeypatch.setattr(probe, "VERSION_TIMEOUT", 0.5)
+    assert probe.reported_version(str(slow_once)) is None
+    assert probe.reported_version(str(slow_once)) == (1, 2, 3)
+    marker.unlink()  # a third call is answered from what was kept: no second slow run
+    assert probe.reported_version(str(slow_once)) == (1, 2, 3)
+    assert not marker.exists()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from worker.tmux.state_authority import pane_may_set
+from worker.tmux.state_authority import ended_not_drawn, pane_may_set
 
 CASES = {
     "hook-complete-vs-unknown": ("complete", "hook", "unknown", False),
@@ -46,3 +46,32 @@ def test_a_dialog_told_but_not_drawn_yet_stands_against_the_turn(seen: str, allo
 
 def test_once_drawn_and_gone_the_turn_wins() -> None:
     assert pane_may_set("permission", "hook", "running", told_not_drawn=False)
+
+
+ENDED_NOT_DRAWN = {
+    "a-turn-end-told-just-now": ("complete", "hook", 0.5, True),
+    "waiting-told-just-now": ("waiting", "hook", 2.9, True),
+    "long-ago": ("complete", "hook", 3.0, False),
+    "told-by-the-pane": ("complete", "", 0.5, False),
+    "still-running": ("running", "hook", 0.5, False),
+    "a-dialog-has-its-own-rule": ("permission", "hook", 0.5, False),
+    "stopped": ("stopped", "hook", 0.5, False),
+    "a-clock-gone-back": ("complete", "hook", -5.0, False),
+}
+
+
+@pytest.mark.parametrize(
+    ("current", "by", "ago", "expected"), ENDED_NOT_DRAWN.values(), ids=ENDED_NOT_DRAWN.keys()
+)
+def test_a_turn_end_told_moments_ago_is_not_drawn_yet(
+    current: str, by: str, ago: float, expected: bool
+) -> None:
+    assert ended_not_drawn(current, by, 1000.0 - ago, 1000.0) is expected
+
+
+def test_the_turn_still_on_screen_after_a_told_end_does_not_undo_it() -> None:
+    told = ended_not_drawn("complete", "hook", 999.5, 1000.0)
+    assert not pane_may_set("complete", "hook", "running", told_not_drawn=told)
+    assert pane_may_set("complete", "hook", "running", told_not_drawn=False)  # seconds later: the next turn
+    assert pane_may_set("complete", "hook", "permission", told_not_drawn=told)  # a dialog no hook told
+    assert pane_may_set("complete", "hook", "stopped", told_not_drawn=told)

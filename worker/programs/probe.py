@@ -1,9 +1,8 @@
 """Asking an installed agent program about itself: is its binary on PATH, which version it reports. The
-parsing is pure; the one subprocess call (`<command> --version`) is cached per command line."""
+parsing is pure; the one subprocess call (`<command> --version`) is kept per command line."""
 
 from __future__ import annotations
 
-import functools
 import re
 import shlex
 import shutil
@@ -11,9 +10,10 @@ import subprocess
 
 from worker.programs.program import AgentProgram, Version
 
-VERSION_TIMEOUT = 10.0
+VERSION_TIMEOUT = 30.0
 _VERSION = re.compile(r"(\d+)\.(\d+)\.(\d+)")
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+_reported: dict[tuple[str, str], Version | None] = {}  # what each (command line, shape) answered
 
 
 def parse_version(text: str, shape: re.Pattern[str] | None = None) -> Version | None:
@@ -51,9 +51,12 @@ def not_installed(program: AgentProgram, command: str) -> str | None:
     return f"{program.title} (`{program.binary}`) is not installed or not on PATH: {program.release.install}"
 
 
-@functools.cache
 def reported_version(command: str, shape: str = "") -> Version | None:
-    """The version `<command> --version` prints; None when it fails or prints another program's."""
+    """The version `<command> --version` prints; None when it fails or prints another program's. An
+    answer is kept per command line; a run cut off by VERSION_TIMEOUT is not (a loaded machine may answer
+    the next time: Gemini CLI loads all of itself, seconds of CPU, to print its version)."""
+    if (command, shape) in _reported:
+        return _reported[(command, shape)]
     try:
         done = subprocess.run(
             [*shlex.split(command), "--version"],
@@ -63,8 +66,12 @@ def reported_version(command: str, shape: str = "") -> Version | None:
             timeout=VERSION_TIMEOUT,
             check=False,
         )
+    except subprocess.TimeoutExpired:
+        return None
     except (OSError, ValueError, subprocess.SubprocessError):
-        return None
-    if done.returncode != 0:
-        return None
-    return parse_version(done.stdout, re.compile(shape) if shape else None)
+        done = None
+    found = None
+    if done is not None and done.returncode == 0:
+        found = parse_version(done.stdout, re.compile(shape) if shape else None)
+    _reported[(command, shape)] = found
+    return found

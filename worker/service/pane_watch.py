@@ -34,7 +34,7 @@ from worker.tmux.pane_death import Death
 from worker.tmux.pane_state import PaneState
 from worker.tmux.parse import PaneInfo, needs_capture
 from worker.tmux.retry import retry_detail
-from worker.tmux.state_authority import pane_may_set
+from worker.tmux.state_authority import ended_not_drawn, pane_may_set
 
 log = logging.getLogger(__name__)
 
@@ -193,7 +193,8 @@ class PaneWatcher:
         `stopped`, with how the program ended when the pane is still there to tell) on a change."""
         if state != "stopped":
             self.claims_checked.discard(agent.id)  # running again (resumed): its next end is looked at
-        current, by = self.rt.agents.state_of(agent.id)
+        current, by, since = self.rt.agents.state_of(agent.id)
+        told_not_drawn = told_not_drawn or ended_not_drawn(current, by, since, time.time())
         if not pane_may_set(current, by, state, told_not_drawn):
             if state == current == "stopped":
                 self._after_session_end(agent)
