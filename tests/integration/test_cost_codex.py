@@ -1,7 +1,7 @@
 """Output and tokens of a real Codex CLI agent (0.169.0, offline against the scripted Responses API): its
 hooks name its session log, the worker's tail puts the turn's text and tool calls on `out:<agent>`, `ib
-cost` counts the tokens the API said each answer used, and the turn's `complete` event carries the
-session's total. The model has no price: its tokens are counted, its cost is named unpriced."""
+cost` counts the tokens the API said each answer used and prices them, and the turn's `complete` event
+carries the session's total."""
 
 from __future__ import annotations
 
@@ -14,7 +14,6 @@ import redis
 from bus.keys import Keys
 from tests.cli import IbRunner
 from tests.fake_openai import FakeOpenAI, exec_command, reply
-from tests.fake_openai.client import MODEL
 from tests.fake_openai.sse import usage
 from tests.streams import stream_entries
 from tests.waiting import retry_until
@@ -59,7 +58,10 @@ def test_a_codex_turn_s_output_and_tokens_reach_the_feed_and_ib_cost(
 
     total = retry_until(counted, 30, 0.2, "ib cost to count both answers")
     assert {kind: total[kind] for kind in expected} == expected
-    assert total["unpriced"] == [MODEL] and total["usd"] == 0  # counted, never given a guessed price
+    # gpt-5.5: $5 a million fresh input, $30 output, $0.50 cached input
+    usd = (expected["input"] * 5 + expected["output"] * 30 + expected["cache_read"] * 0.5) / 1e6
+    assert total["unpriced"] == [] and total["usd"] == pytest.approx(usd)
+    assert event["data"]["usage"]["usd"] == pytest.approx(usd)
     assert {kind: event["data"]["usage"][kind] for kind in expected} == expected
 
     items = [(f["kind"], f["text"]) for _id, f in stream_entries(rds, keys.output("lister"))]

@@ -1,7 +1,7 @@
 """Output and tokens of a real Gemini CLI agent (0.61.0, offline against the scripted Gemini API): its hooks
 name its chat log, the worker's tail puts the turn's text and tool calls on `out:<agent>`, `ib cost`
-counts the tokens the API said each answer used, and the turn's `complete` event carries the session's
-total."""
+counts the tokens the API said each answer used and prices them, and the turn's `complete` event carries
+the session's total."""
 
 from __future__ import annotations
 
@@ -62,6 +62,9 @@ def test_a_gemini_turn_s_output_and_tokens_reach_the_feed_and_ib_cost(
     total = retry_until(counted, 30, 0.2, "ib cost to count both answers")
     assert {kind: total[kind] for kind in expected} == expected
     assert {kind: event["data"]["usage"][kind] for kind in expected} == expected
+    # gemini-2.5-flash: $0.30 a million input, $2.50 output
+    usd = (expected["input"] * 0.30 + expected["output"] * 2.50) / 1e6
+    assert total["unpriced"] == [] and total["usd"] == pytest.approx(usd)
 
     items = [(f["kind"], f["text"]) for _id, f in stream_entries(rds, keys.output("maker"))]
     end = items.index(("turn_end", "")) if ("turn_end", "") in items else len(items)

@@ -95,14 +95,16 @@ def test_an_answer_before_any_turn_context_is_counted_as_an_unknown_model() -> N
     assert UsageReader().lines([line]) == [Usage("unknown", input=10, output=2)]
 
 
-def test_codex_models_are_counted_but_not_priced_without_a_price() -> None:
+def test_codex_tokens_are_priced_by_the_model_and_an_unknown_one_is_counted_unpriced() -> None:
     records, _ = read_rollout(str(ROLLOUT))
     total = spend(records)
     assert total.tokens == 4 * 1200 + 81 + 48 + 48 + 40
-    assert total.unpriced == ("gpt-5.5",) and total.usd == 0
-    assert "unpriced (gpt-5.5)" in spend_line(total)
-    priced = spend(records, {"gpt-5.5": (1.0, 10.0, 0.0, 0.1)})
-    assert priced.usd == pytest.approx((800 * 1.0 + 217 * 10.0 + 4000 * 0.1) / 1e6)
+    # gpt-5.5: $5 a million fresh input, $30 output, $0.50 cached input
+    assert total.unpriced == () and total.usd == pytest.approx((800 * 5.0 + 217 * 30.0 + 4000 * 0.5) / 1e6)
+    renamed = [Usage("gpt-9-preview", r.at, r.input, r.output, r.cache_write, r.cache_read) for r in records]
+    unknown = spend(renamed)
+    assert unknown.tokens == total.tokens and unknown.usd == 0 and unknown.unpriced == ("gpt-9-preview",)
+    assert "unpriced (gpt-9-preview)" in spend_line(unknown)
 
 
 @pytest.mark.parametrize(
