@@ -112,3 +112,17 @@ def test_unknown_messages_are_no_crash() -> None:
     items, consumed = ChatParser().feed(data)
     assert consumed == len(data)
     assert [(i.kind, i.text) for i in items] == [("text", "parts")]
+
+
+def test_a_resumed_session_s_replayed_history_counts_once() -> None:
+    """`gemini --resume latest` appends to the same log, after a `$set` of every earlier message (a real
+    capture, tests/integration/test_gemini_agents.py's resume): nothing in it is shown or counted again."""
+    resumed = CHAT.with_name("chat-resumed.jsonl")
+    items, _ = ChatParser().feed(resumed.read_bytes())
+    assert [(i.kind, i.text) for i in items] == [
+        ("prompt", ""),
+        ("text", "Noted: the codeword is PERIWINKLE.\nWAITING"),
+        ("prompt", ""),
+        ("text", "It was PERIWINKLE.\nI HAVE COMPLETED THE GOAL"),
+    ]
+    assert len(read_chat(str(resumed))[0]) == 2
