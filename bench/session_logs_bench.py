@@ -14,9 +14,11 @@ import os
 import tempfile
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 from bench.cost_bench import made_up_session
+from bus.usage import Usage
 from worker.agents.transcript_tail import CHUNK
 from worker.programs.claude.transcript import TranscriptParser
 from worker.programs.claude.usage import read_transcript
@@ -81,14 +83,15 @@ def main() -> None:
         made_up_session(claude, 1000)  # then as many answers as fill MB megabytes
         made_up_session(claude, 1000 * (MB << 20) // claude.stat().st_size)
         print(f"session logs of about {MB} MB; best of 5")
-        rows = (
-            ("Claude Code", claude, lambda: read_transcript(str(claude)), tail(claude, TranscriptParser)),
-            ("Codex CLI", codex, lambda: read_rollout(str(codex)), tail(codex, RolloutParser)),
-            ("Gemini CLI", gemini, lambda: read_chat(str(gemini)), tail(gemini, ChatParser)),
-        )
-        for name, path, usage, output in rows:
+        rows: list[tuple[str, Path, Callable[[str], tuple[list[Usage], int]], Callable[[], int]]] = [
+            ("Claude Code", claude, read_transcript, tail(claude, TranscriptParser)),
+            ("Codex CLI", codex, read_rollout, tail(codex, RolloutParser)),
+            ("Gemini CLI", gemini, read_chat, tail(gemini, ChatParser)),
+        ]
+        for name, path, read, output in rows:
             size = path.stat().st_size / (1 << 20)
-            answers = len(usage()[0])  # type: ignore[index]
+            answers = len(read(str(path))[0])
+            usage = partial(read, str(path))
             for what, run in (("tokens (Stop hook)", usage), ("output (worker tail)", output)):
                 took = best(run)
                 print(
