@@ -6,6 +6,7 @@ the session's total."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -23,6 +24,7 @@ from worker.markers import COMPLETION_MARKER
 pytestmark = [pytest.mark.gemini, pytest.mark.timeout(300)]
 TURN = 90.0  # deadline for one turn of a cold CLI (about 5 s to start, hooks of ~0.3 s each) on 2 busy cores
 SHELL_DIALOG = "Allow execution of [Shell]?"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "gemini-0.61.0"
 
 
 def test_a_gemini_turn_s_output_and_tokens_reach_the_feed_and_ib_cost(
@@ -71,3 +73,19 @@ def test_a_gemini_turn_s_output_and_tokens_reach_the_feed_and_ib_cost(
     assert [kind for kind, _text in items[:end]] == ["prompt", "text", "tool_use", "tool_result", "text"]
     assert items[1:3] == [("text", "Making it."), ("tool_use", "**Bash**(touch made.txt && echo made)")]
     assert items[3][1].startswith("Output ") and items[4] == ("text", f"Made the file.\n{COMPLETION_MARKER}")
+
+
+def test_the_chat_log_is_recorded_when_a_turn_starts(ib: IbRunner, rds: redis.Redis, keys: Keys) -> None:
+    """BeforeAgent names the chat log (a real payload): the worker's tail reads the first turn while it
+    runs, not only once AfterAgent ended it."""
+    hooks = FIXTURES / "hooks-one-session.jsonl"
+    started = next(
+        p
+        for line in hooks.read_text().splitlines()
+        if (p := json.loads(line))["hook_event_name"] == "BeforeAgent"
+    )
+    rds.hset(keys.agent("g1"), mapping={"id": "g1", "project": "p", "state": "waiting"})
+    done = ib.run("hook", "gemini", stdin=json.dumps(started), env={"IB_AGENT_ID": "g1"})
+    assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+    assert rds.hget(keys.agent("g1"), "transcript_path") == started["transcript_path"]
+    assert rds.hget(keys.agent("g1"), "state") == "running"

@@ -10,14 +10,22 @@ if TYPE_CHECKING:
 
 
 def record_transcript(payload: Mapping[str, object], agent_id: str, cwd: str) -> None:
-    """Store the payload's `transcript_path` on the agent's record (nothing when it names none)."""
+    """Store the payload's `transcript_path` on the agent's record (nothing when it names none). With the
+    bus away it is left out: the turn's end records it again, and the event the hook was run for still
+    goes out."""
     path = payload.get("transcript_path")
     if not isinstance(path, str) or not path:
         return
+    from bus.errors import BusError, ConfigError
     from bus.hotconf import read_hotconf
     from bus.keys import Keys
     from bus.publish import open_bus
 
     conf = read_hotconf(cwd=cwd)
-    with open_bus(conf) as conn:
-        conn.call("HSET", Keys(conf.namespace).agent(agent_id), "transcript_path", path)
+    try:
+        with open_bus(conf) as conn:
+            conn.call("HSET", Keys(conf.namespace).agent(agent_id), "transcript_path", path)
+    except ConfigError:
+        raise  # a setting that is wrong is said (worker.hooks.trouble)
+    except BusError:
+        return

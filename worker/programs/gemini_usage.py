@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from bus.usage import Usage
 from worker.programs.claude.usage import stamp_seconds, token_count
-from worker.programs.codex.usage import entries
+from worker.programs.jsonl import entries
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

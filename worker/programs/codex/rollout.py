@@ -15,7 +15,7 @@ from __future__ import annotations
 from bus import fastjson
 from worker.programs.claude.transcript import MAX_PENDING, shorten, tool_use_text
 from worker.programs.claude.usage import token_count
-from worker.programs.codex.usage import entries
+from worker.programs.jsonl import entries
 from worker.programs.output import OutputItem
 
 TYPE_CHECKING = False
