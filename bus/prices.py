@@ -1,10 +1,12 @@
-"""What Claude models cost: Anthropic's public list prices per model family, in US dollars per million
-tokens, and the price of a count of tokens. Pure; imports nothing, so the Stop hook can price a turn.
+"""What models cost: Anthropic's public list prices per Claude model family, and those of the other agent
+programs' models by their exact id, in US dollars per million tokens, and the price of a count of tokens.
+Pure; imports nothing, so the Stop hook can price a turn.
 
-A model id (`claude-sonnet-4-5-20250929`, `claude-3-5-haiku-20241022`, `claude-opus-4-1`) is read as its
-family (`sonnet-4.5`, `haiku-3.5`, `opus-4.1`); a family not in the table is unpriced, never guessed
-from a neighbour (Opus 4.5 costs a third of Opus 4.1). The setting `IB_PRICES` adds or replaces
-families, or prices one exact model id.
+A Claude model id (`claude-sonnet-4-5-20250929`, `claude-3-5-haiku-20241022`, `claude-opus-4-1`) is read
+as its family (`sonnet-4.5`, `haiku-3.5`, `opus-4.1`); a family not in the table is unpriced, never
+guessed from a neighbour (Opus 4.5 costs a third of Opus 4.1). Another vendor's model is priced only by
+its exact id (`gpt-5.5`, `gemini-2.5-flash`): any other is unpriced. The setting `IB_PRICES` adds or
+replaces families, or prices one exact model id.
 """
 
 from __future__ import annotations
@@ -47,6 +49,14 @@ PRICES: dict[str, tuple[float, float, float, float]] = {
     "haiku-3.5": (0.80, 4.0, 1.0, 0.08),
     "haiku-3": (0.25, 1.25, 0.30, 0.03),
 }
+# The same four prices for the models of Codex CLI and Gemini CLI, by exact model id, as their vendors list
+# them for prompts under their long-context threshold (272K tokens for GPT-5.5, 200K for Gemini), read in
+# November 2026: OpenAI's and Google's pricing pages. Neither bills a cache write apart from its input (the
+# write price is the input price); a longer prompt costs more than this table says (set IB_PRICES).
+MODEL_PRICES: dict[str, tuple[float, float, float, float]] = {
+    "gpt-5.5": (5.0, 30.0, 5.0, 0.50),
+    "gemini-2.5-flash": (0.30, 2.50, 0.30, 0.03),
+}
 HOUR_CACHE = 2.0  # a 1-hour cache write, in input prices
 
 _TIERS = ("opus", "sonnet", "haiku", "fable", "mythos")
@@ -82,14 +92,14 @@ def price_of(
     model: str, overrides: Mapping[str, tuple[float, ...]] | None = None
 ) -> tuple[float, ...] | None:
     """The four per-million prices of `model`: an override for the exact id, else for its family, else
-    the table's; None when it has none (unpriced)."""
+    the tables' (by family, or by exact id for another vendor's model); None when it has none (unpriced)."""
     extra = overrides or {}
     if model in extra:
         return extra[model]
     name = family(model)
     if name in extra:
         return extra[name]
-    return PRICES.get(name)
+    return PRICES.get(name) or MODEL_PRICES.get(model)
 
 
 def cost(counts: Mapping[str, int], price: tuple[float, ...], hour_writes: int = 0) -> float:

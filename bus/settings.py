@@ -24,6 +24,8 @@ from bus.prices import parse_prices
 from bus.repo_paths import repo_root
 from bus.setting_checks import NUMBERS, agent_env_problem, number, overlap_mode, user_ids, value_problem
 
+MODEL_PROGRAMS = ("claude", "codex", "gemini")  # the agent programs with a model setting of their own
+
 
 class Settings(BaseSettings):
     """ittybus configuration, from the environment (`IB_` prefix) and the repository's `.env`."""
@@ -103,6 +105,9 @@ class Settings(BaseSettings):
     model: str | None = Field(
         None, description="model for new agents (--model); unset: the program's default"
     )
+    claude_model: str | None = Field(None, description="model for new Claude Code agents; unset: IB_MODEL")
+    codex_model: str | None = Field(None, description="model for new Codex CLI agents; unset: IB_MODEL")
+    gemini_model: str | None = Field(None, description="model for new Gemini CLI agents; unset: IB_MODEL")
     permission_mode: str = Field(
         DEFAULT_PERMISSION_MODE,
         description="Claude Code permission mode of new agents (acceptEdits, default, plan, dontAsk, ...)",
@@ -253,6 +258,18 @@ class Settings(BaseSettings):
     @classmethod
     def _overlap_known(cls, value: str) -> str:
         return overlap_mode(value)
+
+    @field_validator("model", "claude_model", "codex_model", "gemini_model")
+    @classmethod
+    def _model_name(cls, value: str | None) -> str | None:
+        """Empty or blank: unset (the program's default, or IB_MODEL)."""
+        return (value or "").strip() or None
+
+    def model_for(self, program: str) -> str:
+        """The model new agents of `program` (claude, codex, gemini) get: its own setting, else IB_MODEL,
+        else "" (the program's default)."""
+        own = getattr(self, f"{program}_model", None) if program in MODEL_PROGRAMS else None
+        return own or self.model or ""
 
     @field_validator("permission_mode")
     @classmethod

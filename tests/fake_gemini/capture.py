@@ -8,7 +8,8 @@ scripted Gemini API, drives it through one session (start-up, a shell command an
 a new file and a replace with their "Apply this change?" dialogs, a turn still running, the turn's
 end, an API error, /quit) and saves each screen as `<state>-<what>-w<width>.txt`: the state
 worker/gemini/screen.py must read is the name's text before the first hyphen. With --hooks, every
-hook event's payload (stdin of a logging hook) is appended to FILE, one JSON document a line.
+hook event's payload (stdin of a logging hook) is appended to FILE, one JSON document a line. With --chat,
+one other session instead, whose chat log (Gemini CLI's transcript) is saved as chat-two-turns.jsonl.
 """
 
 from __future__ import annotations
@@ -98,7 +99,40 @@ def one_session(s: Session) -> None:
     s.save("exited", "quit")
 
 
-def capture(width: int, out: Path, hooks_log: Path | None) -> list[Path]:
+def chat_log(s: Session) -> None:
+    """Not a screen: the session's chat log (a shell command and a new file, approved, then a second
+    turn) saved as `chat-two-turns.jsonl`, the capture's temporary folder named /tmp/ib-gemini-capture."""
+    pane, fake = s.pane, s.pane.fake
+    target = pane.repo / "notes.txt"
+    fake.script(
+        reply("Let me run the build first.", shell("echo built > build.log && cat build.log")),
+        reply("Now the notes file.", write_file(str(target), "alpha\nbeta\n")),
+        reply("Built and wrote the notes.\n\nI HAVE COMPLETED THE GOAL"),
+        reply("Which one?\n\nWAITING"),
+    )
+    pane.wait(idle)
+    pane.type("build it and write the notes")
+    pane.wait("Allow execution of")
+    pane.keys("1")
+    pane.wait("Apply this change?")
+    pane.keys("1")
+    pane.wait(lambda screen: "COMPLETED THE GOAL" in screen and idle(screen))
+    pane.type("and the docs")
+    pane.wait(lambda screen: "Which one?" in screen and idle(screen))
+    pane.type("/quit")
+    pane.wait("Pane is dead")
+    logs = sorted((pane.home / ".gemini" / "tmp").rglob("session-*.json*"))
+    if len(logs) != 1:
+        raise ScreenMissing(f"expected one chat log, found {logs}")
+    work = str(pane.repo.parent)
+    text = logs[0].read_text(encoding="utf-8").replace(work, "/tmp/ib-gemini-capture")
+    path = s.out / f"chat-two-turns{''.join(logs[0].suffixes[-1:])}"
+    path.write_text(text, encoding="utf-8")
+    s.saved.append(path)
+    print(f"saved {path}", flush=True)
+
+
+def capture(width: int, out: Path, hooks_log: Path | None, chat: bool = False) -> list[Path]:
     folder = tempfile.TemporaryDirectory(prefix="ib-gemini-capture-", ignore_cleanup_errors=True)
     with folder as tmp, FakeGemini() as fake:
         work = Path(tmp)
@@ -106,7 +140,7 @@ def capture(width: int, out: Path, hooks_log: Path | None) -> list[Path]:
         session = Session(pane, out)
         try:
             pane.start(hooks=logging_hooks(hooks_log) if hooks_log else None)
-            one_session(session)
+            (chat_log if chat else one_session)(session)
         finally:
             pane.close()
         return session.saved
@@ -117,13 +151,15 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=Path(f"tests/fixtures/gemini-{version}"))
     parser.add_argument("--widths", default="80,100,200")
+    parser.add_argument("--chat", action="store_true", help="save the chat log of a session instead")
     parser.add_argument("--hooks", type=Path, default=None, help="append every hook payload to this file")
     args = parser.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     failed = 0
-    for width in [int(w) for w in args.widths.split(",")]:
+    widths = [int(w) for w in args.widths.split(",")]
+    for width in widths[:1] if args.chat else widths:
         try:
-            capture(width, args.out, args.hooks)
+            capture(width, args.out, args.hooks, args.chat)
         except ScreenMissing as e:
             failed += 1
             print(f"capture: width {width} failed: {e}", file=sys.stderr)

@@ -276,6 +276,31 @@ def _signal_name(via: str, payload: dict[str, object], seen: dict[str, int]) -> 
     return what if seen[what] == 1 else f"{what}-{seen[what]}"
 
 
+def rollout(s: Stage) -> None:
+    """Not a screen: the session log ("rollout") of two turns (a command, a patch, text) saved as
+    `rollout-two-turns.jsonl`, the capture's temporary folder written as /tmp/ib-codex-capture."""
+    s.fake.script(
+        reply("Listing first.", exec_command("ls && git status --short")),
+        reply(add_file("notes.txt", "one\ntwo\n")),
+        reply(f"Listed and wrote notes.\n\n{COMPLETION_MARKER}"),
+        reply(f"Which one?\n\n{WAITING_MARKER}"),
+    )
+    s.start("list and write notes")
+    s.wait(_idle_with(COMPLETION_MARKER, turns=1))
+    s.type("and the docs")
+    s.wait(_idle_with("Which one?", turns=2))
+    s.type("/quit")
+    s.wait(lambda screen: "Pane is dead" in screen)
+    logs = sorted((s.work / "codex-home" / "sessions").rglob("rollout-*.jsonl"))
+    if len(logs) != 1:
+        raise CaptureFailed(f"expected one session log, found {logs}")
+    text = logs[0].read_text(encoding="utf-8").replace(str(s.work), "/tmp/ib-codex-capture")
+    path = s.out / "rollout-two-turns.jsonl"
+    path.write_text(text, encoding="utf-8")
+    s.saved.append(path)
+    print(f"saved {path}", flush=True)
+
+
 SCENARIOS: dict[str, Callable[[Stage], None]] = {
     "conversation": conversation,
     "escalation": escalation,
@@ -286,10 +311,11 @@ SCENARIOS: dict[str, Callable[[Stage], None]] = {
     "api-error": api_error,
     "quit": quit_codex,
     "signals": signals,
+    "rollout": rollout,
 }
 
 
-ONE_WIDTH = {"signals"}  # not about the screen: run once
+ONE_WIDTH = {"signals", "rollout"}  # not about the screen: run once
 
 
 def run_scenario(scenario: Callable[[Stage], None], width: int, out: Path) -> list[Path]:

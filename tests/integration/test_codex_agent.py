@@ -1,11 +1,13 @@
 """`ib new-agent --cli codex` (and IB_DEFAULT_CLI=codex): the real Codex CLI 0.169.0 started by ittybus in
 its worktree, offline against the scripted Responses API. Its own signals (hooks.json, notify) put its
 turns on the bus, once each; `ib send` reaches it verbatim; `ib approve` and `ib deny` answer its approval
-dialog; its sandbox keeps its commands in the worktree."""
+dialog; its sandbox keeps its commands in the worktree; `ib resume` restarts a stopped one with its
+conversation."""
 
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -17,7 +19,7 @@ from tests.cli import IbRunner
 from tests.fake_openai import FakeOpenAI, add_file, exec_command, reply, server_error, write_codex_home
 from tests.streams import stream_entries
 from tests.waiting import retry_until
-from worker.markers import COMPLETION_MARKER
+from worker.markers import COMPLETION_MARKER, WAITING_MARKER
 
 pytestmark = [pytest.mark.codex, pytest.mark.timeout(300)]  # several turns of a cold CLI, each up to TURN
 DIALOG = "Press enter to confirm or esc to cancel"
@@ -120,3 +122,40 @@ def test_an_api_error_that_ends_the_turn_is_read_from_the_pane(
     assert {"from_state": "running", "to_state": "error"} in moved
     assert not _events(rds, keys, "complete", "failing")
     # the pane only moves the state: no `error` event is raised for Codex (it has no error signal)
+
+
+def _said(request_items: list[dict[str, object]]) -> str:
+    """Every text of a request's input messages, the earlier turns included."""
+    return "\n".join(
+        str(part.get("text", ""))
+        for item in request_items
+        if item.get("type") == "message"
+        for part in item.get("content") or []  # type: ignore[attr-defined]
+        if isinstance(part, dict)
+    )
+
+
+def test_ib_resume_restarts_a_stopped_codex_agent_with_its_conversation(
+    codex_ib: IbRunner, openai: FakeOpenAI, rds: redis.Redis, keys: Keys, tmux_socket: str
+) -> None:
+    openai.script(reply(f"Noted: the codeword is PERIWINKLE.\n\n{WAITING_MARKER}"))
+    spawned = codex_ib.run("new-agent", "--name", "keeper", "remember the codeword PERIWINKLE")
+    assert spawned.returncode == 0, spawned.stderr
+    retry_until(lambda: _events(rds, keys, "waiting", "keeper"), TURN, what="the first turn's end")
+    session = rds.hget(keys.agent("keeper"), "session")
+    assert session and Path(str(rds.hget(keys.agent("keeper"), "transcript_path"))).is_file()
+    subprocess.run(["tmux", "-L", tmux_socket, "kill-session", "-t", session], check=True)  # Codex is gone
+
+    resumed = codex_ib.run("resume", "keeper")
+    assert resumed.returncode == 0, resumed.stderr
+    assert "with its conversation" in resumed.stdout
+    openai.script(reply(f"It was PERIWINKLE.\n\n{COMPLETION_MARKER}"))
+    asked = codex_ib.run("send", "keeper", "what was the codeword?")
+    assert asked.returncode == 0, asked.stderr
+    retry_until(lambda: _events(rds, keys, "complete", "keeper"), TURN, what="the resumed turn's end")
+    last = openai.turns_taken()[-1]
+    assert last.user_text() == "what was the codeword?"
+    # the resumed request carries the earlier turn: what the agent was told and what it answered
+    earlier = _said(last.items())
+    assert "remember the codeword PERIWINKLE" in earlier
+    assert "Noted: the codeword is PERIWINKLE." in earlier

@@ -1,7 +1,7 @@
 """`ib hook codex` (hooks.json, JSON on stdin) and `ib hook codex-notify` (JSON as the last argument) as
 Codex CLI 0.169.0 runs them, fed the payloads it sent in a real run (tests/fixtures/codex-0.169.0/signals):
-the agent's states, one `permission` with its dialog recorded, one `complete` for a turn both Stop and
-notify tell, nothing for the title thread, and bad input that never fails the session."""
+the agent's states and its session log, one `permission` with its dialog recorded, one `complete` for a
+turn both Stop and notify tell, nothing for the title thread, and bad input that never fails the session."""
 
 from __future__ import annotations
 
@@ -51,7 +51,10 @@ def agent(rds: redis.Redis, keys: Keys) -> str:
 def test_a_real_turn_with_an_approval_is_told_once_each(
     ib: IbRunner, rds: redis.Redis, keys: Keys, agent: str
 ) -> None:
-    _hook(ib, _real("none-hook-session-start.json"))
+    started = _real("none-hook-session-start.json")
+    _hook(ib, started)
+    # its session log, for the worker's tail from the start of the first turn
+    assert rds.hget(keys.agent(agent), "transcript_path") == started["transcript_path"]
     _hook(ib, _real("running-hook-user-prompt-submit.json"))
     assert rds.hget(keys.agent(agent), "state") == "running"
     _notify(ib, _real("none-notify-title-thread.json"))  # arrives while the turn runs

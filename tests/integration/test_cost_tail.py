@@ -85,3 +85,24 @@ def test_the_tail_counts_each_answer_once_and_ib_cost_selects(
     refused = ib.run("cost", env={"IB_PRICES": "sonnet-4.5=3,15"})
     assert refused.returncode != 0 and "IB_PRICES: bad price 'sonnet-4.5=3,15'" in refused.stderr
     assert len(refused.stderr.strip().splitlines()) == 1
+
+
+def test_a_new_transcript_is_read_from_its_start(
+    rds: redis.Redis, keys: Keys, redis_url: str, namespace: str, repo: Path, tmp_path: Path
+) -> None:
+    """A program that starts a new session (a fresh restart) names a new transcript, shorter than where
+    the tail stopped in the old one: its answers are not skipped."""
+    rt = Runtime(Settings(redis_url=redis_url, namespace=namespace), client_for(redis_url), repo)
+    store = AgentStore(rds, keys)
+    now = dt.datetime.now(dt.UTC)
+    old, new = tmp_path / "old.jsonl", tmp_path / "new.jsonl"
+    old.write_text("".join(answer(n, f"Old answer {n}, a long one.", now) for n in range(1, 4)))
+    new.write_text(answer(9, "New.", now))
+    store.save(Agent(id="restarted", project="shed", worker=rt.worker_id, transcript_path=str(old)))
+    tail = TranscriptTailer(rt)
+    tail.tick()
+    store.update("restarted", transcript_path=str(new))
+    tail.tick()
+    texts = [fields["text"] for _id, fields in stream_entries(rds, keys.output("restarted"))]
+    assert texts[-1] == "New." and len(texts) == 4
+    assert rds.xlen(keys.usage("restarted")) == 4

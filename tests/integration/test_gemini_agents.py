@@ -1,7 +1,8 @@
 """The real Gemini CLI (pinned), offline against the scripted Gemini API, started by `ib new-agent --cli
 gemini` under bubblewrap, its worker running: its hooks' events reach the bus (running, permission,
-complete) through the worker's relay, `ib approve` and `ib deny` answer its approval dialog, and it
-cannot write outside its worktree nor read the bus's secrets, its address included."""
+complete) through the worker's relay, `ib approve` and `ib deny` answer its approval dialog, it cannot
+write outside its worktree nor read the bus's secrets, its address included, and `ib resume` restarts a
+stopped one with its conversation."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from tests.fake_gemini.script import reply, shell
 from tests.fake_gemini.server import FakeGemini
 from tests.streams import stream_entries
 from tests.waiting import retry_until
-from worker.markers import COMPLETION_MARKER
+from worker.markers import COMPLETION_MARKER, WAITING_MARKER
 
 pytestmark = [pytest.mark.gemini, pytest.mark.timeout(300)]
 TURN = 90.0  # deadline for one turn of a cold CLI (about 5 s to start, hooks of ~0.3 s each) on 2 busy cores
@@ -190,3 +191,46 @@ def test_without_a_worker_the_turn_ends_and_the_worker_follows_the_pane_later(
 
 def _events_all(rds: redis.Redis, keys: Keys) -> list[dict[str, object]]:
     return [json.loads(f["e"]) for _i, f in stream_entries(rds, keys.events)]
+
+
+def _texts(contents: object) -> str:
+    """Every text part of a request's contents, the earlier turns included."""
+    given = contents if isinstance(contents, list) else []
+    return "\n".join(
+        str(part.get("text", ""))
+        for content in given
+        if isinstance(content, dict)
+        for part in content.get("parts") or []
+        if isinstance(part, dict)
+    )
+
+
+def test_ib_resume_restarts_a_stopped_gemini_agent_with_its_conversation(
+    gemini_ib: IbRunner,
+    gemini: FakeGemini,
+    rds: redis.Redis,
+    keys: Keys,
+    tmux_socket: str,
+    gemini_worker: Worker,
+) -> None:
+    gemini.script(reply(f"Noted: the codeword is PERIWINKLE.\n{WAITING_MARKER}"))
+    _spawn(gemini_ib, "keeper", "remember the codeword PERIWINKLE")
+    _wait_event(rds, keys, "waiting")
+    session = rds.hget(keys.agent("keeper"), "session")
+    assert session and Path(str(rds.hget(keys.agent("keeper"), "transcript_path"))).is_file()
+    subprocess.run(["tmux", "-L", tmux_socket, "kill-session", "-t", session], check=True)  # Gemini is gone
+
+    resumed = gemini_ib.run("resume", "keeper")
+    assert resumed.returncode == 0, resumed.stderr
+    assert "with its conversation" in resumed.stdout
+    gemini.script(reply(f"It was PERIWINKLE.\n{COMPLETION_MARKER}"))
+    retry_until(lambda: "Type your message" in gemini_ib.run("look", "keeper").stdout, TURN, what="input")
+    asked = gemini_ib.run("send", "keeper", "say the codeword")
+    assert asked.returncode == 0, asked.stderr
+    _wait_event(rds, keys, "complete")
+    last = gemini.turns_taken()[-1]
+    assert last.user_text() == "say the codeword"
+    # the resumed request carries the earlier turn: what the agent was told and what it answered
+    earlier = _texts(last.body.get("contents"))
+    assert "remember the codeword PERIWINKLE" in earlier
+    assert "Noted: the codeword is PERIWINKLE." in earlier

@@ -33,6 +33,7 @@ from tests.fake_openai import API_KEY as OPENAI_KEY
 from tests.fake_openai import FakeOpenAI, codex_binary, exec_command, write_codex_home
 from tests.fake_openai import reply as codex_reply
 from tests.fake_openai.client import KEY_VARIABLE, CodexMissing
+from tests.fake_openai.client import MODEL as CODEX_MODEL
 from tests.streams import stream_entries
 from worker.markers import COMPLETION_MARKER
 
@@ -79,9 +80,11 @@ def mixed_ib(
             KEY_VARIABLE: OPENAI_KEY,
             "IB_AGENT_ENV": KEY_VARIABLE,
             "IB_AGENT_COMMAND": str(claude_bin),
-            # one model for every program: Gemini CLI's default ("Auto") first asks a router model the
-            # stand-in does not play; Claude Code's and Codex's stand-ins take any model name
-            "IB_MODEL": GEMINI_MODEL,
+            # a model per program: Gemini CLI's default ("Auto") first asks a router model the stand-in
+            # does not play; Codex keeps its apply_patch tool only with a model of its own catalog;
+            # Claude Code keeps its default
+            "IB_GEMINI_MODEL": GEMINI_MODEL,
+            "IB_CODEX_MODEL": CODEX_MODEL,
             "IB_TMUX_SOCKET": tmux_socket,
             "IB_WORKER_ID": f"w-{uuid.uuid4().hex[:6]}",
         }
@@ -160,6 +163,10 @@ def test_a_dag_of_three_clis_runs_to_three_merges(
     merged = [e["task"] for e in happened if e["type"] == "merge_merged"]
     assert merged == ["a", "b", "c"], _told(rds, keys)
     assert programs == {"a": "claude", "b": "codex", "c": "gemini"}, programs
+    # each program asked for the model its own setting names (IB_<CLI>_MODEL), Claude Code for its default
+    assert {r.body.get("model") for r in openai.turns_taken()} == {CODEX_MODEL}
+    assert {r.path.split("/models/")[1].split(":")[0] for r in gemini.turns_taken()} == {GEMINI_MODEL}
+    assert not {r.body.get("model") for r in anthropic.turns_taken()} & {CODEX_MODEL, GEMINI_MODEL}
     finished = [e for e in happened if e["type"] == "auto_finished"]
     assert finished and finished[-1]["data"]["done"] == ["a", "b", "c"]
 

@@ -13,7 +13,7 @@ import pytest
 from worker.permissions.policy import merge_permissions
 from worker.programs.codex.program import HOOK_EVENTS, CodexCli
 from worker.programs.confinement import Confinement
-from worker.programs.program import Launch, ProgramUnfinished
+from worker.programs.program import Launch
 
 
 def _launch(tmp_path: Path, mode: str = "acceptEdits", resume: bool = False, model: str = "") -> Launch:
@@ -131,10 +131,3 @@ def test_codex_runs_in_the_box_that_hides_the_secrets_and_keeps_its_login(
     assert str(person / "auth.json") in _pairs(box, "--ro-bind-try")
     assert box.index(str(person / "auth.json")) > box.index(str(person))  # shown again after the hiding
     assert box[box.index("--chdir") + 1] == str(tmp_path / "repo")
-
-
-def test_its_session_log_is_not_read_yet_and_says_so() -> None:
-    with pytest.raises(ProgramUnfinished, match=r"^codex support is not finished: reading its session log"):
-        CodexCli().transcript_reader()
-    with pytest.raises(ProgramUnfinished, match=r"^codex support is not finished: reading its session log"):
-        CodexCli().usage_reader("", "")

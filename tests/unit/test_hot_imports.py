@@ -60,6 +60,9 @@ HOT_MODULES = {
     "payload-outcome": "worker.hooks.payloads",
     "notify": "worker.hooks.notify",
     "entry": "worker.cli.entry",
+    "transcript-record": "worker.hooks.transcript_record",
+    "codex-usage": "worker.programs.codex.usage",  # the Stop hook reads a Codex turn's tokens with it
+    "gemini-usage": "worker.programs.gemini_usage",
 }
 
 

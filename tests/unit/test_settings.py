@@ -102,3 +102,15 @@ def test_an_unknown_permission_mode_is_one_line(name: str) -> None:
         f"bad configuration: IB_{name.upper()}: must be one of acceptEdits, default, manual, plan, auto, "
         "dontAsk, bypassPermissions (got 'yolo') (set in the call)"
     )
+
+
+def test_a_model_per_program_falls_back_to_ib_model() -> None:
+    settings = Settings(model="shared-1", codex_model="gpt-5.5", gemini_model="  ")
+    assert [settings.model_for(p) for p in ("claude", "codex", "gemini", "fake")] == [
+        "shared-1",
+        "gpt-5.5",
+        "shared-1",  # blank: unset
+        "shared-1",
+    ]
+    assert Settings(model="", claude_model=" claude-opus-5-5 ").model_for("claude") == "claude-opus-5-5"
+    assert Settings(model="").model_for("codex") == ""  # none anywhere: the program's default

@@ -52,6 +52,11 @@ def test_model_family(model: str, expected: str) -> None:
         ("claude-test", {"claude-test": (1.0, 2.0, 3.0, 4.0)}, (1.0, 2.0, 3.0, 4.0)),
         ("claude-sonnet-4-5", {"sonnet-4.5": (6.0, 22.5, 7.5, 0.6)}, (6.0, 22.5, 7.5, 0.6)),
         ("claude-test", {}, None),
+        ("gpt-5.5", {}, (5.0, 30.0, 5.0, 0.5)),
+        ("gemini-2.5-flash", {}, (0.30, 2.50, 0.30, 0.03)),
+        ("gpt-5.5", {"gpt-5.5": (1.0, 2.0, 1.0, 0.1)}, (1.0, 2.0, 1.0, 0.1)),
+        ("gpt-5.5-pro", {}, None),  # another vendor's model: its exact id or nothing, never a neighbour's
+        ("gemini-2.5-flash-lite", {}, None),
     ],
     ids=[
         "sonnet",
@@ -64,6 +69,11 @@ def test_model_family(model: str, expected: str) -> None:
         "model-set",
         "family-replaced",
         "unpriced",
+        "codex-model",
+        "gemini-model",
+        "codex-model-set",
+        "codex-neighbour",
+        "gemini-neighbour",
     ],
 )
 def test_price_of(model: str, overrides: dict[str, tuple[float, ...]], expected: object) -> None:

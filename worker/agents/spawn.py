@@ -26,6 +26,7 @@ from bus.ids import folder_project, validate_id
 from bus.permission_modes import BYPASS, permission_mode
 from bus.relay_port import VIA_RELAY, relay_address
 from bus.repo_paths import agent_from_path, ensure_state_dir, shared_git_dir
+from bus.settings import MODEL_PROGRAMS
 from bus.worker_commands import NewAgent
 from worker.agents import agent_log
 from worker.agents.agent_env import agent_path, env_command, passed_names
@@ -282,7 +283,7 @@ def _record(
         base_branch=base,
         session=session_name(rt.root, agent_id),
         worker=rt.worker_id,
-        model=req.model or rt.settings.model or "",
+        model=req.model or rt.settings.model_for(program),
         program=program,
         permission_mode=mode,
         created_at=now,
@@ -420,6 +421,9 @@ def _spawn_settings(rt: Runtime) -> dict[str, str]:
     settings = {"IB_AGENT_COMMAND": rt.settings.agent_command, "IB_DEFAULT_CLI": rt.settings.default_cli}
     if rt.settings.model:
         settings["IB_MODEL"] = rt.settings.model
+    for program in MODEL_PROGRAMS:
+        if own := getattr(rt.settings, f"{program}_model"):
+            settings[f"IB_{program.upper()}_MODEL"] = own
     if rt.settings.agent_env:
         settings["IB_AGENT_ENV"] = ",".join(rt.settings.agent_env)
     settings["IB_PERMISSION_MODE"] = rt.settings.permission_mode

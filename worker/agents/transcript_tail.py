@@ -1,7 +1,8 @@
 """Tailing agents' Claude Code transcripts: new lines since the stored offset become items on `out:<agent>`.
 
-The offset lives on the agent's record, so a restarted worker goes on where it stopped; a line cut in
-half stays for the next tick. Read once a tick, and at once when an agent's turn ends. The same lines give
+The offset lives on the agent's record, with the transcript it is in (a program that starts a new
+session names a new one), so a restarted worker goes on where it stopped; a line cut in half stays for the
+next tick. Read once a tick, and at once when an agent's turn ends. The same lines give
 the tokens of each model answer (`bus.usage_store`); the agent's running cost rides on the items that
 carry the context's size, for the live status line.
 """
@@ -58,6 +59,9 @@ class TranscriptTailer:
         key = self.rt.keys.agent(agent.id)
         record = read_hash(self.rt.client, key)
         offset = int(record.get("transcript_offset") or 0)
+        if record.get("transcript_tailed", agent.transcript_path) != agent.transcript_path:
+            offset = 0  # a new transcript (a fresh session): read from its start, with a new parser
+            self.parsers.pop(agent.id, None)
         try:
             size = os.stat(agent.transcript_path).st_size
             if size <= offset:
@@ -82,7 +86,10 @@ class TranscriptTailer:
             append_entry(pipe, self.rt.keys.output(agent.id), fields, OUTPUT_MAXLEN)
         if usage_store.append(pipe, self.rt.keys, agent.id, agent.project, answers):
             pipe.hset(key, mapping={"usage_last": reader.last, "usage_usd": f"{usd:.6f}"})
-        pipe.hset(key, "transcript_offset", str(offset + consumed))
+        pipe.hset(
+            key,
+            mapping={"transcript_offset": str(offset + consumed), "transcript_tailed": agent.transcript_path},
+        )
         pipe.execute()
         if answers and self.on_answers is not None:
             self.on_answers(agent, answers)

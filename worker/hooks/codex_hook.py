@@ -19,6 +19,10 @@ def handle(payload: dict[str, object], agent_id: str, cwd: str) -> None:
     from worker.programs.codex.signals import read_hook
 
     reading = read_hook(payload, agent_id)
+    if payload.get("hook_event_name") == "SessionStart":
+        from worker.hooks.transcript_record import record_transcript
+
+        record_transcript(payload, agent_id, cwd)  # its session log, read by the worker's tail
     if reading is None or not (reading.state or reading.event_type):
         return
     if reading.ends_turn:
@@ -33,8 +37,8 @@ def handle(payload: dict[str, object], agent_id: str, cwd: str) -> None:
 
 def end_turn(payload: Mapping[str, object], reading: Reading, agent_id: str, cwd: str) -> None:
     """The turn's end through the Stop hook's path (state, event, the task finished, the manager told),
-    keyed by the Codex turn id so Stop and notify publish it once. Codex's transcript is not Claude Code's:
-    its path stays out of the agent's record."""
+    keyed by the Codex turn id so Stop and notify publish it once. The Stop hook names Codex's session log
+    (notify does not), read for the turn's tokens as Codex writes it."""
     from worker.hooks import stop
 
     last = payload.get("last_assistant_message", payload.get("last-assistant-message"))
@@ -43,7 +47,10 @@ def end_turn(payload: Mapping[str, object], reading: Reading, agent_id: str, cwd
         "session_id": str(payload.get("session_id") or payload.get("thread-id") or ""),
         "turn_id": reading.turn,
         "last_assistant_message": last if isinstance(last, str) else "",
+        "program": "codex",
     }
+    if isinstance(payload.get("transcript_path"), str) and payload["transcript_path"]:
+        stop_payload["transcript_path"] = payload["transcript_path"]
     stop.handle(stop_payload, agent_id, cwd)
 
 

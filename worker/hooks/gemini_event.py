@@ -19,17 +19,21 @@ if TYPE_CHECKING:
 
 
 def stop_payload(payload: Mapping[str, object]) -> dict[str, object]:
-    """AfterAgent as the Stop hook's payload: the turn's reply is its last message. The transcript is
-    Gemini's own format (no Claude Code usage in it), so it is left out; the turn is told apart by the
-    session and the moment it ended. Pure."""
+    """AfterAgent as the Stop hook's payload: the turn's reply is its last message, the transcript its chat
+    log (read for the tokens as Gemini CLI writes it); the turn is told apart by the session and the
+    moment it ended. Pure."""
     from worker.hooks.gemini_payloads import turn_reply
 
     reply = payload.get("prompt_response")
-    return {
+    made: dict[str, object] = {
         "hook_event_name": "AfterAgent",
         "session_id": f"{payload.get('session_id', '')}@{payload.get('timestamp', '')}",
         "last_assistant_message": turn_reply(reply) if isinstance(reply, str) else "",
+        "program": "gemini",
     }
+    if isinstance(payload.get("transcript_path"), str) and payload["transcript_path"]:
+        made["transcript_path"] = payload["transcript_path"]
+    return made
 
 
 def handle(payload: Mapping[str, object], agent_id: str, cwd: str) -> None:
@@ -38,6 +42,10 @@ def handle(payload: Mapping[str, object], agent_id: str, cwd: str) -> None:
 
         stop.handle(stop_payload(payload), agent_id, cwd)
         return
+    if payload.get("hook_event_name") == "BeforeAgent":
+        from worker.hooks.transcript_record import record_transcript
+
+        record_transcript(payload, agent_id, cwd)  # its chat log, read by the worker's tail
     from worker.hooks.gemini_payloads import outcome
 
     found = outcome(payload, agent_id)

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from bus.envelope import Envelope
     from bus.hotconf import HotConf
     from bus.resp import Connection
+    from bus.usage import Usage
 
 FIELDS = ("manager", "project", "task", "role", "session")
 SUMMARY_CHARS = 500  # of the first line, when the hook finishes the agent's task
@@ -164,7 +165,7 @@ def _event(
         path = payload.get("transcript_path")
         if isinstance(path, str) and isinstance(last, str):
             wait_for_last_words(path, last)
-        usage = session_usage(path, prices)
+        usage = session_usage(path, prices, str(payload.get("program") or ""))
         if usage is not None:
             data["usage"] = usage
     return make_event(
@@ -210,9 +211,10 @@ def wait_for_last_words(path: str, last: str) -> bool:
         time.sleep(0.05)
 
 
-def session_usage(path: object, prices: str) -> dict[str, object] | None:
-    """The tokens and cost of the agent's Claude session so far, from its transcript (`bus.usage`'s
-    JSON); None when there is no transcript, or one too long to read within a hook's time."""
+def session_usage(path: object, prices: str, program: str = "") -> dict[str, object] | None:
+    """The tokens and cost of the agent's session so far, from its transcript (`bus.usage`'s JSON): Claude
+    Code's, or the log of the `program` the payload names (codex, gemini); None when there is no
+    transcript, or one too long to read within a hook's time."""
     if not isinstance(path, str) or not path:
         return None
     try:
@@ -222,14 +224,29 @@ def session_usage(path: object, prices: str) -> dict[str, object] | None:
         return None
     from bus.prices import parse_prices
     from bus.usage import spend, spend_data
-    from worker.programs.claude.usage import read_transcript
 
     try:
         overrides = parse_prices(prices)
     except ValueError:
         overrides = {}  # the settings refuse it at start; a hook never fails the turn for it
-    records, unreadable = read_transcript(path)
+    records, unreadable = _read_usage(path, program)
     return {**spend_data(spend(records, overrides)), "unreadable_lines": unreadable}
+
+
+def _read_usage(path: str, program: str) -> tuple[list[Usage], int]:
+    """Each answer's usage in the transcript at `path`, read as `program` writes it (Claude Code's when
+    no other is named), and its unreadable lines."""
+    if program == "codex":
+        from worker.programs.codex.usage import read_rollout
+
+        return read_rollout(path)
+    if program == "gemini":
+        from worker.programs.gemini_usage import read_chat
+
+        return read_chat(path)
+    from worker.programs.claude.usage import read_transcript
+
+    return read_transcript(path)
 
 
 def _local_record(root: str | None, agent_id: str) -> dict[str, str]:

@@ -18,9 +18,10 @@ from worker.markers import COMPLETION_MARKER
 from worker.permissions.policy import GIT_UNASKED
 from worker.programs import probe
 from worker.programs.bubblewrap import box, boxed_unfinished
+from worker.programs.gemini_chat import ChatParser
+from worker.programs.gemini_usage import UsageReader
 from worker.programs.program import (
     Launch,
-    ProgramUnfinished,
     Release,
     Sandbox,
     Start,
@@ -179,11 +180,11 @@ class GeminiCli:
         return Start(" ".join(shlex.quote(w) for w in boxed) + tail, environment, relayed=True)
 
     def transcript_reader(self) -> TranscriptReading:
-        """Not built: the hooks leave the agent's `transcript_path` empty, so the tailer never asks."""
-        raise ProgramUnfinished("gemini support is not finished: reading its session log is not built yet")
+        """Its chat log (`~/.gemini/tmp/<project>/chats/session-*.jsonl`, the path its hooks name)."""
+        return ChatParser()
 
     def usage_reader(self, last: str, task: str) -> UsageReading:
-        raise ProgramUnfinished("gemini support is not finished: reading its token usage is not built yet")
+        return UsageReader(last, task)
 
     def pane_state(self, screen: str) -> PaneState:
         return pane_state(screen)

@@ -86,14 +86,14 @@ def usage_record(entry: dict[str, object], message: dict[str, object], task: str
     """The usage of one assistant line; None when it used no token."""
     usage = message["usage"]
     assert isinstance(usage, dict)
-    counts = {ours: _count(usage.get(theirs)) for ours, theirs in _COUNTS}
+    counts = {ours: token_count(usage.get(theirs)) for ours, theirs in _COUNTS}
     if not any(counts.values()):
         return None
     model = message.get("model")
-    at = _seconds(entry.get("timestamp"))
+    at = stamp_seconds(entry.get("timestamp"))
     split = usage.get("cache_creation")
     hour = (
-        min(_count(split.get("ephemeral_1h_input_tokens")), counts["cache_write"])
+        min(token_count(split.get("ephemeral_1h_input_tokens")), counts["cache_write"])
         if isinstance(split, dict)
         else 0
     )
@@ -101,11 +101,11 @@ def usage_record(entry: dict[str, object], message: dict[str, object], task: str
     return Usage(name, at, task=task, hour_writes=hour, **counts)
 
 
-def _count(value: object) -> int:
+def token_count(value: object) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 
-def _seconds(stamp: object) -> float:
+def stamp_seconds(stamp: object) -> float:
     """`2026-11-26T22:04:26.123Z` as Unix seconds; 0 when it cannot be read."""
     if not isinstance(stamp, str):
         return 0.0

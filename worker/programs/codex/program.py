@@ -16,10 +16,11 @@ from pathlib import Path
 from bus.permission_modes import BYPASS
 from worker.programs import probe
 from worker.programs.bubblewrap import box, boxed_unfinished
+from worker.programs.codex.rollout import RolloutParser
 from worker.programs.codex.screen import codex_option_keys, codex_pane_state, read_codex_dialog
+from worker.programs.codex.usage import UsageReader
 from worker.programs.program import (
     Launch,
-    ProgramUnfinished,
     Release,
     Sandbox,
     Start,
@@ -37,7 +38,6 @@ HOOK_EVENTS = ("SessionStart", "UserPromptSubmit", "PermissionRequest", "PostToo
 HOME = "codex-home"  # the agent's CODEX_HOME, in its folder
 TMP = "tmp"  # its TMPDIR, beside and not around CODEX_HOME (else Codex's sandbox cannot start)
 CARRIED = ("config.toml",)  # copied from the person's CODEX_HOME: their provider, model, notices
-NO_TRANSCRIPT = "reading its session log (turn output, tokens) is not built yet"
 LINKED = ("auth.json",)  # linked: a login refreshed by one agent holds for all
 KEPT_FROM_COMMANDS = ("IB_*", "*KEY*", "*TOKEN*", "*SECRET*", "*PASSWORD*", "*CREDENTIALS*")
 """Variables Codex keeps from its commands' environment (its `shell_environment_policy.exclude`): the bus
@@ -147,12 +147,11 @@ class CodexCli:
         return Start(line, environment)
 
     def transcript_reader(self) -> TranscriptReading:
-        """Not built: the agent's record names no transcript (its Stop hook leaves Codex's session log
-        out), so nothing asks for it; asked anyway, it says so."""
-        raise ProgramUnfinished(f"codex support is not finished: {NO_TRANSCRIPT}")
+        """Its session log (`$CODEX_HOME/sessions/.../rollout-*.jsonl`, the path its hooks name)."""
+        return RolloutParser()
 
     def usage_reader(self, last: str, task: str) -> UsageReading:
-        raise ProgramUnfinished(f"codex support is not finished: {NO_TRANSCRIPT}")
+        return UsageReader(last, task)
 
     def pane_state(self, screen: str) -> PaneState:
         return codex_pane_state(screen)

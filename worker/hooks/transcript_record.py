@@ -1,0 +1,31 @@
+"""Recording where an agent program keeps its transcript (the `transcript_path` its hooks name) on the
+agent's record, so the worker's tail reads its output and tokens from the start of its first turn, not
+only once that turn ended. Light: it runs on the hooks' path."""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+
+def record_transcript(payload: Mapping[str, object], agent_id: str, cwd: str) -> None:
+    """Store the payload's `transcript_path` on the agent's record (nothing when it names none). With the
+    bus away it is left out: the turn's end records it again, and the event the hook was run for still
+    goes out."""
+    path = payload.get("transcript_path")
+    if not isinstance(path, str) or not path:
+        return
+    from bus.errors import BusError, ConfigError
+    from bus.hotconf import read_hotconf
+    from bus.keys import Keys
+    from bus.publish import open_bus
+
+    conf = read_hotconf(cwd=cwd)
+    try:
+        with open_bus(conf) as conn:
+            conn.call("HSET", Keys(conf.namespace).agent(agent_id), "transcript_path", path)
+    except ConfigError:
+        raise  # a setting that is wrong is said (worker.hooks.trouble)
+    except BusError:
+        return
