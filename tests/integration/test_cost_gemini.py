@@ -13,6 +13,7 @@ import pytest
 import redis
 
 from bus.keys import Keys
+from tests.bot_process import worker_running
 from tests.cli import IbRunner
 from tests.fake_gemini.script import reply, shell
 from tests.fake_gemini.server import FakeGemini
@@ -28,8 +29,15 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "gemini-0.61.0"
 
 
 def test_a_gemini_turn_s_output_and_tokens_reach_the_feed_and_ib_cost(
-    gemini_ib: IbRunner, gemini: FakeGemini, rds: redis.Redis, keys: Keys
+    gemini_ib: IbRunner, gemini: FakeGemini, rds: redis.Redis, keys: Keys, tmp_path: Path
 ) -> None:
+    """With the worker running: its relay takes the hooks (the box holds no bus address), its tail reads
+    the chat log."""
+    with worker_running(gemini_ib, tmp_path / "worker.log", rds, keys):
+        _turn_counted(gemini_ib, gemini, rds, keys)
+
+
+def _turn_counted(gemini_ib: IbRunner, gemini: FakeGemini, rds: redis.Redis, keys: Keys) -> None:
     turns = (
         reply("Making it.", shell("touch made.txt && echo made")),
         reply(f"Made the file.\n{COMPLETION_MARKER}"),
@@ -55,8 +63,6 @@ def test_a_gemini_turn_s_output_and_tokens_reach_the_feed_and_ib_cost(
     }
 
     def counted() -> dict[str, Any] | None:
-        if gemini_ib.run("worker", "--once").returncode != 0:
-            return None
         shown = gemini_ib.run("cost", "maker", "--json")
         total: dict[str, Any] = json.loads(shown.stdout)["total"] if shown.returncode == 0 else {}
         return total if total.get("answers") == 2 else None
