@@ -6,6 +6,7 @@ import json
 import sys
 import time
 from base64 import b64decode
+from typing import TYPE_CHECKING
 
 import redis
 import typer
@@ -33,14 +34,14 @@ from bus.worker_commands import (
     TakeScreenshot,
 )
 from bus.workers import require_alive
-from worker.agents import user_messages, views
-from worker.agents.layout import AgentPaths
-from worker.agents.spawn import SpawnRequest, read_goal, requested_mode
-from worker.agents.talk import Screenshot
+from worker.agents import views
 from worker.cli.context import Context
-from worker.cli.stopping import bus_problem, nuke_without_bus, without_bus
-from worker.programs.claude.sandbox import sandbox_line
-from worker.programs.registry import program
+
+if TYPE_CHECKING:
+    from worker.agents.talk import Screenshot
+
+# What only some commands need is imported in them (spawning, talking to the person, working without the
+# bus, the sandbox line): each `ib` process loads what its one command uses.
 
 console = Console(highlight=False)
 
@@ -78,6 +79,9 @@ def new_agent_cmd(
 
     Example: ib new-agent "add a --verbose flag to the CLI" --name verbose-flag --on build-box
     """
+    from worker.agents.spawn import SpawnRequest, read_goal, requested_mode
+    from worker.programs.registry import program
+
     if model is not None and not model.strip():
         raise typer.BadParameter(
             "must not be empty (leave --model out for the program's default)", param_hint="--model"
@@ -127,6 +131,8 @@ def list_cmd(as_json: bool = typer.Option(False, "--json", help="print JSON")) -
     try:
         ctx.client.ping()
     except (BusUnavailable, redis.ConnectionError, redis.TimeoutError) as e:  # not a setting to fix
+        from worker.cli.stopping import without_bus
+
         raise without_bus(ctx, str(e)) from None  # the agents outlive the bus: say which still run
     rt = ctx.runtime
     agents = rt.agents.all()
@@ -162,6 +168,9 @@ def info(
     as_json: bool = typer.Option(False, "--json", help="one JSON object, for scripts"),
 ) -> None:
     """Everything about one agent: state, branch, worktree, and how to attach to its terminal."""
+    from worker.agents.layout import AgentPaths
+    from worker.programs.claude.sandbox import sandbox_line
+
     rt = Context().runtime
     agent = rt.agents.get(agent_id)
     if as_json:
@@ -182,6 +191,8 @@ def look(
 
     Example: ib look agent-1 --lines 100; ib look agent-1 --png agent-1.png
     """
+    from worker.agents.talk import Screenshot
+
     ctx = Context()
     if png is not None:
         shot = ctx.on_owner(TakeScreenshot(agent=agent_id))
@@ -228,6 +239,8 @@ def send(
     "COMPLETE: ..." / "DONE: ..." reports a finished job, anything else is a status update.
     Example: ib send agent-1 "run the tests again"
     """
+    from worker.agents import user_messages
+
     ctx = Context()
     message = sys.stdin.read() if text == ["-"] else " ".join(text)
     if agent_id in user_messages.USER_TARGETS:  # the person's primary session: see `ib messages`
@@ -337,6 +350,8 @@ def nuke(
 ) -> None:
     """Emergency stop: kill an agent and everything below it (on every machine), or all agents of this
     repository on this machine. With the bus down it still stops them all, found by their tmux sessions."""
+    from worker.cli.stopping import bus_problem, nuke_without_bus
+
     ctx = Context()
     problem = bus_problem(ctx)
     if problem is not None:

@@ -1,10 +1,18 @@
-"""The `ib` application: every command group wired together, and errors turned into one clear line."""
+"""The `ib` application: every command group wired together, and errors turned into one clear line.
+
+Commands are named in a table (`COMMANDS`) and their modules imported only when needed: `ib task add`
+loads the task commands and what they use, not the agents', the bot's or the review's (each `ib` process
+is started by scripts, hooks and agents many times a minute; a full load costs about twice the CPU of one
+command's). `ib --help`, an unknown word and the documentation get the whole application, in the order
+the table gives.
+"""
 
 from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable
+from dataclasses import dataclass, field
+from importlib import import_module
 from typing import Any
 
 import redis
@@ -15,37 +23,8 @@ from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageErro
 
 from bus.clients import refusal
 from bus.errors import BusError
-from worker.boundary import guard
 from worker.boundary.identity import act_as, agent_caller
-from worker.cli import agent_commands as agents
-from worker.cli import auto_commands as auto_cli
-from worker.cli import (
-    bus_commands,
-    dialog_commands,
-    merge_commands,
-    question_commands,
-    review_commands,
-    service_commands,
-    status_commands,
-    task_commands,
-)
-from worker.cli import plan_commands as plans
-from worker.cli import stack_commands as stack
-from worker.cli.attention_commands import attention as attention_command
-from worker.cli.bot_commands import bot as bot_command
-from worker.cli.budget_commands import budget_app
-from worker.cli.cost_commands import cost as cost_command
-from worker.cli.limit_commands import limits as limits_command
-from worker.cli.schedule_commands import schedule_app
 from worker.errors import WorkerError
-
-app = typer.Typer(
-    name="ib",
-    help="ittybus: coding agents in tmux on a Redis bus.",
-    no_args_is_help=True,
-    pretty_exceptions_enable=False,
-    add_completion=False,
-)
 
 
 def _print_version(wanted: bool) -> None:
@@ -56,7 +35,6 @@ def _print_version(wanted: bool) -> None:
         raise typer.Exit()
 
 
-@app.callback()
 def _options(
     version: bool = typer.Option(
         False, "--version", "-V", callback=_print_version, is_eager=True, help="Print the version and exit."
@@ -64,8 +42,6 @@ def _options(
 ) -> None:
     """ittybus: coding agents in tmux on a Redis bus."""
 
-
-hook_app = typer.Typer(help="Claude Code hooks (called by Claude Code, not by people).", no_args_is_help=True)
 
 # `ib --help` in panels: the five commands a newcomer needs first, then by what they act on, the plumbing
 # last. A panel shows where its first command is registered, and its commands in the order registered.
@@ -79,52 +55,103 @@ START, AGENTS, ANSWER, TASKS, BUS, STACK, TELEGRAM, PLUMBING = (
     "Telegram",
     "Plumbing (agents, hooks and scripts call these)",
 )
-command: Callable[..., Any]  # the loops below register commands of every signature
-app.command(rich_help_panel=START)(stack.up)
-app.command("new-agent", rich_help_panel=START)(agents.new_agent_cmd)
-app.command("list", rich_help_panel=START)(agents.list_cmd)
-app.command(rich_help_panel=START)(agents.look)
-app.command(rich_help_panel=START)(stack.watch)
-for command in (agents.tree, agents.info, agents.status, agents.diff, review_commands.review):
-    app.command(rich_help_panel=AGENTS)(command)
-# everything after the agent id is text, also words that start with "-"
-app.command(context_settings={"ignore_unknown_options": True}, rich_help_panel=AGENTS)(agents.send)
-for command in (agents.esc, agents.pause, agents.resume, agents.merge, agents.kill, agents.nuke):
-    app.command(rich_help_panel=AGENTS)(command)
-app.command("merge-check", rich_help_panel=AGENTS)(agents.merge_check)
-app.command("merge-queue", rich_help_panel=AGENTS)(merge_commands.merge_queue)
-app.command("cost", rich_help_panel=AGENTS)(cost_command)
-app.command("limits", rich_help_panel=AGENTS)(limits_command)
-app.add_typer(budget_app, name="budget", rich_help_panel=AGENTS)
-for command in (dialog_commands.approve, dialog_commands.deny, dialog_commands.answer):
-    app.command(rich_help_panel=ANSWER)(command)
-app.command(rich_help_panel=ANSWER)(question_commands.questions)
-app.command("attention", rich_help_panel=ANSWER)(attention_command)
-app.command("reply", rich_help_panel=ANSWER)(question_commands.answer)
-app.command(rich_help_panel=ANSWER)(question_commands.acknowledge)
-app.command(rich_help_panel=ANSWER)(status_commands.messages)
-task_commands.task_app.add_typer(schedule_app, name="schedule")
-app.add_typer(task_commands.task_app, name="task", rich_help_panel=TASKS)
-app.add_typer(auto_cli.auto_app, name="auto", rich_help_panel=TASKS)
-app.command(rich_help_panel=TASKS)(plans.plan)
-app.command(rich_help_panel=TASKS)(plans.plans)
-app.command("plan-approve", rich_help_panel=TASKS)(plans.plan_approve)
-app.command("plan-edit", rich_help_panel=TASKS)(plans.plan_edit)
-app.command("plan-discard", rich_help_panel=TASKS)(plans.plan_discard)
-app.add_typer(bus_commands.bus_app, name="bus", rich_help_panel=BUS)
-app.command(rich_help_panel=BUS)(bus_commands.listen)
-app.command(rich_help_panel=BUS)(bus_commands.events)
-app.command(rich_help_panel=BUS)(bus_commands.notify)
-for command in (stack.down, stack.ps, service_commands.worker, bus_commands.config):
-    app.command(rich_help_panel=STACK)(command)
-app.add_typer(service_commands.hooks_app, name="hooks", rich_help_panel=STACK)
-app.command("bot", rich_help_panel=TELEGRAM)(bot_command)
-app.command(rich_help_panel=PLUMBING)(question_commands.ask)
-app.command(rich_help_panel=PLUMBING)(agents.log)
-app.command("spool", rich_help_panel=PLUMBING)(bus_commands.spool_cmd)
-app.command("parse-state", rich_help_panel=PLUMBING)(question_commands.parse_state)
-app.command("status-node", rich_help_panel=PLUMBING)(status_commands.status_node)
-app.add_typer(hook_app, name="hook", rich_help_panel=PLUMBING)
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One word after `ib`: a command (a function) or a group (a typer app) in `module`."""
+
+    name: str
+    module: str
+    attr: str
+    panel: str
+    group: bool = False
+    settings: dict[str, Any] = field(default_factory=dict)
+
+    def register(self, app: typer.Typer) -> None:
+        found = getattr(import_module(self.module), self.attr)
+        if self.group and not isinstance(found, typer.Typer):
+            found = found()  # a function that makes the group
+        if not self.group:
+            app.command(self.name, rich_help_panel=self.panel, context_settings=self.settings or None)(found)
+            return
+        if self.name == "task":  # `ib task schedule ...` lives in a module of its own
+            from worker.cli.schedule_commands import schedule_app
+
+            if not any(g.name == "schedule" for g in found.registered_groups):
+                found.add_typer(schedule_app, name="schedule")
+        app.add_typer(found, name=self.name, rich_help_panel=self.panel)
+
+
+def _commands(panel: str, module: str, *names: str) -> list[Entry]:
+    """Commands of one panel and module, each a function named as the command (`-` for `_`)."""
+    return [Entry(name, f"worker.cli.{module}", name.replace("-", "_"), panel) for name in names]
+
+
+AGENT, STACK_CMDS, QUESTION = "agent_commands", "stack_commands", "question_commands"
+COMMANDS: tuple[Entry, ...] = (
+    Entry("up", f"worker.cli.{STACK_CMDS}", "up", START),
+    Entry("new-agent", f"worker.cli.{AGENT}", "new_agent_cmd", START),
+    Entry("list", f"worker.cli.{AGENT}", "list_cmd", START),
+    Entry("look", f"worker.cli.{AGENT}", "look", START),
+    Entry("watch", f"worker.cli.{STACK_CMDS}", "watch", START),
+    *_commands(AGENTS, AGENT, "tree", "info", "status", "diff"),
+    Entry("review", "worker.cli.review_commands", "review", AGENTS),
+    # everything after the agent id is text, also words that start with "-"
+    Entry("send", f"worker.cli.{AGENT}", "send", AGENTS, settings={"ignore_unknown_options": True}),
+    *_commands(AGENTS, AGENT, "esc", "pause", "resume", "merge", "kill", "nuke", "merge-check"),
+    Entry("merge-queue", "worker.cli.merge_commands", "merge_queue", AGENTS),
+    Entry("cost", "worker.cli.cost_commands", "cost", AGENTS),
+    Entry("limits", "worker.cli.limit_commands", "limits", AGENTS),
+    Entry("budget", "worker.cli.budget_commands", "budget_app", AGENTS, group=True),
+    *_commands(ANSWER, "dialog_commands", "approve", "deny", "answer"),
+    Entry("questions", f"worker.cli.{QUESTION}", "questions", ANSWER),
+    Entry("attention", "worker.cli.attention_commands", "attention", ANSWER),
+    Entry("reply", f"worker.cli.{QUESTION}", "answer", ANSWER),
+    Entry("acknowledge", f"worker.cli.{QUESTION}", "acknowledge", ANSWER),
+    Entry("messages", "worker.cli.status_commands", "messages", ANSWER),
+    Entry("task", "worker.cli.task_commands", "task_app", TASKS, group=True),
+    Entry("auto", "worker.cli.auto_commands", "auto_app", TASKS, group=True),
+    *_commands(TASKS, "plan_commands", "plan", "plans", "plan-approve", "plan-edit", "plan-discard"),
+    Entry("bus", "worker.cli.bus_commands", "bus_app", BUS, group=True),
+    *_commands(BUS, "bus_commands", "listen", "events", "notify"),
+    *_commands(STACK, STACK_CMDS, "down", "ps"),
+    Entry("worker", "worker.cli.service_commands", "worker", STACK),
+    Entry("config", "worker.cli.bus_commands", "config", STACK),
+    Entry("hooks", "worker.cli.service_commands", "hooks_app", STACK, group=True),
+    Entry("bot", "worker.cli.bot_commands", "bot", TELEGRAM),
+    Entry("ask", f"worker.cli.{QUESTION}", "ask", PLUMBING),
+    Entry("log", f"worker.cli.{AGENT}", "log", PLUMBING),
+    Entry("spool", "worker.cli.bus_commands", "spool_cmd", PLUMBING),
+    Entry("parse-state", f"worker.cli.{QUESTION}", "parse_state", PLUMBING),
+    Entry("status-node", "worker.cli.status_commands", "status_node", PLUMBING),
+    Entry("hook", "worker.cli.app", "hook_app", PLUMBING, group=True),  # made by hook_app() below
+)
+BY_NAME = {entry.name: entry for entry in COMMANDS}
+
+
+def build(only: str | None = None) -> typer.Typer:
+    """The `ib` application: with `only` (a word of COMMANDS), that command alone; else all of them."""
+    app = typer.Typer(
+        name="ib",
+        help="ittybus: coding agents in tmux on a Redis bus.",
+        no_args_is_help=True,
+        pretty_exceptions_enable=False,
+        add_completion=False,
+    )
+    app.callback()(_options)
+    for entry in COMMANDS:
+        if only is None or entry.name == only:
+            entry.register(app)
+    return app
+
+
+def __getattr__(name: str) -> Any:
+    """`app`: the whole application (its help, its reference in the documentation, its tests)."""
+    if name == "app":
+        return build()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 HOOK_HELP = {
     "post-tool-use": "The primary session's PostToolUse / UserPromptSubmit: keep `ib listen` running.",
@@ -146,7 +173,7 @@ HOOK_HELP = {
 }
 
 
-def _hook_command(name: str) -> None:
+def _hook_command(hook_app: typer.Typer, name: str) -> None:
     def run_hook() -> None:
         from importlib import import_module
 
@@ -158,15 +185,20 @@ def _hook_command(name: str) -> None:
     hook_app.command(name)(run_hook)
 
 
-for _name in HOOK_HELP:
-    _hook_command(_name)
+def hook_app() -> typer.Typer:
+    hooks = typer.Typer(
+        help="Claude Code hooks (called by Claude Code, not by people).", no_args_is_help=True
+    )
+    for name in HOOK_HELP:
+        _hook_command(hooks, name)
+    return hooks
 
 
 def run() -> None:
     """Entry point: a person never sees a traceback for a mistake of theirs. A usage error is one line
     `ib <command>: error: ...` and exit 2; any other refusal one line and exit 1."""
     try:
-        code = _application().main(prog_name="ib", standalone_mode=False)
+        code = _application(sys.argv[1:]).main(prog_name="ib", standalone_mode=False)
     except NoArgsIsHelpError as e:  # `ib` or `ib task` alone: the help, as before
         print(e.ctx.get_help())
         sys.exit(2)
@@ -194,12 +226,16 @@ def _redis_failure(error: redis.RedisError) -> str:
     raise error
 
 
-def _application() -> Command:
-    """The click command of `app`; inside an agent every command body is behind the agent's boundary
-    (worker.boundary), its `IB_*` environment the one its pane was started with."""
-    command = typer.main.get_command(app)
+def _application(argv: list[str]) -> Command:
+    """The click command of the application `argv` asks for (its first word's command alone when it names
+    one); inside an agent every command body is behind the agent's boundary (worker.boundary), its `IB_*`
+    environment the one its pane was started with."""
+    word = argv[0] if argv else ""
+    command = typer.main.get_command(build(word if word in BY_NAME else None))
     caller = agent_caller()
     if caller is not None:
+        from worker.boundary import guard
+
         act_as(caller)
         guard.install(command, caller, os.getcwd(), _manager_of)
     return command

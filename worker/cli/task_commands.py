@@ -21,16 +21,13 @@ from bus.task_model import DEFAULT_MAX_ATTEMPTS, DEFAULT_PRIORITY, Task, check_p
 from bus.task_store import TaskStore
 from bus.task_wait import claim_wait
 from bus.touches import Hold
-from worker.agents import views
-from worker.agents.layout import AgentPaths
-from worker.boundary.done_check_box import box_for
 from worker.cli import values
-from worker.cli.budget_commands import budget_amount
 from worker.cli.context import Context
 from worker.errors import WorkerError
-from worker.programs.registry import program
 from worker.tasks import views as task_views
-from worker.tasks.done_check import failure_note, outcome, run_test, tail
+
+# What few commands need is imported in them (the agent programs, the agents' views, running a task's
+# tests): each `ib` process loads what its one command uses.
 
 NOTHING_READY = 3  # `claim`: no ready task (at once, or within --timeout with --wait)
 MAX_FILE_BYTES = 64 * 1024 * 1024  # what --body-file reads at most; the store's own limit is far lower
@@ -174,6 +171,9 @@ def add(
 
     Example: ib task add "Design the auth API" --priority 8 --touches auth/ --test-cmd "pytest -q tests/auth"
     """
+    from worker.cli.budget_commands import budget_amount
+    from worker.programs.registry import program
+
     limit = budget_amount(budget, "--budget") if budget is not None else None
     ctx = Context()
     task = _store(ctx).add(
@@ -372,6 +372,8 @@ def _test_folder(ctx: Context, agent: str) -> Path:
     """The agent's worktree: the one the command runs in, else the agent's recorded one, else the repo."""
     rt = ctx.runtime
     if agent_from_path(ctx.cwd) == agent:
+        from worker.agents.layout import AgentPaths
+
         return AgentPaths(rt.root, agent).worktree
     record = rt.agents.find(agent)
     if record is not None:
@@ -380,6 +382,9 @@ def _test_folder(ctx: Context, agent: str) -> Path:
 
 
 def _run_tests(ctx: Context, store: TaskStore, task: Task, agent: str, limit: float) -> None:
+    from worker.boundary.done_check_box import box_for
+    from worker.tasks.done_check import failure_note, outcome, run_test, tail
+
     folder = _test_folder(ctx, agent)
     if not folder.is_dir():
         raise InvalidInput(f"cannot run the tests of {task.id}: {folder} is not a folder")
@@ -459,6 +464,8 @@ def reclaim(
 
     An id that is not an agent (e.g. "user") counts as gone.
     """
+    from worker.agents import views
+
     rt = Context().runtime
 
     def alive(agent_id: str) -> bool:
