@@ -118,7 +118,11 @@ echo "== pytest"
 # Most of a test's time is spent waiting on tmux, git, Redis or a child process, so four test processes
 # keep two cores busy (six were slower on idle cores: 15 min 25 s against 12 min 22 s); IB_TEST_PROCESSES=0
 # runs them in this one process.
-processes=(-n "${IB_TEST_PROCESSES:-4}")
+# Work stealing rather than xdist's default hand-out of long runs of consecutive tests: the suite is a few
+# hundred integration tests of 5 s to 2 min among thousands of unit tests of a millisecond, and a process
+# handed a run of slow ones ran on for minutes after the others were idle (a full run's wall time was 1.5
+# times its tests' time over four processes).
+processes=(-n "${IB_TEST_PROCESSES:-4}" --dist worksteal)
 # Line coverage of bus/, worker/ and bot/ ([tool.coverage] in pyproject.toml), measured in the test
 # processes (not in the `ib` processes they start: see why there) with IB_TEST_COVERAGE=1. Not by default:
 # it took the full run from about 15 to 21 minutes on 2 cores. The figures are printed after the tests,
