@@ -5,7 +5,12 @@ program that nests its own sandbox."""
 
 from __future__ import annotations
 
+import shutil
+import subprocess
+import sys
 from pathlib import Path
+
+import pytest
 
 from worker.programs.bubblewrap import box
 from worker.programs.confinement import Confinement
@@ -49,3 +54,22 @@ def test_kept_files_show_again_inside_a_hidden_place(tmp_path: Path) -> None:
     args = box(_confinement(tmp_path), [], "/nonexistent-home", ["true"], [str(person)], [login])
     assert str(person) in _pairs(args, "--tmpfs")
     assert args.index(str(person)) < args.index(login) < args.index("--")
+
+
+def test_an_ittybus_installed_under_tmp_stays_in_sight_of_the_hooks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The box's /tmp is its own: a virtual environment under the machine's /tmp (a checkout there, a
+    throw-away install) is bound back, read-only, or the program's hooks find no `ib` (exit 127)."""
+    if shutil.which("bwrap") is None:
+        pytest.fail("bubblewrap is not installed (tests/run.sh installs it)")
+    venv = tmp_path / "venv"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "bin" / "ib").write_text("#!/bin/sh\n")
+    monkeypatch.setattr(sys, "prefix", str(venv))
+    c = _confinement(tmp_path)
+    for folder in (c.worktree, c.git_dir):
+        Path(folder).mkdir(parents=True)
+    args = box(c, [], "/nonexistent-home", ["sh", "-c", f"test -f {venv}/bin/ib && ! touch {venv}/bin/x"])
+    assert _pairs(args, "--ro-bind").count(str(venv)) == 1
+    assert subprocess.run(args, check=False, capture_output=True, timeout=30).returncode == 0

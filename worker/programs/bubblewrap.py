@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 from collections.abc import Sequence
 
 from worker.permissions.policy import SECRET_PLACES
@@ -42,6 +43,8 @@ def box(
     # the repository stays in sight (read-only, but for an agent without a worktree) when it is under /tmp
     args += ["--bind" if c.worktree == c.root else "--ro-bind", c.root, c.root]
     args += ["--tmpfs", f"{root}/.ib"]
+    for place in _ittybus_under_tmp():  # the hooks' `ib` must run in the box: its Python and packages
+        args += ["--ro-bind", place, place]
     if os.path.exists(f"{root}/.env"):  # bwrap cannot make a file to mount on in a read-only repository
         args += ["--ro-bind", "/dev/null", f"{root}/.env"]
     if c.bin:
@@ -61,6 +64,13 @@ def box(
     for path in kept:
         args += ["--ro-bind-try", path, path]
     return [*args, "--chdir", c.worktree, "--", *words]
+
+
+def _ittybus_under_tmp() -> list[str]:
+    """The folders of the Python running ittybus (its virtual environment, its base installation) that lie
+    under /tmp, which the box replaces with a private one: the program's hooks run `ib` from them."""
+    places = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix)}
+    return sorted(p for p in places if p == "/tmp" or p.startswith("/tmp/"))
 
 
 def boxed_unfinished(title: str) -> str | None:
