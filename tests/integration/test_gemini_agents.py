@@ -225,11 +225,11 @@ def test_ib_resume_restarts_a_stopped_gemini_agent_with_its_conversation(
     assert "with its conversation" in resumed.stdout
     gemini.script(reply(f"It was PERIWINKLE.\n{COMPLETION_MARKER}"))
     retry_until(lambda: "Type your message" in gemini_ib.run("look", "keeper").stdout, TURN, what="input")
-    asked = gemini_ib.run("send", "keeper", "say the codeword")
+    asked = gemini_ib.run("send", "keeper", "what was the codeword? say it")  # a `?` arrives too
     assert asked.returncode == 0, asked.stderr
     _wait_event(rds, keys, "complete")
     last = gemini.turns_taken()[-1]
-    assert last.user_text() == "say the codeword"
+    assert last.user_text() == "what was the codeword? say it"
     # the resumed request carries the earlier turn: what the agent was told and what it answered
     earlier = _texts(last.body.get("contents"))
     assert "remember the codeword PERIWINKLE" in earlier

@@ -170,3 +170,18 @@ def test_start_in_its_home_under_bubblewrap_with_the_prompt(tmp_path: Path) -> N
     resumed = GeminiCli().start(_launch(tmp_path, resume=True))
     assert resumed.words.endswith(" -- claude --approval-mode auto_edit --resume latest")
     assert resumed.relayed
+
+
+@pytest.mark.parametrize(
+    ("text", "parts"),
+    [
+        ("what was the codeword?", ["w", "hat was the codeword?"]),  # the rest once the box shows the "w"
+        ("a?b", ["a", "?b"]),
+        ("no question here", ["no question here"]),
+        ("?", ["?"]),  # alone in an empty box it is the shortcuts key, as when a person types it
+        ("x", ["x"]),
+    ],
+)
+def test_a_question_mark_is_typed_once_the_box_is_not_empty(text: str, parts: list[str]) -> None:
+    assert GeminiCli().typed_parts(text) == parts
+    assert "".join(parts) == text

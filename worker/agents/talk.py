@@ -22,6 +22,7 @@ from worker.tmux.input_box import still_typed
 
 MAX_SEND_BYTES = 1_048_576
 SUBMIT_CHECK_DELAY = 0.3  # seconds after Enter before looking whether the text left the input box
+TYPED_WAIT = 2.0  # seconds a piece typed before the rest may take to show on a busy machine
 
 
 class AgentNotRunning(WorkerError):
@@ -48,7 +49,10 @@ def send(rt: Runtime, agent: AgentRef, text: str, sender: str | None = None) -> 
         dialog = program_of(agent).read_dialog(rt.tmux.capture(agent.session))
         if dialog is not None:
             raise DialogOpen(refusal(agent.id, dialog))
-        rt.tmux.send_text(agent.session, message, enter_delay=rt.settings.send_delay)
+        *first, last = program_of(agent).typed_parts(message)
+        for part in first:
+            _type_and_see(rt, agent, part)
+        rt.tmux.send_text(agent.session, last, enter_delay=rt.settings.send_delay)
         _make_sure_submitted(rt, agent, message)
         rt.prompts.moved_on(agent.id)
     except SessionGone as e:
@@ -63,6 +67,15 @@ def send(rt: Runtime, agent: AgentRef, text: str, sender: str | None = None) -> 
             AgentPaths(Path(agent.root), sender).log, f"Sent message to {agent.id}: {text[:500]}"
         )
     return agent
+
+
+def _type_and_see(rt: Runtime, agent: Agent, part: str) -> None:
+    """Type `part` (no Enter) and wait until the screen changes with it, TYPED_WAIT at most."""
+    before = rt.tmux.capture(agent.session)
+    rt.tmux.send_text(agent.session, part, enter=False)
+    deadline = time.monotonic() + TYPED_WAIT
+    while rt.tmux.capture(agent.session) == before and time.monotonic() < deadline:
+        time.sleep(0.02)
 
 
 def _make_sure_submitted(rt: Runtime, agent: Agent, message: str) -> None:

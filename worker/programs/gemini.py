@@ -201,3 +201,10 @@ class GeminiCli:
     def option_keys(self, dialog: Dialog, index: int) -> list[str]:
         option = dialog.options[index]
         return [str(option.number)] if option.number is not None else [option.key]
+
+    def typed_parts(self, text: str) -> list[str]:
+        """Gemini CLI 0.61 takes a `?` that arrives while its input box is empty as its shortcuts key, also
+        one inside a paste or a burst of keys that starts in an empty box ("what now?" arrived as "what
+        now"): the first character goes alone, the rest once the box shows it. A message that starts with
+        `?` still loses that one, as it does when a person types it."""
+        return [text[0], text[1:]] if "?" in text[1:] else [text]

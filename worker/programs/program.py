@@ -181,6 +181,11 @@ class AgentProgram(Protocol):
         none fits."""
         ...
 
+    def typed_parts(self, text: str) -> list[str]:
+        """`text` in the pieces to type into the input box one after another, each once the screen shows
+        the one before (a program that reads some keys differently in an empty box); most take it whole."""
+        ...
+
     def option_keys(self, dialog: Dialog, index: int) -> list[str]:
         """The keys that pick option `index` of `dialog`."""
         ...

@@ -115,6 +115,9 @@ class ClaudeCode:
     def option_keys(self, dialog: Dialog, index: int) -> list[str]:
         return dialogs.keys_for(dialog, index)
 
+    def typed_parts(self, text: str) -> list[str]:
+        return [text]
+
 
 def settings_file(launch: Launch) -> Path:
     return launch.folder / "settings.json"

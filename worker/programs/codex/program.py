@@ -167,3 +167,6 @@ class CodexCli:
 
     def option_keys(self, dialog: Dialog, index: int) -> list[str]:
         return codex_option_keys(dialog, index)
+
+    def typed_parts(self, text: str) -> list[str]:
+        return [text]
