@@ -143,9 +143,10 @@ if ((${#coverage[@]})); then
 fi
 ((status == 0)) || exit "$status"
 
-# The system's Redis 7 is the second target: the tests that exercise Redis semantics (streams, groups, Lua
-# scripts, the spool, the merge queue, poison entries) run once more against it. Only for the full run (no
-# pytest arguments), as CI runs it.
+# The system's Redis 7 is the second target: the tests that exercise Redis semantics (streams, groups, every
+# Lua script: tasks, attention, publish-once, worker up/down; the spool, poison entries) run once more
+# against it. Only for the full run (no pytest arguments), as CI runs it. The merge queue's tests are not
+# among them: minutes of git and tmux around Redis commands the others make too.
 SYSTEM_PASS=(
     tests/integration/test_tasks.py
     tests/integration/test_tasks_concurrency.py
@@ -161,7 +162,7 @@ SYSTEM_PASS=(
     tests/integration/test_events_cmd.py
     tests/integration/test_spool.py
     tests/integration/test_heartbeat.py
-    tests/integration/test_merge_queue.py
+    tests/integration/test_attention_store.py
     tests/faults/test_poison.py::test_poison_of_every_kind_stops_no_consumer
 )
 if [[ $# -eq 0 ]]; then
