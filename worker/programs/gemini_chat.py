@@ -14,9 +14,9 @@ Gemini CLI's own session context, and is skipped.
 from __future__ import annotations
 
 from worker.programs.claude.transcript import MAX_PENDING, summarize_result, tool_use_text
-from worker.programs.claude.usage import token_count
 from worker.programs.jsonl import entries
 from worker.programs.output import OutputItem
+from worker.programs.usage_lines import token_count
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -7,8 +7,8 @@ Pure; light enough for the Stop hook (no json or re).
 from __future__ import annotations
 
 from bus.usage import Usage
-from worker.programs.claude.usage import stamp_seconds, token_count
 from worker.programs.jsonl import entries
+from worker.programs.usage_lines import cut_short, each_line, stamp_seconds, token_count
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -28,18 +28,13 @@ class UsageReader:
         self.unreadable = 0
 
     def lines(self, lines: Iterable[bytes | str]) -> list[Usage]:
-        records = []
-        for line in lines:
-            record = self.line(line)
-            if record is not None:
-                records.append(record)
-        return records
+        return each_line(self.line, lines)
 
     def line(self, line: bytes | str) -> Usage | None:
         raw = line if isinstance(line, bytes) else line.encode("utf-8", "replace")
         if b'"tokens"' not in raw:
-            if raw.strip() and not raw.rstrip().endswith((b"}", b"]")):
-                self.unreadable += 1  # a cut line
+            if cut_short(raw):
+                self.unreadable += 1
             return None
         found, _ = entries(raw.rstrip(b"\n") + b"\n")
         if not found:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from bus import fastjson
 from bus.usage import Usage
+from worker.programs.usage_lines import cut_short, each_line, stamp_seconds, token_count
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -38,12 +39,7 @@ class UsageReader:
         self.task = task  # stamped on each record: the task the agent works on now
 
     def lines(self, lines: Iterable[bytes | str]) -> list[Usage]:
-        records = []
-        for line in lines:
-            record = self.line(line)
-            if record is not None:
-                records.append(record)
-        return records
+        return each_line(self.line, lines)
 
     def line(self, line: bytes | str) -> Usage | None:
         entry = self._entry(line)
@@ -62,8 +58,8 @@ class UsageReader:
         do not mention a usage are not parsed at all (tool results are most of a transcript's bytes)."""
         raw = line if isinstance(line, bytes) else line.encode("utf-8", "replace")
         if b'"usage"' not in raw:
-            if raw.strip() and not raw.rstrip().endswith((b"}", b"]")):
-                self.unreadable += 1  # no usage, and no whole JSON value either: a cut line
+            if cut_short(raw):
+                self.unreadable += 1  # no usage, and no whole JSON value either
             return None
         text = raw.decode("utf-8", "replace")
         try:
@@ -99,22 +95,6 @@ def usage_record(entry: dict[str, object], message: dict[str, object], task: str
     )
     name = model if isinstance(model, str) and model else "unknown"
     return Usage(name, at, task=task, hour_writes=hour, **counts)
-
-
-def token_count(value: object) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
-
-
-def stamp_seconds(stamp: object) -> float:
-    """`2026-11-26T22:04:26.123Z` as Unix seconds; 0 when it cannot be read."""
-    if not isinstance(stamp, str):
-        return 0.0
-    from datetime import datetime
-
-    try:
-        return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return 0.0
 
 
 def read_transcript(path: str) -> tuple[list[Usage], int]:

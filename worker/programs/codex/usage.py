@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from bus import fastjson
 from bus.usage import Usage
-from worker.programs.claude.usage import stamp_seconds, token_count
+from worker.programs.usage_lines import cut_short, each_line, stamp_seconds, token_count
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -34,18 +34,13 @@ class UsageReader:
         self.unreadable = 0
 
     def lines(self, lines: Iterable[bytes | str]) -> list[Usage]:
-        records = []
-        for line in lines:
-            record = self.line(line)
-            if record is not None:
-                records.append(record)
-        return records
+        return each_line(self.line, lines)
 
     def line(self, line: bytes | str) -> Usage | None:
         raw = line if isinstance(line, bytes) else line.encode("utf-8", "replace")
         if b'"token_usage_record"' not in raw and b'"turn_context"' not in raw:
-            if raw.strip() and not raw.rstrip().endswith((b"}", b"]")):
-                self.unreadable += 1  # a cut line
+            if cut_short(raw):
+                self.unreadable += 1
             return None
         try:
             entry = fastjson.loads(raw.decode("utf-8", "replace"))
