@@ -17,7 +17,7 @@ import redis
 
 from bus.keys import Keys
 from tests.bot_process import Worker
-from tests.cli import IbRunner, git
+from tests.cli import IB, IbRunner, git
 from tests.fake_openai import FakeOpenAI, FunctionCall, exec_command, reply
 from tests.streams import stream_entries
 from tests.waiting import retry_until
@@ -141,7 +141,8 @@ def test_what_a_codex_agent_cannot_do(
     """The attempts in Codex's sandbox, then one command the person approves, which Codex runs outside its
     sandbox (still in ittybus's box): no process it can see holds the bus's address in its environment
     (the agent's pane has none, its hooks go through the worker's relay; the box has a PID namespace of its
-    own, so the worker, the tmux server and this test's process are out of sight)."""
+    own, so the worker, the tmux server and this test's process are out of sight), and its `ib` reaches
+    the bus through the relay, as the agent."""
     other = repo / ".ib" / "agents" / "victim" / "repo"
     other.parent.mkdir(parents=True)
     git(repo, "worktree", "add", "-q", str(other), "-b", "agent/victim")
@@ -154,7 +155,9 @@ def test_what_a_codex_agent_cannot_do(
     codex_ib.env["HOME"] = str(person)
     secrets = [repo / ".env", repo / ".ib" / "secret-probe", person / ".ssh" / "id_ed25519"]
     tries = attempts(repo, other, secrets)
-    scan = exec_command(ESCALATED_SCAN, escalate="It reads every process's environment")
+    # and its `ib` (no IB_* in its environment: Codex keeps them from commands) goes through the relay
+    escalated = f"{ESCALATED_SCAN}; {IB} notify escalated-hello; echo ib-rc=$?"
+    scan = exec_command(escalated, escalate="It reads every process's environment")
     openai.script(*(reply(a.call) for a in tries), reply(scan), reply(f"Tried.\n\n{COMPLETION_MARKER}"))
     codex_ib.env["IB_TELEGRAM_TOKEN"] = TOKEN
     spawned = codex_ib.run("new-agent", "try to get out", "--name", AGENT)
@@ -188,5 +191,7 @@ def test_what_a_codex_agent_cannot_do(
     assert not failures, "\n".join(failures)
     scanned = outputs.get(scan.call_id, "(no output)")
     assert "scan-over" in scanned and "bus-url-in:" not in scanned, scanned[:600]
+    assert "ib-rc=0" in scanned, scanned[-400:]
+    assert f"relay: agent {AGENT} runs ib notify escalated-hello" in codex_worker.log.read_text()
     for leaked in LEAKS:
         assert not any(leaked in text for text in outputs.values()), leaked
