@@ -16,6 +16,7 @@ import pytest
 import redis
 
 from bus.keys import Keys
+from bus.relay_port import PORT_FILE
 from tests.bot_process import Worker
 from tests.cli import IB, IbRunner, git
 from tests.fake_openai import FakeOpenAI, FunctionCall, exec_command, reply
@@ -52,8 +53,16 @@ def _py(code: str) -> str:
     return f"python3 -c {json.dumps(code)}"
 
 
-def attempts(root: Path, other: Path, secrets: list[Path]) -> list[Attempt]:
+def attempts(root: Path, other: Path, secrets: list[Path], relay: int) -> list[Attempt]:
     return [
+        Attempt(  # the sandbox has no network, loopback included: the agent's own `ib` cannot relay
+            "connect to the worker's relay on loopback",
+            exec_command(
+                _py(f"import socket; socket.create_connection(('127.0.0.1', {relay}), 5)") + "; echo rc=$?"
+            ),
+            True,
+            ("Operation not permitted", "Network is unreachable"),  # seccomp refuses the socket itself
+        ),
         Attempt(
             "read `.env`, `.ib/` and ~/.ssh",
             exec_command(f"cat {' '.join(map(str, secrets))}; echo read-over"),
@@ -154,7 +163,8 @@ def test_what_a_codex_agent_cannot_do(
     (person / ".ssh" / "id_ed25519").write_text(f"{LEAKS[2]}\n")
     codex_ib.env["HOME"] = str(person)
     secrets = [repo / ".env", repo / ".ib" / "secret-probe", person / ".ssh" / "id_ed25519"]
-    tries = attempts(repo, other, secrets)
+    relay = int((repo / ".ib" / PORT_FILE).read_text().strip())  # the worker's relay listens there
+    tries = attempts(repo, other, secrets, relay)
     # and its `ib` (no IB_* in its environment: Codex keeps them from commands) goes through the relay
     escalated = f"{ESCALATED_SCAN}; {IB} notify escalated-hello; echo ib-rc=$?"
     scan = exec_command(escalated, escalate="It reads every process's environment")
