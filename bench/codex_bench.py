@@ -8,11 +8,12 @@ the bus by Codex's own signals beside when the pane first shows it.
    `permission`) and with a Stop payload (publishes `complete`, a new turn id each run); `ib hook
    codex-notify` with a turn's notify JSON (the same end: a new turn id each run) and with the hidden
    title thread's (read and dropped).
-2. The real Codex CLI 0.169.0 (`ib new-agent --cli codex`, offline against the scripted Responses API):
-   per turn, the moment the stand-in sent the last byte of the turn's final answer, then the `complete`
-   event's stream id (hook / notify path) and the first moment a tmux capture every 50 ms reads the turn's
-   end with the Codex screen parser (the pane path's floor: `ib worker`'s watcher reads every
-   IB_PANE_INTERVAL, 1 s by default, on top).
+2. The real Codex CLI 0.169.0 (`ib new-agent --cli codex`, offline against the scripted Responses API,
+   its worker running: the agent's box holds no bus address, its hooks and notify go through the
+   worker's relay): per turn, the moment the stand-in sent the last byte of the turn's final answer,
+   then the `complete` event's stream id (hook / notify path) and the first moment a tmux capture every
+   50 ms reads the turn's end with the Codex screen parser (the pane path's floor: `ib worker`'s watcher
+   reads every IB_PANE_INTERVAL, 1 s by default, on top).
 """
 
 from __future__ import annotations
@@ -30,7 +31,15 @@ from typing import cast
 
 import redis
 
-from bench.common import IB, REDIS_URL, ib_env, percentile, process_times, scratch_namespace
+from bench.common import (
+    IB,
+    REDIS_URL,
+    ib_env,
+    percentile,
+    process_times,
+    scratch_namespace,
+    worker_running,
+)
 from bus.keys import Keys
 from tests.cli import init_repo
 from tests.fake_openai import API_KEY, FakeOpenAI, reply, write_codex_home
@@ -132,27 +141,28 @@ def latency_figures(turns: int) -> None:
         rds, keys = redis.Redis.from_url(REDIS_URL), Keys(namespace)
         hook_path, pane_path = [], []
         try:
-            for turn in range(turns):
-                said = f"Turn {turn} is done."
-                fake.script(reply(f"{said}\n\n{COMPLETION_MARKER}"))
-                if turn == 0:
-                    cmd = [IB, "new-agent", "--cli", "codex", "--name", AGENT, "say done"]
-                else:
-                    cmd = [IB, "send", AGENT, f"turn {turn}"]
-                subprocess.run(cmd, env=env, cwd=repo, check=True, capture_output=True)
-                listed = subprocess.run(
-                    [IB, "list", "--json"], env=env, cwd=repo, check=True, capture_output=True
-                )
-                session = json.loads(listed.stdout)[0]["session"]
-                deadline = time.time() + 90
-                shown = _first_end_on_screen(socket, session, said, deadline)
-                while len(_complete_events(rds, keys)) <= turn and time.time() < deadline:
-                    time.sleep(0.02)
-                events = _complete_events(rds, keys)
-                if len(events) > turn and shown is not None:
-                    moment = fake.turn_ends()[-1]
-                    hook_path.append(events[turn] - moment)
-                    pane_path.append(shown - moment)
+            with worker_running(env, repo):  # its relay carries the hooks and notify
+                for turn in range(turns):
+                    said = f"Turn {turn} is done."
+                    fake.script(reply(f"{said}\n\n{COMPLETION_MARKER}"))
+                    if turn == 0:
+                        cmd = [IB, "new-agent", "--cli", "codex", "--name", AGENT, "say done"]
+                    else:
+                        cmd = [IB, "send", AGENT, f"turn {turn}"]
+                    subprocess.run(cmd, env=env, cwd=repo, check=True, capture_output=True)
+                    listed = subprocess.run(
+                        [IB, "list", "--json"], env=env, cwd=repo, check=True, capture_output=True
+                    )
+                    session = json.loads(listed.stdout)[0]["session"]
+                    deadline = time.time() + 90
+                    shown = _first_end_on_screen(socket, session, said, deadline)
+                    while len(_complete_events(rds, keys)) <= turn and time.time() < deadline:
+                        time.sleep(0.02)
+                    events = _complete_events(rds, keys)
+                    if len(events) > turn and shown is not None:
+                        moment = fake.turn_ends()[-1]
+                        hook_path.append(events[turn] - moment)
+                        pane_path.append(shown - moment)
         finally:
             subprocess.run(["tmux", "-L", socket, "kill-server"], capture_output=True, check=False)
             Path(f"/tmp/tmux-{os.getuid()}/{socket}").unlink(missing_ok=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import statistics
 import subprocess
 import sys
@@ -81,3 +82,25 @@ def cpu_seconds(pid: int) -> float:
         fields = f.read().rsplit(")", 1)[1].split()
     ticks = os.sysconf("SC_CLK_TCK")
     return (int(fields[11]) + int(fields[12])) / ticks
+
+
+@contextmanager
+def worker_running(env: dict[str, str], repo: Path) -> Iterator[subprocess.Popen[bytes]]:
+    """`ib worker` for `repo` (its relay carries the hooks of agents whose box holds no bus address), up
+    once its heartbeat is on the bus; stopped after."""
+    from bus.keys import Keys
+
+    worker = subprocess.Popen(
+        [IB, "worker"], cwd=repo, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    client = redis.Redis.from_url(REDIS_URL)
+    heartbeat = Keys(env["IB_NAMESPACE"]).worker(env["IB_WORKER_ID"])
+    try:
+        limit = time.monotonic() + 30
+        while not client.exists(heartbeat) and worker.poll() is None and time.monotonic() < limit:
+            time.sleep(0.05)
+        yield worker
+    finally:
+        worker.send_signal(signal.SIGTERM)
+        worker.wait(30)
+        client.close()

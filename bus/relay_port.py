@@ -13,7 +13,8 @@ HOST = "127.0.0.1"
 PORT_FILE = "relay-port"
 VIA_RELAY = "IB_VIA_RELAY"
 """Set to 1 in the pane of an agent whose program runs in ittybus's bubblewrap box without the bus's
-address (Gemini CLI): every `ib` there, its hooks included, goes to the relay, which runs it outside."""
+address (Gemini CLI, Codex CLI): every `ib` there, its hooks included, goes to the relay, which runs it
+outside."""
 
 
 def relay_port(state_dir: str) -> int:

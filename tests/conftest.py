@@ -209,6 +209,14 @@ def codex_ib(ib: IbRunner, tmux_socket: str, tmp_path: Path, openai: FakeOpenAI)
 
 
 @pytest.fixture
+def codex_worker(codex_ib: IbRunner, tmp_path: Path, rds: redis.Redis, keys: Keys) -> Iterator[Worker]:
+    """`ib worker` for the real Codex CLI agents: its relay runs their hooks and notify (their box holds no
+    bus address), its pane watcher reads their screens."""
+    with worker_running(codex_ib, tmp_path / "worker.log", rds, keys) as running:
+        yield running
+
+
+@pytest.fixture
 def gemini() -> Iterator[FakeGemini]:
     """The scripted Gemini API on loopback; streams still held at the end are released."""
     with FakeGemini() as fake:

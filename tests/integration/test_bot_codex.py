@@ -13,7 +13,7 @@ import pytest
 import redis
 
 from bus.keys import Keys
-from tests.bot_process import USER, BotProcess, Worker, worker_running
+from tests.bot_process import USER, BotProcess, Worker
 from tests.cli import IbRunner
 from tests.fake_openai import FakeOpenAI, exec_command, reply
 from tests.fake_telegram import FakeMessage, FakeTelegram
@@ -26,13 +26,6 @@ pytestmark = [pytest.mark.codex, pytest.mark.timeout(300)]  # several turns of a
 TURN = 90.0  # deadline for one turn of a cold CLI on 2 busy cores, through the bot
 ASKING = "touch built.txt && echo built"
 DIALOG = "Would you like to run the following command?"
-
-
-@pytest.fixture
-def codex_worker(codex_ib: IbRunner, tmp_path: Path, rds: redis.Redis, keys: Keys) -> Iterator[Worker]:
-    """`ib worker` for the real-CLI agents: the bot's taps reach them through it."""
-    with worker_running(codex_ib, tmp_path / "worker.log", rds, keys) as running:
-        yield running
 
 
 @pytest.fixture(autouse=True)

@@ -1,8 +1,8 @@
 """`ib new-agent --cli codex` (and IB_DEFAULT_CLI=codex): the real Codex CLI 0.169.0 started by ittybus in
 its worktree, offline against the scripted Responses API. Its own signals (hooks.json, notify) put its
-turns on the bus, once each; `ib send` reaches it verbatim; `ib approve` and `ib deny` answer its approval
-dialog; its sandbox keeps its commands in the worktree; `ib resume` restarts a stopped one with its
-conversation."""
+turns on the bus, once each, through the worker's relay (its box holds no bus address); `ib send` reaches
+it verbatim; `ib approve` and `ib deny` answer its approval dialog; its sandbox keeps its commands in the
+worktree; `ib resume` restarts a stopped one with its conversation."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import pytest
 import redis
 
 from bus.keys import Keys
-from tests.bot_process import worker_running
+from tests.bot_process import Worker, worker_running
 from tests.cli import IbRunner
 from tests.fake_openai import FakeOpenAI, add_file, exec_command, reply, server_error, write_codex_home
 from tests.streams import stream_entries
@@ -36,7 +36,7 @@ def _worktree(repo: Path, agent: str) -> Path:
 
 
 def test_a_codex_agent_works_in_its_worktree_and_its_turn_ends_once(
-    codex_ib: IbRunner, openai: FakeOpenAI, rds: redis.Redis, keys: Keys, repo: Path
+    codex_ib: IbRunner, openai: FakeOpenAI, rds: redis.Redis, keys: Keys, repo: Path, codex_worker: Worker
 ) -> None:
     openai.script(
         reply("Listing first.", exec_command("ls && echo listed")),
@@ -65,7 +65,7 @@ def test_a_codex_agent_works_in_its_worktree_and_its_turn_ends_once(
 
 
 def test_ib_approve_answers_codexs_approval_dialog(
-    codex_ib: IbRunner, openai: FakeOpenAI, rds: redis.Redis, keys: Keys, repo: Path
+    codex_ib: IbRunner, openai: FakeOpenAI, rds: redis.Redis, keys: Keys, repo: Path, codex_worker: Worker
 ) -> None:
     call = exec_command("touch approved.txt && echo made", escalate="It needs to run outside the sandbox")
     openai.script(reply("Asking first.", call), reply(f"Made it.\n\n{COMPLETION_MARKER}"))
@@ -136,7 +136,12 @@ def _said(request_items: list[dict[str, object]]) -> str:
 
 
 def test_ib_resume_restarts_a_stopped_codex_agent_with_its_conversation(
-    codex_ib: IbRunner, openai: FakeOpenAI, rds: redis.Redis, keys: Keys, tmux_socket: str
+    codex_ib: IbRunner,
+    openai: FakeOpenAI,
+    rds: redis.Redis,
+    keys: Keys,
+    tmux_socket: str,
+    codex_worker: Worker,
 ) -> None:
     openai.script(reply(f"Noted: the codeword is PERIWINKLE.\n\n{WAITING_MARKER}"))
     spawned = codex_ib.run("new-agent", "--name", "keeper", "remember the codeword PERIWINKLE")

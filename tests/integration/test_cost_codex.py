@@ -12,6 +12,7 @@ import pytest
 import redis
 
 from bus.keys import Keys
+from tests.bot_process import Worker
 from tests.cli import IbRunner
 from tests.fake_openai import FakeOpenAI, exec_command, reply
 from tests.fake_openai.sse import usage
@@ -24,8 +25,10 @@ TURN = 90.0  # deadline for one turn of a cold CLI on 2 busy cores
 
 
 def test_a_codex_turn_s_output_and_tokens_reach_the_feed_and_ib_cost(
-    codex_ib: IbRunner, openai: FakeOpenAI, rds: redis.Redis, keys: Keys
+    codex_ib: IbRunner, openai: FakeOpenAI, rds: redis.Redis, keys: Keys, codex_worker: Worker
 ) -> None:
+    """With the worker running: its relay takes the hooks and notify (the box holds no bus address), its
+    tail reads the session log."""
     turns = (
         reply("Listing first.", exec_command("ls && echo listed")),
         reply(f"Listed it.\n\n{COMPLETION_MARKER}"),
@@ -50,8 +53,6 @@ def test_a_codex_turn_s_output_and_tokens_reach_the_feed_and_ib_cost(
     }
 
     def counted() -> dict[str, Any] | None:
-        if codex_ib.run("worker", "--once").returncode != 0:
-            return None
         shown = codex_ib.run("cost", "lister", "--json")
         total: dict[str, Any] = json.loads(shown.stdout)["total"] if shown.returncode == 0 else {}
         return total if total.get("answers") == 2 else None

@@ -39,12 +39,10 @@ def test_without_an_env_file_nothing_is_mounted_over_one(tmp_path: Path) -> None
     assert str(tmp_path / ".env") not in args
 
 
-def test_a_nested_sandbox_gets_the_machine_s_proc(tmp_path: Path) -> None:
-    plain = box(_confinement(tmp_path), [], "/nonexistent-home", ["true"])
-    nested = box(_confinement(tmp_path), [], "/nonexistent-home", ["true"], nested=True)
-    assert "/proc" in _pairs(plain, "--proc") and "--proc" not in nested
-    assert "--unshare-pid" in plain  # the person's other processes out of sight
-    assert "/proc" in _pairs(nested, "--bind")
+def test_the_box_has_a_pid_namespace_and_a_proc_of_its_own(tmp_path: Path) -> None:
+    args = box(_confinement(tmp_path), [], "/nonexistent-home", ["true"])
+    assert "--unshare-pid" in args  # the person's other processes (the worker, tmux) out of sight
+    assert "/proc" in _pairs(args, "--proc") and "/proc" not in _pairs(args, "--bind")
 
 
 def test_kept_files_show_again_inside_a_hidden_place(tmp_path: Path) -> None:

@@ -83,6 +83,18 @@ def test_a_reader_that_starts_after_the_last_answer_counts_the_rest_once_with_it
     assert second.last.startswith("resp_fake") and second.last.endswith(" gpt-5.5")
 
 
+def test_a_piece_of_the_log_with_the_turn_s_model_and_no_answer_passes_the_model_on() -> None:
+    """The worker's live tail may read the turn's `turn_context` before any answer of the turn is written:
+    the next piece, read by a new reader from `last`, still knows the model."""
+    lines = ROLLOUT.read_bytes().splitlines()
+    first_answer = next(i for i, line in enumerate(lines) if b'"token_usage_record"' in line)
+    assert any(b'"turn_context"' in line for line in lines[:first_answer])
+    first = CodexCli().usage_reader("", "")
+    assert first.lines(lines[:first_answer]) == [] and first.last == " gpt-5.5"
+    rest = CodexCli().usage_reader(first.last, "").lines(lines[first_answer:])
+    assert len(rest) == 4 and {r.model for r in rest} == {"gpt-5.5"}
+
+
 def test_a_cut_line_is_unreadable_and_other_lines_are_not_usage() -> None:
     reader = UsageReader()
     assert reader.lines(['{"type":"token_usage_record","payload":{"usa', "not json", "{}", "[1]"]) == []

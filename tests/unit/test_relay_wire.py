@@ -118,6 +118,8 @@ def test_stdin_is_sent_only_to_a_command_that_reads_it() -> None:
     assert reads_stdin(["notify", "-"]) and reads_stdin(["task", "add", "t", "--body-file=-"])
     assert not reads_stdin(["notify", "a", "-x"]) and not reads_stdin(["-"])
     assert reads_stdin(["hook", "gemini"])  # a hook's payload comes on stdin, with no `-` to say so
+    assert reads_stdin(["hook", "codex"])
+    assert not reads_stdin(["hook", "codex-notify", '{"type": "agent-turn-complete"}'])  # its last argument
 
 
 def test_a_hook_s_payload_goes_through_the_wire_as_it_was_read() -> None:

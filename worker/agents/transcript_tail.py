@@ -86,6 +86,8 @@ class TranscriptTailer:
             append_entry(pipe, self.rt.keys.output(agent.id), fields, OUTPUT_MAXLEN)
         if usage_store.append(pipe, self.rt.keys, agent.id, agent.project, answers):
             pipe.hset(key, mapping={"usage_last": reader.last, "usage_usd": f"{usd:.6f}"})
+        elif reader.last != record.get("usage_last", ""):  # no answer in this piece, but the turn's model
+            pipe.hset(key, "usage_last", reader.last)
         pipe.hset(
             key,
             mapping={"transcript_offset": str(offset + consumed), "transcript_tailed": agent.transcript_path},

@@ -1,7 +1,8 @@
 """`ib` inside Claude Code's sandbox (a compound line, a pipe, a script the agent wrote): it reaches the bus
 as it is, or it says in one line that it cannot. It never starts a bus of its own there: that one would
 live in the sandbox's private view of `.ib/`, take the event, print its stream id, and vanish. In the
-bubblewrap box of a Gemini CLI agent there is no bus address at all: every `ib` goes to the relay. Hot.
+bubblewrap box of a Gemini CLI or Codex CLI agent there is no bus address at all: every `ib` goes to the
+relay. Hot.
 """
 
 from __future__ import annotations
@@ -31,8 +32,9 @@ def sandboxed() -> bool:
 
 
 def relayed_only() -> bool:
-    """Inside the bubblewrap box of an agent whose pane has no bus address (Gemini CLI's): the spawn marks
-    it, and the mark comes from the pane's environment (worker.boundary.identity.act_as), not the agent's."""
+    """Inside the bubblewrap box of an agent whose pane has no bus address (Gemini CLI's, Codex CLI's): the
+    spawn marks it, and the mark comes from the pane's environment (worker.boundary.identity.act_as), not
+    the agent's."""
     return os.environ.get(VIA_RELAY) == "1"
 
 

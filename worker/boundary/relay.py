@@ -5,11 +5,11 @@ still find it), the only address the agents' sandbox settings let through Claude
 is read from the connection, never from the request: the peer socket of an accepted connection is
 owned by the proxy, i.e. by the agent's Claude Code process (found through /proc/net/tcp and
 /proc/*/fd), whose environment — set by the spawn, unchangeable by the agent — names the agent. From
-ittybus's bubblewrap box (Gemini CLI's hooks and commands, which dial the relay themselves) the peer is a
-process the agent controls, which may put any `IB_AGENT_ID` in its own environment: the agent is then
-named by the outermost ancestor carrying one (`identity.caller_at`), the box's bwrap process the spawn
-started, outside the box's PID namespace, where the agent cannot reach. A connection that no agent's
-process owns is refused.
+ittybus's bubblewrap box (Gemini CLI's and Codex CLI's hooks and commands, which dial the relay
+themselves) the peer is a process the agent controls, which may put any `IB_AGENT_ID` in its own
+environment: the agent is then named by the outermost ancestor carrying one (`identity.caller_at`), the
+box's bwrap process the spawn started, outside the box's PID namespace, where the agent cannot reach. A
+connection that no agent's process owns is refused.
 
 The command then runs as a child `ib` outside the sandbox, in the agent's worktree, with the agent's own
 `IB_*` environment and `IB_RELAYED=1`: there `identity.agent_caller` makes it that agent (a mark that

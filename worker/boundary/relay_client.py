@@ -1,9 +1,10 @@
 """`ib` inside the sandbox: the command goes to the worker's relay, and its output and exit code come back.
 The relay's address is in the agent's environment (`IB_RELAY`, put there by the spawn; not a secret).
 From Claude Code's sandbox (no network of its own) it goes through Claude Code's proxy, whose address is
-in `HTTPS_PROXY`; from ittybus's bubblewrap box (Gemini CLI's, on the machine's network) it dials the
-relay itself. A hook (`ib hook ...`) sends its payload, read on stdin, along, and never fails the agent's
-session: with no relay to answer it says so in one line and exits 0, at once. Hot: stdlib only.
+in `HTTPS_PROXY`; from ittybus's bubblewrap box (Gemini CLI's and Codex CLI's, on the machine's network)
+it dials the relay itself. A hook (`ib hook ...`) sends its payload, read on stdin, along, and never fails
+the agent's session: with no relay to answer it says so in one line and exits 0, at once. Hot: stdlib
+only.
 """
 
 from __future__ import annotations
@@ -52,10 +53,17 @@ def is_hook(argv: list[str]) -> bool:
     return bool(argv) and argv[0] == "hook"
 
 
+ARGV_HOOKS = frozenset({"codex-notify"})
+"""Hooks whose payload is their last argument, not their stdin (Codex's notify program): their stdin is
+not read (it may be the program's terminal, which never ends)."""
+
+
 def reads_stdin(argv: list[str]) -> bool:
-    """Whether the command reads its stdin: a hook's payload, or a `-` for a file or message (`ib notify -`,
-    `--body-file -`)."""
-    return is_hook(argv) or any(arg == "-" or arg.endswith("=-") for arg in argv[1:])
+    """Whether the command reads its stdin: a hook's payload (but for the hooks in ARGV_HOOKS), or a `-` for
+    a file or message (`ib notify -`, `--body-file -`)."""
+    if is_hook(argv):
+        return len(argv) < 2 or argv[1] not in ARGV_HOOKS
+    return any(arg == "-" or arg.endswith("=-") for arg in argv[1:])
 
 
 def forward(argv: list[str]) -> int:

@@ -24,20 +24,18 @@ def box(
     words: list[str],
     hidden: Sequence[str] = (),
     kept: Sequence[str] = (),
-    nested: bool = False,
 ) -> list[str]:
     """The bubblewrap command line that runs `words` where the agent may write only in its worktree, its
     own repository's git folder (not its config, hooks or info/), its cache, the program's own folders
     `own` (its HOME and the like) and a private /tmp. Hidden: the repository's `.ib/` (the bus's state
     and password, the other agents) and `.env`, the person's credentials and the places `hidden`, but
     for the files `kept` in them, shown read-only (a login the program needs). The network stays: the
-    model API and the hooks' bus are on it. The box's processes see only each other. `nested`: the
-    program starts a sandbox of its own inside, which mounts a /proc of its own PID namespace (so its
-    commands cannot read the program's environment) only where the box passes the machine's /proc on as
-    it is, not a /proc mounted anew. Pure but for asking which secret places exist."""
-    # a PID namespace of its own: the person's other processes (the worker, the bot) and their environment
-    # out of sight; a program with a sandbox of its own makes one for its commands itself
-    proc = ["--bind", "/proc", "/proc"] if nested else ["--unshare-pid", "--proc", "/proc"]
+    model API and the relay are on it. The box's processes see only each other, also a program's own
+    sandbox nested inside (Codex CLI 0.169.0's starts there) and the commands it runs outside that sandbox
+    once the person approves them. Pure but for asking which secret places exist."""
+    # a PID namespace of its own: the person's other processes (the worker, the bot, other agents, the
+    # tmux server) and their environment, which may hold the bus's address, out of sight
+    proc = ["--unshare-pid", "--proc", "/proc"]
     args = ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", *proc, "--tmpfs", "/tmp", "--die-with-parent"]
     root = c.root.rstrip("/")
     # the repository stays in sight (read-only, but for an agent without a worktree) when it is under /tmp

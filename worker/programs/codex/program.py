@@ -2,8 +2,8 @@
 carried over, hooks.json calling `ib hook codex`, the agent's worktree trusted), its command line (its
 own workspace-write sandbox with ittybus's writable folders, approvals on request, notify calling
 `ib hook codex-notify`, the bus's variables and keys kept from its commands) inside ittybus's bubblewrap
-box, which hides what Codex's sandbox lets commands read, and its screen and approval dialog as `screen`
-reads them."""
+box, which hides what Codex's sandbox lets commands read, without the bus's address (its hooks and notify
+go through the worker's relay), and its screen and approval dialog as `screen` reads them."""
 
 from __future__ import annotations
 
@@ -40,8 +40,8 @@ TMP = "tmp"  # its TMPDIR, beside and not around CODEX_HOME (else Codex's sandbo
 CARRIED = ("config.toml",)  # copied from the person's CODEX_HOME: their provider, model, notices
 LINKED = ("auth.json",)  # linked: a login refreshed by one agent holds for all
 KEPT_FROM_COMMANDS = ("IB_*", "*KEY*", "*TOKEN*", "*SECRET*", "*PASSWORD*", "*CREDENTIALS*")
-"""Variables Codex keeps from its commands' environment (its `shell_environment_policy.exclude`): the bus
-URL and anything named like a key; Codex itself and its hooks still get them."""
+"""Variables Codex keeps from its commands' environment (its `shell_environment_policy.exclude`): ittybus's
+own and anything named like a key; Codex itself and its hooks still get them."""
 
 
 def person_home() -> Path:
@@ -130,7 +130,8 @@ class CodexCli:
     def start(self, launch: Launch) -> Start:
         """`codex` (or, to resume, `codex resume --last`: the agent's CODEX_HOME holds only its own
         sessions) in its sandbox, asking before anything that would leave it, in the bubblewrap box
-        (Codex's sandbox nests in it), where the person's Codex home shows only its login."""
+        (Codex's sandbox nests in it; a command the person lets out of that sandbox stays in the box, with
+        the box's PID namespace), where the person's Codex home shows only its login."""
         approval = "never" if launch.permission_mode == BYPASS else "on-request"
         words = [launch.command, *(["resume", "--last"] if launch.resume else [])]
         words += ["--no-daemon", "--dangerously-bypass-hook-trust"]  # the hooks are ittybus's own
@@ -139,12 +140,14 @@ class CodexCli:
         home, person = agent_home(launch), person_home()
         own = [str(home), str(launch.folder / TMP)]
         person_files = [str(person)], [str(person / name) for name in LINKED]
-        boxed = box(launch.confinement, own, str(Path.home()), words, *person_files, nested=True)
+        boxed = box(launch.confinement, own, str(Path.home()), words, *person_files)
         line = shlex.join(boxed)
         if not launch.resume:
             line += f' "$(cat {shlex.quote(str(launch.prompt_file))})"'
         environment = {"CODEX_HOME": str(home), "TMPDIR": str(launch.folder / TMP)}
-        return Start(line, environment)
+        # no bus address in Codex's environment: an escalated command (run outside Codex's sandbox once the
+        # person approves it) could read it in /proc/<codex>/environ; the hooks' `ib` goes to the relay
+        return Start(line, environment, relayed=True)
 
     def transcript_reader(self) -> TranscriptReading:
         """Its session log (`$CODEX_HOME/sessions/.../rollout-*.jsonl`, the path its hooks name)."""

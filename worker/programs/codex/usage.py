@@ -53,6 +53,8 @@ class UsageReader:
         if entry.get("type") == "turn_context":
             model = payload.get("model")
             self.model = model if isinstance(model, str) and _SEP not in model else self.model
+            if self.model:  # kept for the next piece of the log, which may hold the turn's answers
+                self.last = f"{self.last.partition(_SEP)[0]}{_SEP}{self.model}"
             return None
         return self._record(entry, payload) if entry.get("type") == "token_usage_record" else None
 
