@@ -126,6 +126,8 @@ def _answer(
         prompt = None
     dialog = open_dialog(rt, agent) or _being_drawn(rt, agent, prompt)
     if dialog is None:
+        if prompt is not None and rt.prompts.answered(prompt.id):  # another answer closed it meanwhile
+            raise AlreadyAnswered(f"that dialog of {agent.id} was already answered")
         if prompt is not None:
             rt.prompts.clear(agent.id, prompt.id)
             raise DialogClosed(f"{agent.id}: the dialog closed; nothing was sent")
