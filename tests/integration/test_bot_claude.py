@@ -52,7 +52,7 @@ def _start(ib: IbRunner, bot: BotProcess, fake: FakeTelegram, name: str, goal: s
 
 def _shown_once(fake: FakeTelegram, topic: int, head: str) -> FakeMessage:
     wait_shown(fake, topic, head, timeout=TURN)
-    found = [m for m in bot_messages(fake, topic) if m.text.startswith(head)]
+    found = [m for m in bot_messages(fake, topic) if head in m.text]  # the bot may merge it after other lines
     assert len(found) == 1, [m.text for m in found]
     return found[0]
 
