@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from bus.usage import Usage
 from worker.programs.jsonl import entries
-from worker.programs.usage_lines import cut_short, each_line, stamp_seconds, token_count
+from worker.programs.usage_lines import cut_short, each_line, read_all, stamp_seconds, token_count
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -70,10 +70,4 @@ def usage_record(tokens: object, model: str, at: float, task: str = "") -> Usage
 def read_chat(path: str) -> tuple[list[Usage], int]:
     """Every answer's usage in the chat log at `path`, and how many of its lines were unreadable. A
     missing file has none."""
-    reader = UsageReader()
-    try:
-        with open(path, "rb") as f:
-            records = reader.lines(f)
-    except OSError:
-        return [], 0
-    return records, reader.unreadable
+    return read_all(UsageReader(), path)

@@ -7,8 +7,14 @@ from __future__ import annotations
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # no `typing` at run time: the Stop hook imports this
     from collections.abc import Callable, Iterable
+    from typing import Protocol
 
     from bus.usage import Usage
+
+    class LineReader(Protocol):
+        unreadable: int
+
+        def lines(self, lines: Iterable[bytes | str]) -> list[Usage]: ...
 
 
 def each_line(read: Callable[[bytes | str], Usage | None], lines: Iterable[bytes | str]) -> list[Usage]:
@@ -19,6 +25,17 @@ def each_line(read: Callable[[bytes | str], Usage | None], lines: Iterable[bytes
         if record is not None:
             found.append(record)
     return found
+
+
+def read_all(reader: LineReader, path: str) -> tuple[list[Usage], int]:
+    """Every answer's usage `reader` finds in the log at `path`, and how many of its lines were unreadable
+    (a last line still being written among them). A missing file has none."""
+    try:
+        with open(path, "rb") as f:
+            records = reader.lines(f)
+    except OSError:
+        return [], 0
+    return records, reader.unreadable
 
 
 def cut_short(raw: bytes) -> bool:
