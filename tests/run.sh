@@ -20,7 +20,13 @@ fi
 
 if [[ ! -x .venv/bin/python ]]; then
     echo "== creating .venv"
-    python3 -m venv .venv
+    command -v python3 >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq python3 >/dev/null; }
+    # Debian and Ubuntu keep venv's pip bootstrap in a package of its own
+    python3 -m venv .venv 2>/dev/null || {
+        rm -rf .venv
+        apt-get update -qq && apt-get install -y -qq python3-venv >/dev/null
+        python3 -m venv .venv
+    }
 fi
 # The test environment is the lock's (`make lock` writes it from pyproject.toml), every file checked against
 # its hash; ittybus itself goes on top without dependencies. Only the package index is needed.
