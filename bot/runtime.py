@@ -69,7 +69,7 @@ class BotRuntime:
 
     @cached_property
     def notes(self) -> TeardownNotes:
-        return TeardownNotes(self.forum)
+        return TeardownNotes(self.sender, self.say)
 
     @cached_property
     def schedules(self) -> ScheduleStore:

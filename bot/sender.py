@@ -33,6 +33,7 @@ MAX_REFUSALS = 3  # the same batch refused this often for no known reason is giv
 MAX_BACKOFF = 30.0
 MAX_LOADING = 2.0  # never hold messages longer than this while a backlog is read
 TIDY_RESERVE = 5  # tidying (buttons off an answered question) never takes the minute's last units
+MAX_NOW_TRIES = 4  # a call a person waits on, refused by the flood limit this often, is given up
 
 
 class Sender:
@@ -81,6 +82,25 @@ class Sender:
         """The agent of topic `thread` started a new turn: its output goes in a new message."""
         self.outbox.new_turn(self.forum.chat_id, thread, tokens)
         self._wake.set()
+
+    async def show_now(self, batch: Batch, tries: int = MAX_NOW_TRIES) -> int:
+        """Send or edit `batch` at once, outside the outbox: a person is looking at it. The call is
+        counted against the chat's limits; a 429 holds the chat (the outbox waits too) and the call goes
+        again after retry_after, up to `tries` times in all. Other refusals go to the caller."""
+        refused = 0
+        while True:
+            await self._spend()  # counted even when the minute is spent: it goes all the same
+            self.outbox.pacer(batch.chat).record(self.clock())
+            try:
+                return await self.forum.show(batch)
+            except RetryAfter as e:
+                refused += 1
+                seconds = self.outbox.limits.local_seconds(retry_seconds(e))
+                self.outbox.hold(batch.chat, self.clock() + seconds)
+                if refused >= tries:
+                    raise
+                log.info("telegram: flood limit in chat %s: calling again in %.2fs", batch.chat, seconds)
+                await asyncio.sleep(seconds)
 
     async def drop_buttons(self, message_id: int) -> None:
         """Tidy a message's buttons away once the minute's budget has room to spare (in the background;

@@ -2,19 +2,21 @@
 
 While an agent is torn down its own events in that topic (`state`, `stopped`, `killed`) fold into the
 answer instead of each being a message of its own. The note is sent and edited at once, outside the
-outbox: a person is looking at it. When Telegram refuses, the event goes the usual way.
+outbox (a person is looking at it), waiting out Telegram's flood limit when it must. When Telegram
+refuses an edit for good, the folded event goes the usual way, and so does the note's last word.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from telegram.error import BadRequest, TelegramError
 
-from bot.forum import Forum
 from bot.outbound import Batch
+from bot.sender import MAX_NOW_TRIES, Sender
 from bus.event_model import Event
 
 log = logging.getLogger(__name__)
@@ -28,6 +30,7 @@ class Note:
     thread: int | None
     message_id: int
     head: str
+    reply_to: int | None = None
     lines: list[str] = field(default_factory=list)
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
@@ -39,14 +42,17 @@ class Note:
 class TeardownNotes:
     """The open notes, one per agent being torn down."""
 
-    def __init__(self, forum: Forum, keep: float = KEEP_SECONDS) -> None:
-        self.forum = forum
+    def __init__(
+        self, sender: Sender, say: Callable[[int | None, str, int | None], None], keep: float = KEEP_SECONDS
+    ) -> None:
+        self.sender = sender
+        self.say = say  # the outbox's way: (thread, html, reply_to)
         self.keep = keep
         self.notes: dict[str, Note] = {}
 
     async def open(self, agent: str, thread: int | None, reply_to: int | None, head: str) -> None:
-        message_id = await self.forum.show(Batch(self.forum.chat_id, thread, head, reply_to=reply_to))
-        self.notes[agent] = Note(thread, message_id, head)
+        message_id = await self.sender.show_now(Batch(self.chat_id, thread, head, reply_to=reply_to))
+        self.notes[agent] = Note(thread, message_id, head, reply_to)
 
     async def close(self, agent: str, head: str) -> None:
         """The teardown answered: the note says so, and takes the agent's late events a little longer."""
@@ -54,7 +60,8 @@ class TeardownNotes:
         if note is None:
             return
         note.head = head
-        await self._edit(note)
+        if not await self._edit(note):  # the teardown's outcome is never lost: a message of its own
+            self.say(note.thread, head, note.reply_to)
         asyncio.get_running_loop().call_later(self.keep, self._forget, agent, note)
 
     async def fold(self, event: Event, thread: int | None, line: str) -> bool:
@@ -64,15 +71,17 @@ class TeardownNotes:
         if note is None or event.type not in FOLDED or thread != note.thread:
             return False
         note.lines.append(line)
-        if await self._edit(note):
+        if await self._edit(note, tries=1):  # the consumer does not wait out a flood limit: the outbox does
             return True
         note.lines.remove(line)
         return False
 
-    async def _edit(self, note: Note) -> bool:
+    async def _edit(self, note: Note, tries: int = MAX_NOW_TRIES) -> bool:
         async with note.lock:  # edits in order: the last one shows everything so far
             try:
-                await self.forum.show(Batch(self.forum.chat_id, note.thread, note.text, edit=note.message_id))
+                await self.sender.show_now(
+                    Batch(self.chat_id, note.thread, note.text, edit=note.message_id), tries
+                )
             except BadRequest as e:
                 if "not modified" in str(e).lower():
                     return True
@@ -82,6 +91,10 @@ class TeardownNotes:
                 log.info("teardown note %s not edited: %s", note.message_id, e)
                 return False
         return True
+
+    @property
+    def chat_id(self) -> int:
+        return self.sender.forum.chat_id
 
     def _forget(self, agent: str, note: Note) -> None:
         if self.notes.get(agent) is note:
