@@ -12,7 +12,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import redis.asyncio as aredis
@@ -21,6 +21,7 @@ from redis.exceptions import RedisError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 from telegram.error import BadRequest, Forbidden, RetryAfter, TelegramError
 
+from bot.dialog_messages import Dialog, DialogMessages, Edit, Wait
 from bot.forum import Forum, retry_seconds
 from bot.last_words import LastWords, Release
 from bot.outbound import Batch, Outgoing
@@ -89,6 +90,7 @@ class EventConsumer:
         self.clock = clock
         self.last_words: LastWords[_Show] = LastWords()  # turn ends waiting for their last words
         self._timer: asyncio.TimerHandle | None = None
+        self.dialogs: DialogMessages[_Show] = DialogMessages()  # one message per dialog and topic
         self.notes: TeardownNotes | None = None  # an agent's teardown events fold into its Kill's answer
         self.outage = Outage("events")
 
@@ -299,6 +301,13 @@ class EventConsumer:
         self._arm()
 
     def _queue(self, show: _Show) -> None:
+        edit = None
+        if (dialog := _dialog(show)) is not None:
+            match self.dialogs.tell(dialog, show.token, show):
+                case Wait():
+                    return
+                case Edit(message_id, first):
+                    edit, show = message_id, _told_again(first, show)
         rendered = render(show.event, show.style)
         parts = split_message(rendered.text) or [escape(show.event.type)]
         question = show.event.data.get("question_id") if show.event.type == "question" else None
@@ -315,6 +324,7 @@ class EventConsumer:
                     buttons=rendered.buttons if last else (),
                     tokens=(show.token,) if last else (),
                     anchor=anchor if last else None,
+                    edit=edit if len(parts) == 1 else None,
                 )
             )
 
@@ -336,6 +346,8 @@ class EventConsumer:
                 if not roles:
                     del self.pending[entry_id]
                     finished.append(entry_id)
+        for waited in self.dialogs.shown(batch.tokens, message_id):
+            self._queue(waited)  # now an edit of the dialog's message
         if batch.anchor and not batch.anchor.startswith(REVIEW_ANCHOR) and message_id is not None:
             try:
                 await self.client.hset(self.keys.topics(QUESTIONS), str(message_id), batch.anchor)
@@ -372,3 +384,16 @@ def _role(event: Event, delivery: Delivery, bindings: Bindings) -> str:
     if thread == bindings.merges.get(event.task or event.agent or ""):
         return "merge"
     return "data"
+
+
+def _dialog(show: _Show) -> Dialog | None:
+    """The dialog a `permission` event tells (its topic and prompt), told once per topic."""
+    prompt = show.event.data.get("prompt_id") if show.event.type == "permission" else None
+    return (show.thread, prompt) if isinstance(prompt, str) and prompt else None
+
+
+def _told_again(first: _Show, show: _Show) -> _Show:
+    """A dialog's second telling (the hook's, after the pane's): its own fields over the first's, so the
+    options as drawn and the question they answer stay with the tool and command the hook adds."""
+    data = {**first.event.data, **{k: v for k, v in show.event.data.items() if v not in (None, "", [], {})}}
+    return replace(show, event=show.event.model_copy(update={"data": data}))

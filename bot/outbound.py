@@ -40,7 +40,8 @@ class Outgoing:
 
     `anchor` marks a message people may reply to (a question id); a message with buttons or an anchor
     ends a merged message, so its buttons sit under it and replies find it. Only `mergeable` items
-    (event renderings) are merged; replies to people and documents always go alone.
+    (event renderings) are merged; replies to people and documents always go alone, and so does an
+    `edit`: the new text of message `edit` (a dialog told again, bot.dialog_messages).
     """
 
     chat: int
@@ -53,6 +54,7 @@ class Outgoing:
     document: Document | None = None
     urgent: bool = False
     mergeable: bool = True
+    edit: int | None = None
 
 
 @dataclass(frozen=True)
@@ -276,12 +278,14 @@ class Outbox:
         entries = [queue.popleft()]
         first = entries[0][1]
         text = first.text
-        closed = bool(first.buttons) or first.anchor is not None or not first.mergeable
+        closed = (
+            bool(first.buttons) or first.anchor is not None or not first.mergeable or first.edit is not None
+        )
         while queue and not closed:
             nxt = queue[0][1]
             joined = text + JOINER + nxt.text
             too_long = telegram_length(joined) > self.message_limit
-            if not nxt.mergeable or nxt.urgent != first.urgent or too_long:
+            if not nxt.mergeable or nxt.edit is not None or nxt.urgent != first.urgent or too_long:
                 break
             entries.append(queue.popleft())
             text = joined
@@ -298,6 +302,7 @@ class Outbox:
             anchor=last.anchor,
             reply_to=first.reply_to,
             document=first.document,
+            edit=first.edit,
             entries=tuple(entries),
         )
 
@@ -382,6 +387,11 @@ class Outbox:
             return
         queue = self._queues.setdefault(batch.key, deque())
         queue.extendleft(reversed(batch.entries))
+
+    def put_back_new(self, batch: Batch) -> None:
+        """An edit whose message is gone goes back as a new message."""
+        entries = tuple((seq, replace(item, edit=None)) for seq, item in batch.entries)
+        self.put_back(replace(batch, entries=entries, edit=None))
 
     def restart_stream(self, chat: int, thread: int | None) -> None:
         """The streaming message is gone (deleted, never known, or no longer the topic's newest

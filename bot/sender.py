@@ -231,6 +231,8 @@ class Sender:
             await self._done(batch, batch.edit)
         elif failure is Failure.BAD_MARKUP:
             await self._send_plain(batch, error)
+        elif failure is Failure.MESSAGE_GONE and batch.edit is not None and not batch.streaming:
+            self.outbox.put_back_new(batch)  # a dialog's message deleted: it is told anew
         elif failure is Failure.MESSAGE_GONE and batch.edit is not None:
             self.outbox.restart_stream(batch.chat, batch.thread)
             self.outbox.put_back(batch)

@@ -14,7 +14,15 @@ from bus.keys import Keys
 from tests.bot_process import USER, BotProcess, Worker
 from tests.cli import IbRunner
 from tests.fake_telegram import FakeTelegram
-from tests.integration.test_bot import bot_messages, emit, received, spawn, wait_agent_topic, wait_shown
+from tests.integration.test_bot import (
+    bot_messages,
+    emit,
+    received,
+    settled,
+    spawn,
+    wait_agent_topic,
+    wait_shown,
+)
 from tests.waiting import retry_until
 
 
@@ -96,3 +104,78 @@ def test_a_deny_tapped_before_the_dialog_is_drawn_waits_for_it(
     wait_shown(fake, topic, "✓ denied a permission dialog", timeout=40)
     retry_until(lambda: "Do you want to proceed?" not in agents_ib.run("look", "hasty").stdout, 30, 0.2)
     assert not (repo / ".ib" / "agents" / "hasty" / "repo" / "no.txt").exists()
+
+
+PANE_DIALOG: dict[str, Any] = {  # the dialog as the pane watcher reads it (worker.service.dialog_events)
+    "kind": "permission",
+    "title": "Do you want to proceed?",
+    "options": [{"number": 1, "label": "Yes"}, {"number": 2, "label": "No"}],
+    "default": 0,
+    "question_id": "q-5f3c2a1b",
+}
+HOOK_DIALOG: dict[str, Any] = {"kind": "permission", "tool": "Bash", "detail": "touch told.txt"}
+
+
+def _dialogs_told_twice(
+    bot: BotProcess, fake: FakeTelegram, rds: redis.Redis, keys: Keys, together: bool
+) -> None:
+    """The pane watcher saw the dialog before the hook told it: two events with one prompt id."""
+    bot.start()
+    emit(rds, keys, "spawned", "twice started", agent="twice", sender="system")
+    topic = wait_agent_topic(fake, "twice")
+    emit(
+        rds,
+        keys,
+        "permission",
+        "twice needs your answer",
+        agent="twice",
+        data=PANE_DIALOG | {"prompt_id": "p-0a1b2c3d"},
+    )
+    if not together:
+        wait_shown(fake, topic, "🔐 twice asks: Do you want to proceed?")
+    emit(
+        rds,
+        keys,
+        "permission",
+        "twice asks to use Bash",
+        agent="twice",
+        data=HOOK_DIALOG | {"prompt_id": "p-0a1b2c3d"},
+    )
+    wait_shown(fake, topic, "🔐 twice asks to use Bash\ntouch told.txt")
+    settled(rds, keys)
+    (dialog,) = [m for m in bot_messages(fake, topic) if "🔐" in m.text]
+    assert dialog.text == "🔐 twice asks to use Bash\ntouch told.txt"
+    assert dialog.edits  # the pane's reading first, then the hook's in its place
+    assert [row[0][0] for row in dialog.buttons] == ["Yes (default)", "No"]  # the options as drawn stay
+    assert [row[0][1].split(":")[1] for row in dialog.buttons] == ["q-5f3c2a1b", "q-5f3c2a1b"]
+
+    emit(
+        rds,
+        keys,
+        "permission",
+        "twice asks to use Bash",
+        agent="twice",
+        data=HOOK_DIALOG | {"prompt_id": "p-4e5f6a7b"},
+    )
+    dialogs = retry_until(
+        lambda: (d := [m for m in bot_messages(fake, topic) if "🔐" in m.text])[1:] and d,
+        20,
+        0.05,
+        "the next",
+    )
+    assert dialogs[0].message_id == dialog.message_id  # the next dialog: a message of its own
+    assert [[label for label, _data in row] for row in dialogs[1].buttons] == [
+        ["Allow", "Always allow", "Deny"]
+    ]
+
+
+def test_a_dialog_the_pane_showed_first_is_one_message_when_the_hook_tells_it(
+    bot: BotProcess, fake: FakeTelegram, rds: redis.Redis, keys: Keys
+) -> None:
+    _dialogs_told_twice(bot, fake, rds, keys, together=False)
+
+
+def test_a_dialog_told_twice_at_once_is_one_message(
+    bot: BotProcess, fake: FakeTelegram, rds: redis.Redis, keys: Keys
+) -> None:
+    _dialogs_told_twice(bot, fake, rds, keys, together=True)

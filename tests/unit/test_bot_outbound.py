@@ -323,3 +323,19 @@ def test_output_queued_before_a_message_goes_before_it() -> None:
     outbox.sent(second, 2.0, 11)
     third = outbox.take(3.0) or pytest.fail("nothing to send")
     assert (third.edit, third.text) == (None, "Written after it.")  # below the message
+
+
+def test_an_edit_goes_alone_and_goes_back_as_a_new_message_when_its_message_is_gone() -> None:
+    outbox = Outbox(MINUTE)
+    outbox.put(item("before"))
+    outbox.put(item("the dialog, told again", buttons=BUTTONS, edit=41))
+    outbox.put(item("after"))
+    batches = [batch for _at, batch in drain(outbox)]
+    assert [(b.text, b.edit) for b in batches] == [
+        ("before", None),
+        ("the dialog, told again", 41),
+        ("after", None),
+    ]
+    outbox.put_back_new(batches[1])
+    (again,) = [batch for _at, batch in drain(outbox, start=100.0)]
+    assert (again.text, again.edit, again.buttons) == ("the dialog, told again", None, BUTTONS)
