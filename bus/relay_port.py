@@ -15,6 +15,9 @@ VIA_RELAY = "IB_VIA_RELAY"
 """Set to 1 in the pane of an agent whose program runs in ittybus's bubblewrap box without the bus's
 address (Gemini CLI, Codex CLI): every `ib` there, its hooks included, goes to the relay, which runs it
 outside."""
+RELAY_QUEUE = "IB_RELAY_QUEUE"
+"""The folder, in a boxed agent's pane, where its hooks wait while no worker runs (worker.boundary.
+relay_queue)."""
 
 
 def relay_port(state_dir: str) -> int:

@@ -6,6 +6,7 @@ bus URL; with no relay, a hook says so in one line and exits 0 at once."""
 from __future__ import annotations
 
 import json
+import shlex
 import socket
 import subprocess
 import sys
@@ -15,12 +16,15 @@ from pathlib import Path
 import pytest
 import redis
 
+from bus.agent_store import Agent, AgentStore
 from bus.embedded import Embedded
 from bus.keys import Keys
-from bus.relay_port import VIA_RELAY
+from bus.relay_port import RELAY_QUEUE, VIA_RELAY
+from tests.bot_process import worker_running
 from tests.cli import IB, IbRunner
 from tests.integration.test_relay import SEND
 from tests.streams import stream_entries
+from tests.waiting import retry_until
 from worker.boundary.relay import Relay, caller_of_peer
 from worker.boundary.relay_wire import decode_reply
 from worker.programs.bubblewrap import box, bubblewrap_problem
@@ -53,9 +57,12 @@ def _worktree(repo: Path, agent: str) -> Path:
     return worktree
 
 
-def _box_command(ib: IbRunner, repo: Path, relay: str, words: list[str], env: dict[str, str]) -> list[str]:
+def _box_command(
+    ib: IbRunner, repo: Path, relay: str, words: list[str], env: dict[str, str], queue: Path | None = None
+) -> list[str]:
     """`words` in agent a1's box, started as the spawn starts a Gemini CLI pane: `env -i` with the agent's
-    `IB_*` (no IB_REDIS_URL, the relay mark) around bwrap; `env` is what the command inside adds."""
+    `IB_*` (no IB_REDIS_URL, the relay mark; the hooks' queue, given one) around bwrap; `env` is what the
+    command inside adds."""
     assert bubblewrap_problem() is None, bubblewrap_problem()
     worktree = _worktree(repo, AGENT)
     pane = {
@@ -68,8 +75,8 @@ def _box_command(ib: IbRunner, repo: Path, relay: str, words: list[str], env: di
         "IB_RELAY": relay,
         VIA_RELAY: "1",
         "PATH": f"{Path(IB).parent}:/usr/bin:/bin",
-    }
-    confinement = Confinement(str(worktree), str(repo), (), str(IB))
+    } | ({RELAY_QUEUE: str(queue)} if queue else {})
+    confinement = Confinement(str(worktree), str(repo), (), str(IB), queue=str(queue or ""))
     inside = ["/usr/bin/env", *(f"{k}={v}" for k, v in env.items()), *words]
     command = ["/usr/bin/env", "-i", *(f"{k}={v}" for k, v in pane.items())]
     return command + box(confinement, [], "/nonexistent-home", inside)
@@ -79,8 +86,12 @@ def _boxed(
     ib: IbRunner, repo: Path, relay: str, words: list[str], **env: str
 ) -> subprocess.CompletedProcess[str]:
     """`words` run in the box (`_box_command`), Gemini CLI's permission payload on its stdin."""
+    return _run_boxed(_box_command(ib, repo, relay, words, env))
+
+
+def _run_boxed(command: list[str]) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        _box_command(ib, repo, relay, words, env),
+        command,
         input=json.dumps(PERMISSION),
         capture_output=True,
         text=True,
@@ -198,3 +209,61 @@ def test_a_hook_the_relay_refuses_says_why_and_exits_0(ib: IbRunner, repo: Path,
     done = _boxed(ib, repo, _address(relay), ["sh", "-c", f"cd / && exec {IB} hook gemini"])
     assert (done.returncode, done.stdout) == (0, "")
     assert done.stderr.startswith("ib hook: error: agent a1 runs ib only inside its worktree"), done.stderr
+
+
+def _closed_address() -> str:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return f"127.0.0.1:{probe.getsockname()[1]}"
+
+
+def test_with_no_worker_a_hook_waits_in_the_agents_queue_and_the_worker_runs_it(
+    agents_ib: IbRunner, repo: Path, rds: redis.Redis, keys: Keys, tmp_path: Path
+) -> None:
+    """No worker, so no relay: the hook leaves its request in the agent's own queue folder and exits 0 at
+    once. The worker, once started, runs it as the agent its pane names: the event is on the bus, late
+    but not lost, and the queue is empty."""
+    queue = repo / ".ib" / "agents" / AGENT / "relay-queue"
+    queue.mkdir(parents=True)
+    closed = _closed_address()
+    session = f"ib-queue-{AGENT}"  # the agent's pane, as the spawn starts it: its box, here idle
+    pane = _box_command(agents_ib, repo, closed, ["sleep", "600"], {}, queue)
+    socket_name = agents_ib.env["IB_TMUX_SOCKET"]
+    tmux = ["tmux", "-L", socket_name]
+    subprocess.run([*tmux, "new-session", "-d", "-s", session, f"exec {shlex.join(pane)}"], check=True)
+    worker_id = agents_ib.env["IB_WORKER_ID"]
+    AgentStore(rds, keys).save(
+        Agent(id=AGENT, goal="wait", state="waiting", session=session, worker=worker_id, program="gemini")
+    )
+
+    done = _run_boxed(_box_command(agents_ib, repo, closed, [str(IB), "hook", "gemini"], {}, queue))
+    assert (done.returncode, done.stdout) == (0, "")
+    assert done.stderr == (
+        "ib hook gemini: the worker's relay is not running; "
+        "the hook waits in the agent's queue for the worker\n"
+    )
+    assert len(list(queue.glob("*.req"))) == 1
+    assert not [e for e in _events(rds, keys) if e["type"] == "permission"]
+
+    with worker_running(agents_ib, tmp_path / "worker.log", rds, keys):
+        asked = retry_until(
+            lambda: [e for e in _events(rds, keys) if e["type"] == "permission"],
+            30,
+            0.1,
+            "the queued hook run",
+        )
+        assert [(e["agent"], e["data"]["detail"]) for e in asked] == [(AGENT, "touch x")]  # type: ignore[index]
+        retry_until(lambda: not list(queue.iterdir()), 10, 0.1, "the queue emptied")
+
+
+def test_a_hook_the_agents_full_queue_cannot_take_says_so_and_exits_0(ib: IbRunner, repo: Path) -> None:
+    queue = repo / ".ib" / "agents" / AGENT / "relay-queue"
+    queue.mkdir(parents=True)
+    for n in range(500):
+        (queue / f"{n:020d}-1.req").write_text("{}")
+    done = _run_boxed(_box_command(ib, repo, _closed_address(), [str(IB), "hook", "gemini"], {}, queue))
+    assert (done.returncode, done.stdout) == (0, "")
+    said = done.stderr.splitlines()
+    assert said[0] == f"ib hook: the agent's queue cannot take the hook: {queue} holds 500 hooks already"
+    assert said[1].startswith("ib hook gemini: error: cannot reach the worker's relay")
+    assert len(list(queue.iterdir())) == 500

@@ -5,6 +5,7 @@
 <root>/.ib/agents/<id>/git              its own repository (objects borrowed from the person's)
 <root>/.ib/agents/<id>/bin/ib           the one ittybus command on its PATH
 <root>/.ib/agents/<id>/cache/npm        npm's cache (the sandbox keeps ~/.npm from it)
+<root>/.ib/agents/<id>/relay-queue      a boxed agent's hooks that found no worker (boundary.relay_queue)
 <root>/.ib/agents/<id>/{meta.json, prompt.txt, settings.json, start.sh, agent.log}
 <root>/.ib/archive/<stamp>-<id>/        what teardown keeps
 <root>/.ib/prompts/{all,manager,worker}.md, <root>/.ib/hooks/post-create-agent   the person's own
@@ -46,6 +47,10 @@ class AgentPaths:
     @property
     def cache(self) -> Path:
         return self.folder / "cache"
+
+    @property
+    def relay_queue(self) -> Path:
+        return self.folder / "relay-queue"
 
     @property
     def meta(self) -> Path:

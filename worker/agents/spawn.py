@@ -24,7 +24,7 @@ from bus.agent_store import Agent
 from bus.errors import Conflict, InvalidInput
 from bus.ids import folder_project, validate_id
 from bus.permission_modes import BYPASS, permission_mode
-from bus.relay_port import VIA_RELAY, relay_address
+from bus.relay_port import RELAY_QUEUE, VIA_RELAY, relay_address
 from bus.repo_paths import agent_from_path, ensure_state_dir, shared_git_dir
 from bus.settings import MODEL_PROGRAMS
 from bus.worker_commands import NewAgent
@@ -311,6 +311,7 @@ def _write_files(rt: Runtime, agent: Agent, paths: AgentPaths, req: SpawnRequest
     paths.prompt.write_text(build_prompt(facts), encoding="utf-8")
     paths.bin.mkdir(exist_ok=True)
     paths.cache.mkdir(exist_ok=True)
+    paths.relay_queue.mkdir(exist_ok=True)
     launch = agent_launch(rt, agent, paths)
     program_of(agent).prepare(launch)
     paths.meta.write_text(
@@ -357,6 +358,7 @@ def _confinement(rt: Runtime, agent: Agent, paths: AgentPaths) -> Confinement:
             bin=str(paths.bin),
             cache=str(paths.cache),
             relay=_relay(rt),
+            queue=str(paths.relay_queue),
         )
     refs = Path(shared_git_dir(str(rt.root))) / "refs" / "heads"
     branches = Git(rt.root).output("for-each-ref", "--format=%(refname:short)", "refs/heads").split()
@@ -369,6 +371,7 @@ def _confinement(rt: Runtime, agent: Agent, paths: AgentPaths) -> Confinement:
         bin=str(paths.bin),
         cache=str(paths.cache),
         relay=_relay(rt),
+        queue=str(paths.relay_queue),
     )
 
 
@@ -396,6 +399,7 @@ def start_script(rt: Runtime, agent: Agent, paths: AgentPaths, resume: bool = Fa
     start = program_of(agent).start(agent_launch(rt, agent, paths, resume))
     if start.relayed:  # no bus address where the agent's commands can read it: the relay runs its `ib`
         env[VIA_RELAY] = "1"
+        env[RELAY_QUEUE] = str(paths.relay_queue)  # its hooks wait there while no worker runs
     elif rt.settings.redis_url:
         env["IB_REDIS_URL"] = rt.settings.redis_url
     if rt.settings.tmux_socket:

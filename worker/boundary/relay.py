@@ -132,6 +132,28 @@ class Relay:
     def run(self, conn: socket.socket, caller: AgentCaller, request: Request) -> Reply:
         """`ib argv` as `caller`, from its worktree: the same guard as the `ib` Claude Code runs outside.
         What it prints goes back as it comes; its exit code is the reply."""
+        started = self._start(caller, request)
+        if isinstance(started, Reply):
+            return started
+        code = Passing(conn, started).run(request.stdin or b"")
+        return Reply(code if code >= 0 else 128 - code)  # killed: as a shell says
+
+    def replay(self, caller: AgentCaller, request: Request) -> Reply:
+        """`ib argv` as `caller`, as `run` does, for a hook that waited in the agent's queue while no
+        worker ran (worker.boundary.relay_queue): nobody waits for its output, which comes back whole."""
+        started = self._start(caller, request)
+        if isinstance(started, Reply):
+            return started
+        try:
+            out, err = started.communicate(request.stdin or b"", timeout=REQUEST_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(OSError):
+                os.killpg(started.pid, signal.SIGKILL)
+            out, err = started.communicate()
+        return Reply(started.returncode, out, err)
+
+    def _start(self, caller: AgentCaller, request: Request) -> subprocess.Popen[bytes] | Reply:
+        """The child `ib` of a request, running; or the reply that says why it cannot run."""
         cwd = os.path.realpath(request.cwd)
         home = os.path.realpath(caller.worktree)
         name = request.argv[0]
@@ -146,7 +168,7 @@ class Relay:
         env[RELAYED] = "1"
         log.info("relay: agent %s runs ib %s", caller.id, " ".join(request.argv)[:200])
         try:
-            child = subprocess.Popen(
+            return subprocess.Popen(
                 [self.ib_command, *request.argv],
                 cwd=cwd,
                 env=env,
@@ -157,8 +179,6 @@ class Relay:
             )
         except OSError as e:
             return Reply(1, stderr=f"ib {name}: error: the relay cannot run ib: {e.strerror or e}\n".encode())
-        code = Passing(conn, child).run(request.stdin or b"")
-        return Reply(code if code >= 0 else 128 - code)  # killed: as a shell says
 
 
 class Passing:

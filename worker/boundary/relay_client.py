@@ -15,6 +15,7 @@ import sys
 import time
 from typing import BinaryIO
 
+from worker.boundary import relay_queue
 from worker.boundary.relay_wire import (
     MAX_LINE,
     BadLine,
@@ -42,7 +43,26 @@ PROXY_PAUSE = 0.25
 
 
 class RelayDown(Exception):
-    """The relay cannot be reached, or did not answer as a relay does."""
+    """The relay cannot be reached, or did not answer as a relay does; `maybe_ran`: it took the command
+    and went away before answering."""
+
+    def __init__(self, message: str, maybe_ran: bool = False) -> None:
+        super().__init__(message)
+        self.maybe_ran = maybe_ran
+
+
+def _queue(line: bytes) -> str:
+    """A hook the relay did not take, left in the agent's queue for the worker (worker.boundary.
+    relay_queue); what to say of it, or "" when there is no queue or it cannot be written."""
+    folder = os.environ.get(relay_queue.QUEUE, "")
+    if not folder:
+        return ""
+    try:
+        relay_queue.put(folder, line)
+    except OSError as e:
+        print(f"ib hook: the agent's queue cannot take the hook: {e.strerror or e}", file=sys.stderr)
+        return ""
+    return "the worker's relay is not running; the hook waits in the agent's queue for the worker"
 
 
 def configured() -> bool:
@@ -72,9 +92,13 @@ def forward(argv: list[str]) -> int:
     agent's session."""
     stdin = sys.stdin.buffer.read(MAX_LINE) if reads_stdin(argv) else None
     request = Request(tuple(argv), os.getcwd(), stdin)
+    line = encode_request(request)
     try:
-        reply = _exchange(encode_request(request), HOOK_TIMEOUT if is_hook(argv) else None)
+        reply = _exchange(line, HOOK_TIMEOUT if is_hook(argv) else None)
     except RelayDown as e:
+        if is_hook(argv) and not e.maybe_ran and (queued := _queue(line)):
+            print(f"ib {' '.join(argv[:2])}: {queued}", file=sys.stderr)
+            return 0
         print(f"ib {' '.join(argv[:2]) if is_hook(argv) else argv[0]}: error: {e}", file=sys.stderr)
         return 0 if is_hook(argv) else 1
     _write(Chunk("stdout", reply.stdout))
@@ -99,7 +123,7 @@ def _exchange(line: bytes, timeout: float | None) -> Reply:
         ) from None
     except RelayGone as e:
         raise RelayDown(
-            f"the worker's relay went away before it answered ({e}); the command may have run"
+            f"the worker's relay went away before it answered ({e}); the command may have run", maybe_ran=True
         ) from None
 
 

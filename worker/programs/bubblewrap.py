@@ -26,13 +26,13 @@ def box(
     kept: Sequence[str] = (),
 ) -> list[str]:
     """The bubblewrap command line that runs `words` where the agent may write only in its worktree, its
-    own repository's git folder (not its config, hooks or info/), its cache, the program's own folders
-    `own` (its HOME and the like) and a private /tmp. Hidden: the repository's `.ib/` (the bus's state
-    and password, the other agents) and `.env`, the person's credentials and the places `hidden`, but
-    for the files `kept` in them, shown read-only (a login the program needs). The network stays: the
-    model API and the relay are on it. The box's processes see only each other, also a program's own
-    sandbox nested inside (Codex CLI 0.169.0's starts there) and the commands it runs outside that sandbox
-    once the person approves them. Pure but for asking which secret places exist."""
+    own repository's git folder (not its config, hooks or info/), its cache, its hooks' queue, the
+    program's own folders `own` (its HOME and the like) and a private /tmp. Hidden: the repository's
+    `.ib/` (the bus's state and password, the other agents) and `.env`, the person's credentials and the
+    places `hidden`, but for the files `kept` in them, shown read-only (a login the program needs). The
+    network stays: the model API and the relay are on it. The box's processes see only each other, also a
+    program's own sandbox nested inside (Codex CLI 0.169.0's starts there) and the commands it runs
+    outside that sandbox once the person approves them. Pure but for asking which secret places exist."""
     # a PID namespace of its own: the person's other processes (the worker, the bot, other agents, the
     # tmux server) and their environment, which may hold the bus's address, out of sight
     proc = ["--unshare-pid", "--proc", "/proc"]
@@ -50,6 +50,8 @@ def box(
     for writable in (c.worktree if c.worktree != c.root else "", c.git_dir, c.cache, *own):
         if writable:
             args += ["--bind", writable, writable]
+    if c.queue:  # an agent spawned before its queue existed has none: its hooks then say so, and go on
+        args += ["--bind-try", c.queue, c.queue]
     if c.git_dir:
         for name in ("config", "hooks", "info"):
             args += ["--ro-bind-try", f"{c.git_dir}/{name}", f"{c.git_dir}/{name}"]

@@ -12,9 +12,20 @@ from bus.record import Record
 class Confinement(Record):
     """Where one agent lives: its worktree (the root for an agent without one), its own repository's git
     folder (empty for an agent without a worktree), `bin/` and cache folder, the repository, the branches an
-    agent without a worktree must not move, and the `ib` it runs outside the sandbox."""
+    agent without a worktree must not move, the `ib` it runs outside the sandbox, and the folder where its
+    hooks wait when no worker runs (`queue`, worker.boundary.relay_queue)."""
 
-    __slots__ = ("bin", "cache", "git_dir", "ib_command", "protected_branches", "relay", "root", "worktree")
+    __slots__ = (
+        "bin",
+        "cache",
+        "git_dir",
+        "ib_command",
+        "protected_branches",
+        "queue",
+        "relay",
+        "root",
+        "worktree",
+    )
 
     def __init__(
         self,
@@ -26,7 +37,8 @@ class Confinement(Record):
         bin: str = "",
         cache: str = "",
         relay: str = "",
+        queue: str = "",
     ) -> None:
         self.worktree, self.root, self.ib_command = worktree, root, ib_command
         self.protected_branches = tuple(protected_branches)
-        self.git_dir, self.bin, self.cache, self.relay = git_dir, bin, cache, relay
+        self.git_dir, self.bin, self.cache, self.relay, self.queue = git_dir, bin, cache, relay, queue

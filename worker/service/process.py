@@ -57,6 +57,7 @@ from worker.service.limit_resume import resume_due
 from worker.service.limit_watch import park_spooled
 from worker.service.operations import run_operation
 from worker.service.pane_watch import CLOSE_INTERVAL, PaneWatcher
+from worker.service.relay_replay import replay_queued
 from worker.service.signals import stop_on_signals
 from worker.tasks import planning
 
@@ -72,6 +73,7 @@ class BusMoved(WorkerError):
 
 
 TURN_END_TYPES = frozenset({"complete", "waiting", "error", "limited"})
+REPLAY_EVERY = 5.0  # seconds between looks at the boxed agents' hook queues
 STOP_CHECK = 1.0  # seconds a read blocks at most, whatever the pane interval: SIGTERM is heeded that soon
 
 
@@ -145,7 +147,19 @@ class WorkerService:
             )
             return None
         relay.start()
+        threading.Thread(target=self._replay_queued, args=(relay,), name="relay-queue", daemon=True).start()
         return relay
+
+    def _replay_queued(self, relay: Relay) -> None:
+        """Boxed agents' hooks that found no relay (worker.service.relay_replay): at once, then every few
+        seconds for one a hook wrote while the relay was starting."""
+        while True:
+            try:
+                replay_queued(self.rt, relay)
+            except (redis.ConnectionError, redis.TimeoutError, BusError, WorkerError, OSError) as e:
+                log.warning("worker %s: queued hooks wait: %s", self.me, e)
+            if self.stopping.wait(REPLAY_EVERY):
+                return
 
     def _loop(self) -> None:
         interval = self.rt.settings.pane_interval

@@ -1,0 +1,45 @@
+"""Hooks that found no relay wait in their agent's queue folder for the worker.
+
+A boxed agent's hooks (Codex CLI's, Gemini CLI's) reach the bus only through the worker's relay. While no
+worker runs, a hook that cannot reach it writes its request, as the relay would have read it, to a file
+in the agent's own queue folder (`IB_RELAY_QUEUE`, the one place of `.ib/` the box lets it write), and
+exits 0 at once. The worker, once it runs, replays each file as that agent, oldest first, and deletes it.
+
+The folder names the agent (the box binds only the agent's own), never the file: what an agent writes
+there runs with its own rights, as a relayed hook would. Only hooks are replayed. Hot: stdlib only.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+from bus.relay_port import RELAY_QUEUE
+
+QUEUE = RELAY_QUEUE  # the variable naming the folder
+
+MAX_QUEUED = 500  # a folder this full takes no more: an agent cannot fill the disk through it
+SUFFIX = ".req"
+
+
+def put(folder: str, line: bytes, max_queued: int = MAX_QUEUED) -> str:
+    """Write request `line` to a new file in `folder` (whole or not at all); its path. Raises OSError
+    when it cannot, or when the folder is full."""
+    if sum(1 for name in os.listdir(folder) if name.endswith(SUFFIX)) >= max_queued:
+        raise OSError(f"{folder} holds {max_queued} hooks already")
+    name = f"{time.time_ns():020d}-{os.getpid()}"
+    partial = os.path.join(folder, f".{name}.part")
+    with open(partial, "wb") as f:
+        f.write(line)
+    path = os.path.join(folder, name + SUFFIX)
+    os.rename(partial, path)
+    return path
+
+
+def queued(folder: str) -> list[str]:
+    """The files waiting in `folder`, oldest first ([] when it does not exist)."""
+    try:
+        names = os.listdir(folder)
+    except FileNotFoundError:
+        return []
+    return [os.path.join(folder, name) for name in sorted(names) if name.endswith(SUFFIX)]

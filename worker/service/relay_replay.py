@@ -1,0 +1,83 @@
+"""The hooks boxed agents queued while no worker ran (worker.boundary.relay_queue), run now, as each agent,
+oldest first, through the relay's own guard. Each file goes once: it is deleted after its run, whatever
+the run said (a hook that fails now would fail again).
+
+An agent is known by its queue's folder, and its rights by its pane's program (the box's bwrap process,
+whose environment the spawn set). A queue whose agent has no pane left is dropped: its end is the pane
+watcher's to tell.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+
+from worker.agents.layout import AgentPaths, state_root
+from worker.boundary import relay_queue
+from worker.boundary.identity import AgentCaller, caller_at
+from worker.boundary.relay import Relay
+from worker.boundary.relay_wire import BadLine, decode_request
+from worker.errors import WorkerError
+from worker.runtime import Runtime
+
+log = logging.getLogger(__name__)
+
+
+def replay_queued(rt: Runtime, relay: Relay) -> int:
+    """Run what waits in every agent's queue of this repository; how many hooks ran."""
+    ran = 0
+    agents = state_root(rt.root) / "agents"
+    for folder in sorted(agents.glob(f"*/{AgentPaths(rt.root, '_').relay_queue.name}")):
+        files = relay_queue.queued(str(folder))
+        if files:
+            ran += _replay(rt, relay, folder.parent.name, files)
+    return ran
+
+
+def _replay(rt: Runtime, relay: Relay, agent: str, files: list[str]) -> int:
+    caller = _caller(rt, agent)
+    if caller is None:
+        log.info("agent %s has no pane: its %d queued hooks are dropped", agent, len(files))
+        _delete(files)
+        return 0
+    ran = 0
+    for path in files:
+        try:
+            request = decode_request(Path(path).read_bytes())
+        except (OSError, BadLine) as e:
+            log.warning("agent %s: queued hook %s is unreadable (%s): dropped", agent, path, e)
+            _delete([path])
+            continue
+        if request.argv[0] != "hook":
+            log.warning("agent %s: queued %r is not a hook: dropped", agent, " ".join(request.argv)[:80])
+        else:
+            reply = relay.replay(caller, request)
+            ran += 1
+            if reply.code != 0:
+                log.warning("agent %s: queued ib %s exited %d: %s", agent, request.argv[1:2], reply.code,
+                            reply.stderr.decode(errors="replace").strip()[:300])  # fmt: skip
+        _delete([path])
+    log.info("agent %s: %d hooks queued while no worker ran, run now", agent, ran)
+    return ran
+
+
+def _caller(rt: Runtime, agent: str) -> AgentCaller | None:
+    """The agent as its pane's program names it (None when it has no live pane)."""
+    record = rt.agents.find(agent)
+    if record is None or not record.session:
+        return None
+    try:
+        pid = rt.tmux.pane_pid(record.session)
+    except (WorkerError, OSError):
+        return None
+    caller = caller_at(pid) if pid is not None else None
+    return caller if caller is not None and caller.id == agent else None
+
+
+def _delete(paths: list[str]) -> None:
+    for path in paths:
+        try:
+            os.unlink(path)
+        except FileNotFoundError:
+            continue
