@@ -170,11 +170,12 @@ def test_agent_cannot_write_outside_its_worktree_nor_read_the_bus_secrets(
     assert _events(rds, keys, "permission"), "the hooks' events reached the bus"
 
 
-def test_without_a_worker_the_turn_ends_and_the_worker_follows_the_pane_later(
+def test_without_a_worker_the_turn_ends_and_the_worker_replays_its_hooks_later(
     gemini_ib: IbRunner, gemini: FakeGemini, rds: redis.Redis, keys: Keys, tmp_path: Path
 ) -> None:
-    """No relay to take the hooks: each says so and exits 0 at once, so Gemini CLI goes on and ends its turn;
-    no hook event reaches the bus. A worker started afterwards reads the agent's pane and follows it."""
+    """No relay to take the hooks: each waits in the agent's queue and exits 0 at once, so Gemini CLI goes on
+    and ends its turn; no hook event reaches the bus yet. A worker started afterwards replays them before it
+    reads the panes: the turn's events arrive late, in order, told by the hooks."""
     gemini.script(reply(f"All done.\n{COMPLETION_MARKER}"))
     _spawn(gemini_ib, "lone", "say done")
     retry_until(lambda: "All done." in gemini_ib.run("look", "lone").stdout, TURN, what="the turn's reply")
@@ -185,8 +186,10 @@ def test_without_a_worker_the_turn_ends_and_the_worker_follows_the_pane_later(
     assert rds.hget(keys.agent("lone"), "state") == "creating"
     with worker_running(gemini_ib, tmp_path / "worker.log", rds, keys):
         retry_until(lambda: rds.hget(keys.agent("lone"), "state") == "complete", TURN, what="the pane read")
-    assert [e["msg"] for e in _events_all(rds, keys) if e["type"] == "state"] == ["lone: creating → complete"]
-    assert rds.hget(keys.agent("lone"), "state_by") != "hook"
+    told = [(e["type"], e["msg"]) for e in _events_all(rds, keys)][1:]  # after `spawned`
+    assert told == [("state", "lone: creating → running"), ("complete", "Manager lone completed its goal")]
+    assert rds.hget(keys.agent("lone"), "state_by") == "hook"
+    assert not list((gemini_ib.cwd / ".ib" / "agents" / "lone" / "relay-queue").iterdir())
 
 
 def _events_all(rds: redis.Redis, keys: Keys) -> list[dict[str, object]]:

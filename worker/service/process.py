@@ -74,6 +74,7 @@ class BusMoved(WorkerError):
 
 TURN_END_TYPES = frozenset({"complete", "waiting", "error", "limited"})
 REPLAY_EVERY = 5.0  # seconds between looks at the boxed agents' hook queues
+FIRST_REPLAY = 10.0  # seconds the start gives queued hooks before the first look at the panes
 STOP_CHECK = 1.0  # seconds a read blocks at most, whatever the pane interval: SIGTERM is heeded that soon
 
 
@@ -147,19 +148,22 @@ class WorkerService:
             )
             return None
         relay.start()
-        threading.Thread(target=self._replay_queued, args=(relay,), name="relay-queue", daemon=True).start()
+        self._replay_queued(relay, time.monotonic() + FIRST_REPLAY)  # before the panes are read: in order
+        threading.Thread(target=self._replay_loop, args=(relay,), name="relay-queue", daemon=True).start()
         return relay
 
-    def _replay_queued(self, relay: Relay) -> None:
-        """Boxed agents' hooks that found no relay (worker.service.relay_replay): at once, then every few
-        seconds for one a hook wrote while the relay was starting."""
-        while True:
-            try:
-                replay_queued(self.rt, relay)
-            except (redis.ConnectionError, redis.TimeoutError, BusError, WorkerError, OSError) as e:
-                log.warning("worker %s: queued hooks wait: %s", self.me, e)
-            if self.stopping.wait(REPLAY_EVERY):
-                return
+    def _replay_loop(self, relay: Relay) -> None:
+        """Every few seconds, boxed agents' hooks that found no relay: what the first replay left, and any
+        a hook wrote while the relay was starting."""
+        while not self.stopping.wait(REPLAY_EVERY):
+            self._replay_queued(relay)
+
+    def _replay_queued(self, relay: Relay, until: float = float("inf")) -> None:
+        """worker.service.relay_replay, up to time `until`."""
+        try:
+            replay_queued(self.rt, relay, until)
+        except (redis.ConnectionError, redis.TimeoutError, BusError, WorkerError, OSError) as e:
+            log.warning("worker %s: queued hooks wait: %s", self.me, e)
 
     def _loop(self) -> None:
         interval = self.rt.settings.pane_interval

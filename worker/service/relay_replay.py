@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 from pathlib import Path
 
 from worker.agents.layout import AgentPaths, state_root
@@ -24,18 +25,19 @@ from worker.runtime import Runtime
 log = logging.getLogger(__name__)
 
 
-def replay_queued(rt: Runtime, relay: Relay) -> int:
-    """Run what waits in every agent's queue of this repository; how many hooks ran."""
+def replay_queued(rt: Runtime, relay: Relay, until: float = float("inf")) -> int:
+    """Run what waits in every agent's queue of this repository, up to time `until` (time.monotonic; the
+    rest waits for the next call); how many hooks ran."""
     ran = 0
     agents = state_root(rt.root) / "agents"
     for folder in sorted(agents.glob(f"*/{AgentPaths(rt.root, '_').relay_queue.name}")):
         files = relay_queue.queued(str(folder))
         if files:
-            ran += _replay(rt, relay, folder.parent.name, files)
+            ran += _replay(rt, relay, folder.parent.name, files, until)
     return ran
 
 
-def _replay(rt: Runtime, relay: Relay, agent: str, files: list[str]) -> int:
+def _replay(rt: Runtime, relay: Relay, agent: str, files: list[str], until: float) -> int:
     caller = _caller(rt, agent)
     if caller is None:
         log.info("agent %s has no pane: its %d queued hooks are dropped", agent, len(files))
@@ -43,6 +45,8 @@ def _replay(rt: Runtime, relay: Relay, agent: str, files: list[str]) -> int:
         return 0
     ran = 0
     for path in files:
+        if time.monotonic() > until:
+            break
         try:
             request = decode_request(Path(path).read_bytes())
         except (OSError, BadLine) as e:
