@@ -116,6 +116,10 @@ PANE_DIALOG: dict[str, Any] = {  # the dialog as the pane watcher reads it (work
 HOOK_DIALOG: dict[str, Any] = {"kind": "permission", "tool": "Bash", "detail": "touch told.txt"}
 
 
+def _tell(rds: redis.Redis, keys: Keys, data: dict[str, Any], prompt: str) -> None:
+    emit(rds, keys, "permission", "twice asks", agent="twice", data=data | {"prompt_id": prompt})
+
+
 def _dialogs_told_twice(
     bot: BotProcess, fake: FakeTelegram, rds: redis.Redis, keys: Keys, together: bool
 ) -> None:
@@ -123,24 +127,10 @@ def _dialogs_told_twice(
     bot.start()
     emit(rds, keys, "spawned", "twice started", agent="twice", sender="system")
     topic = wait_agent_topic(fake, "twice")
-    emit(
-        rds,
-        keys,
-        "permission",
-        "twice needs your answer",
-        agent="twice",
-        data=PANE_DIALOG | {"prompt_id": "p-0a1b2c3d"},
-    )
+    _tell(rds, keys, PANE_DIALOG, "p-0a1b2c3d")
     if not together:
         wait_shown(fake, topic, "🔐 twice asks: Do you want to proceed?")
-    emit(
-        rds,
-        keys,
-        "permission",
-        "twice asks to use Bash",
-        agent="twice",
-        data=HOOK_DIALOG | {"prompt_id": "p-0a1b2c3d"},
-    )
+    _tell(rds, keys, HOOK_DIALOG, "p-0a1b2c3d")
     wait_shown(fake, topic, "🔐 twice asks to use Bash\ntouch told.txt")
     settled(rds, keys)
     (dialog,) = [m for m in bot_messages(fake, topic) if "🔐" in m.text]
@@ -149,14 +139,7 @@ def _dialogs_told_twice(
     assert [row[0][0] for row in dialog.buttons] == ["Yes (default)", "No"]  # the options as drawn stay
     assert [row[0][1].split(":")[1] for row in dialog.buttons] == ["q-5f3c2a1b", "q-5f3c2a1b"]
 
-    emit(
-        rds,
-        keys,
-        "permission",
-        "twice asks to use Bash",
-        agent="twice",
-        data=HOOK_DIALOG | {"prompt_id": "p-4e5f6a7b"},
-    )
+    _tell(rds, keys, HOOK_DIALOG, "p-4e5f6a7b")
     dialogs = retry_until(
         lambda: (d := [m for m in bot_messages(fake, topic) if "🔐" in m.text])[1:] and d,
         20,
