@@ -6,6 +6,7 @@ bus URL; with no relay, a hook says so in one line and exits 0 at once."""
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import socket
 import subprocess
@@ -26,7 +27,7 @@ from tests.integration.test_relay import SEND
 from tests.streams import stream_entries
 from tests.waiting import retry_until
 from worker.boundary.relay import Relay, caller_of_peer
-from worker.boundary.relay_wire import decode_reply
+from worker.boundary.relay_wire import Request, decode_reply, encode_request
 from worker.programs.bubblewrap import box, bubblewrap_problem
 from worker.programs.confinement import Confinement
 
@@ -222,7 +223,7 @@ def test_with_no_worker_a_hook_waits_in_the_agents_queue_and_the_worker_runs_it(
 ) -> None:
     """No worker, so no relay: the hook leaves its request in the agent's own queue folder and exits 0 at
     once. The worker, once started, runs it as the agent its pane names: the event is on the bus, late
-    but not lost, and the queue is empty."""
+    but not lost, and the queue is empty. What else the agent wrote there is removed, never run."""
     queue = repo / ".ib" / "agents" / AGENT / "relay-queue"
     queue.mkdir(parents=True)
     closed = _closed_address()
@@ -244,6 +245,15 @@ def test_with_no_worker_a_hook_waits_in_the_agents_queue_and_the_worker_runs_it(
     )
     assert len(list(queue.glob("*.req"))) == 1
     assert not [e for e in _events(rds, keys) if e["type"] == "permission"]
+    # what else the agent may put in its queue, ahead of the hook: removed unread, never run, never waited on
+    secret = tmp_path / "secret"
+    secret.write_text("the person's")
+    os.mkfifo(queue / f"{1:020d}-1.req")
+    (queue / f"{2:020d}-1.req").symlink_to(secret)
+    (queue / f"{3:020d}-1.req").mkdir()
+    (queue / f"{4:020d}-1.req").write_bytes(b"not json\n")
+    worktree = str(_worktree(repo, AGENT))
+    (queue / f"{5:020d}-1.req").write_bytes(encode_request(Request(("notify", "not a hook"), worktree)))
 
     with worker_running(agents_ib, tmp_path / "worker.log", rds, keys):
         asked = retry_until(
@@ -254,6 +264,8 @@ def test_with_no_worker_a_hook_waits_in_the_agents_queue_and_the_worker_runs_it(
         )
         assert [(e["agent"], e["data"]["detail"]) for e in asked] == [(AGENT, "touch x")]  # type: ignore[index]
         retry_until(lambda: not list(queue.iterdir()), 10, 0.1, "the queue emptied")
+    assert not [e for e in _events(rds, keys) if "not a hook" in str(e.get("msg"))]
+    assert secret.read_text() == "the person's"
 
 
 def test_a_hook_the_agents_full_queue_cannot_take_says_so_and_exits_0(ib: IbRunner, repo: Path) -> None:

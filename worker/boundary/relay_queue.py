@@ -12,6 +12,8 @@ there runs with its own rights, as a relayed hook would. Only hooks are replayed
 from __future__ import annotations
 
 import os
+import shutil
+import stat
 import time
 
 from bus.relay_port import RELAY_QUEUE
@@ -19,6 +21,7 @@ from bus.relay_port import RELAY_QUEUE
 QUEUE = RELAY_QUEUE  # the variable naming the folder
 
 MAX_QUEUED = 500  # a folder this full takes no more: an agent cannot fill the disk through it
+MAX_REQUEST = 4 * 1024 * 1024 + 1  # worker.boundary.relay_wire.MAX_LINE, and its newline
 SUFFIX = ".req"
 
 
@@ -43,3 +46,34 @@ def queued(folder: str) -> list[str]:
     except FileNotFoundError:
         return []
     return [os.path.join(folder, name) for name in sorted(names) if name.endswith(SUFFIX)]
+
+
+def read(path: str) -> bytes | None:
+    """The request in `path`; None when it is not a regular file of a request's size (the agent writes the
+    folder: a link, a pipe, a device or a folder there is never read, only removed)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        found = os.fstat(fd)
+        if not stat.S_ISREG(found.st_mode) or found.st_size > MAX_REQUEST:
+            return None
+        chunks, left = [], MAX_REQUEST
+        while left > 0 and (chunk := os.read(fd, left)):
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def remove(path: str) -> None:
+    """`path` gone, whatever it is (never following a link)."""
+    if os.path.isdir(path) and not os.path.islink(path):
+        shutil.rmtree(path, ignore_errors=True)
+        return
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        return

@@ -1,18 +1,17 @@
 """The hooks boxed agents queued while no worker ran (worker.boundary.relay_queue), run now, as each agent,
-oldest first, through the relay's own guard. Each file goes once: it is deleted after its run, whatever
-the run said (a hook that fails now would fail again).
+oldest first, through the relay's own guard. Each file is deleted after its run, whatever the run said (a
+hook that fails now would fail again); a worker stopped in between runs it again rather than lose it.
 
 An agent is known by its queue's folder, and its rights by its pane's program (the box's bwrap process,
 whose environment the spawn set). A queue whose agent has no pane left is dropped: its end is the pane
-watcher's to tell.
+watcher's to tell. The agent writes its queue: what is not a regular file holding a hook request is
+removed unread.
 """
 
 from __future__ import annotations
 
 import logging
-import os
 import time
-from pathlib import Path
 
 from worker.agents.layout import AgentPaths, state_root
 from worker.boundary import relay_queue
@@ -41,28 +40,31 @@ def _replay(rt: Runtime, relay: Relay, agent: str, files: list[str], until: floa
     caller = _caller(rt, agent)
     if caller is None:
         log.info("agent %s has no pane: its %d queued hooks are dropped", agent, len(files))
-        _delete(files)
+        for path in files:
+            relay_queue.remove(path)
         return 0
     ran = 0
     for path in files:
         if time.monotonic() > until:
             break
+        line = relay_queue.read(path)
         try:
-            request = decode_request(Path(path).read_bytes())
-        except (OSError, BadLine) as e:
-            log.warning("agent %s: queued hook %s is unreadable (%s): dropped", agent, path, e)
-            _delete([path])
+            request = decode_request(line if line is not None else b"")
+        except BadLine as e:
+            why = e if line is not None else "not a regular file of a request's size"
+            log.warning("agent %s: queued %s is not a request (%s): removed", agent, path, why)
+            relay_queue.remove(path)
             continue
-        if request.argv[0] != "hook":
-            log.warning("agent %s: queued %r is not a hook: dropped", agent, " ".join(request.argv)[:80])
-        else:
+        if request.argv[0] == "hook":
             reply = relay.replay(caller, request)
             ran += 1
             if reply.code != 0:
                 log.warning("agent %s: queued ib %s exited %d: %s", agent, request.argv[1:2], reply.code,
                             reply.stderr.decode(errors="replace").strip()[:300])  # fmt: skip
-        _delete([path])
-    log.info("agent %s: %d hooks queued while no worker ran, run now", agent, ran)
+        else:
+            log.warning("agent %s: queued %r is not a hook: removed", agent, " ".join(request.argv)[:80])
+        relay_queue.remove(path)  # after its run: a worker stopped in between runs it again, never loses it
+    log.info("agent %s: ran %d of the hooks it queued while no worker ran", agent, ran)
     return ran
 
 
@@ -77,11 +79,3 @@ def _caller(rt: Runtime, agent: str) -> AgentCaller | None:
         return None
     caller = caller_at(pid) if pid is not None else None
     return caller if caller is not None and caller.id == agent else None
-
-
-def _delete(paths: list[str]) -> None:
-    for path in paths:
-        try:
-            os.unlink(path)
-        except FileNotFoundError:
-            continue
