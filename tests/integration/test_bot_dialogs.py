@@ -116,6 +116,9 @@ PANE_DIALOG: dict[str, Any] = {  # the dialog as the pane watcher reads it (work
 HOOK_DIALOG: dict[str, Any] = {"kind": "permission", "tool": "Bash", "detail": "touch told.txt"}
 
 
+DIALOG = "🔐 twice asks"  # a dialog's message, not the topic's status line ("🔐 waiting for your approval")
+
+
 def _tell(rds: redis.Redis, keys: Keys, data: dict[str, Any], prompt: str) -> None:
     emit(rds, keys, "permission", "twice asks", agent="twice", data=data | {"prompt_id": prompt})
 
@@ -133,7 +136,9 @@ def _dialogs_told_twice(
     _tell(rds, keys, HOOK_DIALOG, "p-0a1b2c3d")
     wait_shown(fake, topic, "🔐 twice asks to use Bash\ntouch told.txt")
     settled(rds, keys)
-    (dialog,) = [m for m in bot_messages(fake, topic) if "🔐" in m.text]
+    dialogs = [m for m in bot_messages(fake, topic) if m.text.startswith(DIALOG)]
+    assert len(dialogs) == 1, [m.text for m in bot_messages(fake, topic)]
+    dialog = dialogs[0]
     assert dialog.text == "🔐 twice asks to use Bash\ntouch told.txt"
     assert dialog.edits  # the pane's reading first, then the hook's in its place
     assert [row[0][0] for row in dialog.buttons] == ["Yes (default)", "No"]  # the options as drawn stay
@@ -141,7 +146,7 @@ def _dialogs_told_twice(
 
     _tell(rds, keys, HOOK_DIALOG, "p-4e5f6a7b")
     dialogs = retry_until(
-        lambda: (d := [m for m in bot_messages(fake, topic) if "🔐" in m.text])[1:] and d,
+        lambda: (d := [m for m in bot_messages(fake, topic) if m.text.startswith(DIALOG)])[1:] and d,
         20,
         0.05,
         "the next",

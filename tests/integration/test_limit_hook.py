@@ -188,7 +188,10 @@ def test_without_hooks_the_pane_parks_the_agent_once(
     screen.write_text(f"> add a flag\n\n● {text}\n\n> \n", encoding="utf-8")
     session = "ib-test-quiet"
     shown = f"cat {screen}; sleep 600"
-    subprocess.run(["tmux", "-L", tmux_socket, "new-session", "-d", "-s", session, shown], check=True)
+    # as wide as ittybus makes an agent's pane: at tmux's default 80 columns the error line wraps when the
+    # reset's hour has two digits, and the watcher reads it in two pieces
+    wide = ["-x", "200", "-y", "50"]
+    subprocess.run(["tmux", "-L", tmux_socket, "new-session", "-d", "-s", session, *wide, shown], check=True)
     record = {"id": "quiet", "session": session, "worker": WORKER, "state": "running", "root": str(ib.cwd)}
     write_hash(rds, keys.agent("quiet"), {**record, "project": "p"})  # no hook ever set its state
     rds.sadd(keys.agents, "quiet")
