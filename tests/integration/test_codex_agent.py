@@ -164,3 +164,26 @@ def test_ib_resume_restarts_a_stopped_codex_agent_with_its_conversation(
     earlier = _said(last.items())
     assert "remember the codeword PERIWINKLE" in earlier
     assert "Noted: the codeword is PERIWINKLE." in earlier
+
+
+def test_without_a_worker_codexs_turn_end_waits_in_its_queue_and_is_told_once(
+    codex_ib: IbRunner, openai: FakeOpenAI, rds: redis.Redis, keys: Keys, repo: Path, tmp_path: Path
+) -> None:
+    """No worker, so no relay: Codex's hooks and notify leave their requests in the agent's queue and exit
+    0, and Codex ends its turn. The worker started afterwards replays them: the turn's end reaches the bus
+    once (Stop and notify both tell it), told by Codex's own signals."""
+    openai.script(reply(f"Nothing to change.\n\n{COMPLETION_MARKER}"))
+    spawned = codex_ib.run("new-agent", "--cli", "codex", "--name", "alone", "look around")
+    assert spawned.returncode == 0, spawned.stderr
+    retry_until(
+        lambda: "Worked for" in codex_ib.run("look", "alone").stdout, TURN, what="the turn's end drawn"
+    )
+    queue = repo / ".ib" / "agents" / "alone" / "relay-queue"
+    retry_until(lambda: list(queue.glob("*.req")), 10, 0.1, "the hooks queued")
+    assert not _events(rds, keys, "complete", "alone")
+    with worker_running(codex_ib, tmp_path / "worker.log", rds, keys):
+        done = retry_until(lambda: _events(rds, keys, "complete", "alone"), 30, 0.1, "the queued turn end")
+        retry_until(lambda: not list(queue.iterdir()), 30, 0.1, "the queue emptied")
+        assert len(_events(rds, keys, "complete", "alone")) == 1
+    assert done[0]["data"]["last_message"].endswith(COMPLETION_MARKER)  # type: ignore[index]
+    assert rds.hget(keys.agent("alone"), "state_by") == "hook"
