@@ -325,6 +325,7 @@ class EventConsumer:
                     tokens=(show.token,) if last else (),
                     anchor=anchor if last else None,
                     edit=edit if len(parts) == 1 else None,
+                    mergeable=dialog is None,  # a dialog's message holds it alone: an edit keeps the rest
                 )
             )
 

@@ -19,6 +19,7 @@ from tests.integration.test_bot import (
     emit,
     received,
     settled,
+    shown,
     spawn,
     wait_agent_topic,
     wait_shown,
@@ -130,6 +131,9 @@ def _dialogs_told_twice(
     bot.start()
     emit(rds, keys, "spawned", "twice started", agent="twice", sender="system")
     topic = wait_agent_topic(fake, "twice")
+    emit(
+        rds, keys, "message", "said just before", agent="twice"
+    )  # queued with the dialog: kept when it is edited
     _tell(rds, keys, PANE_DIALOG, "p-0a1b2c3d")
     if not together:
         wait_shown(fake, topic, "🔐 twice asks: Do you want to proceed?")
@@ -141,6 +145,7 @@ def _dialogs_told_twice(
     dialog = dialogs[0]
     assert dialog.text == "🔐 twice asks to use Bash\ntouch told.txt"
     assert dialog.edits  # the pane's reading first, then the hook's in its place
+    assert "said just before" in shown(fake, topic)
     assert [row[0][0] for row in dialog.buttons] == ["Yes (default)", "No"]  # the options as drawn stay
     assert [row[0][1].split(":")[1] for row in dialog.buttons] == ["q-5f3c2a1b", "q-5f3c2a1b"]
 
