@@ -21,6 +21,7 @@ from pathlib import Path
 from bus.repo_paths import STATE_DIR, ensure_state_dir
 
 SESSION_PREFIX = "ib"
+RELAY_QUEUE_FOLDER = "relay-queue"
 
 
 @dataclass(frozen=True)
@@ -50,7 +51,7 @@ class AgentPaths:
 
     @property
     def relay_queue(self) -> Path:
-        return self.folder / "relay-queue"
+        return self.folder / RELAY_QUEUE_FOLDER
 
     @property
     def meta(self) -> Path:

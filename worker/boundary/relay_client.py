@@ -15,7 +15,6 @@ import sys
 import time
 from typing import BinaryIO
 
-from worker.boundary import relay_queue
 from worker.boundary.relay_wire import (
     MAX_LINE,
     BadLine,
@@ -54,9 +53,13 @@ class RelayDown(Exception):
 def _queue(line: bytes) -> str:
     """A hook the relay did not take, left in the agent's queue for the worker (worker.boundary.
     relay_queue); what to say of it, or "" when there is no queue or it cannot be written."""
-    folder = os.environ.get(relay_queue.QUEUE, "")
+    from bus.relay_port import RELAY_QUEUE
+
+    folder = os.environ.get(RELAY_QUEUE, "")
     if not folder:
         return ""
+    from worker.boundary import relay_queue  # here only: every relayed `ib` imports this module
+
     try:
         relay_queue.put(folder, line)
     except OSError as e:

@@ -16,12 +16,10 @@ import shutil
 import stat
 import time
 
-from bus.relay_port import RELAY_QUEUE
-
-QUEUE = RELAY_QUEUE  # the variable naming the folder
+from worker.boundary.relay_wire import MAX_LINE
 
 MAX_QUEUED = 500  # a folder this full takes no more: an agent cannot fill the disk through it
-MAX_REQUEST = 4 * 1024 * 1024 + 1  # worker.boundary.relay_wire.MAX_LINE, and its newline
+MAX_REQUEST = MAX_LINE + 1  # a request line and its newline
 SUFFIX = ".req"
 
 
@@ -55,17 +53,12 @@ def read(path: str) -> bytes | None:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError:
         return None
-    try:
-        found = os.fstat(fd)
-        if not stat.S_ISREG(found.st_mode) or found.st_size > MAX_REQUEST:
-            return None
-        chunks, left = [], MAX_REQUEST
-        while left > 0 and (chunk := os.read(fd, left)):
-            chunks.append(chunk)
-            left -= len(chunk)
-        return b"".join(chunks)
-    finally:
+    found = os.fstat(fd)
+    if not stat.S_ISREG(found.st_mode) or found.st_size > MAX_REQUEST:
         os.close(fd)
+        return None
+    with os.fdopen(fd, "rb") as f:
+        return f.read(MAX_REQUEST)
 
 
 def remove(path: str) -> None:

@@ -111,6 +111,9 @@ class WorkerService:
     def run(self, once: bool = False) -> None:
         self._claim_heartbeat()
         relay = None if once else self._open_relay()
+        if relay is not None:
+            self._replay_queued(relay, time.monotonic() + FIRST_REPLAY)  # before the panes are read: in order
+            threading.Thread(target=self._replay_loop, args=(relay,), name="relay-queue", daemon=True).start()
         try:
             self.inbox.ensure()
             self.adopt()
@@ -148,8 +151,6 @@ class WorkerService:
             )
             return None
         relay.start()
-        self._replay_queued(relay, time.monotonic() + FIRST_REPLAY)  # before the panes are read: in order
-        threading.Thread(target=self._replay_loop, args=(relay,), name="relay-queue", daemon=True).start()
         return relay
 
     def _replay_loop(self, relay: Relay) -> None:

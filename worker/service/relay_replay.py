@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import time
 
-from worker.agents.layout import AgentPaths, state_root
+from worker.agents.layout import RELAY_QUEUE_FOLDER, state_root
 from worker.boundary import relay_queue
 from worker.boundary.identity import AgentCaller, caller_at
 from worker.boundary.relay import Relay
@@ -29,7 +29,7 @@ def replay_queued(rt: Runtime, relay: Relay, until: float = float("inf")) -> int
     rest waits for the next call); how many hooks ran."""
     ran = 0
     agents = state_root(rt.root) / "agents"
-    for folder in sorted(agents.glob(f"*/{AgentPaths(rt.root, '_').relay_queue.name}")):
+    for folder in sorted(agents.glob(f"*/{RELAY_QUEUE_FOLDER}")):
         files = relay_queue.queued(str(folder))
         if files:
             ran += _replay(rt, relay, folder.parent.name, files, until)
