@@ -5,8 +5,11 @@ one connection and one round trip here (inside `MULTI` Redis answers `WAIT` at o
 The setting is the publish's (`IB_REDIS_WAIT_REPLICAS`, `IB_REDIS_WAIT_MS`; 1 replica behind Sentinel).
 A write no replica confirmed in time is on the primary already: NotReplicated says so in one line, and the
 caller's operation fails like one Redis did not answer, never silently. Just after a failover the replicas
-are attached to the new primary but still syncing, and acknowledge nothing for a few seconds: while as
-many replicas as wanted are attached, the `WAIT` is asked again, for up to SYNC_GRACE_S more.
+are attached to the new primary but still syncing, and acknowledge nothing for a few seconds; before that,
+until Sentinel has told them to follow it, none is attached at all (over a second on a loaded machine).
+So while as many replicas as wanted are attached, or the primary is one that was promoted, the `WAIT` is
+asked again, for up to SYNC_GRACE_S more. The cost: a promoted primary whose replicas are gone for good
+fails such a write after SYNC_GRACE_S rather than after the `WAIT`'s own ms.
 """
 
 from __future__ import annotations
@@ -38,7 +41,7 @@ def confirmed(client: redis.Redis, commands: Sequence[Sequence[Any]], wait: Wait
         patience = conn.socket_timeout + ms / 1000 if conn.socket_timeout else None
         replies.append(_reply(conn, patience))
         deadline = time.monotonic() + SYNC_GRACE_S
-        while _short(replies[-1], replicas) and time.monotonic() < deadline and _attached(conn) >= replicas:
+        while _short(replies[-1], replicas) and time.monotonic() < deadline and _syncing(conn, replicas):
             conn.send_command("WAIT", replicas, ms)
             replies[-1] = _reply(conn, patience)
     except BaseException:
@@ -78,12 +81,16 @@ def _short(reply: Any, replicas: int) -> bool:
     return isinstance(reply, int) and reply < replicas
 
 
-def _attached(conn: Any) -> int:
-    """How many replicas are attached to this primary, synced or still syncing."""
+def _syncing(conn: Any, replicas: int) -> bool:
+    """Whether replicas may still come to confirm: `replicas` are attached (synced or syncing), or this
+    primary was promoted (a failover) and Sentinel may not have moved the others to it yet."""
     conn.send_command("INFO", "replication")
     info = _reply(conn)
-    text = info.decode() if isinstance(info, bytes) else str(info)
-    for line in text.splitlines():
-        if line.startswith("connected_slaves:"):
-            return int(line.partition(":")[2])
-    return 0
+    return syncing(info.decode() if isinstance(info, bytes) else str(info), replicas)
+
+
+def syncing(info: str, replicas: int) -> bool:
+    """`_syncing` on the text of `INFO replication`."""
+    fields = dict(line.partition(":")[::2] for line in info.splitlines() if ":" in line)
+    promoted = fields.get("second_repl_offset", "-1").strip() not in ("-1", "")
+    return promoted or int(fields.get("connected_slaves", "0") or 0) >= replicas

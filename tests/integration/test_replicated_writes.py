@@ -9,6 +9,7 @@ import json
 import signal
 import threading
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 import redis
@@ -27,7 +28,9 @@ from bus.task_store import TaskStore
 from bus.worker_commands import PressKeys
 from bus.worker_rpc import reply, submit
 from tests.cli import IbRunner
+from tests.redis_server import RedisServer
 from tests.sentinel_servers import SentinelSet
+from tests.waiting import retry_until
 
 CONFIRMED: Wait = (1, 5000)
 TOO_MANY: Wait = (2, 50)  # one replica only: waiting for two cannot succeed
@@ -130,6 +133,31 @@ def test_a_replica_attached_but_late_is_waited_for(deployment: SentinelSet, name
     finally:
         thawed.join()
     assert deployment.copies[0].client().exists(key) == 1
+
+
+def test_a_promoted_primary_waits_for_a_replica_not_attached_yet(tmp_path: Path, namespace: str) -> None:
+    """Just after a failover, before Sentinel has moved the other replicas to the new primary, none is
+    attached at all (on a loaded machine, for over a second): the write waits for one to attach and
+    confirm, as for one attached but syncing, instead of failing after its own WAIT time."""
+    old, new = RedisServer(tmp_path / "old").start(), RedisServer(tmp_path / "new").start()
+    later = RedisServer(tmp_path / "later").start()
+    try:
+        new.client().replicaof("127.0.0.1", old.port)
+        retry_until(lambda: new.client().info("replication")["master_link_status"] == "up", 15, 0.05, "sync")
+        new.client().replicaof("NO", "ONE")  # promoted, as Sentinel does; nothing attached to it
+        assert new.client().info("replication")["connected_slaves"] == 0
+        attach = threading.Timer(1.5, later.client().replicaof, ("127.0.0.1", new.port))
+        attach.start()
+        try:
+            key = _message(redis.Redis(port=new.port, decode_responses=True), Keys(namespace), (1, 200))
+        finally:
+            attach.join()
+        assert later.client().exists(key) == 1
+        with pytest.raises(NotReplicated, match="0 of 1 replica"):  # never promoted: no grace
+            _message(old.client(), Keys(namespace), (1, 200))
+    finally:
+        for server in (old, new, later):
+            server.stop()
 
 
 def test_a_refused_task_change_keeps_its_own_error_when_it_waits(
