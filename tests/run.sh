@@ -129,19 +129,26 @@ echo "== pytest"
 # handed a run of slow ones ran on for minutes after the others were idle (a full run's wall time was 1.5
 # times its tests' time over four processes).
 processes=(-n "${IB_TEST_PROCESSES:-4}" --dist worksteal)
-# Line coverage of bus/, worker/ and bot/ ([tool.coverage] in pyproject.toml), measured in the test
-# processes (not in the `ib` processes they start: see why there) with IB_TEST_COVERAGE=1. Not by default:
-# it took the full run from about 15 to 21 minutes on 2 cores. The figures are printed after the tests,
-# one per package; `.venv/bin/coverage report` shows them file by file.
+# Line coverage of bus/, worker/ and bot/ ([tool.coverage] in pyproject.toml): in the test processes
+# (pytest-cov) and in the long-running `ib` services they start (worker, bot, up, the consumers; see
+# tests/service_coverage.py for which and why not the short commands). One figure per package is printed
+# after the tests; `.venv/bin/coverage report` shows them file by file. IB_TEST_COVERAGE=0 leaves it out.
 coverage=()
-if [[ "${IB_TEST_COVERAGE:-0}" == 1 ]]; then
+if [[ "${IB_TEST_COVERAGE:-1}" == 1 ]]; then
     rm -f .coverage .coverage.*
     coverage=(--cov --cov-report=)
+    purelib=$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+    # every Python process of the venv reads this line; it does nothing unless COVERAGE_IB_SERVICES is set
+    echo 'import os; r = os.environ.get("COVERAGE_IB_SERVICES"); r and exec(open(os.path.join(r, "tests", "service_coverage.py")).read(), {})' \
+        >"$purelib/ib_service_coverage.pth"
+    export COVERAGE_IB_SERVICES="$PWD"
 fi
 status=0
 .venv/bin/pytest -q -p no:cacheprovider "${processes[@]}" "${coverage[@]}" "$@" || status=$?
 if ((${#coverage[@]})); then
-    echo "== line coverage"
+    unset COVERAGE_IB_SERVICES
+    echo "== line coverage (the tests and the services they started)"
+    .venv/bin/coverage combine --append --quiet .coverage.services.* 2>/dev/null || true
     for package in bus worker bot; do
         echo "$package/ $(.venv/bin/coverage report --include="$package/*" --format=total) %"
     done
