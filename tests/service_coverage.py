@@ -27,6 +27,8 @@ def _service() -> bool:
 def _start(root: str) -> None:
     import coverage
 
+    if coverage.Coverage.current() is not None:  # the venv's site-packages is read twice (lib and lib64)
+        return
     measure = coverage.Coverage(
         data_file=os.path.join(root, ".coverage.services"),
         data_suffix=True,
