@@ -1,5 +1,5 @@
 # The everyday commands. `make test` is exactly what CI runs.
-.PHONY: install lock test lint bench docs clean
+.PHONY: install lock test coverage lint bench docs clean
 
 install:  ## the .venv: the locked test environment (requirements-dev.lock), then ittybus itself, editable
 	test -x .venv/bin/python || python3 -m venv .venv
@@ -15,6 +15,9 @@ lock:  ## requirements-dev.lock again from pyproject.toml (uv)
 
 test:  ## lint, types and the whole suite, on the embedded engine then the system's Redis (installs what it needs)
 	bash tests/run.sh
+
+coverage:  ## `make test` with line coverage measured in the services the tests start too (the full figure)
+	IB_TEST_COVERAGE=full bash tests/run.sh
 
 lint: install  ## ruff and mypy only
 	.venv/bin/ruff check .
