@@ -7,17 +7,19 @@ the event only when its mark is not set yet and sets it in the same step (bus/lu
 from __future__ import annotations
 
 import os
+import time
 
 from bus.errors import BusError, NotReplicated
 from bus.keys import Keys
 
+SYNC_GRACE_S = 10.0  # how long replicas that may still confirm a write (after a failover) are waited for
 MARK_TTL = 7 * 24 * 3600  # as long as an event may wait in a spool and still be told apart
 RETRY_MARK_TTL = 3600  # a long-running process never spools: its marks only outlive its retries
 _SCRIPT: str | None = None
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from bus.resp import Reply
+    from bus.resp import Connection, Reply
 
 
 def command(
@@ -45,6 +47,27 @@ def replicated(reply: Reply | object, wanted: int, wait_ms: int, what: str = "th
         got = str(reply) if isinstance(reply, int) else f"an error: {reply!r}"
         confirmed = f"{got} of {wanted} replica(s) confirmed it in {wait_ms} ms"
         raise NotReplicated(f"Redis took {what} but {confirmed}")
+
+
+def confirmed_again(conn: Connection, reply: Reply, wanted: int, wait_ms: int) -> Reply:
+    """The reply to a `WAIT wanted wait_ms` on `conn`, asked again while too few replicas confirmed and more
+    may still come (`syncing`), for up to SYNC_GRACE_S: a failover's first seconds (bus.replication)."""
+    deadline = time.monotonic() + SYNC_GRACE_S
+    while isinstance(reply, int) and reply < wanted and time.monotonic() < deadline:
+        (info,) = conn.pipeline([("INFO", "replication")])
+        if not isinstance(info, bytes) or not syncing(info.decode(errors="replace"), wanted):
+            break
+        (reply,) = conn.pipeline([("WAIT", wanted, wait_ms)], wait_ms / 1000)
+    return reply
+
+
+def syncing(info: str, replicas: int) -> bool:
+    """Whether replicas may still come to confirm a write, from the text of `INFO replication`: `replicas`
+    are attached (synced or syncing), or this primary was promoted (a failover) and Sentinel may not have
+    moved the others to it yet."""
+    fields = dict(line.partition(":")[::2] for line in info.splitlines() if ":" in line)
+    promoted = fields.get("second_repl_offset", "-1").strip() not in ("-1", "")
+    return promoted or int(fields.get("connected_slaves", "0") or 0) >= replicas
 
 
 def script() -> str:

@@ -3,7 +3,7 @@ and its `WAIT` in one round trip on the light client's connection, as bus.replic
 
 from __future__ import annotations
 
-from bus.append_once import replicated
+from bus.append_once import confirmed_again, replicated
 
 TYPE_CHECKING = False  # keep `typing` off the hooks' path; the checker still reads the imports below
 if TYPE_CHECKING:
@@ -13,8 +13,9 @@ if TYPE_CHECKING:
 def confirmed_call(
     conn: Connection, command: tuple[str | bytes | int | float, ...], wait: tuple[int, int], what: str
 ) -> Reply:
-    """The command's reply, once `wait`'s replicas hold its writes. An error reply is raised (ServerError);
-    then NotReplicated when fewer replicas confirmed it in time."""
+    """The command's reply, once `wait`'s replicas hold its writes (within the grace after a failover,
+    bus.append_once.confirmed_again). An error reply is raised (ServerError); then NotReplicated when
+    fewer replicas confirmed it in time."""
     replicas, ms = wait
     if not replicas:
         return conn.call(*command)
@@ -23,5 +24,5 @@ def confirmed_call(
     reply, confirmed = conn.pipeline([command, ("WAIT", replicas, ms)], ms / 1000)
     if isinstance(reply, ServerError):
         raise reply
-    replicated(confirmed, replicas, ms, what)
+    replicated(confirmed_again(conn, confirmed, replicas, ms), replicas, ms, what)
     return reply

@@ -83,7 +83,8 @@ def xadd(conn: Connection, conf: HotConf, event: Envelope) -> str:
     if isinstance(replies[0], ServerError):
         raise replies[0]
     if conf.wait_replicas:
-        append_once.replicated(replies[1], conf.wait_replicas, conf.wait_ms)
+        confirmed = append_once.confirmed_again(conn, replies[1], conf.wait_replicas, conf.wait_ms)
+        append_once.replicated(confirmed, conf.wait_replicas, conf.wait_ms)
     return append_once.outcome(replies[0])[0]
 
 

@@ -21,11 +21,10 @@ from typing import Any
 import redis
 from redis.client import Pipeline
 
-from bus.append_once import replicated
+from bus.append_once import SYNC_GRACE_S, replicated, syncing
 
 Wait = tuple[int, int]  # (replicas, ms): how many replicas must hold a write, and for how long to wait
 NO_WAIT: Wait = (0, 0)
-SYNC_GRACE_S = 10.0  # how long replicas that are attached but syncing (after a failover) are waited for
 
 
 def confirmed(client: redis.Redis, commands: Sequence[Sequence[Any]], wait: Wait, what: str) -> list[Any]:
@@ -82,15 +81,7 @@ def _short(reply: Any, replicas: int) -> bool:
 
 
 def _syncing(conn: Any, replicas: int) -> bool:
-    """Whether replicas may still come to confirm: `replicas` are attached (synced or syncing), or this
-    primary was promoted (a failover) and Sentinel may not have moved the others to it yet."""
+    """Whether replicas may still come to confirm (bus.append_once.syncing), asked on this connection."""
     conn.send_command("INFO", "replication")
     info = _reply(conn)
     return syncing(info.decode() if isinstance(info, bytes) else str(info), replicas)
-
-
-def syncing(info: str, replicas: int) -> bool:
-    """`_syncing` on the text of `INFO replication`."""
-    fields = dict(line.partition(":")[::2] for line in info.splitlines() if ":" in line)
-    promoted = fields.get("second_repl_offset", "-1").strip() not in ("-1", "")
-    return promoted or int(fields.get("connected_slaves", "0") or 0) >= replicas

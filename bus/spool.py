@@ -187,7 +187,8 @@ def _publish_lines(
         commands.append(("WAIT", replicas, wait_ms))
     replies = conn.pipeline(commands, wait_ms / 1000 if commands and replicas else 0.0)
     if commands and replicas:
-        append_once.replicated(replies.pop(), replicas, wait_ms)  # else the spool keeps them: sent again once
+        confirmed = append_once.confirmed_again(conn, replies.pop(), replicas, wait_ms)
+        append_once.replicated(confirmed, replicas, wait_ms)  # else the spool keeps them: sent again once
     for reply in replies:
         if isinstance(reply, ServerError):
             raise BusError(f"flushing the spool {path} failed: {reply}")

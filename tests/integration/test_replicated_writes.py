@@ -15,7 +15,9 @@ import pytest
 import redis
 
 from bus import streams
+from bus.address import Address
 from bus.clients import client_for
+from bus.confirmed_call import confirmed_call
 from bus.envelope import make_event
 from bus.errors import NotFound, NotReplicated
 from bus.hashes import write_hash
@@ -23,6 +25,7 @@ from bus.keys import Keys
 from bus.merges import MergeStore
 from bus.messages import MessageStore
 from bus.replication import Wait
+from bus.resp import Connection
 from bus.settings import Settings
 from bus.task_store import TaskStore
 from bus.worker_commands import PressKeys
@@ -135,10 +138,28 @@ def test_a_replica_attached_but_late_is_waited_for(deployment: SentinelSet, name
     assert deployment.copies[0].client().exists(key) == 1
 
 
-def test_a_promoted_primary_waits_for_a_replica_not_attached_yet(tmp_path: Path, namespace: str) -> None:
+def _light_write(port: int, keys: Keys, wait: Wait) -> str:
+    """A write on the hooks' light client (bus.confirmed_call), as a hook's `task done` makes it."""
+    key = keys.task("light")
+    with Connection(Address.from_url(f"redis://127.0.0.1:{port}/0"), 5.0) as conn:
+        confirmed_call(conn, ("SET", key, "1"), wait, "the task change")
+    return key
+
+
+@pytest.mark.parametrize("client", ["redis-py", "light"])
+def test_a_promoted_primary_waits_for_a_replica_not_attached_yet(
+    tmp_path: Path, namespace: str, client: str
+) -> None:
     """Just after a failover, before Sentinel has moved the other replicas to the new primary, none is
     attached at all (on a loaded machine, for over a second): the write waits for one to attach and
-    confirm, as for one attached but syncing, instead of failing after its own WAIT time."""
+    confirm, as for one attached but syncing, instead of failing after its own WAIT time. On both clients:
+    redis-py's (the CLI, the worker) and the light one (hooks, notify, the spool)."""
+
+    def write(port: int, wait: Wait) -> str:
+        if client == "light":
+            return _light_write(port, Keys(namespace), wait)
+        return _message(redis.Redis(port=port, decode_responses=True), Keys(namespace), wait)
+
     old, new = RedisServer(tmp_path / "old").start(), RedisServer(tmp_path / "new").start()
     later = RedisServer(tmp_path / "later").start()
     try:
@@ -149,12 +170,12 @@ def test_a_promoted_primary_waits_for_a_replica_not_attached_yet(tmp_path: Path,
         attach = threading.Timer(1.5, later.client().replicaof, ("127.0.0.1", new.port))
         attach.start()
         try:
-            key = _message(redis.Redis(port=new.port, decode_responses=True), Keys(namespace), (1, 200))
+            key = write(new.port, (1, 200))
         finally:
             attach.join()
         assert later.client().exists(key) == 1
         with pytest.raises(NotReplicated, match="0 of 1 replica"):  # never promoted: no grace
-            _message(old.client(), Keys(namespace), (1, 200))
+            write(old.port, (1, 200))
     finally:
         for server in (old, new, later):
             server.stop()

@@ -1,8 +1,8 @@
-"""Whether a write's replicas may still confirm it, read off `INFO replication` (bus.replication.syncing)."""
+"""Whether a write's replicas may still confirm it, read off `INFO replication` (bus.append_once.syncing)."""
 
 import pytest
 
-from bus.replication import syncing
+from bus.append_once import syncing
 
 NEVER_PROMOTED = "# Replication\r\nrole:master\r\nconnected_slaves:{n}\r\nsecond_repl_offset:-1\r\n"
 PROMOTED = "# Replication\r\nrole:master\r\nconnected_slaves:{n}\r\nsecond_repl_offset:5821\r\n"
