@@ -12,7 +12,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import redis.asyncio as aredis
@@ -51,6 +51,7 @@ BLOCK_MS = 5000
 READ_COUNT = 500
 TOKEN_PREFIX = "e"
 MAX_CREATE_TRIES = 5
+DRAWN = ("options", "default", "question_id", "title")  # what a dialog's first telling read off the screen
 
 
 @dataclass(frozen=True)
@@ -86,6 +87,9 @@ class EventConsumer:
         self.sender = sender
         self.consumer = consumer
         self.pending: dict[str, set[str]] = {}  # entry id → topic roles not yet accepted by Telegram
+        # shown, but Redis failed to record it (a dead connection just after a restart): kept until it is
+        # recorded, so reading the entry again (the group still holds it) does not show it twice
+        self.unrecorded = Unrecorded()
         self.observers: list[Callable[[Event], None]] = []  # told of every event read (the status board)
         self.clock = clock
         self.last_words: LastWords[_Show] = LastWords()  # turn ends waiting for their last words
@@ -107,6 +111,8 @@ class EventConsumer:
         recover, more = True, False
         while True:
             try:
+                if self.unrecorded:  # before the entries are read again: recorded, they are not
+                    await self._record(*self.unrecorded.take())
                 if recover:
                     await self._recover()
                     recover = False
@@ -164,7 +170,8 @@ class EventConsumer:
     # --- one batch of events ----------------------------------------------------------------------------
 
     async def _handle(self, entries: list[Entry]) -> None:
-        entries = [(i, f) for i, f in entries if i not in self.pending]  # in flight already
+        # in flight already, or shown with its acknowledgement still to be made
+        entries = [(i, f) for i, f in entries if i not in self.pending and i not in self.unrecorded.finished]
         if not entries:
             return
         shows: list[_Show] = []
@@ -254,7 +261,11 @@ class EventConsumer:
         pipe = self.client.pipeline(transaction=False)
         for show in shows:
             pipe.exists(self.keys.seen(SEEN_SCOPE, f"{show.entry_id}:{show.role}"))
-        return [bool(n) for n in await pipe.execute()]
+        found = await pipe.execute()
+        return [
+            bool(n) or f"{s.entry_id}:{s.role}" in self.unrecorded.shown
+            for s, n in zip(shows, found, strict=True)
+        ]
 
     def _hold(self, show: _Show) -> None:
         """Queue `show`; one that ends a turn in the agent's own topic waits for the turn's last words: the
@@ -366,11 +377,33 @@ class EventConsumer:
             pipe.xack(self.keys.events, GROUP, *finished)
         try:
             await pipe.execute()
-        except RedisError as e:  # shown but not acknowledged: read again after a restart, not shown again
-            log.warning("events %s shown but not acknowledged: %s", finished or shown, e)
+        except RedisError as e:  # shown: remembered, recorded once Redis is back, never shown again
+            log.warning("events %s shown but not acknowledged yet: %s", finished or shown, e)
+            self.unrecorded.add(shown, finished)
             return
         if finished:
             log.info("events shown and acknowledged: %s", " ".join(finished))
+
+
+@dataclass
+class Unrecorded:
+    """What the bot showed whose record in Redis (the seen marks, the acknowledgement) failed."""
+
+    shown: set[str] = field(default_factory=set)  # "<entry id>:<role>"
+    finished: set[str] = field(default_factory=set)  # entry ids to acknowledge
+
+    def __bool__(self) -> bool:
+        return bool(self.shown or self.finished)
+
+    def add(self, shown: list[str], finished: list[str]) -> None:
+        self.shown.update(shown)
+        self.finished.update(finished)
+
+    def take(self) -> tuple[list[str], list[str]]:
+        """All of it, to record again (what fails again comes back through `add`)."""
+        taken = (sorted(self.shown), sorted(self.finished))
+        self.shown, self.finished = set(), set()
+        return taken
 
 
 def _role(event: Event, delivery: Delivery, bindings: Bindings) -> str:
@@ -394,7 +427,10 @@ def _dialog(show: _Show) -> Dialog | None:
 
 
 def _told_again(first: _Show, show: _Show) -> _Show:
-    """A dialog's second telling (the hook's, after the pane's): its own fields over the first's, so the
-    options as drawn and the question they answer stay with the tool and command the hook adds."""
-    data = {**first.event.data, **{k: v for k, v in show.event.data.items() if v not in (None, "", [], {})}}
+    """A dialog's second telling (the hook's, after the pane's): its own fields over the first's, but for
+    what the screen showed (the options as drawn, the default, the question they answer, the title): a
+    hook tells of a dialog before it is drawn, so its options are only the answers by meaning."""
+    told = {k: v for k, v in show.event.data.items() if v not in (None, "", [], {})}
+    drawn = {k: v for k, v in first.event.data.items() if k in DRAWN and v not in (None, "", [], {})}
+    data = {**first.event.data, **told, **drawn}
     return replace(show, event=show.event.model_copy(update={"data": data}))

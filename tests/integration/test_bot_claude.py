@@ -61,8 +61,16 @@ def _screen(ib: IbRunner, agent: str) -> str:
     return ib.run("look", agent, "--lines", "60").stdout
 
 
+KNOWN = ["Allow", "Always allow", "Deny"]  # a permission dialog a hook told before the pane watcher read it
+
+
 def _labels(message: FakeMessage) -> list[str]:
     return [label for row in message.buttons for label, _data in row]
+
+
+def _buttons(message: FakeMessage) -> list[str]:
+    """Each button's callback data, in order (the known labels share a row; drawn options get one each)."""
+    return [data for row in message.buttons for _label, data in row]
 
 
 def _tap(fake: FakeTelegram, message: FakeMessage, label: str) -> None:
@@ -92,13 +100,18 @@ def test_a_command_allowed_from_telegram_runs_and_the_turn_completes(
     _wait_dialog(claude_ib, "builder", "Do you want to proceed?")
     screen = _screen(claude_ib, "builder")
     drawn = [line for line in screen.splitlines() if line.strip().lstrip("❯ ")[:3] in ("1. ", "2. ", "3. ")]
-    assert _labels(dialog) == ["Allow", "Always allow", "Deny"]
-    assert len(drawn) == len(_labels(dialog)), screen  # a button per option the dialog draws
+    labels = _labels(dialog)
+    assert len(drawn) == len(labels), screen  # a button per option the dialog draws
+    told_by_the_hook = labels == KNOWN
+    if not told_by_the_hook:  # the pane watcher read it first; its options as drawn stay after the hook
+        texts = [line.strip().lstrip("❯ ")[3:].strip() for line in drawn]
+        shown_as = [label.removesuffix(" (default)").rstrip("…") for label in labels]
+        assert all(t.startswith(b) for t, b in zip(texts, shown_as, strict=True)), (labels, screen)
 
-    _tap(fake, dialog, "Allow")
-    wait_shown(
-        fake, topic, "✓ approved a permission dialog (Do you want to proceed?) of builder: Yes", timeout=TURN
-    )
+    fake.inject_callback(USER, dialog.message_id, _buttons(dialog)[0])  # Allow, or the drawn "Yes"
+    if told_by_the_hook:
+        approved = "✓ approved a permission dialog (Do you want to proceed?) of builder: Yes"
+        wait_shown(fake, topic, approved, timeout=TURN)
     retry_until(
         (repo / ".ib" / "agents" / "builder" / "repo" / "built.txt").exists, TURN, 0.2, "the command ran"
     )
@@ -122,10 +135,10 @@ def test_a_command_denied_from_telegram_is_refused_and_the_turn_goes_on(
     topic = _start(claude_ib, bot, fake, "refused", "build it")
     dialog = _shown_once(fake, topic, "🔐 refused asks to use Bash")
     _wait_dialog(claude_ib, "refused", "Do you want to proceed?")
-    _tap(fake, dialog, "Deny")
-    wait_shown(
-        fake, topic, "✓ denied a permission dialog (Do you want to proceed?) of refused: No", timeout=TURN
-    )
+    fake.inject_callback(USER, dialog.message_id, _buttons(dialog)[-1])  # Deny, or the drawn "No"
+    if _labels(dialog) == KNOWN:  # the hook told it first (else the pane watcher, with the options drawn)
+        denied = "✓ denied a permission dialog (Do you want to proceed?) of refused: No"
+        wait_shown(fake, topic, denied, timeout=TURN)
     wait_shown(fake, topic, "⏳ refused is waiting", timeout=TURN)  # the refusal ended the turn: it waits
     fake.inject_message(USER, "use the fixtures instead", thread_id=topic)
     wait_shown(fake, topic, "✓ refused completed", timeout=TURN)

@@ -10,6 +10,7 @@ from typing import Any
 
 import redis
 
+from bus.event_options import listed
 from bus.keys import Keys
 from tests.bot_process import USER, BotProcess, Worker
 from tests.cli import IbRunner
@@ -25,6 +26,7 @@ from tests.integration.test_bot import (
     wait_shown,
 )
 from tests.waiting import retry_until
+from worker.hooks.payloads import PERMISSION_OPTIONS
 
 
 def test_a_dialog_with_drawn_options_is_answered_by_its_button(
@@ -114,7 +116,12 @@ PANE_DIALOG: dict[str, Any] = {  # the dialog as the pane watcher reads it (work
     "default": 0,
     "question_id": "q-5f3c2a1b",
 }
-HOOK_DIALOG: dict[str, Any] = {"kind": "permission", "tool": "Bash", "detail": "touch told.txt"}
+HOOK_DIALOG: dict[str, Any] = {  # the hook's telling (worker.hooks.payloads): options by meaning, not drawn
+    "kind": "permission",
+    "tool": "Bash",
+    "detail": "touch told.txt",
+    "options": listed(PERMISSION_OPTIONS),
+}
 
 
 DIALOG = "🔐 twice asks"  # a dialog's message, not the topic's status line ("🔐 waiting for your approval")
