@@ -19,7 +19,12 @@ _SCRIPT: str | None = None
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
     from bus.resp import Connection, Reply
+
+    Ask = Callable[[tuple[str | int, ...], float], Any]  # one command and its extra patience → its reply
 
 
 def command(
@@ -49,15 +54,22 @@ def replicated(reply: Reply | object, wanted: int, wait_ms: int, what: str = "th
         raise NotReplicated(f"Redis took {what} but {confirmed}")
 
 
-def confirmed_again(conn: Connection, reply: Reply, wanted: int, wait_ms: int) -> Reply:
-    """The reply to a `WAIT wanted wait_ms` on `conn`, asked again while too few replicas confirmed and more
-    may still come (`syncing`), for up to SYNC_GRACE_S: a failover's first seconds (bus.replication)."""
+def confirmed_again(conn: Connection, reply: Reply, wanted: int, wait_ms: int) -> object:
+    """`waited_out` on the light client's connection."""
+    return waited_out(lambda command, patience: conn.pipeline([command], patience)[0], reply, wanted, wait_ms)
+
+
+def waited_out(ask: Ask, reply: object, wanted: int, wait_ms: int) -> Any:
+    """The reply to a `WAIT wanted wait_ms`, asked again (through `ask`: one command and the seconds the
+    server may take on top, its reply) while too few replicas confirmed and more may still come
+    (`syncing`), for up to SYNC_GRACE_S: a failover's first seconds (bus.replication)."""
     deadline = time.monotonic() + SYNC_GRACE_S
     while isinstance(reply, int) and reply < wanted and time.monotonic() < deadline:
-        (info,) = conn.pipeline([("INFO", "replication")])
-        if not isinstance(info, bytes) or not syncing(info.decode(errors="replace"), wanted):
+        info = ask(("INFO", "replication"), 0.0)
+        text = info.decode(errors="replace") if isinstance(info, bytes) else info
+        if not isinstance(text, str) or not syncing(text, wanted):
             break
-        (reply,) = conn.pipeline([("WAIT", wanted, wait_ms)], wait_ms / 1000)
+        reply = ask(("WAIT", wanted, wait_ms), wait_ms / 1000)
     return reply
 
 

@@ -8,20 +8,20 @@ caller's operation fails like one Redis did not answer, never silently. Just aft
 are attached to the new primary but still syncing, and acknowledge nothing for a few seconds; before that,
 until Sentinel has told them to follow it, none is attached at all (over a second on a loaded machine).
 So while as many replicas as wanted are attached, or the primary is one that was promoted, the `WAIT` is
-asked again, for up to SYNC_GRACE_S more. The cost: a promoted primary whose replicas are gone for good
-fails such a write after SYNC_GRACE_S rather than after the `WAIT`'s own ms.
+asked again, for up to SYNC_GRACE_S more (bus.append_once.waited_out, shared with the light client).
+The cost: a promoted primary whose replicas are gone for good fails such a write after SYNC_GRACE_S
+rather than after the `WAIT`'s own ms.
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from typing import Any
 
 import redis
 from redis.client import Pipeline
 
-from bus.append_once import SYNC_GRACE_S, replicated, syncing
+from bus.append_once import replicated, waited_out
 
 Wait = tuple[int, int]  # (replicas, ms): how many replicas must hold a write, and for how long to wait
 NO_WAIT: Wait = (0, 0)
@@ -39,10 +39,12 @@ def confirmed(client: redis.Redis, commands: Sequence[Sequence[Any]], wait: Wait
         # the WAIT may take its whole `ms` on top of the socket timeout a command gets
         patience = conn.socket_timeout + ms / 1000 if conn.socket_timeout else None
         replies.append(_reply(conn, patience))
-        deadline = time.monotonic() + SYNC_GRACE_S
-        while _short(replies[-1], replicas) and time.monotonic() < deadline and _syncing(conn, replicas):
-            conn.send_command("WAIT", replicas, ms)
-            replies[-1] = _reply(conn, patience)
+
+        def ask(command: tuple[str | int, ...], more: float) -> Any:
+            conn.send_command(*command)
+            return _reply(conn, patience if more else None)
+
+        replies[-1] = waited_out(ask, replies[-1], replicas, ms)
     except BaseException:
         conn.disconnect()  # replies may be left unread on it: it never goes back to the pool half-read
         raise
@@ -74,14 +76,3 @@ def _reply(conn: Any, timeout: float | None = None) -> Any:
         return conn.read_response() if timeout is None else conn.read_response(timeout=timeout)
     except redis.ResponseError as e:  # read on, so the connection stays in step with its replies
         return e
-
-
-def _short(reply: Any, replicas: int) -> bool:
-    return isinstance(reply, int) and reply < replicas
-
-
-def _syncing(conn: Any, replicas: int) -> bool:
-    """Whether replicas may still come to confirm (bus.append_once.syncing), asked on this connection."""
-    conn.send_command("INFO", "replication")
-    info = _reply(conn)
-    return syncing(info.decode() if isinstance(info, bytes) else str(info), replicas)

@@ -141,13 +141,13 @@ coverage=()
 if [[ "$measure" != 0 ]]; then
     rm -f .coverage .coverage.*
     coverage=(--cov --cov-report=)
+fi
+if [[ "$measure" == full ]]; then
     purelib=$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
     # every Python process of the venv reads this line; it does nothing unless COVERAGE_IB_SERVICES is set
     echo 'import os; r = os.environ.get("COVERAGE_IB_SERVICES"); r and exec(open(os.path.join(r, "tests", "service_coverage.py")).read(), {})' \
         >"$purelib/ib_service_coverage.pth"
-    if [[ "$measure" == full ]]; then
-        export COVERAGE_IB_SERVICES="$PWD"
-    fi
+    export COVERAGE_IB_SERVICES="$PWD"
 fi
 status=0
 .venv/bin/pytest -q -p no:cacheprovider "${processes[@]}" "${coverage[@]}" "$@" || status=$?
