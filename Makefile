@@ -19,16 +19,18 @@ test:  ## lint, types and the whole suite, on the embedded engine then the syste
 coverage:  ## `make test` with line coverage measured in the services the tests start too (the full figure)
 	IB_TEST_COVERAGE=full bash tests/run.sh
 
-lint: install  ## ruff and mypy only
+lint: install  ## ruff, mypy and vulture (dead code) only
 	.venv/bin/ruff check .
 	.venv/bin/ruff format --check .
 	.venv/bin/mypy
+	.venv/bin/vulture
 
 bench: install  ## the bus and the hooks (a minute each); README "Benchmarks" names every other one
 	.venv/bin/python -m bench.bus_bench
 	.venv/bin/python -m bench.hook_latency_bench
 
-docs: install  ## the documentation site into site/ (strict: a broken link fails); `.venv/bin/mkdocs serve` to edit
+docs:  ## the documentation site into site/ (strict: a broken link fails); `.venv/bin/mkdocs serve` to edit
+	@test -x .venv/bin/mkdocs || { echo "make docs: mkdocs comes with the test environment (.venv, about 800 MB): installing it first (make install)"; $(MAKE) install; }
 	NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict --site-dir site
 
 clean:  ## what builds and test runs leave behind (not .venv)

@@ -35,6 +35,7 @@ from bench.common import (
     IB,
     REDIS_URL,
     ib_env,
+    pane_text,
     percentile,
     process_times,
     scratch_namespace,
@@ -99,20 +100,10 @@ def process_figures(runs: int) -> None:
         print(f"  {what:46s} {_ms(samples)}")
 
 
-def _capture(socket: str, session: str) -> str:
-    shown = subprocess.run(
-        ["tmux", "-L", socket, "capture-pane", "-p", "-t", session],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    return shown.stdout
-
-
 def _first_end_on_screen(socket: str, session: str, said: str, deadline: float) -> float | None:
     """When the screen first reads the end of the turn whose reply is `said` (50 ms polls)."""
     while time.time() < deadline:
-        screen = _capture(socket, session)
+        screen = pane_text(socket, session)
         if said in screen and codex_pane_state(screen) == PaneState.COMPLETE:
             return time.time()
         time.sleep(0.05)

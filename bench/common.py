@@ -104,3 +104,14 @@ def worker_running(env: dict[str, str], repo: Path) -> Iterator[subprocess.Popen
         worker.send_signal(signal.SIGTERM)
         worker.wait(30)
         client.close()
+
+
+def pane_text(socket: str, target: str) -> str:
+    """What a tmux pane shows now, as plain text (`capture-pane -p`); empty when it is gone."""
+    shown = subprocess.run(
+        ["tmux", "-L", socket, "capture-pane", "-p", "-t", target],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return shown.stdout

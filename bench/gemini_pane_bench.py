@@ -33,7 +33,7 @@ from typing import cast
 
 import redis
 
-from bench.common import IB, REDIS_URL, ib_env, percentile, scratch_namespace
+from bench.common import IB, REDIS_URL, ib_env, pane_text, percentile, scratch_namespace
 from bus.keys import Keys
 from tests.cli import init_repo
 from tests.fake_gemini.client import MODEL, client_env, gemini_binary
@@ -156,14 +156,7 @@ class Rig:
         self.rds.close()
 
     def screen(self, agent: str) -> str:
-        target = f"={session_name(self.repo, agent)}:"
-        shown = subprocess.run(
-            ["tmux", "-L", self.socket, "capture-pane", "-p", "-t", target],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        return shown.stdout
+        return pane_text(self.socket, f"={session_name(self.repo, agent)}:")
 
     def _idle_after(self, agent: str, said: str) -> bool:
         """The agent's pane shows `said` and an idle input box."""

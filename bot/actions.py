@@ -15,15 +15,17 @@ from typing import Any
 from telegram.error import TelegramError
 
 from bot import review
-from bot.callbacks import Action
+from bot.callbacks import Action, Callback
 from bot.chat_commands import LOOK_LINES
 from bot.errors import BotError
-from bot.render import escape
+from bot.render import Button, escape
 from bot.runtime import BotRuntime
 from bus import budget_store
 from bus.agent_store import Agent
 from bus.budgets import CONTINUE_NOTE, TURN_OVER, raised_note
+from bus.errors import BusError, UnmergedWork
 from bus.worker_commands import Kill, Look, Merge, PressKeys, Send, Status, TakeScreenshot
+from bus.worker_rpc import CommandFailed
 
 MERGE_TIMEOUT = 120.0
 
@@ -69,29 +71,80 @@ async def diff(ask: Ask, agent: Agent) -> None:
 
 
 async def merge(ask: Ask, agent: Agent) -> None:
+    """One message, as for Kill: the merge's and the teardown's events of the agent fold into it (the
+    merge was told three times in the agent's topic: the answer, `merged` and `stopped`). The merge goes
+    on beside the handlers, which take updates one at a time: a merge may take minutes (its checks, a
+    busy queue), and every tap and message of the chat waited behind it."""
+    notes = ask.rt.notes
+    try:
+        await notes.open(agent.id, ask.thread, ask.reply_to, escape(f"⇢ Merging {agent.id}…"))
+    except TelegramError:  # shown the usual way, after the merge
+        ask.rt.in_background(_merge_said(ask, agent), f"merge-{agent.id}")
+        return
+    ask.rt.in_background(_merge_noted(ask, agent), f"merge-{agent.id}")
+
+
+async def _merge_said(ask: Ask, agent: Agent) -> None:
+    try:
+        said = await _merged(ask, agent)
+    except (BotError, BusError) as e:
+        said = f"⚠ {e}"
+    ask.rt.say(ask.thread, escape(said), ask.reply_to)
+
+
+async def _merge_noted(ask: Ask, agent: Agent) -> None:
+    notes = ask.rt.notes
+    try:
+        said = await _merged(ask, agent)
+    except Exception as e:  # said as a handler's refusal is (bot.command_context.answering)
+        await notes.close(agent.id, escape(f"⇢ Merging {agent.id}… not done (the reason follows)"))
+        ask.rt.say(ask.thread, escape(f"⚠ {e}"), ask.reply_to)
+        if not isinstance(e, BotError | BusError):
+            raise  # a bug: logged with its traceback too
+        return
+    await notes.close(agent.id, escape(said))
+
+
+async def _merged(ask: Ask, agent: Agent) -> str:
     done: Any = await ask.rt.command(agent.worker, Merge(agent=agent.id), ask.sender, timeout=MERGE_TIMEOUT)
     info = done if isinstance(done, dict) else {}
     target, sha = str(info.get("target") or "?"), str(info.get("sha") or "")[:7]
-    ask.rt.say(
-        ask.thread, escape(f"✓ Merged {agent.id} → {target}" + (f" ({sha})" if sha else "")), ask.reply_to
-    )
+    return f"✓ Merged {agent.id} → {target}" + (f" ({sha})" if sha else "")
 
 
-async def kill(ask: Ask, agent: Agent) -> None:
-    """One message, edited as the teardown goes (bot.teardown_note); the agent's events fold into it."""
+async def kill(ask: Ask, agent: Agent, force: bool = False) -> None:
+    """One message, edited as the teardown goes (bot.teardown_note); the agent's events fold into it. An
+    agent holding work nobody merged is not stopped: the person is asked whether to throw that work away."""
     notes = ask.rt.notes
     try:
         await notes.open(agent.id, ask.thread, ask.reply_to, escape(f"✗ Killing {agent.id}…"))
     except TelegramError:  # shown the usual way, after the kill
-        await ask.rt.command(agent.worker, Kill(agent=agent.id), ask.sender)
+        await ask.rt.command(agent.worker, Kill(agent=agent.id, force=force), ask.sender)
         ask.rt.say(ask.thread, escape(f"✗ Killed {agent.id}"), ask.reply_to)
         return
     try:
-        await ask.rt.command(agent.worker, Kill(agent=agent.id), ask.sender)
+        await ask.rt.command(agent.worker, Kill(agent=agent.id, force=force), ask.sender)
+    except CommandFailed as e:
+        if e.reason != UnmergedWork.reason:
+            await notes.close(agent.id, escape(f"✗ Killing {agent.id}… not done (the reason follows)"))
+            raise
+        await notes.close(agent.id, escape(f"✗ Killing {agent.id}… not done: its work is not merged"))
+        confirm, diff = (Callback(a, agent.id).encode() for a in (Action.KILL_ANYWAY, Action.DIFF))
+        buttons = ((Button("Stop anyway", confirm), Button("Diff", diff)),) if confirm and diff else ()
+        question = f"⚠ {e}\nStop it anyway and throw that work away?"
+        ask.rt.say(ask.thread, escape(question), ask.reply_to, buttons)
+        return
     except Exception:
         await notes.close(agent.id, escape(f"✗ Killing {agent.id}… not done (the reason follows)"))
         raise
     await notes.close(agent.id, escape(f"✗ Killed {agent.id}"))
+
+
+async def kill_anyway(ask: Ask, agent: Agent) -> None:
+    """The person confirmed: stop the agent and throw away the work nobody merged."""
+    if ask.reply_to is not None:
+        await ask.rt.sender.drop_buttons(ask.reply_to)
+    await kill(ask, agent, force=True)
 
 
 async def press_escape(ask: Ask, agent: Agent) -> None:
@@ -147,9 +200,9 @@ BUTTONS: dict[Action, Callable[[Ask, Agent], Awaitable[None]]] = {
     Action.DIFF: diff,
     Action.MERGE: merge,
     Action.KILL: kill,
+    Action.KILL_ANYWAY: kill_anyway,
     Action.LOOK: look,
     Action.SHOT: screenshot,
-    Action.APPROVE: review.approve,
     Action.RAISE: raise_budget,
     Action.CONTINUE: go_on,
 }

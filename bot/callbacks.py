@@ -20,7 +20,7 @@ CALLBACK_MAX_BYTES = 64
 MAX_OPTION_INDEX = 99
 
 _ID = r"[A-Za-z0-9][A-Za-z0-9._-]{0,55}"  # at most 56 characters: "a:<id>:99" stays within 64 bytes
-_AGENT_DATA = re.compile(rf"([dmklsvrbc]):({_ID})")
+_AGENT_DATA = re.compile(rf"([dmkflsvrbc]):({_ID})")
 _PLAN_DATA = re.compile(rf"([pex]):({_ID})")
 _ANSWER_DATA = re.compile(rf"([ao]):({_ID}):(0|[1-9][0-9]?)")
 _DIALOG_DATA = re.compile(rf"([ywn]):({_ID}):([0-9a-f]{{8}})")
@@ -32,6 +32,7 @@ class Action(StrEnum):
     DIFF = "d"
     MERGE = "m"
     KILL = "k"
+    KILL_ANYWAY = "f"  # an agent with work nobody merged, once the person confirms: its work is thrown away
     LOOK = "l"
     SHOT = "s"
     APPROVE = "v"  # a reviewed change: into the merge queue

@@ -9,17 +9,17 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import re
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
 import apprise
 
+from bus.setting_checks import channel_urls
+
 log = logging.getLogger(__name__)
 
 PROBE_TIMEOUT = 3.0  # seconds a start-up check waits for a channel's server to accept a connection
-_SEPARATORS = re.compile(r"[\s,]+")
 
 
 @dataclass(frozen=True)
@@ -45,11 +45,6 @@ class Channel:
             return False
 
 
-def split_urls(text: str) -> list[str]:
-    """The URLs of the setting, separated by spaces or commas. Pure."""
-    return [url for url in _SEPARATORS.split(text.strip()) if url]
-
-
 def scheme_of(url: str) -> str:
     """What of a refused URL a log line may show: its scheme, never the rest (it may hold a secret)."""
     scheme, found, _rest = url.partition("://")
@@ -62,7 +57,7 @@ def load_channels(text: str) -> list[Channel]:
     # each problem once, in its own words, with the URL masked
     logging.getLogger("apprise").setLevel(logging.CRITICAL)
     channels = []
-    for number, url in enumerate(split_urls(text), start=1):
+    for number, url in enumerate(channel_urls(text), start=1):
         notifier = apprise.Apprise()
         if not notifier.add(url):
             log.warning(

@@ -13,7 +13,8 @@ from bot.errors import CommandUsage
 from bus.errors import InvalidInput
 from bus.ids import validate_id
 from bus.names import worker_id_problem
-from bus.task_model import DEFAULT_PRIORITY, check_priority
+from bus.task_defaults import DEFAULT_PRIORITY
+from bus.task_model import check_priority
 
 COMMANDS: tuple[tuple[str, str], ...] = (
     ("help", "Show the commands"),

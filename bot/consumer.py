@@ -21,6 +21,7 @@ from redis.exceptions import RedisError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 from telegram.error import BadRequest, Forbidden, RetryAfter, TelegramError
 
+from bot.dialog_memory import DialogMemory
 from bot.dialog_messages import Dialog, DialogMessages, Edit, Wait
 from bot.forum import Forum, retry_seconds
 from bot.last_words import LastWords, Release
@@ -95,6 +96,7 @@ class EventConsumer:
         self.last_words: LastWords[_Show] = LastWords()  # turn ends waiting for their last words
         self._timer: asyncio.TimerHandle | None = None
         self.dialogs: DialogMessages[_Show] = DialogMessages()  # one message per dialog and topic
+        self.dialog_memory = DialogMemory(client, keys)  # ... kept across restarts
         self.notes: TeardownNotes | None = None  # an agent's teardown events fold into its Kill's answer
         self.outage = Outage("events")
 
@@ -174,6 +176,12 @@ class EventConsumer:
         entries = [(i, f) for i, f in entries if i not in self.pending and i not in self.unrecorded.finished]
         if not entries:
             return
+        try:
+            await self._show(entries)
+        finally:
+            self.registry.opened()  # the topics made for these events: their agents' output goes below
+
+    async def _show(self, entries: list[Entry]) -> None:
         shows: list[_Show] = []
         for entry_id, fields in entries:
             found = read_entry(self.keys.events, entry_id, fields)
@@ -190,6 +198,7 @@ class EventConsumer:
             for observe in self.observers:
                 observe(event)
         shown = await self._already_shown(shows)
+        await self._recall_dialogs([show for show, done in zip(shows, shown, strict=True) if not done])
         waiting: dict[str, set[str]] = {entry_id: set() for entry_id, _fields in entries}
         folded: list[str] = []
         for show, done in zip(shows, shown, strict=True):
@@ -243,7 +252,9 @@ class EventConsumer:
                     continue
                 break
             info = TopicInfo(request.name, event.project or "")
-            await self.registry.bind(request.kind.value, request.key, thread, info)
+            # opening: the agent's output waits until this event is queued in the topic (read in between,
+            # under load, the agent's first output showed above "→ agent spawned")
+            await self.registry.bind(request.kind.value, request.key, thread, info, opening=True)
             log.info("created topic %s %r for %s %s", thread, request.name, request.kind.value, request.key)
             return thread
         return self.registry.thread_of("project", event.project) if event.project else None
@@ -253,7 +264,7 @@ class EventConsumer:
         if not event.agent or not event.task or self.registry.thread_of("agent", event.agent) is not None:
             return
         if ("task", event.task) in self.registry.bound_to(thread):
-            await self.registry.bind("agent", event.agent, thread)
+            await self.registry.bind("agent", event.agent, thread, opening=True)
 
     async def _already_shown(self, shows: list[_Show]) -> list[bool]:
         if not shows:
@@ -266,6 +277,14 @@ class EventConsumer:
             bool(n) or f"{s.entry_id}:{s.role}" in self.unrecorded.shown
             for s, n in zip(shows, found, strict=True)
         ]
+
+    async def _recall_dialogs(self, shows: list[_Show]) -> None:
+        """The messages an earlier bot process showed these dialogs in, so they are edited, not told again."""
+        dialogs = ((_dialog(show), show) for show in shows)
+        unknown = {dialog: show for dialog, show in dialogs if dialog and not self.dialogs.knows(dialog)}
+        for dialog, (message_id, first) in (await self.dialog_memory.recall(unknown)).items():
+            self.dialogs.remember(dialog, message_id, replace(unknown[dialog], event=first))
+            log.info("dialog %s in topic %s: shown before as message %s", dialog[1], dialog[0], message_id)
 
     def _hold(self, show: _Show) -> None:
         """Queue `show`; one that ends a turn in the agent's own topic waits for the turn's last words: the
@@ -358,8 +377,14 @@ class EventConsumer:
                 if not roles:
                     del self.pending[entry_id]
                     finished.append(entry_id)
-        for waited in self.dialogs.shown(batch.tokens, message_id):
+        dialogs = self.dialogs.shown(batch.tokens, message_id)
+        for waited in dialogs.ready:
             self._queue(waited)  # now an edit of the dialog's message
+        if dialogs.placed and message_id is not None:
+            try:
+                await self.dialog_memory.keep(((d, first.event) for d, first in dialogs.placed), message_id)
+            except RedisError as e:
+                log.warning("dialog message %s shown, but a restart will not know it: %s", message_id, e)
         if batch.anchor and not batch.anchor.startswith(REVIEW_ANCHOR) and message_id is not None:
             try:
                 await self.client.hset(self.keys.topics(QUESTIONS), str(message_id), batch.anchor)
@@ -421,16 +446,20 @@ def _role(event: Event, delivery: Delivery, bindings: Bindings) -> str:
 
 
 def _dialog(show: _Show) -> Dialog | None:
-    """The dialog a `permission` event tells (its topic and prompt), told once per topic."""
-    prompt = show.event.data.get("prompt_id") if show.event.type == "permission" else None
+    """The dialog a `permission` event (or what a hook adds to it, `dialog_detail`) tells: its topic and
+    prompt, told once per topic."""
+    telling = show.event.type in ("permission", "dialog_detail")
+    prompt = show.event.data.get("prompt_id") if telling else None
     return (show.thread, prompt) if isinstance(prompt, str) and prompt else None
 
 
 def _told_again(first: _Show, show: _Show) -> _Show:
-    """A dialog's second telling (the hook's, after the pane's): its own fields over the first's, but for
-    what the screen showed (the options as drawn, the default, the question they answer, the title): a
-    hook tells of a dialog before it is drawn, so its options are only the answers by meaning."""
+    """A dialog's second telling: the hook's (a `dialog_detail`, or a `permission` of an older ittybus)
+    after the pane's, or the pane's `permission` after the hook's detail. Its fields over the first's,
+    but for what the screen showed (the options as drawn, the default, the question they answer, the
+    title): a hook tells of a dialog before it is drawn, so its options are only the answers by meaning."""
+    pane = show if first.event.type == "dialog_detail" else first
     told = {k: v for k, v in show.event.data.items() if v not in (None, "", [], {})}
-    drawn = {k: v for k, v in first.event.data.items() if k in DRAWN and v not in (None, "", [], {})}
+    drawn = {k: v for k, v in pane.event.data.items() if k in DRAWN and v not in (None, "", [], {})}
     data = {**first.event.data, **told, **drawn}
-    return replace(show, event=show.event.model_copy(update={"data": data}))
+    return replace(show, event=show.event.model_copy(update={"type": "permission", "data": data}))

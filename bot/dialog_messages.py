@@ -3,7 +3,8 @@ told it: both publish a `permission` event with the same `prompt_id`, the hook's
 does not show (the tool, its command, the plan). The second replaces the first's message (an edit) rather
 than adding a second message with a second set of buttons.
 
-Pure: the consumer asks what to do with each dialog event and says which message showed it.
+Pure: the consumer asks what to do with each dialog event and says which message showed it. It keeps
+each message it learns of in Redis too (bot.dialog_memory) and hands back what a restart would forget.
 """
 
 from __future__ import annotations
@@ -44,6 +45,15 @@ class Wait:
     """Hold it: the dialog's first message is on its way; `shown` hands it back once it is accepted."""
 
 
+@dataclass
+class Shown(Generic[T]):
+    """What a message Telegram accepted changed: the items that waited for it (`ready`), and the dialogs
+    it is now the message of, each with the item that first told it (`placed`)."""
+
+    ready: list[T] = field(default_factory=list)
+    placed: list[tuple[Dialog, T]] = field(default_factory=list)
+
+
 class DialogMessages(Generic[T]):
     def __init__(self, keep: int = KEEP) -> None:
         self.keep = keep
@@ -63,20 +73,32 @@ class DialogMessages(Generic[T]):
             return Wait()
         return Edit(told.message_id, told.first)
 
-    def shown(self, tokens: tuple[str, ...], message_id: int | None) -> list[T]:
+    def knows(self, dialog: Dialog) -> bool:
+        return dialog in self._told
+
+    def remember(self, dialog: Dialog, message_id: int, first: T) -> None:
+        """`dialog` is shown by `message_id` (a message an earlier bot process sent), told first by
+        `first`; what this process knows of it already stays."""
+        if dialog not in self._told:
+            self._told[dialog] = _Told(first, message_id)
+            self._forget_oldest()
+
+    def shown(self, tokens: tuple[str, ...], message_id: int | None) -> Shown[T]:
         """Telegram accepted a message carrying `tokens` as `message_id`: the items that waited for a
         dialog first shown there, to be told again (now an edit of it; a new message when no id came)."""
-        ready: list[T] = []
+        shown = Shown[T]()
         for token in tokens:
             dialog = self._first.pop(token, None)
             if dialog is None or (told := self._told.get(dialog)) is None:
                 continue
             told.message_id = message_id
-            ready.extend(told.later)
+            shown.ready.extend(told.later)
             told.later.clear()
             if message_id is None:
                 del self._told[dialog]
-        return ready
+            else:
+                shown.placed.append((dialog, told.first))
+        return shown
 
     def _forget_oldest(self) -> None:
         """Past `keep`, the oldest dialogs whose message is known are forgotten; none that holds items."""

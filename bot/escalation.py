@@ -23,7 +23,7 @@ from telegram.error import Forbidden, TelegramError
 
 from bot.channels import Channel, check_reachable
 from bus.attention import LEASE_MS, AttentionStore, Item
-from bus.attention_rules import CHANNELS, DM, Schedule, due, next_round_in, reminder
+from bus.attention_rules import CHANNELS, DM, Schedule, due, next_round_in, one_per_agent, reminder
 from bus.reconnect import LOST, Outage
 from bus.settings import Settings
 
@@ -74,6 +74,7 @@ class Escalation:
     async def tick(self) -> float:
         """Deliver every round that is due; the seconds until the next one (at most RESCAN)."""
         items, now = await asyncio.to_thread(self._open)
+        items = one_per_agent(items)  # one reminder per agent and round, however many kinds it raised
         sends = []
         for item in items:
             age = now - item.raised_at

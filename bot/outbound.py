@@ -184,10 +184,6 @@ class Outbox:
         """A status message an earlier bot left in the topic: changed in place, or deleted if not wanted."""
         self._status.setdefault((chat, thread), StatusLine()).message_id = message_id
 
-    def status_shown(self, chat: int, thread: int | None) -> str:
-        line = self._status.get((chat, thread))
-        return line.shown if line is not None else ""
-
     def __len__(self) -> int:
         """Messages and streaming items waiting."""
         return sum(len(q) for q in self._queues.values()) + sum(

@@ -14,7 +14,7 @@ from telegram import Message, Update
 from telegram.error import TelegramError
 from telegram.ext import ContextTypes
 
-from bot import actions
+from bot import actions, approval
 from bot.actions import Ask
 from bot.callbacks import DIALOG_ACTIONS, Action, Callback, parse_callback
 from bot.command_context import answering, sender_of, thread_of
@@ -27,10 +27,11 @@ from bot.review import replied_picture, stale_note
 from bot.review_render import Shown, comment_of, noted, requested
 from bot.runtime import BotRuntime, runtime
 from bus.agent_store import Agent
-from bus.errors import BusError, BusUnavailable
+from bus.errors import BusError, BusUnavailable, DialogOpen
 from bus.review_comments import ReviewComments
 from bus.review_prompt import changes_prompt
 from bus.worker_commands import Answer, Approve, Command, Deny, Send
+from bus.worker_rpc import CommandFailed
 from bus.workers import describe_age, seen_ago_ms
 
 log = logging.getLogger(__name__)
@@ -56,6 +57,12 @@ async def _to_worker(ask: Ask, agent: Agent, command: Command, message_id: int |
     if await ask.rt.worker_alive(agent.worker):
         try:
             await ask.rt.command(agent.worker, command, ask.sender)
+        except CommandFailed as e:
+            if e.reason != DialogOpen.reason:
+                raise
+            said = f"⚠ {agent.id} shows a dialog, so nothing was typed: answer it with its buttons above"
+            ask.rt.say(ask.thread, escape(said), message_id)
+            return
         except BusUnavailable as e:
             if "did not answer" not in str(e):  # not yet submitted: it died just now
                 raise
@@ -204,6 +211,9 @@ async def on_button(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
             if agent is None:
                 await query.answer(f"{tapped.target} is gone")
                 return
+            if tapped.action is Action.APPROVE:  # answered with the change's place in the merge queue
+                await approval.approve(ask, agent, query.answer)
+                return
             await query.answer()
             await (
                 request_changes if tapped.action is Action.REQUEST_CHANGES else actions.BUTTONS[tapped.action]
@@ -249,10 +259,12 @@ async def _tap_option(ask: Ask, question_id: str, option: int, answer: Any) -> N
 async def _tap_number(ask: Ask, question_id: str, number: int, answer: Any) -> None:
     """An option of a dialog: its number goes to the dialog's question (the worker picks the option, or
     says the dialog was answered or has closed)."""
-    if await ask.rt.find_question(question_id) is None:
+    question = await ask.rt.find_question(question_id)
+    if question is None:
         await answer("This dialog was already answered (or has closed)")
         return
-    await answer(f"Answer: {number}")
+    labels = question.options  # in the dialog's order, as drawn: option n is the n-th
+    await answer(f"Answer: {labels[number - 1] if 0 < number <= len(labels) else number}"[:200])
     await answer_question(ask, question_id, str(number), ask.reply_to)
     if ask.reply_to is not None:
         await _answered(ask.rt, ask.reply_to)

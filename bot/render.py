@@ -377,7 +377,11 @@ SAYS_LAST_MESSAGE = frozenset({"error"})  # event types whose message shows the 
 def _error(event: Event) -> _View:
     kind = _text(event.data, "kind", "other")
     said = _text(event.data, "last_message").strip()
-    return _View(_lines(f"⚠ {_agent(event)}: the turn ended with an API error ({kind})", said or None))
+    if kind == "rate_limit":  # a plain 429: the plan's usage limit is a `limited` event of its own
+        headline = f"⚠ {_agent(event)}: the turn ended on a rate limit (429), not the plan's usage limit"
+    else:
+        headline = f"⚠ {_agent(event)}: the turn ended with an API error ({kind})"
+    return _View(_lines(headline, said or None))
 
 
 def _question_buttons(event: Event) -> tuple[tuple[Button, ...], ...]:
@@ -438,9 +442,15 @@ def _state(event: Event) -> _View:
     return _View(f"{_agent(event)}: {before} → {after}")
 
 
-def _lifecycle(icon: str, verb: str) -> Callable[[Event], _View]:
+def _lifecycle(icon: str, verb: str, told: bool = False) -> Callable[[Event], _View]:
+    """`told`: the event's own sentence names the agent and what happened ("x stopped (…)", "x killed"),
+    so it is shown as it is rather than after the same words again."""
+
     def view(event: Event) -> _View:
-        return _View(_with_msg(f"{icon} {_agent(event)} {verb}", event))
+        head, said = f"{_agent(event)} {verb}", event.msg.strip()
+        if told and said.startswith(f"{_agent(event)} "):
+            return _View(f"{icon} {said}")
+        return _View(f"{icon} {head}: {said}" if said else f"{icon} {head}")
 
     return view
 
@@ -486,13 +496,14 @@ _RENDERERS: dict[str, Callable[[Event], _View]] = {
     "question": _question,
     "spawned": _spawned,
     "state": _state,
-    "stopped": _lifecycle("⏹", "stopped"),
-    "killed": _lifecycle("✗", "was killed"),
-    "merged": _lifecycle("✓", "merged"),
+    "stopped": _lifecycle("⏹", "stopped", told=True),
+    "killed": _lifecycle("✗", "was killed", told=True),
+    "merged": _lifecycle("✓", "merged", told=True),
     "rate_limited": _lifecycle("⏳", "is rate limited"),
     "limited": _limited,
     "resumed": _resumed,
     "permission": _permission,
+    "dialog_detail": _permission,  # a dialog's message, should the detail come before the dialog's event
     "error": _error,
     "notification": _lifecycle("🔔", "notifies"),
     "message": _lifecycle("💬", "says"),

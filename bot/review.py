@@ -24,8 +24,7 @@ from bot.runtime import BotRuntime
 from bus.agent_store import Agent
 from bus.errors import BusError
 from bus.keys import Keys
-from bus.review_comments import ReviewComments
-from bus.worker_commands import DiffReview, QueueMerge
+from bus.worker_commands import DiffReview
 
 log = logging.getLogger(__name__)
 
@@ -85,18 +84,6 @@ def _send_picture(ask: Ask, agent: Agent, entry: dict[str, Any], picture: dict[s
         agent.id, str(entry["path"]), int(picture["first"]), int(picture["last"]), str(entry["digest"])
     )
     ask.rt.send_file(ask.thread, "diff.png", png, caption(entry, picture), photo=True, anchor=shown.anchor())
-
-
-async def approve(ask: Ask, agent: Agent) -> None:
-    """The reviewed change goes into its project's merge queue, worked by the agent's worker."""
-    queued: Any = await ask.rt.command(agent.worker, QueueMerge(agent=agent.id), ask.sender)
-    info = queued if isinstance(queued, dict) else {}
-    where = f"{info.get('project') or agent.project or '?'} → {info.get('target') or '?'}"
-    dropped = await ask.rt.blocking(ReviewComments(ask.rt.sync, ask.rt.keys).drop, agent.id)
-    unsent = f"; {dropped} comment(s) not sent with Request changes were dropped" if dropped else ""
-    ask.rt.say(
-        ask.thread, escape(f"✓ {agent.id} approved: in the merge queue ({where}){unsent}"), ask.reply_to
-    )
 
 
 class ReviewRecords:

@@ -9,6 +9,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from bot.render import escape
+from bus.merge_request import MergeRequest
 from bus.review_prompt import Comment
 
 ANCHOR_PREFIX = "review:"  # a /diff picture's anchor: a reply to it is a comment on that file
@@ -110,3 +111,30 @@ def staleness(shown: Shown, files: list[dict[str, Any]]) -> str | None:
     if now.get("digest") != shown.digest:
         return f"{shown.path} changed since that picture was sent"
     return None
+
+
+def queued_stage(place: object) -> str:
+    """An approved change just queued: its place in merge order, as the worker said it."""
+    return f"in the merge queue, position {place}" if isinstance(place, int) else "in the merge queue"
+
+
+def merge_stage(req: MergeRequest | None, place: int | None) -> str:
+    """Where an approved change stands, in one line: waiting (and where), merging, or how it ended."""
+    if req is None:
+        return "? its merge request is gone; /merges shows the queue"
+    if req.status == "merging":
+        return f"⇢ merging into {req.target}…"
+    if req.status == "merged":
+        return f"✓ merged into {req.target}" + (f" ({req.sha[:7]})" if req.sha else "")
+    if req.status == "conflict":
+        return "⚠ merge conflict in " + (", ".join(req.files) or "its files") + "; nothing was merged"
+    if req.status == "failed":
+        return f"✗ merge failed: {req.error or 'no reason given'}"
+    return "⏳ " + queued_stage(place)
+
+
+def approval(agent: str, where: str, stage: str, dropped: int) -> str:
+    """The first lines of Approve's message (plain text): what was approved, where it stands, and the comments
+    that Request changes never sent, which approving drops."""
+    unsent = f"{dropped} comment(s) not sent with Request changes were dropped" if dropped else None
+    return "\n".join(line for line in (f"✓ {agent} approved ({where})", stage, unsent) if line)

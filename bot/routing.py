@@ -104,6 +104,7 @@ RULES: dict[str, _Rule] = {
     "limited": _Rule(project=_S, data=_F, prefer_agent=True, create=_A, person=True),
     "resumed": _Rule(project=_S, data=_F, prefer_agent=True, create=_A, person=True),
     "permission": _Rule(project=_S, data=_F, prefer_agent=True, create=_A, person=True),
+    "dialog_detail": _Rule(project=_S, data=_F, prefer_agent=True, create=_A, person=True),  # as its dialog
     "error": _Rule(project=_S, data=_F, prefer_agent=True, create=_A, person=True),
     "notification": _Rule(data=_F, prefer_agent=True),
     "stopped": _Rule(project=_S, data=_F, prefer_agent=True),

@@ -7,7 +7,8 @@ Blocking bus calls (bus.worker_rpc, the task and agent stores) run in threads vi
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+import logging
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, TypeVar, cast
@@ -36,6 +37,7 @@ from bus.worker_commands import Command
 from bus.worker_rpc import request, submit
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
 COMMAND_TIMEOUT = 30.0
 RUNTIME_KEY = "ittybus"
 
@@ -66,6 +68,19 @@ class BotRuntime:
     write_wait: tuple[int, int] = (0, 0)  # (replicas, ms) a write that must outlive a failover waits for
     prices: dict[str, tuple[float, ...]] = field(default_factory=dict)  # IB_PRICES over bus.prices' table
     day_budget: Amount | None = None  # IB_DAY_BUDGET, the day budget when none is set on the bus
+
+    background: set[asyncio.Task[None]] = field(default_factory=set)  # held until done: the loop holds weakly
+
+    def in_background(self, work: Coroutine[Any, Any, None], name: str) -> None:
+        """Run `work` beside the handlers (they run one at a time); a failure is logged."""
+        task = asyncio.get_running_loop().create_task(work, name=name)
+        self.background.add(task)
+        task.add_done_callback(self._finished)
+
+    def _finished(self, task: asyncio.Task[None]) -> None:
+        self.background.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.error("the bot's %s task failed", task.get_name(), exc_info=task.exception())
 
     @cached_property
     def notes(self) -> TeardownNotes:

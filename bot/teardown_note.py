@@ -1,7 +1,7 @@
-"""One message per Kill: the bot's answer to a Kill tap (or /kill), edited as the teardown goes.
+"""One message per Kill, Merge or Approve: the answer to the tap (or /kill), edited as the teardown goes.
 
-While an agent is torn down its own events in that topic (`state`, `stopped`, `killed`) fold into the
-answer instead of each being a message of its own. The note is sent and edited at once, outside the
+While an agent is torn down its own events in that topic (`state`, `stopped`, `killed`, `merged`) fold
+into the answer instead of each being a message of its own. The note is sent and edited at once, outside the
 outbox (a person is looking at it), waiting out Telegram's flood limit when it must. When Telegram
 refuses an edit for good, the folded event goes the usual way, and so does the note's last word.
 """
@@ -21,7 +21,7 @@ from bus.event_model import Event
 
 log = logging.getLogger(__name__)
 
-FOLDED = frozenset({"state", "stopped", "killed"})
+FOLDED = frozenset({"state", "stopped", "killed", "merged"})
 KEEP_SECONDS = 30.0  # after the kill answered: its last events may still be on their way
 
 
@@ -53,6 +53,13 @@ class TeardownNotes:
     async def open(self, agent: str, thread: int | None, reply_to: int | None, head: str) -> None:
         message_id = await self.sender.show_now(Batch(self.chat_id, thread, head, reply_to=reply_to))
         self.notes[agent] = Note(thread, message_id, head, reply_to)
+
+    async def retitle(self, agent: str, head: str) -> None:
+        """A step of a long wait (an approved merge in the queue): the note's first lines say it."""
+        note = self.notes.get(agent)
+        if note is not None:
+            note.head = head
+            await self._edit(note)
 
     async def close(self, agent: str, head: str) -> None:
         """The teardown answered: the note says so, and takes the agent's late events a little longer."""

@@ -43,6 +43,7 @@ class TopicRegistry:
         self.keys = keys
         self._bound: dict[str, dict[str, int]] = {kind: {} for kind in KINDS}
         self._listeners: list[Callable[[], None]] = []
+        self._opening: set[tuple[str, str]] = set()  # bound, the message that opens the topic not queued yet
 
     def on_change(self, listener: Callable[[], None]) -> None:
         """Call `listener` after every change (the output feed then reads the new agents' streams)."""
@@ -78,7 +79,9 @@ class TopicRegistry:
         return [(kind, key) for kind in KINDS for key, t in sorted(self._bound[kind].items()) if t == thread]
 
     def keys_of(self, kind: str) -> list[str]:
-        return sorted(self._bound[kind])
+        """The bound ids of `kind`, but those whose topic's opening message is still to be queued: what
+        follows it in the topic (an agent's output) waits for it."""
+        return sorted(key for key in self._bound[kind] if (kind, key) not in self._opening)
 
     async def info(self, thread: int) -> TopicInfo | None:
         raw = await self.client.hget(self.keys.topics(NAMES), str(thread))
@@ -92,8 +95,11 @@ class TopicRegistry:
 
     # --- changing --------------------------------------------------------------------------------------
 
-    async def bind(self, kind: str, key: str, thread: int, info: TopicInfo | None = None) -> None:
-        """Bind `key` of `kind` to `thread`; a project topic serves one project at a time."""
+    async def bind(
+        self, kind: str, key: str, thread: int, info: TopicInfo | None = None, opening: bool = False
+    ) -> None:
+        """Bind `key` of `kind` to `thread`; a project topic serves one project at a time. `opening`: the
+        event that bound it is still to be queued in the topic; `keys_of` leaves `key` out until `opened`."""
         pipe = self.client.pipeline(transaction=True)
         if kind == "project":
             for other, t in list(self._bound["project"].items()):
@@ -106,8 +112,16 @@ class TopicRegistry:
             pipe.hset(self.keys.topics(NAMES), str(thread), body)
         await pipe.execute()
         self._bound[kind][key] = thread
+        if opening:
+            self._opening.add((kind, key))
         log.info("topic %s bound to %s %s", thread, kind, key)
         self._changed()
+
+    def opened(self) -> None:
+        """The events that bound topics with `opening` are queued in them: what follows may go."""
+        if self._opening:
+            self._opening.clear()
+            self._changed()
 
     async def unbind(self, thread: int) -> list[tuple[str, str]]:
         """Detach everything bound to `thread`; returns what was bound."""

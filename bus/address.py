@@ -45,7 +45,7 @@ class Address(Record):
         Raises ConfigError naming IB_REDIS_URL and what is wrong (the password is never shown)."""
         scheme, sep, rest = url.partition("://")
         if not sep or scheme not in SCHEMES:
-            shown = _without_password(url)
+            shown = without_password(url)
             what = f"scheme {scheme!r} is not supported" if sep else f"{shown!r} is not a URL"
             raise ConfigError(
                 f"IB_REDIS_URL: {what}; use redis://host:port, rediss://host:port (TLS), "
@@ -57,7 +57,7 @@ class Address(Record):
             name, colon, secret = credentials.partition(":")
             user, password = (_unquote(name) or None), (_unquote(secret) if colon else None)
         location, _, query = location.partition("?")
-        shown = _without_password(url)
+        shown = without_password(url)
         options = _query(query, shown)
         db = _number(options.pop("db", ""), "db", shown, 0)
         tls = _tls_options(options, scheme.removesuffix("+sentinel"), shown)
@@ -106,7 +106,9 @@ def masked_url(url: str) -> str:
     return f"{scheme}{sep}***@{location}" if at and credentials else url
 
 
-def _without_password(url: str) -> str:
+def without_password(url: str) -> str:
+    """The URL with its password, if any, as `****` (the user name kept): for error lines and for naming
+    a bus in files (the spool) that must never hold the secret."""
     scheme, sep, rest = url.partition("://")
     credentials, at, location = rest.rpartition("@")
     if not at or ":" not in credentials:

@@ -139,6 +139,7 @@ class AgentStore:
         k = self.keys
         pipe = self.client.pipeline()
         pipe.delete(k.agent(agent_id), k.stop_turn(agent_id), k.output(agent_id), k.hold(agent_id))
+        pipe.delete(k.agent_inbox(agent_id))
         pipe.delete(k.budget("agent", agent_id), k.spent("agent", agent_id))
         pipe.srem(k.budgets, f"agent:{agent_id}")
         pipe.srem(k.agents, agent_id)

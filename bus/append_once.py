@@ -6,16 +6,15 @@ the event only when its mark is not set yet and sets it in the same step (bus/lu
 
 from __future__ import annotations
 
-import os
 import time
 
 from bus.errors import BusError, NotReplicated
 from bus.keys import Keys
+from bus.lua_source import lua
 
 SYNC_GRACE_S = 10.0  # how long replicas that may still confirm a write (after a failover) are waited for
 MARK_TTL = 7 * 24 * 3600  # as long as an event may wait in a spool and still be told apart
 RETRY_MARK_TTL = 3600  # a long-running process never spools: its marks only outlive its retries
-_SCRIPT: str | None = None
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -83,8 +82,4 @@ def syncing(info: str, replicas: int) -> bool:
 
 
 def script() -> str:
-    global _SCRIPT  # noqa: PLW0603 - read once per process, hot path
-    if _SCRIPT is None:
-        with open(os.path.join(os.path.dirname(__file__), "lua", "publish_once.lua"), encoding="utf-8") as f:
-            _SCRIPT = f.read()
-    return _SCRIPT
+    return lua("publish_once")

@@ -5,13 +5,18 @@ close it, and the escalation schedule. Pure: `bus.attention` keeps the items, th
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Protocol, TypeVar
 
 from bus.ages import format_age
 
 NEEDS_YOU: tuple[str, ...] = ("permission", "question", "waiting", "error", "limited", "runaway")
 """Event types that wait on a person until answered. A new kind is one more name here."""
+
+SAYS_MOST: tuple[str, ...] = ("permission", "question", "error", "limited", "runaway", "waiting")
+"""Of an agent's open items, the one repeated is the first kind here: a turn that ended on a question
+raises `question` and `waiting` for one thing the person must do, which is said once, as the question."""
 
 MOVED_ON_TYPES = frozenset({"complete", "stopped", "killed", "merged"})
 """Event types that say the agent went past whatever it waited for."""
@@ -20,7 +25,6 @@ MOVED_ON_STATES = frozenset({"running", "compacting", "stopped"})
 """`state` events to these states say the same: the agent works again (or is gone)."""
 
 DM, CHANNELS = "dm", "channels"
-LEVELS = (DM, CHANNELS)  # the order an unanswered item is repeated in
 
 
 def opens(event_type: str, agent: str | None) -> bool:
@@ -36,6 +40,31 @@ def closes(event_type: str, agent: str | None, data: Mapping[str, object]) -> bo
     if event_type == "state":
         return str(data.get("to_state", "")) in MOVED_ON_STATES
     return event_type in MOVED_ON_TYPES
+
+
+class _Open(Protocol):
+    @property
+    def agent(self) -> str: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def raised_at(self) -> float: ...
+
+
+Open = TypeVar("Open", bound=_Open)
+
+
+def one_per_agent(items: Sequence[Open]) -> list[Open]:
+    """The item to repeat for each agent (SAYS_MOST's order, then the oldest), in the items' order."""
+    rank = {kind: i for i, kind in enumerate(SAYS_MOST)}
+    best: dict[str, Open] = {}
+    for item in items:
+        held = best.get(item.agent)
+        key = (rank.get(item.kind, len(rank)), item.raised_at)
+        if held is None or key < (rank.get(held.kind, len(rank)), held.raised_at):
+            best[item.agent] = item
+    chosen = {id(item) for item in best.values()}
+    return [item for item in items if id(item) in chosen]
 
 
 def slot(agent: str, kind: str) -> str:

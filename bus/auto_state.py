@@ -10,10 +10,6 @@ from __future__ import annotations
 from bus.hash_record import HashRecord
 
 STATUSES = ("running", "paused", "stopped", "finished")
-PHASES = ("idle", "claiming", "working", "merging", "resolving", "waiting")
-"""idle: between tasks; claiming: taking the next task; working: an agent works on `task`; merging: its
-branch is in the merge queue; resolving: a merge agent resolves a conflict; waiting: nothing ready, but
-tasks others work on may unblock more."""
 
 
 class AutoState(HashRecord):
@@ -24,6 +20,9 @@ class AutoState(HashRecord):
     agent: str = ""  # without worktrees: the project's agent
     status: str = "running"
     phase: str = "idle"
+    """idle: between tasks; claiming: taking the next task; working: an agent works on `task`; merging: its
+    branch is in the merge queue; resolving: a merge agent resolves a conflict; waiting: nothing ready, but
+    tasks others work on may unblock more."""
     task: str = ""  # the task in hand
     task_agent: str = ""  # the agent working on it
     merge_agent: str = ""  # the agent resolving its merge conflict

@@ -10,7 +10,6 @@ from __future__ import annotations
 from bus.record import Record
 from bus.usage import dollars, kilo_tokens
 
-SCOPES = ("agent", "task", "day")
 USD, TOKENS = "usd", "tokens"
 WARN_AT = 0.8
 """The share of a budget that raises one `budget_warning`."""

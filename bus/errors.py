@@ -4,7 +4,10 @@ from __future__ import annotations
 
 
 class BusError(Exception):
-    """Base of every error raised by the bus package."""
+    """Base of every error raised by the bus package. `reason`: a word a program may act on when the
+    error comes back over the worker RPC (bus.worker_rpc), beside the message people read; most have none."""
+
+    reason = ""
 
 
 class ConfigError(BusError):
@@ -13,6 +16,10 @@ class ConfigError(BusError):
 
 class BusUnavailable(BusError):
     """Redis cannot be reached (down, refused, timed out)."""
+
+
+class NoBusHere(BusUnavailable):
+    """The repository has no ittybus: only `ib up` and `ib bus start` create one."""
 
 
 class NotReplicated(BusUnavailable):
@@ -29,6 +36,18 @@ class NotFound(BusError):
 
 class Conflict(BusError):
     """The operation contradicts the current state (already claimed, already done, ...)."""
+
+
+class DialogOpen(Conflict):
+    """The agent shows a dialog: typed text would answer it (or be lost); the message says what does."""
+
+    reason = "dialog_open"
+
+
+class UnmergedWork(Conflict):
+    """Stopping the agent would throw away work nobody merged (commits, changed files); `--force` would."""
+
+    reason = "unmerged"
 
 
 class BadRecord(BusError):

@@ -1,16 +1,17 @@
 """The few settings the hot paths need, read without pydantic.
 
 Hooks and `ib notify` run on every tool call, and pydantic-settings takes ~170 ms to import. This reads
-the same `IB_*` variables, from the environment and the repository's `.env` (read as python-dotenv reads
-it: `bus.dotenv_file`), with the same defaults (`bus.defaults`) and the same validation messages, each
-naming where the bad value was set; a test keeps it equal to `bus.settings.Settings`.
+the same `IB_*` variables, from the environment and the repository's `.env` (through the one reader,
+`bus.settings_file`, then parsed as python-dotenv does: `bus.dotenv_file`), with the same defaults
+(`bus.defaults`) and the same validation messages, each naming where the bad value was set; a test keeps
+it equal to `bus.settings.Settings`.
 """
 
 from __future__ import annotations
 
 import os
 
-from bus import defaults, dotenv_file, setting_checks
+from bus import defaults, dotenv_file, setting_checks, settings_file
 from bus.address import Address
 from bus.errors import ConfigError
 from bus.record import Record
@@ -84,11 +85,8 @@ def _merged(env: Mapping[str, str], root: str | None) -> tuple[dict[str, str], d
     where: dict[str, str] = {}
     if root:
         path = os.path.join(root, ".env")
-        try:
-            with open(path, encoding="utf-8") as f:
-                found = dotenv_file.read(f.read(), env)
-        except (OSError, UnicodeDecodeError):
-            found = {}
+        text = settings_file.read_text(path)  # ConfigError, one line, for a file it must not read
+        found = dotenv_file.read(text, env) if text else {}
         for name, value in found.items():
             if value is not None and name.startswith(defaults.ENV_PREFIX):
                 merged[name], where[name] = value, path

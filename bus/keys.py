@@ -253,6 +253,53 @@ class Keys(Record):
     def listener(self, name: str) -> str:
         return self._k("listener", name)
 
+    def listener_starting(self, name: str) -> str:
+        """Set briefly by the primary session's hook when that session has just started `ib listen`."""
+        return self._k("listener-starting", name)
+
+    # the person's own Claude Code sessions and what is pushed into their inboxes (bus.push_store)
+    def session_inbox(self, session_id: str) -> str:
+        """Hash: one person's session's inbox (socket, token, pid, cwd, root, host), as its hooks saw it."""
+        return self._k("session-inbox", session_id)
+
+    @property
+    def session_inboxes(self) -> str:
+        """Set of the session ids with a recorded inbox."""
+        return self._k("session-inboxes")
+
+    def session_pusher(self, host: str, root: str) -> str:
+        """Heartbeat of the worker pushing into the sessions on `host` in repository `root` (the reminder
+        hook reads it)."""
+        return self._k("session-pusher", host, root)
+
+    @property
+    def push_pending(self) -> str:
+        """Zset: events the person must act on, not yet acknowledged (score: the stream id's ms)."""
+        return self._k("push", "pending")
+
+    @property
+    def push_lines(self) -> str:
+        """Hash: event id → the one line that tells the person about it."""
+        return self._k("push", "lines")
+
+    def push_agent(self, agent_id: str) -> str:
+        """Set: the pending events of one agent (acting on the agent acknowledges them)."""
+        return self._k("push", "agent", agent_id)
+
+    def pushed(self, session_id: str) -> str:
+        """Set: the events already pushed into one session (never twice)."""
+        return self._k("push", "sent", session_id)
+
+    @property
+    def push_dropped(self) -> str:
+        """List: the latest sessions dropped as unreachable, one line each (newest first)."""
+        return self._k("push", "dropped")
+
+    def agent_inbox(self, agent_id: str) -> str:
+        """Hash: an agent's own Claude Code inbox (the fields of `session_inbox`), as its SessionStart hook
+        saw it; after it was found stale, only `dropped`, the line `ib info` shows."""
+        return self._k("agent-inbox", agent_id)
+
     # usage limits (bus.limit_store)
     def limit(self, account: str) -> str:
         """An account's usage limit: its reset time, the window that ran out, since when (hash)."""
@@ -270,6 +317,10 @@ class Keys(Record):
     def prompt(self, agent_id: str) -> str:
         """The dialog an agent shows that waits for a person (permission, plan, question, trust)."""
         return self._k("prompt", agent_id)
+
+    def prompt_closed(self, agent_id: str) -> str:
+        """A dialog the pane watcher told and saw close before any hook told it (hash, short TTL)."""
+        return self._k("prompt-closed", agent_id)
 
     def prompt_answered(self, prompt_id: str) -> str:
         """Set by the first answer to a dialog, so a second one is told it was already answered."""
@@ -308,6 +359,11 @@ class Keys(Record):
     def telegram_budget(self, chat: int) -> str:
         """What every bot process sent to one chat in the last minute (messages and edits), by time."""
         return self._k("telegram", "budget", str(chat))
+
+    def dialog_message(self, thread: int | None, prompt_id: str) -> str:
+        """Hash: the message that shows an agent's dialog in one topic (None: General) and the event that
+        first told it, so a restarted bot edits that message instead of telling the dialog again."""
+        return self._k("telegram", "dialog", "general" if thread is None else str(thread), prompt_id)
 
     def auto(self, project: str) -> str:
         return self._k("auto", project)

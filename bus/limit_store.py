@@ -29,7 +29,9 @@ class LimitStore:
         fields = self.client.hgetall(self.keys.limit(account))
         if not fields:
             return None
-        agents = tuple(sorted(str(a) for a in self.client.smembers(self.keys.limit_agents(account))))
+        agents = self._live(
+            account, sorted(str(a) for a in self.client.smembers(self.keys.limit_agents(account)))
+        )
         return Limit(
             account=account,
             reset_at=_number(fields.get("reset_at")),
@@ -52,6 +54,23 @@ class LimitStore:
 
     def unpark(self, account: str, agent: str) -> None:
         self.client.srem(self.keys.limit_agents(account), agent)
+
+    def forget_agent(self, agent: str) -> None:
+        """An agent torn down (ib kill, a merge, ib nuke) is parked on no limit any more."""
+        for account in self.client.smembers(self.keys.limits):
+            self.unpark(str(account), agent)
+
+    def _live(self, account: str, agents: list[str]) -> tuple[str, ...]:
+        """The parked agents that still exist; one torn down while parked (before ittybus unparked torn
+        down agents) is unparked now, so the limit can be lifted at its reset."""
+        pipe = self.client.pipeline(transaction=False)
+        for agent in agents:
+            pipe.exists(self.keys.agent(agent))
+        there = pipe.execute()
+        gone = [a for a, found in zip(agents, there, strict=True) if not found]
+        if gone:
+            self.client.srem(self.keys.limit_agents(account), *gone)
+        return tuple(a for a, found in zip(agents, there, strict=True) if found)
 
     def lift(self, account: str, reset_at: float) -> bool:
         """Forget the account's limit once its agents are resumed, unless a newer report moved its reset

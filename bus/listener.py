@@ -17,14 +17,16 @@ from dataclasses import dataclass
 
 import redis
 
-from bus import dead_letters
+from bus import dead_letters, push_store
 from bus.envelope import Envelope
 from bus.errors import BusError
+from bus.event_cursor import stream_id
 from bus.heartbeat import Heartbeat
 from bus.keys import Keys
 from bus.reconnect import LOST, Reconnect
 from bus.streams import Entry, Group, consumer_name
 
+ENDS = ("merged", "killed", "stopped")  # an agent's events that end it
 TIMEOUT_MESSAGE = "No messages received. Background listener has stopped. Please restart with: ib listen"
 
 
@@ -42,6 +44,7 @@ class Listener:
     backlog_s: int = 3600
     filtered: bool = False  # types chosen by the person: leave the others for the plain listener
     reconnect: Reconnect | None = None
+    backlog_before: str = ""  # a group made by this run: its past events before this id are backlog
 
     @property
     def group(self) -> Group:
@@ -55,6 +58,7 @@ class Listener:
             raise ListenerBusy(
                 f"a listener named {self.name!r} is already running ({holder}); not starting another"
             )
+        self.client.delete(self.keys.listener_starting(self.name))  # the session's hook's mark: now alive
         try:
             return self._listen(timeout, emit, heartbeat)
         finally:
@@ -64,8 +68,9 @@ class Listener:
     def _listen(self, timeout: float, emit: Callable[[list[Envelope]], None], heartbeat: Heartbeat) -> bool:
         deadline = time.monotonic() + timeout
         group = self.group
-        start = self._start_id()
-        group.ensure(start)
+        start, now = self._start_ids()
+        if group.ensure(start):
+            self.backlog_before = now
         entries: list[Entry] = group.take_over(min_idle_ms=0)
         renew_every = max(1.0, self.heartbeat_ttl / 3)
         lost = False
@@ -90,11 +95,27 @@ class Listener:
                     return False  # the timeout ran out while Redis was away: the restart reminder
                 lost = True
 
-    def _start_id(self) -> str:
-        """A new group starts `backlog_s` back, so events sent before the first listener still arrive."""
+    def _start_ids(self) -> tuple[str, str]:
+        """A new group starts `backlog_s` back, so events sent before the first listener still arrive;
+        and the stream id of now."""
         seconds, micros = self.client.time()
-        start_ms = max(0, int(seconds) * 1000 + int(micros) // 1000 - self.backlog_s * 1000)
-        return f"{start_ms}-0"
+        now_ms = int(seconds) * 1000 + int(micros) // 1000
+        return f"{max(0, now_ms - self.backlog_s * 1000)}-0", f"{now_ms}-0"
+
+    def _gone(self, events: list[Envelope]) -> set[str]:
+        """Ids of the backlog events of a brand-new listener about agents the backlog itself shows torn
+        down (merged, killed, stopped) and that are no longer on the bus: someone already acted on them.
+        Events of names the bus never had (`ib notify --from anyone`) are kept."""
+        if not self.backlog_before:
+            return set()
+        before = stream_id(self.backlog_before)
+        past = [e for e in events if e.get("agent") and stream_id(str(e["id"])) < before]
+        ended = {str(e["agent"]) for e in past if e.get("type") in ENDS}
+        if not ended:
+            return set()
+        alive = {a if isinstance(a, str) else a.decode() for a in self.client.smembers(self.keys.agents)}
+        gone = ended - alive
+        return {str(e["id"]) for e in past if str(e["agent"]) in gone}
 
     def _deliver(
         self, group: Group, entries: list[tuple[str, dict[str, str]]], emit: Callable[[list[Envelope]], None]
@@ -102,11 +123,14 @@ class Listener:
         if not entries:
             return False
         events, poison = dead_letters.sort(self.client, self.keys, self.keys.events, entries)
-        wanted = [e for e in events if e.get("type") in self.types]
+        gone = self._gone(events)
+        wanted = [e for e in events if e.get("type") in self.types and str(e["id"]) not in gone]
         if wanted:
             emit(wanted)  # printed and flushed before the ack: a crash here means "print again", never "lost"
-        ids = [str(e["id"]) for e in wanted] + [p.entry_id for p in poison]
+        ids = [str(e["id"]) for e in wanted] + sorted(gone) + [p.entry_id for p in poison]
         self._ack(group, ids if self.filtered else [entry_id for entry_id, _ in entries])
+        with contextlib.suppress(*LOST):  # printed: no longer to push into the session (bus.push_store)
+            push_store.acknowledge(self.client, self.keys, [str(e["id"]) for e in wanted])
         with contextlib.suppress(*LOST):  # housekeeping: the next listener does it
             group.forget_idle_consumers()
         return bool(wanted)

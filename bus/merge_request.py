@@ -25,6 +25,7 @@ class MergeRequest(HashRecord):
     size: int = 0  # lines the branch changes (added + removed) since it left the target, when queued
     changed: tuple[str, ...] = ()  # the files the branch changes: the merge order compares these
     error: str = ""
+    recovered: str = ""  # what the next worker did about this merge after a crash cut it short
     requested_at: float = 0.0
     finished_at: float = 0.0
 

@@ -43,6 +43,9 @@ def result_event(req: MergeRequest) -> dict[str, Any]:
     else:
         msg = f"Merge of {where} failed: {req.error}"
         data.update(error=req.error)
+    if req.recovered:
+        msg += f"; after a crash, {req.recovered}"
+        data.update(recovered=req.recovered)
     return _event(RESULTS[req.status], msg, req, data)
 
 
@@ -131,6 +134,13 @@ class MergeStore:
         """The project's requests still in the queue in the order they will be merged, each with why it goes
         before earlier ones (bus.merge_order)."""
         return merge_order(self.queue(project))
+
+    def place(self, req: MergeRequest) -> int | None:
+        """Where the request stands in its project's merge order (1 = next); None once it left the queue."""
+        try:
+            return position(self.queue(req.project), req.id)[0]
+        except ValueError:
+            return None
 
     def head(self, project: str) -> Placed | None:
         """The request to merge next and why it is next; a dangling id (its hash gone) is dropped from the

@@ -12,7 +12,6 @@ dependency on an id the plan does not have, a cycle (named), no tasks, more than
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -23,7 +22,6 @@ from bus.task_model import MAX_PRIORITY, MAX_TITLE_CHARS, MIN_PRIORITY
 from bus.touches import check_touches
 
 DEFAULT_MAX_TASKS = 100
-_FENCE = re.compile(r"```(?:json)?\s*\n(.*?)\n\s*```", re.S)
 
 
 class PlannedTask(BaseModel):
@@ -78,15 +76,6 @@ class Plan(BaseModel):
                 placed[task.id] = task
             pending = [t for t in pending if t.id not in placed]
         return list(placed.values())
-
-
-def extract_json(text: str) -> str:
-    """The JSON in a planner's message: a ```json fence, else from the first `{` to the last `}`."""
-    fenced = _FENCE.search(text)
-    if fenced:
-        return fenced.group(1)
-    start, end = text.find("{"), text.rfind("}")
-    return text[start : end + 1] if 0 <= start < end else text
 
 
 def parse_plan(text: str, max_tasks: int = DEFAULT_MAX_TASKS) -> Plan:

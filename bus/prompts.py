@@ -1,5 +1,5 @@
-"""Dialogs agents show that wait for a person (`prompt:<agent>`): recorded by the agent's hooks (or the
-pane watcher, for dialogs that come before any hook), answered once (`prompt-answered:<id>`)."""
+"""Dialogs agents show that wait for a person (`prompt:<agent>`): recorded once by the agent's hooks or the
+pane watcher, whichever tells it first (bus.prompt_record), answered once (`prompt-answered:<id>`)."""
 
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ import uuid
 
 import redis
 
+from bus import prompt_record
 from bus.hash_record import HashRecord
 from bus.hashes import read_hash, write_hash
 from bus.keys import Keys
 
-PROMPT_TTL = 86400
 ANSWERED_TTL = 86400
 LATELY = 30  # seconds a second answer to a dialog that has gone is told "already answered"
 
@@ -57,11 +57,13 @@ class PromptStore:
         *,
         tool: str = "",
         question: str = "",
-    ) -> Prompt:
-        """A dialog seen on the pane (one no hook told: the trust dialog, auto mode's, any other)."""
-        prompt_id = f"p-{uuid.uuid4().hex[:8]}"
+        replacing: str = "",
+    ) -> Prompt | None:
+        """A dialog seen on the pane (one no hook told: the trust dialog, auto mode's, any other), recorded
+        only if the agent's record is still `replacing` (the id read, "" for none); None when another
+        teller (the agent's hook) recorded first: read the record again."""
         prompt = Prompt(
-            id=prompt_id,
+            id=f"p-{uuid.uuid4().hex[:8]}",
             agent=agent,
             kind=kind,
             tool=tool,
@@ -70,13 +72,9 @@ class PromptStore:
             options=options,
             at=time.time(),
         )
-        key = self.keys.prompt(agent)
-        pipe = self.client.pipeline()
-        pipe.delete(key)
-        write_hash(pipe, key, prompt.to_hash())
-        pipe.expire(key, PROMPT_TTL)
-        pipe.execute()
-        return prompt
+        told = prompt_record.command(self.keys, agent, replacing, "record", prompt.to_hash())
+        recorded, _found = prompt_record.outcome(self.client.execute_command(*told))
+        return prompt if recorded else None
 
     def link_question(self, agent: str, prompt_id: str, question_id: str) -> None:
         """The question people answer the dialog by: forgotten with the dialog (`clear`)."""
@@ -91,6 +89,10 @@ class PromptStore:
         if agent:
             self.client.set(self.keys.answered_lately(agent), prompt_id, ex=LATELY)
         return True
+
+    def typed(self, prompt_id: str, at: float) -> None:
+        """The claimed answer's keys were typed (again): it counts as answered at `at`."""
+        self.client.set(self.keys.prompt_answered(prompt_id), f"{at:.3f}", xx=True, keepttl=True)
 
     def answered_lately(self, agent: str) -> bool:
         """Whether one of the agent's dialogs was answered in the last LATELY seconds (it may be gone)
@@ -114,8 +116,10 @@ class PromptStore:
         except ValueError:
             return 0.0
 
-    def clear(self, agent: str, prompt_id: str | None = None) -> None:
-        """Forget the agent's dialog (only if it is still `prompt_id`), and the question it opened."""
+    def clear(self, agent: str, prompt_id: str | None = None, *, closed: bool = False) -> None:
+        """Forget the agent's dialog (only if it is still `prompt_id`), and the question it opened.
+        `closed`: the watcher saw it close before any hook told it; its kind and question are kept for
+        TOLD_LATE seconds, so that a hook telling it late tells nothing (worker.hooks.prompt_tell)."""
         current = self.get(agent)
         if current is None or (prompt_id is not None and current.id != prompt_id):
             return
@@ -124,4 +128,8 @@ class PromptStore:
         if current.question_id:
             pipe.delete(self.keys.question(current.question_id))
             pipe.zrem(self.keys.questions, current.question_id)
+        if closed:
+            remembered = {"id": current.id, "kind": current.kind, "question": current.question}
+            write_hash(pipe, self.keys.prompt_closed(agent), remembered)
+            pipe.expire(self.keys.prompt_closed(agent), int(prompt_record.TOLD_LATE))
         pipe.execute()

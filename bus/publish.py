@@ -12,7 +12,7 @@ import os
 import sys
 
 from bus import append_once, defaults, spool
-from bus.address import Address
+from bus.address import Address, without_password
 from bus.envelope import EID_FIELD, Envelope, encode, stamped
 from bus.errors import BusError, ConfigError, NotReplicated
 from bus.hotconf import HotConf
@@ -32,8 +32,8 @@ class Published(Record):
 
 
 def target_of(conf: HotConf) -> str:
-    """Names the bus a spool file belongs to."""
-    return conf.redis_url or f"embedded:{conf.root}"
+    """Names the bus a spool file belongs to; never its password (the name and the records are on disk)."""
+    return without_password(conf.redis_url) if conf.redis_url else f"embedded:{conf.root}"
 
 
 def open_bus(conf: HotConf, start: bool = True) -> Connection:

@@ -6,7 +6,6 @@ connection, not the port. Stdlib only.
 
 from __future__ import annotations
 
-import contextlib
 import os
 
 HOST = "127.0.0.1"
@@ -23,10 +22,9 @@ relay_queue)."""
 def relay_port(state_dir: str) -> int:
     """The recorded port, or a free one, recorded."""
     recorded = os.path.join(state_dir, PORT_FILE)
-    with contextlib.suppress(OSError, ValueError), open(recorded, encoding="utf-8") as f:
-        port = int(f.read().strip())
-        if 0 < port < 65536:
-            return port
+    port = _recorded(recorded)
+    if port is not None:
+        return port
     import socket  # not at the top: the hooks' path reads VIA_RELAY from here
 
     with socket.socket() as probe:
@@ -39,3 +37,14 @@ def relay_port(state_dir: str) -> int:
 
 def relay_address(state_dir: str) -> str:
     return f"{HOST}:{relay_port(state_dir)}"
+
+
+def _recorded(path: str) -> int | None:
+    """The port in `path`, None when there is none usable (no file, not a port). Not contextlib: the hooks'
+    path reads VIA_RELAY from this module, and contextlib costs it milliseconds."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            port = int(f.read().strip())
+    except (OSError, ValueError):
+        return None
+    return port if 0 < port < 65536 else None

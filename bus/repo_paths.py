@@ -64,7 +64,7 @@ def ensure_state_dir(root: str) -> str:
     os.makedirs(path, mode=0o700, exist_ok=True)
     if os.stat(path).st_mode & 0o077:
         os.chmod(path, 0o700)
-    _exclude_from_git(root)
+    exclude_from_git(root, EXCLUDED)
     return path
 
 
@@ -108,7 +108,9 @@ def main_checkout(top: str) -> str:
     return os.path.dirname(shared) if os.path.basename(shared) == ".git" else top
 
 
-def _exclude_from_git(root: str) -> None:
+def exclude_from_git(root: str, lines: tuple[str, ...]) -> None:
+    """`lines` (patterns) in the repository's `.git/info/exclude`, each once: out of `git status` without
+    touching the person's .gitignore."""
     if git_dir(root) is None:  # not the top of a checkout (IB_ROOT set elsewhere): nothing to exclude from
         return
     exclude = os.path.join(shared_git_dir(root), "info", "exclude")
@@ -117,7 +119,7 @@ def _exclude_from_git(root: str) -> None:
             current = f.read()
     except FileNotFoundError:
         current = ""
-    missing = [line for line in EXCLUDED if line not in current.split()]
+    missing = [line for line in lines if line not in current.split()]
     if missing:
         os.makedirs(os.path.dirname(exclude), exist_ok=True)
         with open(exclude, "a", encoding="utf-8") as f:

@@ -21,9 +21,8 @@ from bus.hash_record import HashRecord
 from bus.hashes import read_hash, write_hash
 from bus.ids import validate_id
 from bus.keys import Keys
+from bus.task_defaults import DEFAULT_MAX_ATTEMPTS, DEFAULT_PRIORITY
 from bus.task_model import (
-    DEFAULT_MAX_ATTEMPTS,
-    DEFAULT_PRIORITY,
     Task,
     check_max_attempts,
     check_priority,

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from bus import defaults
-from bus.settings import env_file_for
+from bus.settings import env_file_for, env_file_values
 
 TOKEN = defaults.ENV_PREFIX + "TELEGRAM_TOKEN"
 
@@ -61,9 +61,7 @@ def token_file_problem(cwd: str | None = None, environ: Mapping[str, str] | None
 
 
 def _names_token(path: Path) -> bool:
-    from dotenv import dotenv_values
-
-    return any(k.upper() == TOKEN and v for k, v in dotenv_values(path).items())
+    return any(k.upper() == TOKEN and v for k, v in env_file_values(path).items())
 
 
 def _git(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:

@@ -48,8 +48,10 @@ PRIVILEGED_PORTS = 1024
 PERMISSION_MODE_SETTINGS = frozenset(
     {"IB_PERMISSION_MODE", "IB_MANAGER_PERMISSION_MODE", "IB_WORKER_PERMISSION_MODE"}
 )
-# what pydantic reads as a boolean, in any case
 OVERLAP_MODES = ("hold", "warn", "ignore")
+# never shown back in a refusal: they hold passwords and tokens
+SECRETS = frozenset({"IB_TELEGRAM_TOKEN", "IB_ATTENTION_CHANNELS"})
+# what pydantic reads as a boolean, in any case
 BOOLEANS = frozenset({"0", "off", "f", "false", "n", "no", "1", "on", "t", "true", "y", "yes"})
 
 
@@ -85,10 +87,10 @@ def value_problem(name: str, raw: str) -> str | None:
 def _other_problem(name: str, raw: str) -> str | None:
     if name == "IB_AGENT_COMMAND" and not raw:
         return "must not be empty"
-    if name == "IB_STATUS_NODE_AUTO" and raw.lower() not in BOOLEANS:
+    if name in ("IB_STATUS_NODE_AUTO", "IB_PUSH_TO_SESSION") and raw.lower() not in BOOLEANS:
         return "must be true or false (or 1/0, yes/no, on/off)"
-    if name in ("IB_AGENT_ENV", "IB_PRICES", "IB_OVERLAP", "IB_DAY_BUDGET"):
-        return _text_problem(name, raw)
+    if name in _TEXT_RULES:
+        return _TEXT_RULES[name](raw)
     if name in PERMISSION_MODE_SETTINGS and (raw or name == "IB_PERMISSION_MODE"):  # a role's may be empty
         return _mode_problem(permission_mode, raw)
     if name == "IB_TELEGRAM_ALLOWED_USERS":
@@ -107,12 +109,8 @@ def overlap_mode(value: str) -> str:
     return mode
 
 
-def _text_problem(name: str, raw: str) -> str | None:
-    if name == "IB_DAY_BUDGET":
-        return _budget_problem(raw) if raw.strip() else None
-    if name == "IB_OVERLAP":
-        return _mode_problem(overlap_mode, raw)
-    return agent_env_problem(raw) if name == "IB_AGENT_ENV" else _prices_problem(raw)
+def _overlap_problem(raw: str) -> str | None:
+    return _mode_problem(overlap_mode, raw)
 
 
 def _mode_problem(check: Callable[[str], str], raw: str) -> str | None:
@@ -127,6 +125,29 @@ def agent_env_problem(raw: str) -> str | None:
     names = [p.strip() for p in raw.split(",") if p.strip()]
     bad = [n for n in names if not n.isidentifier() or n.startswith(defaults.ENV_PREFIX)]
     return f"must be comma-separated variable names, none of them IB_*; got {bad[0]!r}" if bad else None
+
+
+def _program_problem(raw: str) -> str | None:
+    if raw.strip() in ("", *defaults.AGENT_PROGRAMS):
+        return None
+    return f"must be one of {', '.join(defaults.AGENT_PROGRAMS)} (empty: {defaults.AGENT_PROGRAMS[0]})"
+
+
+def channel_urls(raw: str) -> list[str]:
+    """IB_ATTENTION_CHANNELS: its URLs, separated by spaces or commas."""
+    return raw.replace(",", " ").split()
+
+
+def _channels_problem(raw: str) -> str | None:
+    """A channel that is no URL at all (what apprise makes of a URL, the bot says when it starts)."""
+    for number, url in enumerate(channel_urls(raw), start=1):
+        scheme, found, rest = url.partition("://")
+        if not (found and rest and scheme[:1].isalpha() and scheme.isascii() and scheme.isalnum()):
+            return (
+                f"channel {number} is not a URL: use apprise URLs (SCHEME://..., e.g. "
+                "ntfy://ntfy.sh/my-topic or mailtos://user:pass@example.com), separated by spaces or commas"
+            )
+    return None
 
 
 def user_ids(raw: str) -> list[int]:
@@ -161,7 +182,8 @@ def check(values: Mapping[str, str]) -> None:
     for name in sorted(values):
         found = value_problem(name, values[name])
         if found:
-            raise ValueError(f"{name}: {found} (got {values[name]!r})")
+            shown = "" if name in SECRETS else f" (got {values[name]!r})"
+            raise ValueError(f"{name}: {found}{shown}")
 
 
 def _prices_problem(raw: str) -> str | None:
@@ -182,3 +204,13 @@ def _budget_problem(raw: str) -> str | None:
     except ValueError as e:
         return str(e)
     return None
+
+
+_TEXT_RULES: dict[str, Callable[[str], str | None]] = {
+    "IB_AGENT_ENV": agent_env_problem,
+    "IB_PRICES": _prices_problem,
+    "IB_OVERLAP": _overlap_problem,
+    "IB_DAY_BUDGET": lambda raw: _budget_problem(raw) if raw.strip() else None,
+    "IB_DEFAULT_CLI": _program_problem,
+    "IB_ATTENTION_CHANNELS": _channels_problem,
+}

@@ -7,14 +7,22 @@ from __future__ import annotations
 
 import os
 import socket
+from collections.abc import Mapping
+from contextvars import ContextVar
+from functools import cache
 from pathlib import Path
 from typing import Annotated, Any
 
-from dotenv import dotenv_values
 from pydantic import Field, SecretStr, ValidationError, ValidationInfo, field_validator
-from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+from pydantic.fields import FieldInfo
+from pydantic_settings import (
+    BaseSettings,
+    NoDecode,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+)
 
-from bus import defaults
+from bus import defaults, dotenv_file, settings_file
 from bus.address import Address
 from bus.budgets import Amount, parse_amount
 from bus.errors import ConfigError
@@ -22,9 +30,49 @@ from bus.names import name_problem, worker_id_problem
 from bus.permission_modes import DEFAULT_PERMISSION_MODE, permission_mode
 from bus.prices import parse_prices
 from bus.repo_paths import repo_root
-from bus.setting_checks import NUMBERS, agent_env_problem, number, overlap_mode, user_ids, value_problem
+from bus.setting_checks import (
+    NUMBERS,
+    SECRETS,
+    agent_env_problem,
+    number,
+    overlap_mode,
+    user_ids,
+    value_problem,
+)
 
-MODEL_PROGRAMS = ("claude", "codex", "gemini")  # the agent programs with a model setting of their own
+MODEL_PROGRAMS = defaults.AGENT_PROGRAMS  # each has a model setting of its own
+# the `.env` values `load_settings` read, for the source that stands in for pydantic-settings' own
+_ENV_FILE_VALUES: ContextVar[Mapping[str, str | None] | None] = ContextVar("ib_env_file_values", default=None)
+
+
+class _Values(PydanticBaseSettingsSource):
+    """`IB_*` values as strings, each given to the field it names (in any case) for the class to validate:
+    what pydantic-settings' environment and dotenv sources do for these fields (none is decoded as JSON:
+    the lists and maps are NoDecode), without their type analysis of every field on every load
+    (milliseconds on every command). The `.env` values are the ones `bus.settings_file` let be read:
+    pydantic-settings' own dotenv source would open the file itself, a FIFO too, without a size cap."""
+
+    def __init__(self, settings_cls: type[BaseSettings], values: Mapping[str, str | None]) -> None:
+        super().__init__(settings_cls)
+        self._values = values
+
+    def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
+        return None, field_name, False  # __call__ reads every field at once
+
+    def __call__(self) -> dict[str, Any]:
+        names = _field_names(self.settings_cls)
+        found: dict[str, Any] = {}
+        for key, value in self._values.items():
+            field = names.get(key.lower())
+            if field is not None and value is not None:
+                found[field] = value
+        return found
+
+
+@cache
+def _field_names(settings_cls: type[BaseSettings]) -> dict[str, str]:
+    """Each field by the lower-case name of its variable (`ib_redis_url` → `redis_url`)."""
+    return {(defaults.ENV_PREFIX + name).lower(): name for name in settings_cls.model_fields}
 
 
 class Settings(BaseSettings):
@@ -83,6 +131,11 @@ class Settings(BaseSettings):
         3600, ge=0, description="seconds of past events a brand-new listener group starts with"
     )
     heartbeat_ttl: int = Field(15, ge=2, le=3600, description="seconds a heartbeat key lives without renewal")
+    push_to_session: bool = Field(
+        True,
+        description="the worker pushes what you must act on into your own Claude Code sessions' inboxes "
+        "(Claude Code >= 2.1.224); off: only `ib listen` tells them",
+    )
 
     # this machine
     root: Path | None = Field(None, description="the repository; unset: found from the current folder")
@@ -216,6 +269,20 @@ class Settings(BaseSettings):
         1.0, gt=0, description="how much faster the bot's flood limits run: 1 for Telegram (tests: >1)"
     )
 
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        """The call's values, then the environment, then the `.env` read by `load_settings`."""
+        environment = _Values(settings_cls, os.environ)
+        env_file = _Values(settings_cls, _ENV_FILE_VALUES.get() or {})
+        return init_settings, environment, env_file, file_secret_settings
+
     @field_validator(*(n.removeprefix(defaults.ENV_PREFIX).lower() for n in NUMBERS), mode="before")
     @classmethod
     def _plain_number(cls, value: Any, info: ValidationInfo) -> Any:
@@ -253,6 +320,21 @@ class Settings(BaseSettings):
             except ConfigError as e:
                 raise ValueError(str(e).removeprefix("IB_REDIS_URL: ")) from e
         return value or None
+
+    @field_validator("default_cli", "attention_channels", mode="before")
+    @classmethod
+    def _checked_text(cls, value: Any, info: ValidationInfo) -> Any:
+        """Checked as the hot paths check them (`bus.setting_checks.value_problem`)."""
+        if isinstance(value, str):
+            found = value_problem(defaults.ENV_PREFIX + str(info.field_name).upper(), value)
+            if found:
+                raise ValueError(found)
+        return value
+
+    @field_validator("default_cli")
+    @classmethod
+    def _default_cli(cls, value: str) -> str:
+        return value.strip() or defaults.AGENT_PROGRAMS[0]
 
     @field_validator("overlap")
     @classmethod
@@ -356,16 +438,25 @@ def env_file_for(cwd: str | None = None, environ: dict[str, str] | None = None) 
     if not root:
         return None
     candidate = Path(root) / ".env"
-    return candidate if candidate.is_file() else None
+    return candidate if os.path.lexists(candidate) else None  # bus.settings_file says what is wrong with it
+
+
+def env_file_values(env_file: Path | None) -> dict[str, str | None]:
+    """What the `.env` sets, read by the one reader (ConfigError, one line, for a file it must not read)."""
+    text = settings_file.read_text(str(env_file)) if env_file is not None else None
+    return dotenv_file.read(text, os.environ) if text else {}
 
 
 def load_settings(cwd: str | None = None, **overrides: Any) -> Settings:
     """Settings from env and `.env`; a bad value raises ConfigError naming the setting."""
     env_file = env_file_for(cwd)
+    reading = _ENV_FILE_VALUES.set(env_file_values(env_file))
     try:
-        return Settings(_env_file=env_file, **overrides)
+        return Settings(**overrides)
     except ValidationError as e:
         raise ConfigError(_describe(e, env_file, frozenset(overrides))) from e
+    finally:
+        _ENV_FILE_VALUES.reset(reading)
 
 
 def _describe(error: ValidationError, env_file: Path | None, given: frozenset[str] = frozenset()) -> str:
@@ -373,8 +464,8 @@ def _describe(error: ValidationError, env_file: Path | None, given: frozenset[st
     for item in error.errors():
         name = defaults.ENV_PREFIX + str(item["loc"][0]).upper() if item["loc"] else "settings"
         got = item.get("input")
-        # a URL can hold a password: its validator shows it masked
-        quoted = isinstance(got, str | int | float) and name != "IB_REDIS_URL"
+        # a URL can hold a password (its validator shows it masked), a secret is never shown
+        quoted = isinstance(got, str | int | float) and name != "IB_REDIS_URL" and name not in SECRETS
         shown = f" (got {got!r})" if quoted else ""
         if item["loc"] and str(item["loc"][0]) in given:
             where = "the call"  # a value the program passed, not one a person set
@@ -387,7 +478,7 @@ def _describe(error: ValidationError, env_file: Path | None, given: frozenset[st
 def sources(settings: Settings, cwd: str | None = None) -> list[tuple[str, str, str]]:
     """(setting, effective value with secrets masked, source) for `ib config`."""
     env_file = env_file_for(cwd)
-    from_file = {k.upper(): v for k, v in dotenv_values(env_file).items()} if env_file else {}
+    from_file = {k.upper(): v for k, v in env_file_values(env_file).items()}
     rows = []
     for name, field in Settings.model_fields.items():
         var = defaults.ENV_PREFIX + name.upper()

@@ -12,17 +12,15 @@ from typing import Any, Self
 
 from bus.errors import BadRecord, InvalidInput
 from bus.hash_record import HashRecord
+from bus.task_defaults import DEFAULT_MAX_ATTEMPTS, DEFAULT_PRIORITY
 
 STATUSES = ("draft", "pending", "ready", "claimed", "done", "failed")
 NOTE_KINDS = ("observation", "result", "handoff", "test_failure")
-# The kinds a claimed task inherits from its dependencies (a failure of a finished dependency is history).
-INHERITED_KINDS = ("result", "observation", "handoff")
 
-MIN_PRIORITY, MAX_PRIORITY, DEFAULT_PRIORITY = 0, 10, 5
-DEFAULT_MAX_ATTEMPTS, MAX_MAX_ATTEMPTS = 3, 100
+MIN_PRIORITY, MAX_PRIORITY = 0, 10
+MAX_MAX_ATTEMPTS = 100
 MAX_TITLE_CHARS = 200
 MAX_TEST_CMD_CHARS = 4096
-DEFAULT_MAX_BODY_BYTES = 256 * 1024
 
 
 class Note(HashRecord):

@@ -23,11 +23,9 @@ from bus.errors import BusError, BusUnavailable, Conflict, InvalidInput, NotFoun
 from bus.ids import slugify, validate_id
 from bus.keys import Keys
 from bus.replication import NO_WAIT, Wait, confirmed
+from bus.task_defaults import DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_BODY_BYTES, DEFAULT_PRIORITY
 from bus.task_lua import SCRIPTS, done_call, fixed_args, fixed_keys, script_text, task_keys
 from bus.task_model import (
-    DEFAULT_MAX_ATTEMPTS,
-    DEFAULT_MAX_BODY_BYTES,
-    DEFAULT_PRIORITY,
     STATUSES,
     Note,
     Task,
@@ -308,10 +306,6 @@ class TaskStore:
         with _redis_errors():
             ids = [str(i) for i in self._r.smembers(self._keys.task_dependents(task_id))]
         return sorted(self._get_many(ids), key=lambda t: (t.created_at, t.id))
-
-    def many(self, ids: Sequence[str]) -> TaskList:
-        """The tasks that exist among `ids`, in that order, read in one transaction."""
-        return self._get_many(ids)
 
     def touches_of(self, ids: Sequence[str]) -> dict[str, tuple[str, str, tuple[str, ...]]]:
         """Project, status and touched paths of the tasks among `ids` that exist: one light read, for

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta, tzinfo
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -77,15 +78,34 @@ class Limit:
         return self.reset_at <= now
 
 
-_LIMIT_LINE = re.compile(
-    r"limit reached|hit your limit|usage limit|API Error: (?:429\b|Request rejected \(429\))", re.IGNORECASE
+_PLAN_LIMIT_WORDS = re.compile(
+    r"hit your (?:[\w-]+ )?limit|limit reached|/upgrade to increase your usage limit", re.IGNORECASE
 )
+_NOT_PLAN_LIMIT = re.compile(r"not your usage limit", re.IGNORECASE)
+
+
+def names_plan_limit(text: str) -> bool:
+    """Whether an error's text names the plan's usage limit ("You've hit your 5-hour limit · resets 3pm",
+    "5-hour limit reached"), as opposed to an ordinary 429 ("Server is temporarily limiting requests (not
+    your usage limit)", "… exceed the rate limit for your organization")."""
+    return bool(_PLAN_LIMIT_WORDS.search(text)) and not _NOT_PLAN_LIMIT.search(text)
+
+
+def is_plan_limit(quota: Mapping[str, object], text: str) -> bool:
+    """Whether a 429 that ended a turn is the plan's usage limit: what the API said, as Claude Code records
+    it (`quota`: its `apiError` "usage_limit_reached", the unified status "rejected", or a reset and window
+    given without a status), else the words of the error (an API key's session records no quota)."""
+    if quota.get("api_error") == "usage_limit_reached" or quota.get("status") == "rejected":
+        return True
+    if "status" not in quota and ("resets_at" in quota or "rate_limit_type" in quota):
+        return True
+    return names_plan_limit(text)
 
 
 def limit_line(screen: str) -> str:
-    """The last line of a pane that names a usage limit ("… 5-hour limit reached · resets 3pm"), stripped;
-    "" when none does."""
-    found = [line.strip() for line in screen.splitlines() if _LIMIT_LINE.search(line)]
+    """The last line of a pane that names a plan's usage limit ("… 5-hour limit reached · resets 3pm"),
+    stripped; "" when none does (an ordinary 429 is no usage limit)."""
+    found = [line.strip() for line in screen.splitlines() if names_plan_limit(line)]
     return found[-1] if found else ""
 
 

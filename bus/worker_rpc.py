@@ -31,7 +31,12 @@ COMMANDS_KEPT = 10_000  # a worker's command stream is trimmed to about this man
 
 
 class CommandFailed(BusError):
-    """The worker ran the command and it failed; the message is the worker's one-line error."""
+    """The worker ran the command and it failed; the message is the worker's one-line error, `reason` the
+    failure's word for programs (bus.errors.BusError.reason), when it has one."""
+
+    def __init__(self, message: str, reason: str = "") -> None:
+        super().__init__(message)
+        self.reason = reason
 
 
 @dataclass(frozen=True)
@@ -105,7 +110,7 @@ def request(
         raise BusUnavailable(f"worker {worker!r} did not answer {command.op} within {patience:g}s")
     answer = json.loads(cast(list[str], reply)[1])
     if not answer.get("ok"):
-        raise CommandFailed(str(answer.get("error") or "the command failed"))
+        raise CommandFailed(str(answer.get("error") or "the command failed"), str(answer.get("reason") or ""))
     return answer.get("result")
 
 
@@ -117,8 +122,10 @@ def reply(
     result: Any = None,
     error: str = "",
     wait: Wait = NO_WAIT,
+    reason: str = "",
 ) -> None:
-    body = json.dumps({"ok": ok, "result": result, "error": error}, ensure_ascii=False, default=str)
+    answer = {"ok": ok, "result": result, "error": error} | ({"reason": reason} if reason else {})
+    body = json.dumps(answer, ensure_ascii=False, default=str)
     pipe = client.pipeline()
     pipe.rpush(keys.reply(command_id), body)
     pipe.expire(keys.reply(command_id), REPLY_TTL)

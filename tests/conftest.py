@@ -30,6 +30,7 @@ from tests.fake_openai import API_KEY as OPENAI_KEY
 from tests.fake_openai import FakeOpenAI, codex_binary, write_codex_home
 from tests.fake_openai.client import KEY_VARIABLE, CodexMissing
 from tests.fake_telegram import FakeTelegram
+from tests.schedule import spread, weight
 
 REDIS_URL = os.environ.get("IB_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
 
@@ -50,6 +51,14 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers",
         "fake_telegram(**options): the options of the test's fake Bot API (FakeTelegram's keywords); "
         f"without it: time_scale={SCALE}",
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The long tests first, spread over the test processes (tests/schedule.py says why)."""
+    processes = int(getattr(config, "workerinput", {}).get("workercount", 1))
+    items[:] = spread(
+        items, lambda item: weight(str(item.path), {m.name for m in item.iter_markers()}), processes
     )
 
 

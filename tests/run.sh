@@ -111,18 +111,22 @@ if ! answers "$SYSTEM_URL"; then
     start_server "$(command -v redis-server)" 6379
 fi
 
-echo "== ruff"
+echo "== ruff (at ${SECONDS} s)"
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
-echo "== mypy"
+echo "== mypy (at ${SECONDS} s)"
 .venv/bin/mypy
-echo "== mkdocs build --strict"
+echo "== vulture (at ${SECONDS} s)"
+# Dead code in bus/, worker/, bot/ ([tool.vulture] in pyproject.toml); tests/vulture_whitelist.py says why
+# each name it keeps is used.
+.venv/bin/vulture
+echo "== mkdocs build --strict (at ${SECONDS} s)"
 # The documentation site, into a throw-away folder: a broken link, a page missing from disk or a command
 # reference that cannot be generated from the typer app fails the test command.
 site=$(mktemp -d)
 NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict --site-dir "$site"  # not --quiet: it hides the warnings --strict counts
 rm -rf "$site"
-echo "== pytest"
+echo "== pytest (at ${SECONDS} s)"
 # Most of a test's time is spent waiting on tmux, git, Redis or a child process, so four test processes
 # keep two cores busy (six were slower on idle cores: 15 min 25 s against 12 min 22 s); IB_TEST_PROCESSES=0
 # runs them in this one process.
@@ -160,6 +164,7 @@ if ((${#coverage[@]})); then
     done
     echo "bus/ worker/ bot/ together: $(.venv/bin/coverage report --format=total) %"
 fi
+echo "== first pass done (at ${SECONDS} s)"
 ((status == 0)) || exit "$status"
 
 # The system's Redis 7 is the second target: the tests that exercise Redis semantics (streams, groups, every
@@ -185,6 +190,7 @@ SYSTEM_PASS=(
     tests/faults/test_poison.py::test_poison_of_every_kind_stops_no_consumer
 )
 if [[ $# -eq 0 ]]; then
-    echo "== pytest again on the system's $(redis-server --version | cut -d' ' -f1,3)"
+    echo "== pytest again on the system's $(redis-server --version | cut -d' ' -f1,3) (at ${SECONDS} s)"
     IB_TEST_REDIS_URL="$SYSTEM_URL" .venv/bin/pytest -q -p no:cacheprovider "${processes[@]}" "${SYSTEM_PASS[@]}"
 fi
+echo "== done (at ${SECONDS} s)"

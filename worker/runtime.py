@@ -11,28 +11,37 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import redis
-
-from bus.agent_store import AgentStore
-from bus.attention import AttentionStore
-from bus.envelope import make_event
 from bus.keys import Keys
-from bus.merges import MergeStore
-from bus.prompts import PromptStore
-from bus.questions import QuestionStore
-from bus.schedules import ScheduleStore
-from bus.settings import Settings
-from bus.streams import publish
-from bus.task_holds import OverlapClaims
-from bus.task_store import TaskStore
 from worker.errors import WorkerError
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # each store loads when first used: a command pays only for the stores it reads
+    import redis
+
+    from bus.agent_store import AgentStore
+    from bus.attention import AttentionStore
+    from bus.prompts import PromptStore
+    from bus.questions import QuestionStore
+    from bus.schedules import ScheduleStore
+    from bus.settings import Settings
+    from bus.task_holds import OverlapClaims
+    from bus.task_store import TaskStore
     from worker.tmux.client import Tmux
+
+
+def repository_root(settings: Settings, cwd: str | Path) -> Path:
+    """The git repository `cwd` is in (the main one, from an agent's worktree too); found without the bus."""
+    found = settings.repository(str(cwd))
+    if found is None:
+        raise NotARepository(f"{cwd} is not inside a git repository; run ib from your project")
+    return found
 
 
 class NotARepository(WorkerError):
     """The command needs a git repository and there is none here."""
+
+
+# The `ib` executable of this installation, for hooks and agents' PATH.
+IB_COMMAND = str(Path(sys.executable).with_name("ib"))
 
 
 @dataclass
@@ -47,33 +56,48 @@ class Runtime:
 
     @cached_property
     def agents(self) -> AgentStore:
+        from bus.agent_store import AgentStore
+
         return AgentStore(self.client, self.keys)
 
     @cached_property
     def questions(self) -> QuestionStore:
+        from bus.questions import QuestionStore
+
         return QuestionStore(self.client, self.keys)
 
     @cached_property
     def attention(self) -> AttentionStore:
         """What waits on a person, from the event to its answer."""
+        from bus.attention import AttentionStore
+
         return AttentionStore(self.client, self.keys)
 
     @cached_property
     def prompts(self) -> PromptStore:
+        from bus.prompts import PromptStore
+
         return PromptStore(self.client, self.keys)
 
     @cached_property
     def tasks(self) -> TaskStore:
+        from bus.task_store import TaskStore
+
         return TaskStore(self.client, self.keys, self.settings.events_maxlen, wait=self.settings.write_wait)
 
     @cached_property
     def claims(self) -> OverlapClaims:
         """Claims that hold a task whose files overlap one in flight (IB_OVERLAP)."""
+        from bus.merges import MergeStore
+        from bus.task_holds import OverlapClaims
+
         merges = MergeStore(self.client, self.keys, self.settings.events_maxlen, self.settings.write_wait)
         return OverlapClaims(self.tasks, merges, self.settings.overlap)
 
     @cached_property
     def schedules(self) -> ScheduleStore:
+        from bus.schedules import ScheduleStore
+
         return ScheduleStore(self.client, self.keys, self.tasks, self.settings.schedule_min_interval)
 
     @cached_property
@@ -84,10 +108,7 @@ class Runtime:
 
     @cached_property
     def root(self) -> Path:
-        found = self.settings.repository(str(self.cwd))
-        if found is None:
-            raise NotARepository(f"{self.cwd} is not inside a git repository; run ib from your project")
-        return found
+        return repository_root(self.settings, self.cwd)
 
     @property
     def worker_id(self) -> str:
@@ -96,8 +117,11 @@ class Runtime:
     @property
     def ib_command(self) -> str:
         """The `ib` executable of this installation, for hooks and agents' PATH."""
-        return str(Path(sys.executable).with_name("ib"))
+        return IB_COMMAND
 
     def publish(self, type_: str, msg: str = "", **fields: Any) -> str:
+        from bus.envelope import make_event
+        from bus.streams import publish
+
         event = make_event(type_, msg, **fields)
         return publish(self.client, self.keys, event, self.settings.events_maxlen, self.settings.write_wait)

@@ -33,9 +33,18 @@ class CommandDoc:
     params: tuple[tuple[str, str, str], ...]  # (flags or argument, default, help)
 
 
+def _text(text: str) -> str:
+    """Markdown prose with `<`, `>` and `&` written as entities outside code spans: a help text's
+    `agent-<random>` or `<ittybus-status>` would otherwise be read as HTML, and vanish."""
+    parts = text.split("`")
+    for i in range(0, len(parts), 2):  # the even parts lie outside backticks
+        parts[i] = parts[i].replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return "`".join(parts)
+
+
 def _cell(text: str) -> str:
     """Text that stays inside one Markdown table cell."""
-    return " ".join(text.split()).replace("|", "\\|")
+    return _text(" ".join(text.split())).replace("|", "\\|")
 
 
 def _default(param: Any) -> str:
@@ -69,11 +78,13 @@ def walk(group: Any, ctx: Any, prefix: str = "", panel: str = "") -> Iterator[Co
         path = f"{prefix} {name}".strip()
         own_panel = getattr(command, "rich_help_panel", None) or panel or NO_PANEL
         sub_ctx = command.make_context(name, [], parent=ctx, resilient_parsing=True)
+        rows = tuple(row for row in map(_param_row, command.params) if row is not None)
+        usage = command.get_usage(sub_ctx).removeprefix("Usage:").strip()
         if hasattr(command, "list_commands"):
+            if rows:  # a group that runs by itself too (`ib auto --project P`): its own options first
+                yield CommandDoc(path, usage, (command.help or "").strip(), own_panel, rows)
             yield from walk(command, sub_ctx, path, own_panel)
             continue
-        usage = command.get_usage(sub_ctx).removeprefix("Usage:").strip()
-        rows = tuple(row for row in map(_param_row, command.params) if row is not None)
         yield CommandDoc(path, usage, (command.help or "").strip(), own_panel, rows)
 
 
@@ -84,10 +95,10 @@ def render_help(text: str) -> tuple[list[str], list[str]]:
     for paragraph in text.split("\n\n"):
         before, marker, example = paragraph.partition("Example: ")
         if marker and example.startswith(PROGRAM + " "):
-            prose += [before.strip(), ""] if before.strip() else []
+            prose += [_text(before.strip()), ""] if before.strip() else []
             examples.append(" ".join(example.split()))
         elif paragraph.strip():
-            prose += [paragraph.strip(), ""]
+            prose += [_text(paragraph.strip()), ""]
     block = ["Example:", "", "```sh", *examples, "```", ""] if examples else []
     return prose, block
 

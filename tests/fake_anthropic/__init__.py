@@ -7,6 +7,7 @@ from __future__ import annotations
 from tests.fake_anthropic.client import CLAUDE_CODE_VERSION, claude_binary, client_env, write_home
 from tests.fake_anthropic.script import (
     ApiError,
+    Deferred,
     Reply,
     Text,
     ToolUse,
@@ -27,6 +28,7 @@ __all__ = [
     "API_KEY",
     "CLAUDE_CODE_VERSION",
     "ApiError",
+    "Deferred",
     "FakeAnthropic",
     "Reply",
     "Request",

@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -57,7 +58,15 @@ class ApiError:
     headers: tuple[tuple[str, str], ...] = ()
 
 
-Turn = Reply | ApiError
+@dataclass(frozen=True)
+class Deferred:
+    """A reply written when its request comes, from the conversation so far (the request's `messages`):
+    what a model does when it copies a value a tool returned (a cursor, an id) into its next call."""
+
+    make: Callable[[list[dict[str, Any]]], Reply]
+
+
+Turn = Reply | ApiError | Deferred
 
 
 def reply(*blocks: Block | str, chunk_delay: float = 0.0, hold: threading.Event | None = None) -> Reply:

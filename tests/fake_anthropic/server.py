@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from tests.fake_anthropic import sse
-from tests.fake_anthropic.script import ApiError, Reply, Turn, reply
+from tests.fake_anthropic.script import ApiError, Deferred, Reply, Turn, reply
 from tests.scripted_api import (
     NOTHING_SCRIPTED,
     SIDE_ANSWER,
@@ -100,6 +100,8 @@ class _Handler(ScriptedHandler["FakeAnthropic"]):
     def _messages(self, body: dict[str, Any]) -> None:
         kind = request_kind(body)
         turn = self.fake.take(kind)
+        if isinstance(turn, Deferred):
+            turn = turn.make([m for m in body.get("messages") or [] if isinstance(m, dict)])
         model = str(body.get("model") or "claude-test")
         if isinstance(turn, ApiError):
             self.record(body, kind, f"error {turn.status}")
@@ -135,6 +137,17 @@ class FakeAnthropic(ScriptedApi[Turn, Request]):
         with self._cond:
             self._compaction = turn
         self.keep_hold(turn)
+
+    def results_by_call(self) -> dict[str, tuple[bool, str]]:
+        """Every tool result Claude Code sent back, by its tool_use id: (is_error, the text)."""
+        found: dict[str, tuple[bool, str]] = {}
+        for request in self.requests():
+            for result in request.tool_results():
+                content = result.get("content")
+                if isinstance(content, list):
+                    content = "\n".join(str(b.get("text", "")) for b in content if isinstance(b, dict))
+                found[str(result.get("tool_use_id"))] = (bool(result.get("is_error")), str(content))
+        return found
 
     def take(self, kind: str) -> Turn:
         if kind == "compact":

@@ -5,6 +5,7 @@ Pure data and builders; `wire` turns them into the bytes the API would send."""
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,31 +28,45 @@ Part = Text | Call
 
 @dataclass(frozen=True)
 class Reply:
-    """One model turn. `chunk_delay` spaces the streamed chunks (a slow model); `hold`, when given, keeps
-    the stream open after the content until the test sets it (a turn that is "working" for as long as
-    the test needs, with no sleep)."""
+    """One model turn. `chunk_delay` spaces the streamed chunks (a slow model); `chunk_chars` is how much
+    text each chunk carries (1: a character at a time); `hold`, when given, keeps the stream open after
+    the content until the test sets it (a turn that is "working" for as long as the test needs, with no
+    sleep)."""
 
     parts: tuple[Part, ...]
     chunk_delay: float = 0.0
     hold: threading.Event | None = None
+    chunk_chars: int = 24  # enough chunks to look like a real stream
 
 
 @dataclass(frozen=True)
 class ApiError:
-    """An HTTP error as the Gemini API sends it: `{"error": {"code", "message", "status"}}`."""
+    """An HTTP error as the Gemini API sends it: `{"error": {"code", "message", "status"}}`, and its
+    `details` when given (google.rpc QuotaFailure, RetryInfo...)."""
 
     status: int
     code: str  # RESOURCE_EXHAUSTED, UNAVAILABLE, INVALID_ARGUMENT...
     message: str
+    details: tuple[dict[str, Any], ...] = ()
 
 
-Turn = Reply | ApiError
+@dataclass(frozen=True)
+class Deferred:
+    """A reply written when its request comes, from the conversation so far (the request's `contents`):
+    what a model does when it copies a value a tool returned (a cursor, an id) into its next call."""
+
+    make: Callable[[list[dict[str, Any]]], Reply]
 
 
-def reply(*parts: Part | str, chunk_delay: float = 0.0, hold: threading.Event | None = None) -> Reply:
+Turn = Reply | ApiError | Deferred
+
+
+def reply(
+    *parts: Part | str, chunk_delay: float = 0.0, hold: threading.Event | None = None, chunk_chars: int = 24
+) -> Reply:
     """A reply; plain strings are text parts."""
     made = tuple(Text(p) if isinstance(p, str) else p for p in parts)
-    return Reply(made, chunk_delay=chunk_delay, hold=hold)
+    return Reply(made, chunk_delay=chunk_delay, hold=hold, chunk_chars=chunk_chars)
 
 
 def shell(command: str, description: str = "") -> Call:
@@ -80,3 +95,19 @@ def unavailable() -> ApiError:
 
 def exhausted() -> ApiError:
     return ApiError(429, "RESOURCE_EXHAUSTED", "Resource has been exhausted (e.g. check quota).")
+
+
+def daily_quota(retry_in: int = 3600) -> ApiError:
+    """The free tier's daily quota used up, as the API answers it: 429 RESOURCE_EXHAUSTED with a
+    QuotaFailure naming a per-day quota and the RetryInfo (Gemini CLI retries no per-day quota)."""
+    metric = "generativelanguage.googleapis.com/generate_content_free_tier_requests"
+    violation = {"quotaMetric": metric, "quotaId": "GenerateRequestsPerDayPerProjectPerModel-FreeTier"}
+    message = (
+        "You exceeded your current quota, please check your plan and billing details. "
+        f"* Quota exceeded for metric: {metric}, limit: 250\nPlease retry in {retry_in}s."
+    )
+    details = (
+        {"@type": "type.googleapis.com/google.rpc.QuotaFailure", "violations": [violation]},
+        {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": f"{retry_in}s"},
+    )
+    return ApiError(429, "RESOURCE_EXHAUSTED", message, details)

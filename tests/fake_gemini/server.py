@@ -14,7 +14,7 @@ import re
 from typing import Any, ClassVar
 
 from tests.fake_gemini import wire
-from tests.fake_gemini.script import ApiError, Reply, Turn, reply
+from tests.fake_gemini.script import ApiError, Deferred, Reply, Turn, reply
 from tests.scripted_api import NOTHING_SCRIPTED, SIDE_ANSWER, LoggedRequest, ScriptedApi, ScriptedHandler
 
 __all__ = ["API_KEY", "NEXT_SPEAKER", "NOTHING_SCRIPTED", "SIDE_ANSWER", "FakeGemini", "Request"]
@@ -82,6 +82,8 @@ class _Handler(ScriptedHandler["FakeGemini"]):
 
     def _answer(self, method: str, model: str, kind: str, body: dict[str, Any]) -> None:
         turn = self.fake.take(kind, body)
+        if isinstance(turn, Deferred):
+            turn = turn.make([c for c in body.get("contents") or [] if isinstance(c, dict)])
         if isinstance(turn, ApiError):
             self.record(body, kind, f"error {turn.status}")
             self.send_json(turn.status, wire.error_json(turn))

@@ -10,8 +10,6 @@ from typing import Any
 
 from tests.fake_gemini.script import ApiError, Call, Part, Reply, Text
 
-TEXT_CHUNK = 24  # characters of text per streamed chunk: enough chunks to look like a real stream
-
 
 def frame(chunk: dict[str, Any]) -> bytes:
     """One server-sent event as the API frames it (data only, CRLF-separated)."""
@@ -38,11 +36,12 @@ def _chunk(parts: list[dict[str, Any]], model: str, finish: bool = False) -> dic
 
 
 def stream_parts(reply: Reply, model: str) -> Iterator[dict[str, Any]]:
-    """The content chunks: text cut into pieces, each function call whole."""
+    """The content chunks: text cut into pieces of `reply.chunk_chars`, each function call whole."""
+    size = max(1, reply.chunk_chars)
     for part in reply.parts:
         if isinstance(part, Text):
-            for start in range(0, max(len(part.text), 1), TEXT_CHUNK):
-                yield _chunk([{"text": part.text[start : start + TEXT_CHUNK]}], model)
+            for start in range(0, max(len(part.text), 1), size):
+                yield _chunk([{"text": part.text[start : start + size]}], model)
         else:
             yield _chunk([_part_json(part)], model)
 
@@ -65,4 +64,5 @@ def response_json(reply: Reply, model: str) -> dict[str, Any]:
 
 
 def error_json(error: ApiError) -> dict[str, Any]:
-    return {"error": {"code": error.status, "message": error.message, "status": error.code}}
+    made: dict[str, Any] = {"code": error.status, "message": error.message, "status": error.code}
+    return {"error": made | ({"details": list(error.details)} if error.details else {})}

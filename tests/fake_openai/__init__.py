@@ -17,6 +17,7 @@ from tests.fake_openai.script import (
     rate_limited,
     reply,
     server_error,
+    usage_limit_reached,
 )
 from tests.fake_openai.server import API_KEY, FakeOpenAI, Request
 
@@ -38,5 +39,6 @@ __all__ = [
     "rate_limited",
     "reply",
     "server_error",
+    "usage_limit_reached",
     "write_codex_home",
 ]

@@ -174,6 +174,16 @@ def long_command(s: Stage) -> None:
     s.answer("Escape")
 
 
+def question_mark(s: Stage) -> None:
+    """An escalated command that ends in `?` (`echo rc=$?`): its `$ …` line must not read as the
+    dialog's question."""
+    call = exec_command("touch built.txt; echo rc=$?", escalate="Building needs to write outside the sandbox")
+    s.fake.script(reply("Building.", call))
+    s.start("build it")
+    s.save("permission", "exec-question-mark", s.wait(DIALOG))
+    s.answer("Escape")
+
+
 def denial(s: Stage) -> None:
     """The approval dialog refused with esc: Codex asks the person what to do instead."""
     call = exec_command("curl -sS https://example.com", escalate="Fetching the page needs the network")
@@ -305,6 +315,7 @@ SCENARIOS: dict[str, Callable[[Stage], None]] = {
     "conversation": conversation,
     "escalation": escalation,
     "long-command": long_command,
+    "question-mark": question_mark,
     "denial": denial,
     "edit-outside": edit_outside,
     "shell-command": shell_command,

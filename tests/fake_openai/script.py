@@ -58,13 +58,16 @@ class Reply:
 
 @dataclass(frozen=True)
 class ApiError:
-    """An HTTP error as the API sends it: `{"error": {"type": kind, "message": ..., "code": ...}}`."""
+    """An HTTP error as the API sends it: `{"error": {"type": kind, "message": ..., "code": ...}}`, with
+    `fields` added to the error object and `headers` sent as well (a plan's usage limit carries both)."""
 
     status: int
     kind: str
     message: str
     code: str | None = None
     retry_after: int | None = None
+    fields: tuple[tuple[str, object], ...] = ()
+    headers: tuple[tuple[str, str], ...] = ()
 
 
 Turn = Reply | ApiError
@@ -105,3 +108,17 @@ def server_error() -> ApiError:
 def rate_limited(retry_after: int = 1) -> ApiError:
     message = "Rate limit reached for requests per min. Please try again shortly."
     return ApiError(429, "requests", message, code="rate_limit_exceeded", retry_after=retry_after)
+
+
+def usage_limit_reached(resets_in: int, plan: str = "plus") -> ApiError:
+    """A plan's usage limit as the ChatGPT backend answers Codex: 429 `usage_limit_reached` with the plan
+    and the seconds to the reset in the error, and the `x-codex-primary-*` headers of the 5-hour window
+    used up."""
+    headers = (
+        ("x-codex-primary-used-percent", "100"),
+        ("x-codex-primary-window-minutes", "300"),
+        ("x-codex-primary-reset-after-seconds", str(resets_in)),
+    )
+    message = "The usage limit has been reached"
+    fields = (("plan_type", plan), ("resets_in_seconds", resets_in))
+    return ApiError(429, "usage_limit_reached", message, fields=fields, headers=headers)

@@ -110,11 +110,12 @@ def _chunks(text: str) -> Iterator[str]:
 
 
 def error_json(error: ApiError) -> dict[str, Any]:
-    return {"error": {"type": error.kind, "message": error.message, "code": error.code, "param": None}}
+    made = {"type": error.kind, "message": error.message, "code": error.code, "param": None}
+    return {"error": made | dict(error.fields)}
 
 
 def error_headers(error: ApiError, request_id: str) -> dict[str, str]:
     headers = {"x-request-id": request_id, "content-type": "application/json"}
     if error.retry_after is not None:
         headers["retry-after"] = str(error.retry_after)
-    return headers
+    return headers | dict(error.headers)

@@ -5,6 +5,7 @@ a task claim."""
 from __future__ import annotations
 
 import json
+import os
 import select
 import signal
 import subprocess
@@ -19,6 +20,7 @@ from bus.streams import publish
 from tests.cli import IbRunner
 from tests.faults.tally import Tally
 from tests.integration.test_auto_e2e import Worker, sequence
+from tests.reads import reached
 from tests.streams import stream_entries
 from tests.waiting import retry_until
 
@@ -43,8 +45,11 @@ def test_listener_killed_between_print_and_ack(
     )
     assert first.stdout is not None  # it has printed (without reading, so the pipe stays full and it blocks)
     assert select.select([first.stdout], [], [], 10)[0], "the listener printed nothing"
-    first.send_signal(signal.SIGKILL)
+    holder = rds.get(keys.listener("default"))  # `host:pid:…`: the listening process (served, or ib)
+    assert holder is not None
+    os.kill(int(str(holder).split(":")[1]), signal.SIGKILL)
     out, _ = first.communicate(timeout=10)
+    assert first.returncode == -signal.SIGKILL
     printed_first = [json.loads(line)["msg"].split()[0] for line in out.splitlines() if line.endswith("}")]
     assert 0 < len(printed_first) < 60
 
@@ -108,7 +113,7 @@ def test_worker_killed_mid_auto(
     gate.mkdir()
     tasks = ["t1", "t2", "t3"]
     for priority, task in zip((9, 8, 7), tasks, strict=True):
-        wait = f"fake: run touch {gate}/{task} && while [ ! -f {gate}/go ]; do sleep 0.1; done"
+        wait = f"fake: run ib log --quiet at-work && while [ ! -f {gate}/go ]; do sleep 0.1; done"
         body = [f"fake: write {task}.txt {task}", f"fake: commit add {task}"]
         body += [wait] if task == "t2" else []
         body += [f"fake: run ib task done {task}", "fake: done"]
@@ -130,7 +135,7 @@ def test_worker_killed_mid_auto(
     worker.start()
     follower = ib.popen("auto", "--project", "p", "--worktrees", "--json")
     try:
-        retry_until((gate / "t2").exists, 120, 0.1, "t2 at work")
+        retry_until(lambda: reached(ib.cwd, "t2", "at-work"), 120, 0.1, "t2 at work")
         worker.kill()
         (gate / "go").touch()
         retry_until(lambda: ("task_done", "t2") in sequence(rds, keys, "p"), 60, 0.1, "t2 done, worker down")

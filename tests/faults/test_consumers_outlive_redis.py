@@ -13,7 +13,6 @@ import pytest
 
 from bus.envelope import EVENT_FIELD, encode, make_event
 from bus.keys import Keys
-from bus.streams import consumer_name
 from tests.cli import IbRunner
 from tests.faults.tally import Tally
 from tests.redis_server import RedisServer
@@ -46,15 +45,17 @@ def _blocked_in(server: RedisServer, command: str, count: int) -> bool:
     return sum(1 for c in server.client().client_list() if c.get("cmd") == command) >= count
 
 
-def _lost_in_flight(server: RedisServer, namespace: str, pid: int, text: str) -> str:
+def _lost_in_flight(server: RedisServer, namespace: str, text: str) -> str:
     """An event the grouped follower's consumer read whose reply never reached it (Redis went down with
     it): appended and read in one transaction under that consumer's name, so the follower, blocked in its
     read, is not woken for it; it is pending for that consumer until it reads its own again. A task event,
     which the plain listener acknowledges without printing."""
     stream, client = Keys(namespace).events, server.client()
+    consumers = [c["name"] for c in client.xinfo_consumers(stream, "scripts")]  # the follower's process's
+    assert len(consumers) == 1, consumers
     pipe = client.pipeline(transaction=True)
     pipe.xadd(stream, {EVENT_FIELD: encode(make_event("task_added", text))})
-    pipe.xreadgroup("scripts", consumer_name(pid), {stream: ">"}, count=1)
+    pipe.xreadgroup("scripts", consumers[0], {stream: ">"}, count=1)
     _id, read = pipe.execute()
     assert read, "the transaction read nothing"
     client.close()
@@ -82,9 +83,7 @@ def test_followers_and_listeners_outlive_redis_restarts(
         for round_ in range(RESTARTS):
             listener = ib.popen("listen", "--timeout", "120", env=env)
             retry_until(lambda: _blocked_in(own_redis, "xreadgroup", 2), 60, 0.05, "the listener to block")
-            in_flight.append(
-                _lost_in_flight(own_redis, ib.env["IB_NAMESPACE"], grouped.pid, f"lost-{round_}")
-            )
+            in_flight.append(_lost_in_flight(own_redis, ib.env["IB_NAMESPACE"], f"lost-{round_}"))
             own_redis.stop()
             own_redis.start()
             for i in range(EACH):

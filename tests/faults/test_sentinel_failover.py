@@ -24,6 +24,7 @@ from bus.keys import Keys
 from tests.cli import IbRunner
 from tests.faults.tally import Tally
 from tests.integration.test_auto_e2e import Worker, add_task, sequence
+from tests.reads import reached
 from tests.redis_server import RedisServer
 from tests.sentinel_servers import SentinelSet
 from tests.streams import stream_entries
@@ -173,7 +174,7 @@ def test_the_primary_is_killed_during_an_auto_run_and_a_stream_of_notifies(
 def _add_tasks(ib: IbRunner, gate: Path) -> None:
     """Three tasks for fake agents; t2 holds until `gate/go` exists, so the primary dies while it works."""
     for priority, task in zip((9, 8, 7), TASKS, strict=True):
-        hold = f"fake: run touch {gate}/{task} && while [ ! -f {gate}/go ]; do sleep 0.1; done"
+        hold = f"fake: run ib log --quiet at-work && while [ ! -f {gate}/go ]; do sleep 0.1; done"
         lines = [f"fake: write {task}.txt {task}", f"fake: commit add {task}"]
         lines += [hold] if task == "t2" else []
         lines += [f"fake: run ib task done {task}", "fake: done"]
@@ -193,7 +194,7 @@ def _auto_through_a_failover(ib: IbRunner, deployment: SentinelSet, tally: Tally
     follower = ib.popen("auto", "--project", "p", "--worktrees", "--json")
     try:
         with Storm(ib) as storm:
-            retry_until((gate / "t2").exists, 120, 0.1, "t2 at work")
+            retry_until(lambda: reached(ib.cwd, "t2", "at-work"), 120, 0.1, "t2 at work")
             retry_until(lambda: len(storm.sent) >= 10, 30, 0.01, "the stream to start")
             deployment.primary.stop(signal.SIGKILL)
             killed_at = len(storm.sent)

@@ -92,17 +92,6 @@ def _parsed(rds: redis.Redis, keys: Keys) -> list[dict[str, object]]:
     return [json.loads(fields["e"]) for _, fields in stream_entries(rds, keys.events)]
 
 
-def _results(anthropic: FakeAnthropic) -> dict[str, tuple[bool, str]]:
-    found: dict[str, tuple[bool, str]] = {}
-    for request in anthropic.turns_taken():
-        for result in request.tool_results():
-            content = result.get("content")
-            if isinstance(content, list):
-                content = "\n".join(str(b.get("text", "")) for b in content if isinstance(b, dict))
-            found[str(result.get("tool_use_id"))] = (bool(result.get("is_error")), str(content))
-    return found
-
-
 def _events(rds: redis.Redis, namespace: str) -> str:
     return json.dumps([fields for _, fields in stream_entries(rds, Keys(namespace).events)])
 
@@ -151,7 +140,7 @@ def test_ib_inside_an_agent_is_its_own_capability(
 
     finally:
         done.set()
-    results = _results(anthropic)
+    results = anthropic.results_by_call()
     events = _events(rds, namespace)
     report = {a.what: results.get(a.id, (True, "(no result)")) for a in tries}
     print(json.dumps(report, indent=1))

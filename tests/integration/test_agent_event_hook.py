@@ -4,6 +4,7 @@ the dialog recorded once, and bad payloads that never fail the session."""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +12,7 @@ import pytest
 import redis
 
 from bus.keys import Keys
+from bus.prompt_record import TOLD_LATE
 from bus.prompts import PromptStore
 from bus.questions import QuestionStore
 from tests.cli import IbRunner
@@ -93,13 +95,23 @@ def test_stop_failure_is_an_error_with_its_kind(
     assert rds.hget(keys.agent(agent), "state") == "error"
 
 
-def test_stop_failure_on_a_rate_limit_parks_the_agent(
+def test_stop_failure_on_a_usage_limit_parks_the_agent(
+    ib: IbRunner, rds: redis.Redis, keys: Keys, agent: str
+) -> None:
+    said = "You've hit your 5-hour limit"
+    _hook(ib, {"hook_event_name": "StopFailure", "error": "rate_limit", "last_assistant_message": said})
+    [event] = _events(rds, keys)
+    assert (event["type"], event["data"]["kind"]) == ("limited", "rate_limit")
+    assert rds.hget(keys.agent(agent), "state") == "limited"
+
+
+def test_stop_failure_on_a_plain_429_is_an_error(
     ib: IbRunner, rds: redis.Redis, keys: Keys, agent: str
 ) -> None:
     _hook(ib, {"hook_event_name": "StopFailure", "error": "rate_limit", "last_assistant_message": "429"})
     [event] = _events(rds, keys)
-    assert (event["type"], event["data"]["kind"]) == ("limited", "rate_limit")
-    assert rds.hget(keys.agent(agent), "state") == "limited"
+    assert (event["type"], event["data"]["kind"]) == ("error", "rate_limit")
+    assert rds.hget(keys.agent(agent), "state") == "error"
 
 
 def test_idle_notification_after_the_stop_hook_says_nothing_new(
@@ -165,6 +177,7 @@ def _drawn_by_the_pane(rds: redis.Redis, keys: Keys, agent: str, kind: str, titl
     question its buttons answer (worker.service.dialog_events)."""
     prompts, questions = PromptStore(rds, keys), QuestionStore(rds, keys)
     prompt = prompts.record(agent, kind, "", ("Yes", "No"), tool=FROM_PANE, question=title)
+    assert prompt is not None
     question = questions.ask(agent, title, "p", ("Yes", "No"), dialog=prompt.id)
     prompts.link_question(agent, prompt.id, question.id)
     return prompt.id, question.id
@@ -189,8 +202,8 @@ def test_a_permission_drawn_before_its_hook_ran_keeps_the_answers_people_have(
     prompt_id, question_id = _drawn_by_the_pane(rds, keys, agent, "permission", "Do you want to proceed?")
     _hook(ib, {"hook_event_name": "PermissionRequest", "tool_name": "Bash", "tool_input": {"command": "ls"}})
     [event] = _events(rds, keys)  # the tool and its command, which the screen's event lacks
-    assert (event["data"]["tool"], event["data"]["detail"], event["data"]["prompt_id"]) == (
-        "Bash", "ls", prompt_id,
+    assert (event["type"], event["data"]["tool"], event["data"]["detail"], event["data"]["prompt_id"]) == (
+        "dialog_detail", "Bash", "ls", prompt_id,
     )  # fmt: skip
     assert rds.hmget(keys.prompt(agent), ["id", "tool", "detail"]) == [prompt_id, "Bash", "ls"]
     assert rds.exists(keys.question(question_id))  # the drawn options' buttons still answer it
@@ -201,6 +214,41 @@ def test_a_dialog_drawn_again_after_an_answer_is_a_new_one(
 ) -> None:
     prompt_id, _question = _drawn_by_the_pane(rds, keys, agent, "permission", "Do you want to proceed?")
     assert PromptStore(rds, keys).claim(prompt_id, agent)
+    rds.hset(keys.prompt(agent), "at", f"{time.time() - TOLD_LATE - 1:.3f}")  # drawn a while ago
     _hook(ib, {"hook_event_name": "PermissionRequest", "tool_name": "Bash", "tool_input": {"command": "ls"}})
     [event] = _events(rds, keys)
     assert event["data"]["prompt_id"] not in ("", prompt_id)
+
+
+def test_a_hook_that_runs_after_its_dialog_was_answered_tells_nothing(
+    ib: IbRunner, rds: redis.Redis, keys: Keys, agent: str
+) -> None:
+    """The watcher told the dialog, a person answered it at once, then its hook ran: no second event."""
+    prompt_id, _question = _drawn_by_the_pane(rds, keys, agent, "permission", "Do you want to proceed?")
+    assert PromptStore(rds, keys).claim(prompt_id, agent)
+    _hook(ib, {"hook_event_name": "PermissionRequest", "tool_name": "Bash", "tool_input": {"command": "ls"}})
+    assert _events(rds, keys) == []
+    assert rds.hget(keys.prompt(agent), "id") == prompt_id
+    assert rds.hget(keys.agent(agent), "state") == "running"  # the turn goes on: no dialog waits
+
+
+@pytest.mark.parametrize("kind", ["permission", "ask"])
+def test_a_hook_that_runs_after_its_dialog_closed_tells_nothing(
+    ib: IbRunner, rds: redis.Redis, keys: Keys, agent: str, kind: str
+) -> None:
+    """The watcher told the dialog and saw it close before its hook ran; a dialog of another kind (or
+    another question) is a new one."""
+    prompt_id, _question = _drawn_by_the_pane(rds, keys, agent, kind, "Which db?")
+    PromptStore(rds, keys).clear(agent, prompt_id, closed=True)
+    asked = {"questions": [{"question": "Which db?", "options": [{"label": "Yes"}, {"label": "No"}]}]}
+    told = {"tool_name": "AskUserQuestion", "tool_input": asked} if kind == "ask" else BASH_LS
+    _hook(ib, {"hook_event_name": "PermissionRequest", **told})
+    assert _events(rds, keys) == []
+    assert not rds.exists(keys.prompt(agent))
+    assert rds.hget(keys.agent(agent), "state") == "running"
+    other = BASH_LS if kind == "ask" else {"tool_name": "AskUserQuestion", "tool_input": asked}
+    _hook(ib, {"hook_event_name": "PermissionRequest", **other})
+    assert [e["type"] for e in _events(rds, keys)] == ["permission" if kind == "ask" else "question"]
+
+
+BASH_LS = {"tool_name": "Bash", "tool_input": {"command": "ls"}}

@@ -81,7 +81,7 @@ def test_stop_sends_the_manager_note_to_the_managers_worker(
     assert _stop(ib, "w1", "Done.\nI HAVE COMPLETED THE GOAL") == 0
     [found] = _commands(rds, keys.commands("far-box"))
     assert found.sender == "w1"
-    assert found.command == Send(agent="boss", text="[hook]: Your subtask w1 just completed")
+    assert found.command == Send(agent="boss", text="[hook]: Your subtask w1 just completed", sender="w1")
     assert not heard.exists() or heard.read_text() == ""
 
 
@@ -97,7 +97,7 @@ def test_stop_with_redis_down_keeps_the_manager_note_until_it_answers(
     (folder / "meta.json").write_text(json.dumps({"id": "a1", "role": "worker", "manager": "boss"}))
     env = {"IB_AGENT_ID": "a1", "IB_REDIS_URL": server.url, "IB_ROOT": str(ib.cwd)}
     keys = Keys(ib.env["IB_NAMESPACE"])
-    waiting = Send(agent="boss", text="[hook]: Your subtask a1 is now waiting for input")
+    waiting = Send(agent="boss", text="[hook]: Your subtask a1 is now waiting for input", sender="a1")
     try:
         server.client().hset(keys.agent("boss"), mapping={"id": "boss", "worker": "far-box"})
         server.client().hset(keys.agent("a1"), mapping={"id": "a1", "role": "worker", "manager": "boss"})
@@ -111,7 +111,7 @@ def test_stop_with_redis_down_keeps_the_manager_note_until_it_answers(
         if sender == "next-hook":
             payload = {**payload, "last_assistant_message": "two\nI HAVE COMPLETED THE GOAL"}
             assert ib.run("hook", "stop", stdin=json.dumps(payload), env=env).returncode == 0
-            completed = Send(agent="boss", text="[hook]: Your subtask a1 just completed")
+            completed = Send(agent="boss", text="[hook]: Your subtask a1 just completed", sender="a1")
             assert [n.command for n in _commands(server.client(), stream)] == [waiting, completed]
         else:
             worker_env = {**env, "IB_WORKER_ID": "here", "IB_TMUX_SOCKET": tmux_socket}
@@ -130,6 +130,17 @@ def test_stop_without_marker_is_waiting(ib: IbRunner, rds: redis.Redis, keys: Ke
     assert _stop(ib, "a1", "Should I use Postgres or SQLite?") == 0
     assert _types(rds, keys) == ["waiting"]
     assert rds.hget(keys.agent("a1"), "state") == "waiting"
+
+
+def test_a_late_stop_of_an_agent_torn_down_tells_its_turn_and_makes_no_record(
+    ib: IbRunner, rds: redis.Redis, keys: Keys
+) -> None:
+    """A Stop hook that runs after its agent was torn down (or for an id we never had): the turn's end still
+    goes out, but no state-only record comes back in the agent's place (one with no id, which every later
+    read of the agent refused: a worker traceback for each of its events)."""
+    assert _stop(ib, "gone", "Done.\nI HAVE COMPLETED THE GOAL") == 0
+    assert _types(rds, keys) == ["complete"]
+    assert rds.exists(keys.agent("gone")) == 0
 
 
 @pytest.mark.parametrize(

@@ -54,8 +54,9 @@ def test_an_unknown_cli_is_refused_listing_the_known_ones(
     task = _one_error_line(agents_ib.run("task", "add", "Do it", "--cli", "cursor"))
     assert task == f"ib task: error: --cli 'cursor' is not an agent program ittybus knows; {KNOWN}"
     default = agents_ib.run("new-agent", "do it", "--name", "odd", env={"IB_DEFAULT_CLI": "cursor"})
-    assert _one_error_line(default) == (
-        f"ib new-agent: error: IB_DEFAULT_CLI 'cursor' is not an agent program ittybus knows; {KNOWN}"
+    assert _one_error_line(default) == (  # a setting: checked where every setting is read, with its source
+        "ib new-agent: error: bad configuration: IB_DEFAULT_CLI: must be one of claude, codex, gemini "
+        "(empty: claude) (got 'cursor') (set in the environment)"
     )
     _nothing_made(repo, tmux_socket, "odd", rds, keys)
 
@@ -185,3 +186,45 @@ def test_an_agent_for_a_task_runs_the_tasks_cli_unless_told_otherwise(
     done = agents_ib.run("new-agent", "--task", task, "--name", "porter", "--cli", "claude")
     assert done.returncode == 0, done.stderr
     assert rds.hget(keys.agent("porter"), "program") == "claude"
+
+
+INSTALLS = {
+    "codex": "npm install -g @openai/codex@0.169.0",
+    "gemini": "npm install -g @google/gemini-cli@0.61.0",
+}
+
+
+@pytest.mark.parametrize("cli", INSTALLS)
+def test_a_cli_under_tmp_is_refused_naming_the_path(
+    agents_ib: IbRunner, repo: Path, tmux_socket: str, rds: redis.Redis, keys: Keys, tmp_path: Path, cli: str
+) -> None:
+    # as after `npm install --prefix /tmp/x …`: the program first on PATH lies under /tmp, which the box
+    # Codex and Gemini agents run in replaces with an empty one (bwrap: execvp codex: No such file…)
+    installed = shutil.which(cli)
+    assert installed is not None
+    under_tmp = tmp_path / "x" / "bin"
+    under_tmp.mkdir(parents=True)
+    (under_tmp / cli).symlink_to(installed)
+    env = {"PATH": f"{under_tmp}:{_bare_path(tmp_path)}"}
+    line = _one_error_line(agents_ib.run("new-agent", "do it", "--name", "boxed", "--cli", cli, env=env))
+    title = f"{cli.capitalize()} CLI"
+    assert line == (
+        f"ib new-agent: error: {title} at {under_tmp / cli} cannot run in the agent's bubblewrap box, "
+        f"whose /tmp is an empty one of its own: install it outside /tmp ({INSTALLS[cli]}) and put that "
+        "first on PATH"
+    )
+    _nothing_made(repo, tmux_socket, "boxed", rds, keys)
+
+
+@pytest.mark.parametrize("cli", [*INSTALLS, "claude"])
+def test_a_program_that_is_a_broken_symlink_is_refused_naming_it(
+    agents_ib: IbRunner, repo: Path, tmux_socket: str, rds: redis.Redis, keys: Keys, tmp_path: Path, cli: str
+) -> None:
+    bare = _bare_path(tmp_path)
+    link = Path(bare) / cli
+    link.symlink_to(tmp_path / "gone" / f"{cli}.js")
+    env = {"PATH": bare, "IB_AGENT_COMMAND": cli}
+    line = _one_error_line(agents_ib.run("new-agent", "do it", "--name", "broken", "--cli", cli, env=env))
+    assert f" at {link} is a broken symlink (to {tmp_path / 'gone' / cli}.js" in line, line
+    assert "reinstall it" in line
+    _nothing_made(repo, tmux_socket, "broken", rds, keys)

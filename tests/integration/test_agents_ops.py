@@ -219,3 +219,21 @@ def test_deleted_worktree_and_dead_tmux(agents_ib: IbRunner, repo: Path) -> None
     assert killed.returncode == 0, killed.stderr
     assert not git(repo, "branch", "--list", "agent/fragile").strip()
     assert ib.run("list", "--json").stdout.strip() == "[]"
+
+
+def test_a_message_sent_while_the_program_still_starts_reaches_it(
+    agents_ib: IbRunner, tmp_path: Path
+) -> None:
+    """`ib send` at once after `ib new-agent`, to a program that takes seconds to start (Claude Code on a
+    busy machine): the text waits for the program instead of going into a pane nobody reads yet (the
+    terminal dropped it when the program took the keyboard)."""
+    ib = agents_ib
+    slow = tmp_path / "slow-agent"
+    slow.write_text(f'#!/bin/sh\nsleep 10\nexec {ib.env["IB_AGENT_COMMAND"]} "$@"\n')
+    slow.chmod(0o755)
+    ib.env["IB_AGENT_COMMAND"] = str(slow)
+    spawn(ib, "sleepy", "fake: wait")
+    done = ib.run("send", "sleepy", "are you there?")
+    assert done.returncode == 0, done.stderr
+    received = tmp_path / "received.txt"
+    retry_until(lambda: received.exists() and "are you there?" in received.read_text(), timeout=30)

@@ -18,7 +18,8 @@ from bus.auto_state import AutoState
 from bus.auto_store import AutoStore
 from bus.keys import Keys
 from bus.task_store import TaskStore
-from tests.cli import IbRunner, git
+from tests.cli import IB, IbRunner, git
+from tests.reads import reached
 from tests.waiting import retry_until
 from worker.auto.decide import Claim, GiveTask, action_to_dict
 
@@ -40,15 +41,21 @@ SEQUENCE_TYPES = (
 
 
 class Worker:
-    """`ib worker` as a background process, killed or stopped by the test."""
+    """`ib worker` as a background process, killed or stopped by the test; its output goes to `worker.log`
+    beside the repository (a pipe nobody reads fills, and then the worker stops in its next log line)."""
 
     def __init__(self, ib: IbRunner, rds: redis.Redis, keys: Keys) -> None:
         self.ib, self.rds, self.keys = ib, rds, keys
-        self.proc: subprocess.Popen[str] | None = None
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.log = ib.cwd.parent / "worker.log"
 
     def start(self) -> None:
-        self.proc = self.ib.popen("worker")
-        retry_until(lambda: self.rds.exists(self.keys.worker(self.ib.env["IB_WORKER_ID"])), what="the worker")
+        with self.log.open("ab") as out:
+            self.proc = subprocess.Popen(
+                [IB, "worker"], stdout=out, stderr=subprocess.STDOUT, env=self.ib.environ(), cwd=self.ib.cwd
+            )
+        worker = self.keys.worker(self.ib.env["IB_WORKER_ID"])
+        retry_until(lambda: self.rds.exists(worker), 60, what="the worker")  # a deadline only
 
     def kill(self) -> None:
         assert self.proc is not None
@@ -59,7 +66,7 @@ class Worker:
     def stop(self) -> None:
         if self.proc is not None:
             self.proc.terminate()
-            self.proc.communicate(timeout=20)
+            self.proc.wait(timeout=20)
             self.proc = None
 
 
@@ -137,7 +144,7 @@ def test_seed_example_with_worktrees_a_conflict_and_a_restart(
         "Add the REST endpoints.",
         "fake: write api.txt endpoints: login, token",
         "fake: commit add endpoints",
-        f"fake: run touch {gate}/waiting && while [ ! -f {gate}/go ]; do sleep 0.1; done",
+        f"fake: run ib log --quiet at-work && while [ ! -f {gate}/go ]; do sleep 0.1; done",
         "fake: done Added REST endpoints with validation",  # the Stop hook finishes the task
         after="design-auth",
     )
@@ -169,7 +176,7 @@ def test_seed_example_with_worktrees_a_conflict_and_a_restart(
     follower = ib.popen("auto", "--project", "backend", "--worktrees", "--json")
 
     # impl-endpoints is at work: the person changes the same file on main, and the worker dies
-    retry_until((gate / "waiting").exists, timeout=90, what="impl-endpoints at work")
+    retry_until(lambda: reached(repo, "impl-endpoints", "at-work"), timeout=90, what="impl-endpoints at work")
     (repo / "api.txt").write_text("endpoints: owned by the person\n")
     git(repo, "add", "api.txt")
     git(repo, "commit", "-qm", "the person's endpoints")

@@ -31,6 +31,7 @@ from tests.cli import IB, IbRunner
 from tests.fake_anthropic import FakeAnthropic
 from tests.fake_anthropic.script import reply
 from tests.fake_telegram import FakeMessage, FakeTelegram, Limits
+from tests.reads import agent_ids, pending_questions
 from tests.waiting import retry_until
 
 STRANGER = 6666
@@ -576,9 +577,7 @@ def test_a_question_is_answered_by_reply_and_by_button(
     assert [row[0][0] for row in options.buttons] == ["Postgres", "SQLite"]
     fake.inject_callback(USER, options.message_id, options.buttons[1][0][1])
     retry_until(lambda: "SQLite" in received(tmp_path), 30, 0.1, "the option in the agent")
-    retry_until(
-        lambda: json.loads(agents_ib.run("questions", "--json").stdout) == [], 10, 0.1, "acknowledged"
-    )
+    retry_until(lambda: pending_questions(agents_ib) == [], 10, 0.1, "acknowledged")
     retry_until(lambda: (fake.message(options.message_id) or pytest.fail("gone")).buttons == [], 10, 0.05)
 
 
@@ -602,14 +601,119 @@ def test_one_kill_tap_is_one_message_edited_as_the_teardown_goes(
     kill = next(data for label, data in done.buttons[0] if label == "Kill")
     before = {m.message_id for m in bot_messages(fake, topic)}
     fake.inject_callback(USER, done.message_id, kill)
-    retry_until(lambda: "doomed" not in agents_ib.run("list").stdout, 30, 0.1, "the agent torn down")
+    retry_until(lambda: "doomed" not in agent_ids(agents_ib), 30, 0.1, "the agent torn down")
     settled(rds, keys)
     wait_shown(fake, topic, "✗ Killed doomed")
     new = [m for m in bot_messages(fake, topic) if m.message_id not in before]
     assert len(new) == 1, [m.text for m in new]
     (note,) = new
-    assert note.text.splitlines() == ["✗ Killed doomed", "✗ doomed was killed: doomed killed"]
+    assert note.text.splitlines() == ["✗ Killed doomed", "✗ doomed killed"]
     assert note.edits  # "✗ Killing doomed…" first, then each step of the teardown
+
+
+def _completed(
+    ib: IbRunner, fake: FakeTelegram, rds: redis.Redis, keys: Keys, name: str, *steps: str
+) -> tuple[int, FakeMessage]:
+    """An agent spawned with `steps` that completed, the bot caught up: its topic and the message of its
+    end (with the buttons)."""
+    spawn(ib, name, *steps, "fake: done")
+    topic = wait_agent_topic(fake, name)
+    wait_shown(fake, topic, f"✓ {name} completed", timeout=40)
+    settled(rds, keys)
+    sync_with_bot(fake, topic)
+    return topic, next(m for m in bot_messages(fake, topic) if f"{name} completed" in m.text)
+
+
+def test_one_merge_tap_is_one_message_in_the_agents_topic(
+    agents_ib: IbRunner,
+    bot: BotProcess,
+    fake: FakeTelegram,
+    running_worker: Worker,
+    rds: redis.Redis,
+    keys: Keys,
+    repo: Path,
+) -> None:
+    """The merge was told three times there: the tap's answer, then `merged`, then `stopped`."""
+    bot.start()
+    topic, done = _completed(
+        agents_ib, fake, rds, keys, "lander", "fake: write landed.txt yes", "fake: commit land it"
+    )
+    before = {m.message_id for m in bot_messages(fake, topic)}
+    fake.inject_callback(
+        USER, done.message_id, next(data for label, data in done.buttons[0] if label == "Merge")
+    )
+    retry_until(
+        lambda: "lander" not in agents_ib.run("list").stdout, 60, 0.1, "the agent merged and torn down"
+    )
+    settled(rds, keys)
+    wait_shown(fake, topic, "✓ Merged lander → main")
+    new = [m for m in bot_messages(fake, topic) if m.message_id not in before]
+    assert len(new) == 1, [m.text for m in new]
+    assert new[0].text.splitlines()[0].startswith("✓ Merged lander → main (")
+    assert (repo / "landed.txt").read_text() == "yes\n"
+
+
+def test_a_merge_that_takes_long_holds_up_no_other_command(
+    agents_ib: IbRunner,
+    bot: BotProcess,
+    fake: FakeTelegram,
+    running_worker: Worker,
+    rds: redis.Redis,
+    keys: Keys,
+    repo: Path,
+    tmp_path: Path,
+) -> None:
+    """The bot takes updates one at a time: a merge held up (here by a git hook) kept every later tap
+    and message of the chat waiting, for up to the merge's two minutes."""
+    bot.start()
+    topic, done = _completed(
+        agents_ib, fake, rds, keys, "slow", "fake: write slow.txt yes", "fake: commit slow one"
+    )
+    go = tmp_path / "go"
+    hook = repo / ".git" / "hooks" / "reference-transaction"  # every ref update waits for `go`
+    hook.write_text(f"#!/bin/sh\nwhile [ ! -e {go} ]; do sleep 0.05; done\n")
+    hook.chmod(0o755)
+    merge = next(data for label, data in done.buttons[0] if label == "Merge")
+    try:
+        fake.inject_callback(USER, done.message_id, merge)
+        wait_shown(fake, topic, "⇢ Merging slow…")
+        fake.inject_message(USER, "/agents", thread_id=topic)
+        wait_shown(fake, topic, "slow · ")  # answered while the merge waits
+        assert not (repo / "slow.txt").exists()
+    finally:
+        go.touch()
+    wait_shown(fake, topic, "✓ Merged slow → main")
+    assert (repo / "slow.txt").read_text() == "yes\n"
+
+
+def test_a_kill_of_an_agent_with_unmerged_work_asks_before_it_throws_the_work_away(
+    agents_ib: IbRunner,
+    bot: BotProcess,
+    fake: FakeTelegram,
+    running_worker: Worker,
+    rds: redis.Redis,
+    keys: Keys,
+) -> None:
+    """Telegram had no way to force it: Kill said "has uncommitted changes (ib kill --force …)", and ended."""
+    bot.start()
+    spawn(agents_ib, "messy", "fake: write m.txt half done, not committed", "fake: done")
+    topic = wait_agent_topic(fake, "messy")
+    wait_shown(fake, topic, "✓ messy completed", timeout=40)
+    settled(rds, keys)
+    sync_with_bot(fake, topic)
+    done = next(m for m in bot_messages(fake, topic) if "messy completed" in m.text)
+    fake.inject_callback(
+        USER, done.message_id, next(data for label, data in done.buttons[0] if label == "Kill")
+    )
+    wait_shown(fake, topic, "Stop it anyway and throw that work away?", timeout=40)
+    asked = next(m for m in bot_messages(fake, topic) if "Stop it anyway" in m.text)
+    assert "uncommitted changes (1 file)" in asked.text
+    assert "messy" in agents_ib.run("list").stdout  # nothing thrown away yet
+    anyway = next(data for label, data in asked.buttons[0] if label == "Stop anyway")
+    fake.inject_callback(USER, asked.message_id, anyway)
+    retry_until(lambda: "messy" not in agents_ib.run("list").stdout, 30, 0.1, "the agent torn down")
+    wait_shown(fake, topic, "✗ Killed messy")
+    retry_until(lambda: (fake.message(asked.message_id) or asked).buttons == [], 20, 0.05, "buttons gone")
 
 
 def test_one_kill_of_a_real_claude_code_agent_is_one_message(
@@ -639,13 +743,13 @@ def test_one_kill_of_a_real_claude_code_agent_is_one_message(
             USER, done.message_id, next(d for label, d in done.buttons[0] if label == "Kill")
         )
         wait_shown(fake, topic, "✗ Killed real", timeout=60)
-        retry_until(lambda: "real" not in claude_ib.run("list").stdout, 30, 0.1, "the agent torn down")
+        retry_until(lambda: "real" not in agent_ids(claude_ib), 30, 0.1, "the agent torn down")
         settled(rds, keys)
     finally:
         worker.terminate()
         worker.wait(30)
     (note,) = [m for m in bot_messages(fake, topic) if m.message_id not in before]
-    assert note.text.splitlines()[0] == "✗ Killed real" and "✗ real was killed" in note.text
+    assert note.text.splitlines()[0] == "✗ Killed real" and "✗ real killed" in note.text
     assert "⏹ real stopped" in note.text  # its SessionEnd hook's event, folded in
 
 
@@ -764,6 +868,10 @@ def test_a_permission_dialog_is_allowed_from_telegram_once(
     assert "touch allowed.txt" in shown_dialog.text
     assert [label for label, _data in shown_dialog.buttons[0]] == ["Allow", "Always allow", "Deny"]
     allow, deny = shown_dialog.buttons[0][0][1], shown_dialog.buttons[0][2][1]
+    fake.inject_message(USER, "just do it", thread_id=topic)  # typed while the dialog is open
+    wait_shown(
+        fake, topic, "⚠ builder shows a dialog, so nothing was typed: answer it with its buttons above"
+    )
     fake.inject_callback(USER, shown_dialog.message_id, allow)
     made = repo / ".ib" / "agents" / "builder" / "repo" / "allowed.txt"
     retry_until(made.exists, 30, 0.1, "the allowed command ran")

@@ -18,6 +18,7 @@ from tests.cli import IbRunner
 from tests.fake_anthropic import FakeAnthropic, ask_user_question, bash, reply
 from tests.fake_telegram import FakeMessage, FakeTelegram
 from tests.integration.test_bot import bot_messages, everywhere, wait_agent_topic, wait_shown
+from tests.reads import pane_text
 from tests.streams import stream_entries
 from tests.waiting import retry_until
 
@@ -58,7 +59,7 @@ def _shown_once(fake: FakeTelegram, topic: int, head: str) -> FakeMessage:
 
 
 def _screen(ib: IbRunner, agent: str) -> str:
-    return ib.run("look", agent, "--lines", "60").stdout
+    return pane_text(ib, agent, 60)
 
 
 KNOWN = ["Allow", "Always allow", "Deny"]  # a permission dialog a hook told before the pane watcher read it

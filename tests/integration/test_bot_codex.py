@@ -18,6 +18,7 @@ from tests.cli import IbRunner
 from tests.fake_openai import FakeOpenAI, exec_command, reply
 from tests.fake_telegram import FakeMessage, FakeTelegram
 from tests.integration.test_bot import bot_messages, everywhere, wait_agent_topic, wait_shown
+from tests.reads import pane_text
 from tests.streams import stream_entries
 from tests.waiting import retry_until
 from worker.markers import COMPLETION_MARKER
@@ -62,7 +63,7 @@ def test_a_command_allowed_from_telegram_runs_and_the_turn_completes(
     [dialog] = [m for m in bot_messages(fake, topic) if head in m.text]  # maybe merged after other lines
     assert ASKING in dialog.text
     assert [label for row in dialog.buttons for label, _data in row] == ["Allow", "Always allow", "Deny"]
-    retry_until(lambda: DIALOG in codex_ib.run("look", "builder").stdout, TURN, 0.2, "the dialog drawn")
+    retry_until(lambda: DIALOG in pane_text(codex_ib, "builder"), TURN, 0.2, "the dialog drawn")
     _tap(fake, dialog, "Allow")
     wait_shown(
         fake, topic, f"✓ approved a permission dialog ({DIALOG}) of builder: Yes, proceed", timeout=TURN

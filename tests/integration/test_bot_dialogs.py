@@ -8,6 +8,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import pytest
 import redis
 
 from bus.event_options import listed
@@ -25,6 +26,7 @@ from tests.integration.test_bot import (
     wait_agent_topic,
     wait_shown,
 )
+from tests.reads import pane_text
 from tests.waiting import retry_until
 from worker.hooks.payloads import PERMISSION_OPTIONS
 
@@ -61,8 +63,10 @@ def test_a_dialog_with_drawn_options_is_answered_by_its_button(
     )
     drawn = [m for m in bot_messages(fake, topic) if "❓ picker asks" in m.text][-1]
     assert [row[0][0] for row in drawn.buttons] == ["Red (default)", "Green", "Blue"]
-    fake.inject_callback(USER, drawn.message_id, drawn.buttons[1][0][1])
+    tapped = fake.inject_callback(USER, drawn.message_id, drawn.buttons[1][0][1])
     wait_shown(fake, topic, "You chose Green.", timeout=40)
+    popup = next(a for a in fake.callback_answers if a.query_id == tapped)
+    assert popup.text == "Answer: Green"  # the option as drawn, not its number
     retry_until(lambda: (fake.message(drawn.message_id) or drawn).buttons == [], 20, 0.05, "buttons gone")
     again = fake.inject_callback(USER, drawn.message_id, drawn.buttons[2][0][1])  # a second tap
     retry_until(lambda: any(a.query_id == again for a in fake.callback_answers), 20, 0.05, "the answer")
@@ -105,7 +109,7 @@ def test_a_deny_tapped_before_the_dialog_is_drawn_waits_for_it(
     subprocess.run([*tmux, "-l", "fake: permission touch no.txt"], check=True)
     subprocess.run([*tmux, "Enter"], check=True)
     wait_shown(fake, topic, "✓ denied a permission dialog", timeout=40)
-    retry_until(lambda: "Do you want to proceed?" not in agents_ib.run("look", "hasty").stdout, 30, 0.2)
+    retry_until(lambda: "Do you want to proceed?" not in pane_text(agents_ib, "hasty"), 30, 0.2)
     assert not (repo / ".ib" / "agents" / "hasty" / "repo" / "no.txt").exists()
 
 
@@ -127,12 +131,19 @@ HOOK_DIALOG: dict[str, Any] = {  # the hook's telling (worker.hooks.payloads): o
 DIALOG = "🔐 twice asks"  # a dialog's message, not the topic's status line ("🔐 waiting for your approval")
 
 
-def _tell(rds: redis.Redis, keys: Keys, data: dict[str, Any], prompt: str) -> None:
-    emit(rds, keys, "permission", "twice asks", agent="twice", data=data | {"prompt_id": prompt})
+def _tell(rds: redis.Redis, keys: Keys, data: dict[str, Any], prompt: str, type_: str = "permission") -> None:
+    emit(rds, keys, type_, "twice asks", agent="twice", data=data | {"prompt_id": prompt})
+
+
+TELLINGS = {  # a dialog the pane watcher saw first: its event and the hook's detail, in the stream's order
+    "pane-then-hook": (("permission", PANE_DIALOG), ("dialog_detail", HOOK_DIALOG)),
+    "hook-then-pane": (("dialog_detail", HOOK_DIALOG), ("permission", PANE_DIALOG)),  # the record's race
+    "pane-then-older-hook": (("permission", PANE_DIALOG), ("permission", HOOK_DIALOG)),  # an older ittybus
+}
 
 
 def _dialogs_told_twice(
-    bot: BotProcess, fake: FakeTelegram, rds: redis.Redis, keys: Keys, together: bool
+    bot: BotProcess, fake: FakeTelegram, rds: redis.Redis, keys: Keys, order: str, together: bool
 ) -> None:
     """The pane watcher saw the dialog before the hook told it: two events with one prompt id."""
     bot.start()
@@ -141,17 +152,19 @@ def _dialogs_told_twice(
     emit(
         rds, keys, "message", "said just before", agent="twice"
     )  # queued with the dialog: kept when it is edited
-    _tell(rds, keys, PANE_DIALOG, "p-0a1b2c3d")
+    (first_type, first), (second_type, second) = TELLINGS[order]
+    _tell(rds, keys, first, "p-0a1b2c3d", first_type)
     if not together:
-        wait_shown(fake, topic, "🔐 twice asks: Do you want to proceed?")
-    _tell(rds, keys, HOOK_DIALOG, "p-0a1b2c3d")
+        wait_shown(fake, topic, "🔐 twice asks")
+    _tell(rds, keys, second, "p-0a1b2c3d", second_type)
     wait_shown(fake, topic, "🔐 twice asks to use Bash\ntouch told.txt")
     settled(rds, keys)
+    retry_until(lambda: _drawn_buttons(fake, topic), 20, 0.05, "the options as drawn")
     dialogs = [m for m in bot_messages(fake, topic) if m.text.startswith(DIALOG)]
     assert len(dialogs) == 1, [m.text for m in bot_messages(fake, topic)]
     dialog = dialogs[0]
     assert dialog.text == "🔐 twice asks to use Bash\ntouch told.txt"
-    assert dialog.edits  # the pane's reading first, then the hook's in its place
+    assert dialog.edits  # the first telling, then both in its place
     assert "said just before" in shown(fake, topic)
     assert [row[0][0] for row in dialog.buttons] == ["Yes (default)", "No"]  # the options as drawn stay
     assert [row[0][1].split(":")[1] for row in dialog.buttons] == ["q-5f3c2a1b", "q-5f3c2a1b"]
@@ -169,13 +182,20 @@ def _dialogs_told_twice(
     ]
 
 
+def _drawn_buttons(fake: FakeTelegram, topic: int) -> bool:
+    dialogs = [m for m in bot_messages(fake, topic) if m.text.startswith(DIALOG)]
+    return bool(dialogs) and [row[0][0] for row in dialogs[0].buttons] == ["Yes (default)", "No"]
+
+
+@pytest.mark.parametrize("order", ["pane-then-hook", "pane-then-older-hook"])
 def test_a_dialog_the_pane_showed_first_is_one_message_when_the_hook_tells_it(
-    bot: BotProcess, fake: FakeTelegram, rds: redis.Redis, keys: Keys
+    bot: BotProcess, fake: FakeTelegram, rds: redis.Redis, keys: Keys, order: str
 ) -> None:
-    _dialogs_told_twice(bot, fake, rds, keys, together=False)
+    _dialogs_told_twice(bot, fake, rds, keys, order, together=False)
 
 
+@pytest.mark.parametrize("order", list(TELLINGS))
 def test_a_dialog_told_twice_at_once_is_one_message(
-    bot: BotProcess, fake: FakeTelegram, rds: redis.Redis, keys: Keys
+    bot: BotProcess, fake: FakeTelegram, rds: redis.Redis, keys: Keys, order: str
 ) -> None:
-    _dialogs_told_twice(bot, fake, rds, keys, together=True)
+    _dialogs_told_twice(bot, fake, rds, keys, order, together=True)

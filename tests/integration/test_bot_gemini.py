@@ -20,6 +20,7 @@ from tests.fake_gemini.script import reply, shell
 from tests.fake_gemini.server import FakeGemini
 from tests.fake_telegram import FakeMessage, FakeTelegram
 from tests.integration.test_bot import bot_messages, everywhere, wait_agent_topic, wait_shown
+from tests.reads import pane_text
 from tests.streams import stream_entries
 from tests.waiting import retry_until
 from worker.markers import COMPLETION_MARKER
@@ -63,7 +64,7 @@ def _dialog_in_topic(
     wait_shown(fake, topic, head, timeout=TURN)
     [dialog] = [m for m in bot_messages(fake, topic) if head in m.text]  # maybe merged after other lines
     assert command in dialog.text
-    retry_until(lambda: DIALOG in ib.run("look", name).stdout, TURN, 0.2, "the dialog drawn")
+    retry_until(lambda: DIALOG in pane_text(ib, name), TURN, 0.2, "the dialog drawn")
     return topic, dialog
 
 

@@ -114,6 +114,8 @@ def test_diff_pictures_and_replies_reach_the_agent_as_one_prompt(
 
     fake.inject_message(USER, "never mind", thread_id=topic, reply_to=photos[0].message_id)
     wait_shown(fake, topic, "1 comment waiting for reviewed", timeout=30)
-    fake.inject_callback(USER, listing.message_id, listing.buttons[0][0][1])
-    wait_shown(fake, topic, "✓ reviewed approved: in the merge queue", "1 comment(s) not sent", timeout=30)
+    approve = fake.inject_callback(USER, listing.message_id, listing.buttons[0][0][1])
+    wait_shown(fake, topic, "✓ reviewed approved", "1 comment(s) not sent", timeout=30)
+    popup = next(a for a in fake.callback_answers if a.query_id == approve)
+    assert popup.text == "reviewed is in the merge queue, position 1"
     assert rds.llen(keys.review_comments("reviewed")) == 0

@@ -87,8 +87,12 @@ def test_a_turn_end_read_after_the_output_removes_the_line_before_it_shows(
 ) -> None:
     bot.start()
     topic = agent_topic(rds, keys, fake, "steady")
-    write(rds, keys, "steady", "prompt", 300)
-    write(rds, keys, "steady", "tool_use", 1, "**Bash**(pytest -q)")
+    # one transaction, as the worker's tailer writes what one read of the transcript holds: written apart,
+    # the bot may read the prompt alone and rightly show "thinking" first
+    turn = rds.pipeline()
+    write(turn, keys, "steady", "prompt", 300)
+    write(turn, keys, "steady", "tool_use", 1, "**Bash**(pytest -q)")
+    turn.execute()
     (line,) = retry_until(lambda: status_lines(fake, topic), 20, 0.05, "the status line")
     assert line.text.startswith("⚙ Bash pytest -q · ")
     write(rds, keys, "steady", "text", 0, "The tests pass.")
@@ -171,3 +175,23 @@ def test_a_fake_agents_last_words_show_once_above_each_turns_end(
     texts = [m.text for m in bot_messages(fake, topic) if not m.text.startswith("→ talker spawned")]
     first = said_once_above_its_end(texts, "Postgres or SQLite?", end)
     assert said_once_above_its_end(texts, "SQLite it is, then?", end) > first
+
+
+def test_agents_met_late_get_their_spawn_above_their_output(
+    bot: BotProcess, fake: FakeTelegram, rds: redis.Redis, keys: Keys
+) -> None:
+    """The bot was down while agents spawned and worked: each topic opens with the spawn, the output below
+    it. The output feed reads an agent's stream once its topic is bound, while the same read of events
+    still makes the next agents' topics before any spawn is queued."""
+    rds.xgroup_create(keys.events, GROUP, id="$", mkstream=True)  # as the bot's earlier run left it
+    agents = [f"late-{n}" for n in range(3)]
+    for agent in agents:
+        emit(rds, keys, "spawned", f"{agent} started", agent=agent, sender="system")
+        write(rds, keys, agent, "prompt", 2)
+        write(rds, keys, agent, "text", 1, f"{agent} is on it.")
+    bot.start()
+    for agent in agents:
+        topic = wait_topic(fake, agent)
+        wait_shown(fake, topic, f"{agent} is on it.")
+        texts = [m.text for m in bot_messages(fake, topic)]
+        assert texts[0].startswith(f"→ {agent} spawned"), texts

@@ -14,6 +14,7 @@ from tests.bot_process import USER, BotProcess, Worker
 from tests.cli import IbRunner
 from tests.fake_telegram import FakeMessage, FakeTelegram
 from tests.integration.test_bot import bot_messages, received, settled, spawn, wait_agent_topic, wait_shown
+from tests.reads import agent_ids
 from tests.tool_calls import pre_tool_use
 from tests.waiting import retry_until
 
@@ -86,7 +87,7 @@ def test_continue_raise_and_stop_buttons(
     settled(rds, keys)
     shown = newest(fake, topic, paused)
     fake.inject_callback(USER, shown.message_id, shown.buttons[0][1][1])
-    retry_until(lambda: AGENT not in agents_ib.run("list").stdout, 30, 0.1, "the agent torn down")
+    retry_until(lambda: AGENT not in agent_ids(agents_ib), 30, 0.1, "the agent torn down")
     wait_shown(fake, topic, f"✗ Killed {AGENT}")
     gone = (keys.hold(AGENT), keys.budget("agent", AGENT), keys.spent("agent", AGENT))
     assert rds.exists(*gone) == 0  # a new agent of the same name starts unpaused, with no budget

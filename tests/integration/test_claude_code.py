@@ -15,6 +15,7 @@ from tests.cli import IbRunner
 from tests.fake_anthropic import FakeAnthropic, bash, reply, write
 from tests.fake_anthropic.client import write_home
 from tests.fake_anthropic.script import ToolUse
+from tests.reads import pane_text
 from tests.streams import stream_entries
 from tests.waiting import retry_until
 
@@ -40,6 +41,9 @@ def test_new_agent_reaches_complete_through_the_stop_hook_in_our_mode_not_the_us
     anthropic.script(reply("Hello from the model.\n\nI HAVE COMPLETED THE GOAL"))
     spawned = claude_ib.run("new-agent", "say hello", "--name", "greeter")
     assert spawned.returncode == 0, spawned.stderr
+    assert (
+        "your Claude Code defaultMode 'auto'" in spawned.stderr and "starts in acceptEdits" in spawned.stderr
+    )
 
     seen = _listen_until(claude_ib, "complete")
     complete = next(e for e in seen if e["type"] == "complete")
@@ -51,7 +55,7 @@ def test_new_agent_reaches_complete_through_the_stop_hook_in_our_mode_not_the_us
 
 
 def _screen(ib: IbRunner, agent: str) -> str:
-    return ib.run("look", agent, "--lines", "60").stdout
+    return pane_text(ib, agent, 60)
 
 
 def _state(ib: IbRunner, agent: str) -> str:

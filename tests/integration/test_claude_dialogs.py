@@ -18,6 +18,7 @@ from bus.keys import Keys
 from tests.cli import IbRunner
 from tests.fake_anthropic import FakeAnthropic, Request, ask_user_question, bash, exit_plan_mode, reply
 from tests.fake_anthropic.client import write_home
+from tests.reads import pane_text
 from tests.streams import stream_entries
 from tests.waiting import retry_until
 
@@ -73,7 +74,7 @@ def test_permission_dialog_approved_then_denied_with_a_reason(
     worktree = repo / ".ib" / "agents" / "asker" / "repo"
     first = _wait_event(rds, keys, "permission")
     assert (first["data"]["tool"], first["data"]["detail"]) == ("Bash", APPROVED)  # type: ignore[index]
-    retry_until(lambda: "Do you want to proceed?" in claude_ib.run("look", "asker").stdout, TURN)
+    retry_until(lambda: "Do you want to proceed?" in pane_text(claude_ib, "asker"), TURN)
 
     typed = claude_ib.run("send", "asker", "yes")
     assert typed.returncode == 1
@@ -88,7 +89,7 @@ def test_permission_dialog_approved_then_denied_with_a_reason(
     assert "already answered" in again.stderr
 
     second = _wait_event(rds, keys, "permission", 2)
-    retry_until(lambda: "Do you want to proceed?" in claude_ib.run("look", "asker").stdout, TURN)
+    retry_until(lambda: "Do you want to proceed?" in pane_text(claude_ib, "asker"), TURN)
     denied = claude_ib.run("deny", "asker", "use the fixtures instead")
     assert denied.returncode == 0, denied.stderr
     _wait_event(rds, keys, "waiting")
@@ -119,7 +120,7 @@ def test_ask_user_question_answered_with_the_option_keys(
         "Which database should I use?",
         [{"number": 1, "label": "Postgres"}, {"number": 2, "label": "SQLite"}],
     )
-    retry_until(lambda: "Which database should I use?" in claude_ib.run("look", "chooser").stdout, TURN)
+    retry_until(lambda: "Which database should I use?" in pane_text(claude_ib, "chooser"), TURN)
     answered = claude_ib.run("answer", "chooser", "SQLite")
     assert answered.returncode == 0, answered.stderr
     _wait_event(rds, keys, "complete")
@@ -143,12 +144,12 @@ def test_plan_mode_shows_its_plan_and_keep_planning_then_approve_answer_it(
     )
     _spawn(claude_ib, "planner", "add a verbose flag", "--permission-mode", "plan")
     assert _plans(rds, keys, 1) == [first]
-    retry_until(lambda: "Exit plan mode?" in claude_ib.run("look", "planner").stdout, TURN)
+    retry_until(lambda: "Exit plan mode?" in pane_text(claude_ib, "planner"), TURN)
     kept = claude_ib.run("deny", "planner", "document it too")  # Keep planning, and say why
     assert kept.returncode == 0, kept.stderr
 
     assert _plans(rds, keys, 2) == [first, second]
-    retry_until(lambda: "Exit plan mode?" in claude_ib.run("look", "planner").stdout, TURN)
+    retry_until(lambda: "Exit plan mode?" in pane_text(claude_ib, "planner"), TURN)
     approved = claude_ib.run("approve", "planner")
     assert approved.returncode == 0, approved.stderr
     _wait_event(rds, keys, "complete")
@@ -164,14 +165,14 @@ def test_keep_planning_without_a_reason_ends_the_turn_with_one_waiting_event(
     anthropic.script(reply("Here is my plan.", exit_plan_mode("1. Add a --verbose flag")))
     _spawn(claude_ib, "planner", "add a verbose flag", "--permission-mode", "plan")
     _wait_event(rds, keys, "permission")
-    retry_until(lambda: "Exit plan mode?" in claude_ib.run("look", "planner").stdout, TURN)
+    retry_until(lambda: "Exit plan mode?" in pane_text(claude_ib, "planner"), TURN)
     kept = claude_ib.run("deny", "planner")
     assert kept.returncode == 0, kept.stderr
     waiting = _wait_event(rds, keys, "waiting")
     assert waiting["msg"] == (
         "Agent planner is waiting for input (the plan-approval dialog (Exit plan mode?) was denied)"
     )
-    retry_until(lambda: "Rejected Claude's plan" in claude_ib.run("look", "planner").stdout, TURN)
+    retry_until(lambda: "Rejected Claude's plan" in pane_text(claude_ib, "planner"), TURN)
     assert len(_events(rds, keys, "waiting")) == 1 and anthropic.pending() == 0
 
 
@@ -214,7 +215,7 @@ def test_resume_of_a_conversation_that_never_started(
     spawned = claude_ib.run("new-agent", "say hello", "--name", "late")
     assert spawned.returncode == 0, spawned.stderr
     assert "Claude Code does not trust" in spawned.stderr
-    retry_until(lambda: "Yes, I trust this folder" in claude_ib.run("look", "late").stdout, TURN)
+    retry_until(lambda: "Yes, I trust this folder" in pane_text(claude_ib, "late"), TURN)
     refused = claude_ib.run("deny", "late")  # "No, exit": Claude Code ends before any conversation
     assert refused.returncode == 0, refused.stderr
     retry_until(lambda: _pane_dead(claude_ib, tmux_socket, "late"), TURN, what="Claude Code exited")
@@ -222,7 +223,7 @@ def test_resume_of_a_conversation_that_never_started(
     resumed = claude_ib.run("resume", "late")
     assert resumed.returncode == 0, resumed.stderr
     assert "had no conversation yet: started a fresh one" in resumed.stdout
-    retry_until(lambda: "Yes, I trust this folder" in claude_ib.run("look", "late").stdout, TURN)
+    retry_until(lambda: "Yes, I trust this folder" in pane_text(claude_ib, "late"), TURN)
     assert claude_ib.run("approve", "late").returncode == 0
     complete = _wait_event(rds, keys, "complete")
     assert complete["from"] == "late"

@@ -16,7 +16,16 @@ import redis
 from bus.keys import Keys
 from tests.bot_process import Worker, worker_running
 from tests.cli import IbRunner
-from tests.fake_openai import FakeOpenAI, add_file, exec_command, reply, server_error, write_codex_home
+from tests.fake_openai import (
+    FakeOpenAI,
+    add_file,
+    exec_command,
+    reply,
+    server_error,
+    usage_limit_reached,
+    write_codex_home,
+)
+from tests.reads import pane_text
 from tests.streams import stream_entries
 from tests.waiting import retry_until
 from worker.markers import COMPLETION_MARKER, WAITING_MARKER
@@ -49,9 +58,7 @@ def test_a_codex_agent_works_in_its_worktree_and_its_turn_ends_once(
     assert (_worktree(repo, "noter") / "notes.txt").read_text() == "one\ntwo\n"
     assert done[0]["data"]["last_message"].endswith(COMPLETION_MARKER)  # type: ignore[index]
     assert "write notes" in openai.user_texts()[0]
-    retry_until(
-        lambda: "Worked for" in codex_ib.run("look", "noter").stdout, TURN, what="the turn's end drawn"
-    )
+    retry_until(lambda: "Worked for" in pane_text(codex_ib, "noter"), TURN, what="the turn's end drawn")
     assert len(_events(rds, keys, "complete", "noter")) == 1  # Stop and notify told it; published once
     assert rds.hget(keys.agent("noter"), "state") == "complete"
 
@@ -76,7 +83,7 @@ def test_ib_approve_answers_codexs_approval_dialog(
     assert isinstance(data, dict)
     assert (data["tool"], data["detail"]) == ("Bash", "touch approved.txt && echo made")
     assert data["description"] == "It needs to run outside the sandbox"
-    retry_until(lambda: DIALOG in codex_ib.run("look", "asker").stdout, TURN, what="the dialog drawn")
+    retry_until(lambda: DIALOG in pane_text(codex_ib, "asker"), TURN, what="the dialog drawn")
     approved = codex_ib.run("approve", "asker")
     assert approved.returncode == 0, approved.stderr
     retry_until(lambda: _events(rds, keys, "complete", "asker"), TURN, what="the complete event")
@@ -97,7 +104,7 @@ def test_ib_deny_refuses_and_the_sandbox_keeps_the_agent_in(
         spawned = codex_ib.run("new-agent", "--name", "denied", "write outside")
         assert spawned.returncode == 0, spawned.stderr
         retry_until(lambda: _events(rds, keys, "permission", "denied"), TURN, what="a permission event")
-        retry_until(lambda: DIALOG in codex_ib.run("look", "denied").stdout, TURN, what="the dialog drawn")
+        retry_until(lambda: DIALOG in pane_text(codex_ib, "denied"), TURN, what="the dialog drawn")
         denied = codex_ib.run("deny", "denied")
         assert denied.returncode == 0, denied.stderr
         # a refused command interrupts Codex's turn, and it sends no signal for that: the pane tells it
@@ -122,6 +129,29 @@ def test_an_api_error_that_ends_the_turn_is_read_from_the_pane(
     assert {"from_state": "running", "to_state": "error"} in moved
     assert not _events(rds, keys, "complete", "failing")
     # the pane only moves the state: no `error` event is raised for Codex (it has no error signal)
+
+
+def test_a_usage_limit_is_told_once_as_limited_and_parks_the_agent(
+    codex_ib: IbRunner, openai: FakeOpenAI, rds: redis.Redis, keys: Keys, codex_worker: Worker
+) -> None:
+    """Codex has no signal for its plan's usage limit: only its screen tells it ("You've hit your usage
+    limit"), and the pane watcher parks the agent on it, once (tests/integration/test_pane_watch_limits.py
+    makes its hooks the last to set its state, which kept the watcher away before)."""
+    openai.script(reply(f"Ready.\n\n{WAITING_MARKER}"), usage_limit_reached(3600))
+    spawned = codex_ib.run("new-agent", "--name", "capped", "wait for orders")
+    assert spawned.returncode == 0, spawned.stderr
+    retry_until(lambda: _events(rds, keys, "waiting", "capped"), TURN, what="the first turn's end")
+    sent = codex_ib.run("send", "capped", "go on")
+    assert sent.returncode == 0, sent.stderr
+    retry_until(lambda: _events(rds, keys, "limited", "capped"), TURN, what="the limited event")
+    retry_until(lambda: "hit your usage limit" in pane_text(codex_ib, "capped"), TURN, what="the limit drawn")
+    [limited] = _events(rds, keys, "limited", "capped")
+    assert limited["data"]["seen"] == "pane"  # type: ignore[index]
+    assert rds.hget(keys.agent("capped"), "state") == "limited"
+    shown = json.loads(codex_ib.run("limits", "--json").stdout)["limits"]
+    assert [s["agents"] for s in shown] == [["capped"]]
+    assert len(_events(rds, keys, "limited", "capped")) == 1  # the line stays on screen: parked once
+    assert not _events(rds, keys, "error", "capped")
 
 
 def _said(request_items: list[dict[str, object]]) -> str:
@@ -175,9 +205,7 @@ def test_without_a_worker_codexs_turn_end_waits_in_its_queue_and_is_told_once(
     openai.script(reply(f"Nothing to change.\n\n{COMPLETION_MARKER}"))
     spawned = codex_ib.run("new-agent", "--cli", "codex", "--name", "alone", "look around")
     assert spawned.returncode == 0, spawned.stderr
-    retry_until(
-        lambda: "Worked for" in codex_ib.run("look", "alone").stdout, TURN, what="the turn's end drawn"
-    )
+    retry_until(lambda: "Worked for" in pane_text(codex_ib, "alone"), TURN, what="the turn's end drawn")
     queue = repo / ".ib" / "agents" / "alone" / "relay-queue"
     retry_until(lambda: list(queue.glob("*.req")), 10, 0.1, "the hooks queued")
     assert not _events(rds, keys, "complete", "alone")

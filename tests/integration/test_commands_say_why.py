@@ -22,7 +22,7 @@ from tests.waiting import retry_until
 def worker(agents_ib: IbRunner, rds: redis.Redis, keys: Keys) -> Iterator[None]:
     proc = agents_ib.popen("worker")
     try:
-        retry_until(lambda: rds.exists(keys.worker(agents_ib.env["IB_WORKER_ID"])), what="the worker")
+        retry_until(lambda: rds.exists(keys.worker(agents_ib.env["IB_WORKER_ID"])), 60, what="the worker")
         yield
     finally:
         proc.terminate()
@@ -70,6 +70,8 @@ def test_auto_refuses_a_project_without_tasks_naming_the_known(agents_ib: IbRunn
         "ib auto: error: project 'bakend' has no tasks; projects with tasks: backend, frontend "
         "(see `ib task list`)"
     )
+    elsewhere = ib.run("task", "list", "--project", "bakend")
+    assert elsewhere.stdout == "no tasks in project 'bakend'; 2 in other projects (ib task list --all)\n"
     status = ib.run("auto", "status", "--project", "bakend")
     assert "running" not in status.stdout and "finished" not in status.stdout, status.stdout
 

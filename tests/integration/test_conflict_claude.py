@@ -54,11 +54,13 @@ def test_two_agents_editing_the_same_function_are_warned(
     retry_until(lambda: _events(rds, keys, "complete"), TURN, 0.2, "ann's turn to end")
     assert _events(rds, keys, "conflict_risk") == []  # alone, ann collides with nobody
 
-    checked = threading.Event()  # bob's next step waits until the check has spoken
+    # bob's next step waits until the check has spoken: Claude Code runs a tool as soon as its block has
+    # streamed, so the edit's answer holds back its end (and with it the request for the Bash call)
+    checked = threading.Event()
     anthropic.script(
         reply(read(bob_file)),
-        reply(edit(bob_file, "return a + b", "return b + a")),
-        reply(bash("true", "carry on"), hold=checked),
+        reply(edit(bob_file, "return a + b", "return b + a"), hold=checked),
+        reply(bash("true", "carry on")),
         reply("Done.\n\nI HAVE COMPLETED THE GOAL"),
     )
     assert claude_ib.run("new-agent", "tweak add too", "--name", "bob").returncode == 0

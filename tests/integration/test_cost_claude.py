@@ -129,6 +129,9 @@ def test_cost_refuses_what_names_nothing(ib: IbRunner) -> None:
         ("cost", "--since", "yesterday"): "--since 'yesterday' is not a duration",
         ("cost", "--since", "0m"): "--since '0m' is not a duration",
         ("cost", "a", "--task", "t"): "give one of AGENT, --task",
+        ("cost", "--project", ""): "--project is empty",  # it counted every agent
+        ("cost", "--task", " "): "--task is empty",
+        ("cost", ""): "AGENT is empty",
     }
     for argv, line in said.items():
         run = ib.run(*argv)

@@ -18,6 +18,7 @@ from tests.cli import IbRunner
 from tests.fake_gemini.script import reply, shell
 from tests.fake_gemini.server import FakeGemini
 from tests.fake_gemini.wire import usage
+from tests.reads import pane_text
 from tests.streams import stream_entries
 from tests.waiting import retry_until
 from worker.markers import COMPLETION_MARKER
@@ -45,7 +46,7 @@ def _turn_counted(gemini_ib: IbRunner, gemini: FakeGemini, rds: redis.Redis, key
     gemini.script(*turns)
     spawned = gemini_ib.run("new-agent", "make a file", "--name", "maker", "--cli", "gemini")
     assert spawned.returncode == 0, spawned.stderr
-    retry_until(lambda: SHELL_DIALOG in gemini_ib.run("look", "maker").stdout, TURN, what="the dialog")
+    retry_until(lambda: SHELL_DIALOG in pane_text(gemini_ib, "maker"), TURN, what="the dialog")
     assert gemini_ib.run("approve", "maker").returncode == 0
 
     def completed() -> dict[str, Any] | None:

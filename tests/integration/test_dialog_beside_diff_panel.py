@@ -14,6 +14,7 @@ import redis
 from bus.keys import Keys
 from tests.cli import IbRunner
 from tests.fake_anthropic import FakeAnthropic, bash, reply, write
+from tests.reads import pane_text
 from tests.streams import stream_entries
 from tests.waiting import retry_until
 
@@ -63,7 +64,7 @@ def test_a_dialog_beside_the_diff_panel_is_told_refused_to_send_and_approved(
     asked = retry_until(lambda: _events(rds, keys, "permission"), TURN, what="a permission event")
     assert (asked[0]["data"]["tool"], asked[0]["data"]["detail"]) == ("Bash", MARK)  # type: ignore[index]
     assert (worktree / "notes.txt").exists()  # written without asking, and the panel shows its diff
-    retry_until(lambda: _beside_the_panel(claude_ib.run("look", "noter").stdout), TURN, what="the panel")
+    retry_until(lambda: _beside_the_panel(pane_text(claude_ib, "noter")), TURN, what="the panel")
 
     typed = claude_ib.run("send", "noter", "yes")
     assert (typed.returncode, typed.stderr.strip()) == (
@@ -76,7 +77,7 @@ def test_a_dialog_beside_the_diff_panel_is_told_refused_to_send_and_approved(
     retry_until((worktree / "marked.txt").exists, TURN, what="the approved command ran")
 
     retry_until(lambda: len(_events(rds, keys, "permission")) == 2, TURN, what="the second permission event")
-    retry_until(lambda: _beside_the_panel(claude_ib.run("look", "noter").stdout), TURN, what="the panel")
+    retry_until(lambda: _beside_the_panel(pane_text(claude_ib, "noter")), TURN, what="the panel")
     denied = claude_ib.run("deny", "noter", "leave them unsigned")
     assert denied.returncode == 0, denied.stderr
     retry_until(lambda: _events(rds, keys, "complete"), TURN, what="the turn's complete event")

@@ -1,5 +1,6 @@
-"""Dialogs with the fake agent (Claude Code 2.1.332's dialog text, fast): answered from the CLI, refused
-to `ib send`, gone before the answer lands, and AskUserQuestion through `ib answer`."""
+"""Dialogs with the fake agent (Claude Code 2.1.332's dialog text, fast): answered from the CLI (typed again
+while the program drops keys, told again when it dropped them all), refused to `ib send`, gone before the
+answer lands, and AskUserQuestion through `ib answer`."""
 
 from __future__ import annotations
 
@@ -11,7 +12,9 @@ import pytest
 import redis
 
 from bus.keys import Keys
+from tests.bot_process import worker_running
 from tests.cli import IbRunner
+from tests.reads import pane_text
 from tests.streams import stream_entries
 from tests.waiting import retry_until
 
@@ -31,8 +34,12 @@ def _event(rds: redis.Redis, keys: Keys, kind: str) -> dict[str, object]:
     return retry_until(found, TIMEOUT, what=f"a {kind} event")
 
 
+def _events(rds: redis.Redis, keys: Keys, kind: str) -> list[dict[str, object]]:
+    return [e for _i, f in stream_entries(rds, keys.events) if (e := json.loads(f["e"]))["type"] == kind]
+
+
 def _shows(ib: IbRunner, agent: str, text: str) -> bool:
-    return text in ib.run("look", agent).stdout
+    return text in pane_text(ib, agent)
 
 
 def test_permission_approved_from_the_cli(
@@ -55,22 +62,57 @@ def test_permission_approved_from_the_cli(
     assert (repo / ".ib" / "agents" / "maker" / "repo" / "made.txt").exists()
 
 
-def test_a_permission_denied_without_a_reason_ends_the_turn_with_one_waiting_event(
+def test_an_answer_typed_before_the_dialog_reads_keys_is_typed_again(
     agents_ib: IbRunner, rds: redis.Redis, keys: Keys, repo: Path
 ) -> None:
+    """Claude Code draws a dialog before it reads keys and drops those that come in between (a second or
+    more on a busy machine): the fake agent drops them for 2 s, and the answer comes as soon as it shows."""
+    agents_ib.env["IB_FAKE_DEAF_DIALOGS"] = "2"
+    _spawn(agents_ib, "maker", "fake: permission touch made.txt", "fake: done")
+    retry_until(lambda: _shows(agents_ib, "maker", "Do you want to proceed?"), TIMEOUT, 0.01)
+    approved = agents_ib.run("approve", "maker")
+    assert approved.returncode == 0, approved.stderr
+    _event(rds, keys, "complete")
+    assert (repo / ".ib" / "agents" / "maker" / "repo" / "made.txt").exists()
+
+
+def test_a_dialog_whose_answer_was_dropped_every_time_is_told_again(
+    agents_ib: IbRunner, rds: redis.Redis, keys: Keys, repo: Path, tmp_path: Path
+) -> None:
+    """Past the answer's tries the screen stays quiet: the worker's pane watcher looks again at a dialog
+    answered but not seen closing, and tells it again once STILL_CLOSING has passed."""
+    agents_ib.env["IB_FAKE_DEAF_DIALOGS"] = "12"  # longer than ib approve's three tries, 3 s apart
+    with worker_running(agents_ib, tmp_path / "worker.log", rds, keys):
+        _spawn(agents_ib, "maker", "fake: permission touch made.txt", "fake: done")
+        retry_until(lambda: _shows(agents_ib, "maker", "Do you want to proceed?"), TIMEOUT, 0.01)
+        assert agents_ib.run("approve", "maker").returncode == 0
+        retry_until(lambda: len(_events(rds, keys, "permission")) >= 2, TIMEOUT, what="the dialog told again")
+        again = agents_ib.run("approve", "maker")
+        assert again.returncode == 0, again.stderr
+        _event(rds, keys, "complete")
+    assert (repo / ".ib" / "agents" / "maker" / "repo" / "made.txt").exists()
+
+
+@pytest.mark.parametrize(
+    "refusal", [("deny",), ("answer", "No"), ("answer", "3")], ids=["deny", "answer-label", "answer-number"]
+)
+def test_a_permission_denied_without_a_reason_ends_the_turn_with_one_waiting_event(
+    agents_ib: IbRunner, rds: redis.Redis, keys: Keys, repo: Path, refusal: tuple[str, ...]
+) -> None:
     """Claude Code runs no Stop hook for the turn a refusal interrupts: the deny tells that the agent
-    waits, once."""
+    waits, once; so does picking the drawn "No" (a Telegram button of a dialog the pane watcher told)."""
     _spawn(agents_ib, "refused", "fake: permission touch never.txt", "fake: done")
     _event(rds, keys, "permission")
     retry_until(lambda: _shows(agents_ib, "refused", "Do you want to proceed?"), TIMEOUT)
-    denied = agents_ib.run("deny", "refused")
+    verb, *option = refusal
+    denied = agents_ib.run(verb, "refused", *option)
     assert denied.returncode == 0, denied.stderr
     waiting = _event(rds, keys, "waiting")
     assert (waiting["from"], waiting["msg"]) == (
         "refused",
         "Agent refused is waiting for input (a permission dialog (Do you want to proceed?) was denied)",
     )
-    retry_until(lambda: "Interrupted by user" in agents_ib.run("look", "refused").stdout, TIMEOUT)
+    retry_until(lambda: "Interrupted by user" in pane_text(agents_ib, "refused"), TIMEOUT)
     assert [json.loads(f["e"])["type"] for _i, f in stream_entries(rds, keys.events)].count("waiting") == 1
     assert not (repo / ".ib" / "agents" / "refused" / "repo" / "never.txt").exists()
 

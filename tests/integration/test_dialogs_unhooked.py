@@ -18,6 +18,7 @@ from bus.keys import Keys
 from bus.worker_commands import Answer
 from bus.worker_rpc import CommandFailed, request
 from tests.cli import IbRunner
+from tests.reads import pane_text
 from tests.streams import stream_entries
 from tests.waiting import retry_until
 
@@ -72,7 +73,7 @@ def _event(rds: redis.Redis, keys: Keys, kind: str) -> None:
 
 
 def _shows(ib: IbRunner, agent: str, text: str) -> bool:
-    return text in ib.run("look", agent).stdout
+    return text in pane_text(ib, agent)
 
 
 def test_auto_modes_dialogs_are_events_and_answered_by_option(

@@ -20,11 +20,12 @@ from tests.cli import IbRunner
 @pytest.fixture
 def local(repo: Path, tmp_path: Path) -> Iterator[IbRunner]:
     runner = IbRunner(repo, {"IB_SPOOL_DIR": str(tmp_path / "spool")})
-    yield runner
+    yield runner  # each test makes its bus with `ib bus start`: no other command starts one (issue 34)
     Embedded(str(repo)).stop()
 
 
 def test_processes_of_one_repository_meet_on_one_bus(local: IbRunner, repo: Path) -> None:
+    assert local.run("bus", "start").returncode == 0
     worktree = repo / ".ib" / "agents" / "agent-e1" / "repo"
     worktree.mkdir(parents=True)
     assert local.run("notify", "from the root").returncode == 0
@@ -40,6 +41,7 @@ def test_processes_of_one_repository_meet_on_one_bus(local: IbRunner, repo: Path
 
 
 def test_stop_means_stopped_until_start_and_data_survives(local: IbRunner, repo: Path) -> None:
+    assert local.run("bus", "start").returncode == 0
     assert local.run("notify", "kept").returncode == 0
     status = local.run("bus", "status")
     assert status.returncode == 0 and "embedded, redis://***@127.0.0.1:" in status.stdout
@@ -61,6 +63,7 @@ def test_stop_means_stopped_until_start_and_data_survives(local: IbRunner, repo:
 def test_a_restarted_bus_listens_where_it_did(local: IbRunner, repo: Path) -> None:
     """Workers and agents were given the URL when they started: after `ib bus stop` and `ib bus start`
     the same URL reaches the bus again."""
+    assert local.run("bus", "start").returncode == 0
     assert local.run("notify", "x").returncode == 0
     url = (repo / ".ib" / "redis" / "url").read_text().strip()
     held = redis.Redis.from_url(url)  # what a running worker holds
@@ -74,6 +77,7 @@ def test_a_restarted_bus_listens_where_it_did(local: IbRunner, repo: Path) -> No
 
 
 def test_a_restarted_bus_whose_port_was_taken_moves(local: IbRunner, repo: Path) -> None:
+    assert local.run("bus", "start").returncode == 0
     assert local.run("notify", "x").returncode == 0
     old = urlsplit((repo / ".ib" / "redis" / "url").read_text().strip())
     assert local.run("bus", "stop").returncode == 0
@@ -87,6 +91,7 @@ def test_a_restarted_bus_whose_port_was_taken_moves(local: IbRunner, repo: Path)
 
 
 def test_the_worker_shows_the_bus_without_its_password(local: IbRunner, repo: Path) -> None:
+    assert local.run("bus", "start").returncode == 0
     assert local.run("notify", "x").returncode == 0
     password = urlsplit((repo / ".ib" / "redis" / "url").read_text().strip()).password
     assert password
@@ -102,6 +107,7 @@ def test_the_worker_shows_the_bus_without_its_password(local: IbRunner, repo: Pa
 
 
 def test_the_embedded_bus_is_locked(local: IbRunner, repo: Path) -> None:
+    assert local.run("bus", "start").returncode == 0
     assert local.run("notify", "x").returncode == 0
     state, folder = repo / ".ib", repo / ".ib" / "redis"
     assert stat.S_IMODE(state.stat().st_mode) == 0o700
@@ -132,7 +138,7 @@ def test_the_embedded_bus_is_locked(local: IbRunner, repo: Path) -> None:
 def test_an_open_state_folder_from_an_older_version_is_closed(local: IbRunner, repo: Path) -> None:
     (repo / ".ib").mkdir(mode=0o755)
     os.chmod(repo / ".ib", 0o755)
-    assert local.run("notify", "x").returncode == 0
+    assert local.run("bus", "start").returncode == 0
     assert stat.S_IMODE((repo / ".ib").stat().st_mode) == 0o700
 
 
@@ -155,3 +161,6 @@ def test_outside_a_repository_without_url_says_so(tmp_path: Path) -> None:
     listen = runner.run("listen", "--timeout", "1")
     assert listen.returncode == 1
     assert listen.stderr.startswith("ib listen: error:") and "IB_REDIS_URL" in listen.stderr
+    spawn = runner.run("new-agent", "a goal")
+    assert spawn.returncode == 1 and spawn.stderr.count("\n") == 1
+    assert "cd into your project" in spawn.stderr

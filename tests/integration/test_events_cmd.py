@@ -142,3 +142,10 @@ def test_bad_option_is_one_clear_error(ib: IbRunner) -> None:
     assert done.returncode == 2
     assert "No such option" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("argv", [["--type", ""], ["--type", ","], ["--project", " "]], ids=str)
+def test_an_empty_filter_is_refused_rather_than_read_as_none(ib: IbRunner, argv: list[str]) -> None:
+    done = ib.run("events", *argv, timeout=10)  # it followed every event, for ever
+    assert done.returncode == 2
+    assert "is empty" in done.stderr and len(done.stderr.strip().splitlines()) == 1

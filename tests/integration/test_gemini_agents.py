@@ -20,6 +20,7 @@ from tests.bot_process import Worker, worker_running
 from tests.cli import IbRunner
 from tests.fake_gemini.script import reply, shell
 from tests.fake_gemini.server import FakeGemini
+from tests.reads import pane_text
 from tests.streams import stream_entries
 from tests.waiting import retry_until
 from worker.markers import COMPLETION_MARKER, WAITING_MARKER
@@ -55,7 +56,7 @@ def _spawn(ib: IbRunner, name: str, goal: str) -> None:
 
 
 def _dialog_shown(ib: IbRunner, name: str) -> None:
-    retry_until(lambda: SHELL_DIALOG in ib.run("look", name).stdout, TURN, what="the shell dialog")
+    retry_until(lambda: SHELL_DIALOG in pane_text(ib, name), TURN, what="the shell dialog")
 
 
 def test_approved_command_runs_and_the_turn_completes(
@@ -90,21 +91,25 @@ def test_approved_command_runs_and_the_turn_completes(
     assert "IB_REDIS_URL" not in start and "IB_VIA_RELAY=1" in start
 
 
-def test_denied_command_does_not_run_and_the_agent_waits(
+def test_denied_command_does_not_run_and_the_model_is_told(
     gemini_ib: IbRunner, gemini: FakeGemini, rds: redis.Redis, keys: Keys, repo: Path, gemini_worker: Worker
 ) -> None:
-    """Gemini CLI cancels the turn ("Request cancelled.") and runs no AfterAgent for it: the `waiting`
-    event is ittybus's, once the dialog is gone."""
-    gemini.script(reply("Making it.", shell("touch denied.txt")), reply("Understood."))
+    """Gemini CLI cancels the turn ("Request cancelled.") and drops the call from the conversation: the
+    model would get its prompt again with the person's next message and never hear of the refusal.
+    `ib deny` sends a message that names the refused call, and the model's answer ends the turn."""
+    gemini.script(reply("Making it.", shell("touch denied.txt")), reply(f"Understood.\n{WAITING_MARKER}"))
     _spawn(gemini_ib, "nay", "make a file")
     _wait_event(rds, keys, "permission")
     _dialog_shown(gemini_ib, "nay")
     denied = gemini_ib.run("deny", "nay")
     assert denied.returncode == 0, denied.stderr
     waited = _wait_event(rds, keys, "waiting")
-    assert waited["data"] == {"last_message": "", "denied": "Allow execution of [Shell]?"}
+    assert waited["data"] == {"last_message": f"Understood.\n{WAITING_MARKER}"}
+    told = gemini.turns_taken()[1]
+    assert (told.user_text() or "").endswith("\nI refused `touch denied.txt`: it did not run.")
     assert "Request cancelled." in gemini_ib.run("look", "nay").stdout
     assert not (repo / ".ib" / "agents" / "nay" / "repo" / "denied.txt").exists()
+    assert len(_events(rds, keys, "waiting")) == 1
 
 
 def test_agent_cannot_write_outside_its_worktree_nor_read_the_bus_secrets(
@@ -178,10 +183,8 @@ def test_without_a_worker_the_turn_ends_and_the_worker_replays_its_hooks_later(
     reads the panes: the turn's events arrive late, in order, told by the hooks."""
     gemini.script(reply(f"All done.\n{COMPLETION_MARKER}"))
     _spawn(gemini_ib, "lone", "say done")
-    retry_until(lambda: "All done." in gemini_ib.run("look", "lone").stdout, TURN, what="the turn's reply")
-    retry_until(
-        lambda: "Type your message" in gemini_ib.run("look", "lone").stdout, TURN, what="the idle input box"
-    )
+    retry_until(lambda: "All done." in pane_text(gemini_ib, "lone"), TURN, what="the turn's reply")
+    retry_until(lambda: "Type your message" in pane_text(gemini_ib, "lone"), TURN, what="the idle input box")
     assert [e["type"] for e in _events_all(rds, keys)] == ["spawned"]  # no hook reached the bus
     assert rds.hget(keys.agent("lone"), "state") == "creating"
     with worker_running(gemini_ib, tmp_path / "worker.log", rds, keys):
@@ -227,7 +230,7 @@ def test_ib_resume_restarts_a_stopped_gemini_agent_with_its_conversation(
     assert resumed.returncode == 0, resumed.stderr
     assert "with its conversation" in resumed.stdout
     gemini.script(reply(f"It was PERIWINKLE.\n{COMPLETION_MARKER}"))
-    retry_until(lambda: "Type your message" in gemini_ib.run("look", "keeper").stdout, TURN, what="input")
+    retry_until(lambda: "Type your message" in pane_text(gemini_ib, "keeper"), TURN, what="input")
     asked = gemini_ib.run("send", "keeper", "what was the codeword? say it")  # a `?` arrives too
     assert asked.returncode == 0, asked.stderr
     _wait_event(rds, keys, "complete")

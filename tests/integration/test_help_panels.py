@@ -40,7 +40,7 @@ def test_help_is_grouped_with_the_plumbing_last(ib: IbRunner) -> None:
     panels = _panels(done.stdout)
     assert list(panels) == PANELS
     assert panels["Start here"] == ["up", "new-agent", "list", "look", "watch"]
-    assert {"notify", "listen", "events", "bus"} == set(panels["Bus and events"])
+    assert {"notify", "listen", "ack", "events", "bus"} == set(panels["Bus and events"])
     assert {"down", "ps", "worker", "hooks"} <= set(panels["Stack"])
     assert panels["Telegram"] == ["bot"]
     assert {"hook", "spool", "parse-state", "status-node"} <= set(panels[PANELS[-1]])
@@ -48,4 +48,4 @@ def test_help_is_grouped_with_the_plumbing_last(ib: IbRunner) -> None:
         panels["Agents"]
     )
     commands = [c for title, names in panels.items() if title != "Options" for c in names]
-    assert len(commands) == len(set(commands)) == 53
+    assert len(commands) == len(set(commands)) == 55

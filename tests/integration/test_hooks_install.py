@@ -182,7 +182,7 @@ def test_ib_path_with_spaces_round_trips(tmp_path: Path) -> None:
     install(str(tmp_path), ib, tmux_indicator=False)
     assert _ours(tmp_path)["PreToolUse"] == [("Bash", f"'{ib}' hook primary-pre-tool-use")]
     assert install(str(tmp_path), ib, tmux_indicator=False) == []
-    assert len(uninstall(str(tmp_path))) == 4  # three hooks and the Bash(ib:*) rule
+    assert len(uninstall(str(tmp_path))) == 5  # three hooks, the Bash(ib:*) rule and the file, empty now
 
 
 def test_file_mode_is_kept(tmp_path: Path) -> None:

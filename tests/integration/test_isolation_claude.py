@@ -45,7 +45,7 @@ def _py(code: str) -> str:
     return f"python3 -c {json.dumps(code)}"
 
 
-def attempts(root: Path, other: Path, home: Path) -> list[Attempt]:
+def attempts(root: Path, other: Path, home: Path, spool: Path) -> list[Attempt]:
     wt = root / ".ib" / "agents" / AGENT / "repo"
     hook = ("Path violation", "Permission denied")
     return [
@@ -106,6 +106,13 @@ def attempts(root: Path, other: Path, home: Path) -> list[Attempt]:
         Attempt(
             "read `~/.ssh/id_rsa` from python",
             _bash(_py(f"print(open('{home}' + '/.ssh/id_rsa').read())")),
+            True,
+            "sandbox",
+            ("No such file or directory", "Permission denied"),
+        ),
+        Attempt(
+            "`cat` the person's spool (every repository's events that waited for a bus)",
+            _bash(f"cat {spool}/*.jsonl"),
             True,
             "sandbox",
             ("No such file or directory", "Permission denied"),
@@ -194,24 +201,16 @@ def _telling_line(text: str, says: tuple[str, ...], short: dict[str, str]) -> st
     return line if len(line) <= 100 else line[:99] + "…"
 
 
-def _results(anthropic: FakeAnthropic) -> dict[str, tuple[bool, str]]:
-    found: dict[str, tuple[bool, str]] = {}
-    for request in anthropic.turns_taken():
-        for result in request.tool_results():
-            content = result.get("content")
-            if isinstance(content, list):
-                content = "\n".join(str(b.get("text", "")) for b in content if isinstance(b, dict))
-            found[str(result.get("tool_use_id"))] = (bool(result.get("is_error")), str(content))
-    return found
-
-
 def test_what_an_agent_cannot_do(
     claude_ib: IbRunner, anthropic: FakeAnthropic, repo: Path, tmp_path: Path
 ) -> None:
     assert sandbox_problem() is None, f"{sandbox_problem()}: tests/run.sh installs bubblewrap and socat"
     home = Path(claude_ib.env["HOME"])
     other = _prepare(repo, home)
-    tries = attempts(repo, other, home)
+    spool = Path(claude_ib.env["IB_SPOOL_DIR"])
+    spool.mkdir(parents=True, exist_ok=True)
+    (spool / "elsewhere.jsonl").write_text('{"event": "another repository\'s"}\n', encoding="utf-8")
+    tries = attempts(repo, other, home, spool)
     anthropic.script(*(reply(a.call) for a in tries), reply("I HAVE COMPLETED THE GOAL"))
     subprocess.run(
         [
@@ -249,7 +248,7 @@ def test_what_an_agent_cannot_do(
         ("`@/etc/passwd` in the prompt", "root:x:0" not in first),
         ("`@../settings.json` in the prompt", "blockFileToolReadsOutsideWorkingDirectories" not in first),
     ]
-    results = _results(anthropic)
+    results = anthropic.results_by_call()
     rows = []
     failures = []
     for attempt in tries:

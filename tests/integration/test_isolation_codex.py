@@ -9,6 +9,9 @@ environment in sight for the bus's address."""
 from __future__ import annotations
 
 import json
+import shutil
+import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,6 +23,7 @@ from bus.relay_port import PORT_FILE
 from tests.bot_process import Worker
 from tests.cli import IB, IbRunner, git
 from tests.fake_openai import FakeOpenAI, FunctionCall, exec_command, reply
+from tests.reads import pane_text
 from tests.streams import stream_entries
 from tests.waiting import retry_until
 from worker.markers import COMPLETION_MARKER
@@ -38,7 +42,7 @@ ESCALATED_SCAN = (  # names each process whose environment holds the bus's addre
     + "done; echo scan-over"
 )
 DIALOG = "Would you like to run the following command?"
-LEAKS = ("secret-token-123", "bus-password-456", "ssh-key-789")
+LEAKS = ("secret-token-123", "bus-password-456", "ssh-key-789", "spooled-event-012")
 
 
 @dataclass(frozen=True)
@@ -144,8 +148,25 @@ def _exit_code(text: str) -> int | None:
     return int(digits) if digits else None
 
 
+@pytest.fixture
+def spool(codex_ib: IbRunner) -> Iterator[Path]:
+    """The person's spool folder (every repository's events that waited for a bus), outside /tmp like
+    `~/.local/state/ittybus`: the box's private /tmp would hide one under it whatever the box is told.
+    Set before the worker starts: the worker's settings say what the box hides."""
+    folder = Path(tempfile.mkdtemp(prefix="ib-spool-", dir="/var/tmp"))
+    codex_ib.env["IB_SPOOL_DIR"] = str(folder)
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
 def test_what_a_codex_agent_cannot_do(
-    codex_ib: IbRunner, openai: FakeOpenAI, repo: Path, rds: redis.Redis, keys: Keys, codex_worker: Worker
+    codex_ib: IbRunner,
+    openai: FakeOpenAI,
+    repo: Path,
+    rds: redis.Redis,
+    keys: Keys,
+    spool: Path,
+    codex_worker: Worker,
 ) -> None:
     """The attempts in Codex's sandbox, then one command the person approves, which Codex runs outside its
     sandbox (still in ittybus's box): no process it can see holds the bus's address in its environment
@@ -162,7 +183,13 @@ def test_what_a_codex_agent_cannot_do(
     (person / ".ssh").mkdir(parents=True)
     (person / ".ssh" / "id_ed25519").write_text(f"{LEAKS[2]}\n")
     codex_ib.env["HOME"] = str(person)
-    secrets = [repo / ".env", repo / ".ib" / "secret-probe", person / ".ssh" / "id_ed25519"]
+    (spool / "elsewhere.jsonl").write_text(f"{LEAKS[3]}\n")
+    secrets = [
+        repo / ".env",
+        repo / ".ib" / "secret-probe",
+        person / ".ssh" / "id_ed25519",
+        spool / "elsewhere.jsonl",
+    ]
     relay = int((repo / ".ib" / PORT_FILE).read_text().strip())  # the worker's relay listens there
     tries = attempts(repo, other, secrets, relay)
     # and its `ib` (no IB_* in its environment: Codex keeps them from commands) goes through the relay
@@ -174,7 +201,7 @@ def test_what_a_codex_agent_cannot_do(
     assert spawned.returncode == 0, spawned.stderr
     try:
         retry_until(lambda: _permission(rds, keys), 90, what="the escalated command's permission event")
-        retry_until(lambda: DIALOG in codex_ib.run("look", AGENT).stdout, 90, what="the dialog drawn")
+        retry_until(lambda: DIALOG in pane_text(codex_ib, AGENT), 90, what="the dialog drawn")
         approved = codex_ib.run("approve", AGENT)
         assert approved.returncode == 0, approved.stderr
         openai.wait_for(

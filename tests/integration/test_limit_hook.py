@@ -94,7 +94,16 @@ BAD_RESETS = {
         "none",
         "no reset time given: trying again in 5 min",
     ),
-    "nothing-at-all": ({}, "none", "no reset time given"),
+    "plan-limit-words-no-reset": (
+        {"last_assistant_message": "You've hit your 5-hour limit"},
+        "none",
+        "no reset time given",
+    ),
+    "recorded-reset-unparsable": (
+        {"rate_limits": {"api_error": "usage_limit_reached", "status": "rejected", "resets_at": "soon"}},
+        "none",
+        "no reset time given",
+    ),
 }
 
 
@@ -143,7 +152,7 @@ def test_another_agent_of_the_limited_account_waits_for_the_same_reset(
 ) -> None:
     _agent(ib, rds, keys, tmux_socket, "a2", tmp_path / "a2.txt")
     _limit(ib, last_assistant_message=_in_an_hour()[0])
-    _limit(ib, "a2", last_assistant_message="API Error: 429")  # no reset of its own
+    _limit(ib, "a2", last_assistant_message="You've hit your 5-hour limit")  # no reset of its own
     first, second = _events(rds, keys, "limited")
     assert second["data"]["reset_at"] == first["data"]["reset_at"]
     assert second["data"]["reset_source"] == "account"
@@ -247,4 +256,76 @@ def test_a_spooled_limit_of_an_agent_that_went_on_since_parks_nothing(
     publish(rds, keys, old, 1000)
     assert ib.run("worker", "--once").returncode == 0
     assert rds.hget(keys.agent("a1"), "state") == "running"
+    assert json.loads(ib.run("limits", "--json").stdout) == {"limits": []}
+
+
+PLAIN_429S = {
+    "no-text": {},
+    "organisation-limit": {
+        "last_assistant_message": "API Error: Request rejected (429) · This request would exceed the rate "
+        "limit for your organization of 50 requests per minute."
+    },
+    "not-your-usage-limit": {
+        "last_assistant_message": "API Error: Server is temporarily limiting requests (not your usage limit)"
+    },
+    "quota-allowed": {"rate_limits": {"status": "allowed", "resets_at": 1795917169}},
+}
+
+
+@pytest.mark.parametrize("payload", PLAIN_429S.values(), ids=PLAIN_429S.keys())
+def test_a_plain_429_is_an_error_and_limits_no_account(
+    ib: IbRunner, rds: redis.Redis, keys: Keys, sent: Path, payload: dict[str, Any]
+) -> None:
+    _limit(ib, **payload)
+    [error] = _events(rds, keys, "error")
+    assert error["data"]["kind"] == "rate_limit"
+    assert error["msg"] == "a1: the turn ended on a rate limit (429), not the plan's usage limit"
+    assert not _events(rds, keys, "limited")
+    assert rds.hget(keys.agent("a1"), "state") == "error"
+    assert not rds.smembers(keys.limits)
+    assert ib.run("limits").stdout == "no account is limited\n"
+
+
+def _transcript(path: Path, entry: dict[str, Any]) -> Path:
+    """A transcript whose turn ended on `entry`, as Claude Code 2.1.332 writes one."""
+    user = {"type": "user", "message": {"role": "user", "content": "add a flag"}}
+    lines = [user, entry, {"type": "last-prompt", "lastPrompt": "add a flag"}]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    return path
+
+
+def _error_entry(text: str, **fields: Any) -> dict[str, Any]:
+    content = [{"type": "text", "text": text}]
+    return {"type": "assistant", "message": {"role": "assistant", "content": content}, "error": "rate_limit",
+            "isApiErrorMessage": True, "apiErrorStatus": 429, **fields}  # fmt: skip
+
+
+def test_the_quota_in_the_transcript_names_the_limit_and_its_reset(
+    ib: IbRunner, rds: redis.Redis, keys: Keys, sent: Path, tmp_path: Path
+) -> None:
+    reset = float(int(time.time()) + 3000)  # off the minute: the text ("resets 2:40am") rounds it
+    quota = {"status": "rejected", "resetsAt": int(reset), "rateLimitType": "seven_day"}
+    entry = _error_entry("You've hit your weekly limit", apiError="usage_limit_reached", quotaLimits=quota)
+    _limit(ib, transcript_path=str(_transcript(tmp_path / "t.jsonl", entry)), last_assistant_message="x")
+    [limited] = _events(rds, keys, "limited")
+    assert (limited["data"]["reset_at"], limited["data"]["reset_source"]) == (reset, "header")
+    assert limited["data"]["window"] == "seven_day"
+
+
+def test_a_transcript_without_quota_leaves_a_plain_429_an_error(
+    ib: IbRunner, rds: redis.Redis, keys: Keys, sent: Path, tmp_path: Path
+) -> None:
+    entry = _error_entry("API Error: Request rejected (429) · rate limit", apiErrorIsTransient=False)
+    _limit(ib, transcript_path=str(_transcript(tmp_path / "t.jsonl", entry)), last_assistant_message="x")
+    assert [e["data"]["kind"] for e in _events(rds, keys, "error")] == ["rate_limit"]
+    assert not _events(rds, keys, "limited")
+
+
+def test_a_parked_agent_gone_from_the_bus_is_not_shown_and_the_limit_lifts(
+    ib: IbRunner, rds: redis.Redis, keys: Keys, sent: Path
+) -> None:
+    _limit(ib, rate_limits={"resets_at": time.time() - 5, "rate_limit_type": "five_hour"})
+    rds.delete(keys.agent("a1"))  # torn down by an ittybus that did not unpark it
+    assert json.loads(ib.run("limits", "--json").stdout)["limits"][0]["agents"] == []
+    assert ib.run("worker", "--once").returncode == 0
     assert json.loads(ib.run("limits", "--json").stdout) == {"limits": []}

@@ -14,7 +14,7 @@ import redis
 
 from bus.keys import Keys
 from tests.cli import IbRunner
-from tests.fake_anthropic import FakeAnthropic, reply, usage_limited
+from tests.fake_anthropic import FakeAnthropic, rate_limited, reply, usage_limited
 from tests.streams import stream_entries
 from tests.waiting import retry_until
 
@@ -74,3 +74,81 @@ def test_a_limited_agent_is_told_parked_and_resumed_at_the_reset(
     ends = [e["type"] for e in _events(rds, keys, "capped") if e["type"] in ("limited", "error", "complete")]
     assert ends == ["limited", "complete"]
     assert json.loads(claude_ib.run("limits", "--json").stdout) == {"limits": []}
+
+
+def _logged_in(ib: IbRunner) -> None:
+    """The agents run on a Claude login instead of an API key: Claude Code then reads the 429's unified
+    headers itself ("You've hit your 5-hour limit") and records them in the transcript."""
+    del ib.env["ANTHROPIC_API_KEY"]
+    ib.env["CLAUDE_CODE_OAUTH_TOKEN"] = "sk-ant-oat01-ittybus-test"
+
+
+PLAIN_429 = {"api-key": False, "login": True}
+
+
+@pytest.mark.timeout(240)
+@pytest.mark.parametrize("login", PLAIN_429.values(), ids=PLAIN_429.keys())
+def test_a_plain_429_that_ends_the_turn_is_an_error_not_a_usage_limit(
+    claude_ib: IbRunner, anthropic: FakeAnthropic, rds: redis.Redis, keys: Keys, login: bool
+) -> None:
+    if login:
+        _logged_in(claude_ib)
+    anthropic.script(rate_limited(retry_after=75))  # no unified headers: the organisation's rate limit
+    assert claude_ib.run("new-agent", "add a flag", "--name", "busy").returncode == 0
+    retry_until(lambda: _of_type(rds, keys, "busy", "error"), TURN_TIMEOUT, 0.2, "the error event")
+    [error] = _of_type(rds, keys, "busy", "error")
+    assert error["data"]["kind"] == "rate_limit"
+    assert "not the plan's usage limit" in error["msg"]
+    assert "rate limit for your organization" in error["data"]["last_message"]
+    assert not _of_type(rds, keys, "busy", "limited")
+    assert rds.hget(keys.agent("busy"), "state") == "error"
+    assert json.loads(claude_ib.run("limits", "--json").stdout) == {"limits": []}
+    assert claude_ib.run("limits").stdout == "no account is limited\n"
+
+
+@pytest.mark.timeout(420)
+def test_a_usage_limit_on_a_login_waits_for_the_apis_reset(
+    claude_ib: IbRunner, anthropic: FakeAnthropic, rds: redis.Redis, keys: Keys
+) -> None:
+    _logged_in(claude_ib)
+    reset = _next_whole_minute(60) + 17  # off the minute: only the header (not the screen's "1:52am") has it
+    anthropic.script(usage_limited(reset), reply(f"Added the flag.\n\n{DONE}"))
+    worker = claude_ib.popen("worker")
+    try:
+        assert claude_ib.run("new-agent", "add a flag", "--name", "capped").returncode == 0
+        retry_until(lambda: _of_type(rds, keys, "capped", "limited"), TURN_TIMEOUT, 0.2, "the limited event")
+        [limited] = _of_type(rds, keys, "capped", "limited")
+        assert (limited["data"]["reset_at"], limited["data"]["reset_source"]) == (reset, "header")
+        assert limited["data"]["window"] == "five_hour"
+        retry_until(
+            lambda: _of_type(rds, keys, "capped", "complete"),
+            reset - time.time() + TURN_TIMEOUT,
+            0.5,
+            "the resumed turn's end",
+        )
+    finally:
+        worker.terminate()
+        worker.communicate(timeout=30)
+    turns = anthropic.turns_taken()
+    assert turns[1].at >= reset
+    assert turns[1].at - reset < 60  # resumed within a minute of the API's reset
+    assert not _of_type(rds, keys, "capped", "error")
+    assert json.loads(claude_ib.run("limits", "--json").stdout) == {"limits": []}
+
+
+@pytest.mark.timeout(240)
+def test_a_killed_agent_is_no_longer_parked(
+    claude_ib: IbRunner, anthropic: FakeAnthropic, rds: redis.Redis, keys: Keys
+) -> None:
+    _logged_in(claude_ib)
+    reset = time.time() + 3600
+    anthropic.script(usage_limited(reset))
+    assert claude_ib.run("new-agent", "add a flag", "--name", "capped").returncode == 0
+    retry_until(lambda: _of_type(rds, keys, "capped", "limited"), TURN_TIMEOUT, 0.2, "the limited event")
+    shown = json.loads(claude_ib.run("limits", "--json").stdout)["limits"]
+    assert [(s["reset_at"], s["agents"]) for s in shown] == [(float(int(reset)), ["capped"])]
+    killed = claude_ib.run("kill", "--force", "capped")
+    assert killed.returncode == 0, killed.stderr
+    shown = json.loads(claude_ib.run("limits", "--json").stdout)["limits"]
+    assert [(s["reset_at"], s["agents"]) for s in shown] == [(float(int(reset)), [])]
+    assert "parked: none" in claude_ib.run("limits").stdout

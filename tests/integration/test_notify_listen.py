@@ -12,8 +12,10 @@ from pathlib import Path
 import pytest
 import redis
 
+from bus.envelope import make_event
 from bus.keys import Keys
 from bus.listener import TIMEOUT_MESSAGE
+from bus.streams import publish
 from tests.cli import IB, IbRunner
 from tests.waiting import retry_until
 
@@ -64,12 +66,42 @@ def test_listener_wakes_on_event(ib: IbRunner) -> None:
     assert [e["msg"] for e in lines(out)] == ["wake up"]
 
 
+def test_a_plain_listener_wakes_for_a_dialog(ib: IbRunner, rds: redis.Redis, keys: Keys) -> None:
+    """The issue that found it: an agent sat in a permission dialog while `ib listen` slept through it."""
+    rds.hset(keys.agent("a2"), mapping={"id": "a2", "state": "running"})
+    proc = ib.popen("listen", "--timeout", "60")
+    retry_until(lambda: _listener_alive(ib), what="listener heartbeat")
+    payload = {"hook_event_name": "PermissionRequest", "tool_name": "Bash", "tool_input": {"command": "make"}}
+    told = ib.run("hook", "event", stdin=json.dumps(payload), env={"IB_AGENT_ID": "a2"})
+    assert told.returncode == 0, told.stderr
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    assert [(e["type"], e["agent"]) for e in lines(out)] == [("permission", "a2")]
+
+
 def _listener_alive(ib: IbRunner, name: str = "default") -> bool:
     client = redis.Redis.from_url(ib.env["IB_REDIS_URL"])
     try:
         return bool(client.exists(Keys(ib.env["IB_NAMESPACE"]).listener(name)))
     finally:
         client.close()
+
+
+def test_a_new_listener_skips_the_backlog_of_agents_already_torn_down(
+    ib: IbRunner, rds: redis.Redis, keys: Keys
+) -> None:
+    """A listener of a new name starts an hour back (events sent before any listener arrive), but not
+    with the turns of agents that were merged or killed since: someone acted on those already."""
+    rds.sadd(keys.agents, "live")
+    for agent in ("merged-one", "killed-one", "live", "anyone"):
+        assert ib.run("notify", "--type", "complete", "--from", agent, f"{agent} done").returncode == 0
+    publish(rds, keys, make_event("merged", "merged-one merged", agent="merged-one"), 1000)
+    publish(rds, keys, make_event("killed", "killed-one killed", agent="killed-one"), 1000)
+    got = lines(ib.run("listen", "--name", "fresh", "--timeout", "5").stdout)
+    assert [e["msg"] for e in got] == ["live done", "anyone done"]  # `anyone` was never an agent: kept
+    ib.run("notify", "--type", "complete", "--from", "merged-one", "a name used again")
+    again = lines(ib.run("listen", "--name", "fresh", "--timeout", "5").stdout)
+    assert [e["msg"] for e in again] == ["a name used again"]  # after its start: everything
 
 
 def test_types_filter(ib: IbRunner) -> None:
@@ -162,11 +194,15 @@ def test_kill_9_between_print_and_ack_prints_again(ib: IbRunner, rds: redis.Redi
 def test_listener_killed_before_anything_leaves_no_heartbeat_forever(ib: IbRunner) -> None:
     proc = ib.popen("listen", "--timeout", "30", "--name", "k")
     retry_until(lambda: _listener_alive(ib, "k"))
-    os.kill(proc.pid, signal.SIGKILL)
+    client = redis.Redis.from_url(ib.env["IB_REDIS_URL"], decode_responses=True)
+    key = Keys(ib.env["IB_NAMESPACE"]).listener("k")
+    holder = client.get(key)  # `host:pid:…`: the process that listens (the warm server's, or `ib` itself)
+    assert holder is not None
+    os.kill(int(str(holder).split(":")[1]), signal.SIGKILL)  # no chance to let go of its heartbeat
     proc.wait(timeout=10)
-    client = redis.Redis.from_url(ib.env["IB_REDIS_URL"])
-    ttl = client.ttl(Keys(ib.env["IB_NAMESPACE"]).listener("k"))
+    ttl = client.ttl(key)
     client.close()
+    assert proc.returncode == -signal.SIGKILL  # `ib` ends as its command did
     assert 0 < ttl <= 15  # liveness expires by itself
 
 

@@ -10,14 +10,13 @@ from tests.bot_process import USER, BotProcess, Worker
 from tests.cli import IbRunner
 from tests.fake_telegram import FakeTelegram
 from tests.integration.test_bot import bind_project, received, spawn, wait_shown
+from tests.reads import pending_questions
 from tests.waiting import retry_until
 
 
 def test_cli_answer_and_esc(agents_ib: IbRunner, tmp_path: Path) -> None:
     spawn(agents_ib, "asker", "fake: ask Postgres or SQLite?", "fake: wait")
-    question = retry_until(lambda: json.loads(agents_ib.run("questions", "--json").stdout), 30, 0.2, "asked")[
-        0
-    ]
+    question = retry_until(lambda: pending_questions(agents_ib), 30, 0.2, "asked")[0]
     done = agents_ib.run("reply", question["id"], "SQLite,", "please")
     assert done.returncode == 0 and f"answered {question['id']}: sent to asker" in done.stdout, done.stderr
     retry_until(lambda: "SQLite, please" in received(tmp_path), 30, 0.1, "the answer in the agent")
@@ -37,7 +36,7 @@ def test_telegram_send_questions_pause_resume(
     bot.start()
     thread = bind_project(fake, "repo")
     spawn(agents_ib, "helper", "fake: ask Which colour?", "fake: wait")
-    retry_until(lambda: json.loads(agents_ib.run("questions", "--json").stdout), 30, 0.2, "asked")
+    retry_until(lambda: pending_questions(agents_ib), 30, 0.2, "asked")
     fake.inject_message(USER, "/questions", thread_id=thread)
     wait_shown(fake, thread, "· helper · 0 min ago: Which colour?")
     fake.inject_message(USER, "/send helper paint it green", thread_id=thread)

@@ -4,6 +4,7 @@ Code's format and logged to agent.log, silence for everything else, and never a 
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -190,6 +191,20 @@ def test_path_isolation_survives_a_broken_settings_file(root: Path, text: str | 
     code, out, _ = _hook(root, _call("Read", file_path=f"{root}/README.md"))
     assert code == 0 and json.loads(out)["hookSpecificOutput"]["permissionDecision"] == "deny"
     code, out, _ = _hook(root, _call("EnterPlanMode"))
+    assert code == 0 and json.loads(out)["hookSpecificOutput"]["permissionDecision"] == "deny"
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero"])
+def test_path_isolation_survives_a_settings_file_that_is_no_file(root: Path, kind: str) -> None:
+    """Read through the settings-file reader: the hook neither blocks on a FIFO nor reads /dev/zero (the
+    run's timeout turns a hang into a failure)."""
+    settings = root / ".ib" / "agents" / AGENT / "settings.json"
+    settings.unlink()
+    if kind == "fifo":
+        os.mkfifo(settings)
+    else:
+        settings.symlink_to("/dev/zero")
+    code, out, _ = _hook(root, _call("Read", file_path=f"{root}/README.md"))
     assert code == 0 and json.loads(out)["hookSpecificOutput"]["permissionDecision"] == "deny"
 
 

@@ -126,6 +126,7 @@ def test_with_the_embedded_bus_a_boxed_hook_reaches_it_through_the_relay(repo: P
     server = Relay(str(IB), 0, None)
     server.start()
     try:
+        assert local.run("bus", "start").returncode == 0
         assert local.run("notify", "the bus is up").returncode == 0
         bus = redis.Redis.from_url(
             (repo / ".ib" / "redis" / "url").read_text().strip(), decode_responses=True

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+import socket
 import sys
 import threading
 from pathlib import Path
@@ -15,10 +16,11 @@ import pytest
 import redis
 
 from bus.keys import Keys
+from bus.relay_port import HOST, PORT_FILE
 from tests.cli import IbRunner, git
 from tests.fake_anthropic import FakeAnthropic, reply
 from tests.fake_anthropic.script import ToolUse
-from tests.integration.test_agent_boundary_claude import _approve_all, _parsed, _results
+from tests.integration.test_agent_boundary_claude import _approve_all, _parsed
 from tests.waiting import retry_until
 from worker.programs.claude.sandbox import sandbox_problem
 
@@ -70,6 +72,7 @@ def test_ib_in_a_compound_line_runs_as_the_agent(
     )
     assert victim.returncode == 0, victim.stderr
     worker = claude_ib.popen("worker")
+    _relay_listening(repo)  # the agent's first command goes through it (a worker starts slowly at load)
     worker_stopped = threading.Event()
     calls = [
         _bash(
@@ -122,7 +125,8 @@ def test_ib_in_a_compound_line_runs_as_the_agent(
     finally:
         finished.set()
     results = {
-        key.removeprefix("toolu_").replace("_", "-"): value for key, value in _results(anthropic).items()
+        key.removeprefix("toolu_").replace("_", "-"): value
+        for key, value in anthropic.results_by_call().items()
     }
     print(json.dumps(results, indent=1))
     events = _parsed(rds, Keys(namespace))
@@ -145,3 +149,17 @@ def test_ib_in_a_compound_line_runs_as_the_agent(
     assert not any(e.get("msg") == "lost-marker" for e in _parsed(rds, Keys(namespace)))
     retry_until((repo / ".ib" / "agents" / VICTIM / "repo" / "v.txt").exists, what="victim's work")
     assert VICTIM in claude_ib.run("list").stdout.split()
+
+
+def _relay_listening(repo: Path) -> None:
+    """Until the worker's relay accepts a connection on the port it recorded in `.ib/`."""
+
+    def accepts() -> bool:
+        try:
+            port = int((repo / ".ib" / PORT_FILE).read_text().strip())
+            with socket.create_connection((HOST, port), timeout=1):
+                return True
+        except (OSError, ValueError):
+            return False
+
+    retry_until(accepts, 60, 0.1, "the worker's relay")

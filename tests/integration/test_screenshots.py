@@ -16,12 +16,13 @@ from tests.bot_process import USER, BotProcess, Worker
 from tests.cli import IbRunner
 from tests.fake_telegram import FakeTelegram
 from tests.integration.test_bot import bot_messages, spawn, wait_agent_topic, wait_shown
+from tests.reads import pane_text
 from tests.waiting import retry_until
 
 
 def test_look_png_and_the_gone_agent(agents_ib: IbRunner, tmp_path: Path) -> None:
     spawn(agents_ib, "painter", "fake: say Painting the shed 🎨 漢字 in green.", "fake: wait")
-    retry_until(lambda: "Painting" in agents_ib.run("look", "painter").stdout, 30, 0.1, "the agent's text")
+    retry_until(lambda: "Painting" in pane_text(agents_ib, "painter"), 30, 0.1, "the agent's text")
     out = tmp_path / "painter.png"
     done = agents_ib.run("look", "painter", "--png", str(out))
     assert done.returncode == 0, done.stderr
@@ -69,4 +70,4 @@ def test_shot_in_telegram_and_the_button(
 
     agents_ib.run("kill", "sketcher", "--force")
     fake.inject_message(USER, "/shot sketcher", thread_id=topic)
-    wait_shown(fake, topic, "⚠ no agent 'sketcher'")
+    wait_shown(fake, topic, "⚠ no agent 'sketcher'", timeout=60)  # a deadline only: the bot asks the worker

@@ -136,3 +136,24 @@ def test_an_event_no_replica_confirmed_is_kept_and_sent_once_later(ib: IbRunner,
     entries = stream_entries(client, ib.env["IB_NAMESPACE"] + "events")
     assert [json.loads(fields["e"])["msg"] for _id, fields in entries] == ["unconfirmed"]
     assert all(not p.read_text() for p in (tmp_path / "spool").glob("*.jsonl"))
+
+
+def test_a_reader_whose_spool_flush_is_not_confirmed_warns_and_reads(ib: IbRunner, tmp_path: Path) -> None:
+    """As behind Sentinel with the new primary left without replicas (issue 34): the flush before reading
+    is not confirmed; the reader says so in one line and reads, and the spool keeps the event."""
+    waiting = {"IB_REDIS_WAIT_REPLICAS": "1", "IB_REDIS_WAIT_MS": "50"}
+    assert ib.run("notify", "unconfirmed", env=waiting).returncode == 0
+    listed = ib.run("list", env=waiting)
+    assert listed.returncode == 0, listed.stderr
+    assert listed.stdout.strip() == "no agents"
+    assert listed.stderr.count("\n") == 1 and "0 of 1 replica(s) confirmed it" in listed.stderr
+    assert "warning" in listed.stderr and "spool keeps it" in listed.stderr
+    reader = ib.popen("events", "--since", "0", env=waiting)
+    try:
+        assert reader.stdout is not None
+        first = json.loads(reader.stdout.readline())
+    finally:
+        reader.terminate()
+        reader.wait(timeout=30)
+    assert first["msg"] == "unconfirmed"
+    assert [p for p in (tmp_path / "spool").glob("*.jsonl") if p.read_text()]

@@ -6,6 +6,7 @@ import json
 import shutil
 import socket
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
 
@@ -13,9 +14,12 @@ from bus import spool
 from bus.address import Address
 from bus.envelope import make_event, stamped
 from bus.hotconf import read_hotconf
+from bus.keys import Keys
 from bus.publish import xadd
 from bus.resp import Connection
 from tests.cli import IbRunner
+from tests.redis_server import RedisServer
+from tests.streams import stream_entries
 from tests.waiting import retry_until
 
 
@@ -248,3 +252,33 @@ def test_nothing_writable_event_hook_says_it_and_logs_it(ib: IbRunner, tmp_path:
     assert done.stderr.startswith("ib hook event: error: cannot spool the event (")
     assert len(done.stderr.splitlines()) == 1
     assert "[hook event] cannot spool the event" in (folder / "agent.log").read_text()
+
+
+def test_no_password_in_a_spool_file_its_records_or_ib_spool(ib: IbRunner, tmp_path: Path) -> None:
+    """A bus of one's own with a password (`@`, `:` and `%` in it): the spool names it masked, and the
+    flush finds the password in IB_REDIS_URL again, never on disk."""
+    secret = "p@ss:w%rd"
+    server = RedisServer(tmp_path / "redis", password=secret).start()
+    url = f"redis://:{quote(secret, safe='')}@127.0.0.1:{server.port}/0"
+    server.stop()
+    own = {"IB_REDIS_URL": url}
+    assert ib.run("notify", "kept while down", env=own, timeout=10).returncode == 0
+    files = [p for p in (tmp_path / "spool").rglob("*") if p.is_file()]
+    assert files
+    for path in files:
+        for shown in (secret, quote(secret, safe=""), "w%rd", "w%25rd"):
+            assert shown not in path.name and shown not in path.read_text(encoding="utf-8"), path
+    listing = ib.run("spool", env=own)
+    assert "1 event(s) for redis://:****@127.0.0.1" in listing.stdout
+    assert "w%" not in listing.stdout + listing.stderr
+    elsewhere = ib.run("spool", "--flush", env={"IB_REDIS_URL": _closed_port()})
+    assert elsewhere.returncode == 1 and "another bus" in elsewhere.stderr
+    assert len(elsewhere.stderr.strip().splitlines()) == 1
+    server.start()
+    try:
+        flushed = ib.run("spool", "--flush", env=own)
+        assert "sent 1" in flushed.stdout, flushed.stderr
+        events = stream_entries(server.client(), Keys(ib.env["IB_NAMESPACE"]).events)
+        assert [json.loads(fields["e"])["msg"] for _id, fields in events] == ["kept while down"]
+    finally:
+        server.stop()

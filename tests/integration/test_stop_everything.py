@@ -20,6 +20,7 @@ from tests.cli import IbRunner
 def local(agents_ib: IbRunner, repo: Path) -> Iterator[IbRunner]:
     """`ib` with fake agents on the repository's embedded bus (no IB_REDIS_URL)."""
     runner = IbRunner(repo, {k: v for k, v in agents_ib.env.items() if k != "IB_REDIS_URL"})
+    assert runner.run("bus", "start").returncode == 0  # only `ib up` or `ib bus start` makes a bus
     yield runner
     runner.run("down", timeout=60)
     Embedded(str(repo)).stop()

@@ -47,6 +47,7 @@ def test_a_tracked_env_is_refused(local: IbRunner, repo: Path) -> None:
     (repo / ".env").write_text(TOKEN_LINE)
     git(repo, "add", ".env")
     git(repo, "commit", "-q", "-m", "settings")
+    assert local.run("bus", "start").returncode == 0  # the bot needs a bus: only `ib up` or this makes one
     _refused(
         local.run("bot"), "ib bot: error: IB_TELEGRAM_TOKEN is in", "which git tracks", "git rm --cached .env"
     )
@@ -59,6 +60,7 @@ def test_an_env_linked_into_the_repository_is_refused(local: IbRunner, repo: Pat
     (repo / "config" / "bot.env").write_text(TOKEN_LINE)
     os.symlink("config/bot.env", repo / ".env")
     target = os.path.realpath(repo / "config" / "bot.env")
+    assert local.run("bus", "start").returncode == 0
     _refused(local.run("bot"), f"a link to {target} inside the repository")
 
 

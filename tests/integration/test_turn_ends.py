@@ -58,13 +58,14 @@ def test_a_turn_without_the_marker_is_one_waiting_event(
 
 @pytest.mark.parametrize(
     ("error", "type_", "kind"),
-    [("overloaded", "error", "overloaded"), ("rate_limit", "limited", "rate_limit")],
+    [("overloaded", "error", "overloaded"), ("rate_limit", "error", "rate_limit")],
     ids=["overloaded", "rate-limit"],
 )
 def test_an_api_error_stands_until_the_next_turn(
     ib: IbRunner, rds: redis.Redis, keys: Keys, watched: str, error: str, type_: str, kind: str
 ) -> None:
-    """A usage limit is its own turn end, `limited` (tests/integration/test_limit_hook.py)."""
+    """A plain 429 is an error of kind rate_limit; the plan's usage limit is its own turn end, `limited`
+    (tests/integration/test_limit_hook.py)."""
     _hook(ib, "event", {"hook_event_name": "StopFailure", "error": error, "last_assistant_message": "API"})
     # Claude Code's idle_prompt 45-60 s after every turn end must not hide the error
     _hook(ib, "event", {"hook_event_name": "Notification", "notification_type": "idle_prompt"})

@@ -173,7 +173,10 @@ def test_up_dashboard_answer_ctrl_c_and_readopt(
     second = retry_until(lambda: healthy_worker(local), timeout=30, what="the worker again")
     assert second["pid"] != first["pid"]
     retry_until(lambda: "painter" in screen.text("again"), what="the agent on the new dashboard")
-    assert "re-adopted agent painter" in (repo / ".ib" / "logs" / "worker.log").read_text()
+    worker_log = repo / ".ib" / "logs" / "worker.log"  # the dashboard reads Redis: it may show painter first
+    retry_until(
+        lambda: "re-adopted agent painter" in worker_log.read_text(), what="the worker adopting painter"
+    )
     assert agent(local, "painter")["state"] not in ("stopped", "")
     screen.keys("again", "q")
     retry_until(lambda: "IB-EXITED-0" in screen.text("again"), timeout=30, what="q to stop ib up")
@@ -182,6 +185,7 @@ def test_up_dashboard_answer_ctrl_c_and_readopt(
 def test_detach_ps_restart_with_backoff_and_down(local: IbRunner, repo: Path) -> None:
     up = local.run("up", "--detach")
     assert up.returncode == 0, up.stderr
+    assert up.stdout.startswith("starting ittybus in the background")  # at once, before the wait
     assert "ib down" in up.stdout and "worker: pid" in up.stdout
     first = retry_until(lambda: healthy_worker(local), timeout=30, what="a healthy worker")
     table = local.run("ps")
@@ -207,6 +211,7 @@ def test_detach_ps_restart_with_backoff_and_down(local: IbRunner, repo: Path) ->
     down = local.run("down", timeout=60)
     assert down.returncode == 0, down.stderr
     assert "stopped worker" in down.stdout
+    assert "keep" not in down.stdout + down.stderr  # no agent runs: none is said to keep running
     assert local.run("ps").returncode == 3
     retry_until(lambda: gone(pid), what="the worker to exit")
     assert local.run("down").stdout.strip() == "ittybus is not running here (`ib up` starts it)"
@@ -252,12 +257,13 @@ def test_a_killed_supervisor_leaves_nothing_behind(local: IbRunner) -> None:
 
 
 def test_up_refuses_when_a_worker_of_that_name_runs(local: IbRunner, repo: Path) -> None:
+    assert local.run("bus", "start").returncode == 0  # a worker alone makes no bus (only up and bus start do)
     worker = local.popen("worker")
     try:
         url = retry_until(lambda: Embedded(str(repo)).alive() or "", what="the embedded bus")
         client = redis.Redis.from_url(url, decode_responses=True)
         heartbeat = Keys(local.env["IB_NAMESPACE"]).worker(local.env["IB_WORKER_ID"])
-        retry_until(lambda: client.exists(heartbeat), what="the standalone worker's heartbeat")
+        retry_until(lambda: client.exists(heartbeat), 30, what="the standalone worker's heartbeat")
         refused = local.run("up", "--detach")
         assert refused.returncode == 1
         assert f"a worker named {local.env['IB_WORKER_ID']!r} is already running" in refused.stderr

@@ -24,6 +24,14 @@ def test_passed_names_take_prefixed_ones_and_never_ib() -> None:
     assert "IB_FAKE_SCRIPT" in passed_names(["IB_FAKE_SCRIPT"])
 
 
+def test_the_persons_inbox_never_reaches_an_agent() -> None:
+    """The person's session spawned the agent: its inbox variables are the person's, not the agent's."""
+    spawner = ["CLAUDE_CODE_MESSAGING_SOCKET", "CLAUDE_CODE_MESSAGING_TOKEN", "CLAUDE_CODE_USE_VERTEX"]
+    names = passed_names(spawner, ["CLAUDE_CODE_MESSAGING_TOKEN"])
+    assert "CLAUDE_CODE_USE_VERTEX" in names
+    assert not {"CLAUDE_CODE_MESSAGING_SOCKET", "CLAUDE_CODE_MESSAGING_TOKEN"} & set(names)
+
+
 def test_env_command_runs_with_only_what_it_lists() -> None:
     line = env_command({"IB_AGENT_ID": "a 1", "PATH": "/usr/bin:/bin"}, ["HOME", "UNSET_ONE", "PATH"])
     out = subprocess.run(

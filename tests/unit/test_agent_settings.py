@@ -38,9 +38,11 @@ def test_hooks_and_permissions() -> None:
     assert settings["permissions"] == {
         "defaultMode": "acceptEdits",
         "disableAutoMode": "disable",
-        "allow": list(PERMS.allow),
+        "allow": [*PERMS.allow, "mcp__ittybus"],  # a manager's own ib mcp: every tool, checked by its rights
         "deny": [*MANDATORY_DENY, "Bash(curl:*)"],
     }
+    worker = build_agent_settings("worker", PERMS, IB)
+    assert worker["permissions"]["allow"] == list(PERMS.allow)  # type: ignore[index]
     assert _commands(settings) == {
         "SessionStart": [f"{IB} hook session-start"],
         "PreToolUse": [f"{IB} hook pre-tool-use"],

@@ -8,8 +8,9 @@ import logging
 import apprise
 import pytest
 
-from bot.channels import load_channels, scheme_of, server_of, split_urls
+from bot.channels import load_channels, scheme_of, server_of
 from bus.attention_rules import reminder
+from bus.setting_checks import channel_urls
 
 
 @pytest.mark.parametrize(
@@ -26,8 +27,8 @@ from bus.attention_rules import reminder
     ],
     ids=["empty", "blank", "one", "spaces-and-commas", "newline"],
 )
-def test_split_urls(text: str, urls: list[str]) -> None:
-    assert split_urls(text) == urls
+def test_channel_urls(text: str, urls: list[str]) -> None:
+    assert channel_urls(text) == urls
 
 
 @pytest.mark.parametrize(

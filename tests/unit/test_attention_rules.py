@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import pytest
 
 from bus.attention_rules import (
@@ -13,6 +15,7 @@ from bus.attention_rules import (
     closes,
     due,
     next_round_in,
+    one_per_agent,
     opens,
     stream_order,
 )
@@ -110,3 +113,26 @@ def test_round_targets_are_distinct_per_round_and_level() -> None:
 )
 def test_stream_order(entry_id: str, order: tuple[int, int]) -> None:
     assert stream_order(entry_id) == order
+
+
+@dataclass(frozen=True)
+class _Item:
+    agent: str
+    kind: str
+    raised_at: float
+
+
+def test_one_reminder_per_agent_the_one_that_says_most() -> None:
+    """A turn that ended on a question raised `question` and `waiting`: two DMs a round for one thing."""
+    items = [
+        _Item("a", "waiting", 1.0),
+        _Item("a", "question", 2.0),
+        _Item("b", "waiting", 3.0),
+        _Item("c", "error", 4.0),
+        _Item("c", "permission", 5.0),
+        _Item("c", "permission", 0.5),
+        _Item("d", "someday-a-new-kind", 6.0),
+        _Item("d", "waiting", 7.0),
+    ]
+    assert one_per_agent(items) == [items[1], items[2], items[5], items[7]]
+    assert one_per_agent([]) == []

@@ -9,7 +9,7 @@ import pytest
 from bot.config import bot_config
 from bot.errors import BotConfigError
 from bus.settings import Settings
-from worker.cli.stack_commands import BOT_HELP
+from worker.cli.stack_commands import bot_help
 from worker.service.supervisor_state import BOT_SETTINGS
 
 
@@ -18,4 +18,4 @@ def test_bot_help_names_what_the_bot_requires() -> None:
         bot_config(Settings(telegram_token=None, telegram_chat_id=None, telegram_allowed_users=[]))
     required = set(re.findall(r"IB_TELEGRAM_[A-Z_]+", str(refused.value)))
     assert required == set(BOT_SETTINGS)
-    assert set(re.findall(r"IB_TELEGRAM_[A-Z_]+", BOT_HELP)) == required
+    assert set(re.findall(r"IB_TELEGRAM_[A-Z_]+", bot_help())) == required

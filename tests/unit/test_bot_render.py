@@ -234,6 +234,22 @@ FULL = [
     ),
     ("killed", event("killed", agent="agent-x"), "✗ agent-x was killed"),
     ("stopped", event("stopped", agent="agent-x"), "⏹ agent-x stopped"),
+    (
+        "stopped-said",  # was "⏹ agent-x stopped: agent-x stopped (…)"
+        event("stopped", "agent-x stopped (Claude Code exited: logout)", agent="agent-x"),
+        "⏹ agent-x stopped (Claude Code exited: logout)",
+    ),
+    (
+        "stopped-why",
+        event("stopped", "its session ended", agent="agent-x"),
+        "⏹ agent-x stopped: its session ended",
+    ),
+    ("killed-said", event("killed", "agent-x killed", agent="agent-x"), "✗ agent-x killed"),
+    (
+        "message-naming-its-sender",
+        event("message", "agent-x is done", agent="agent-x"),
+        "💬 agent-x says: agent-x is done",
+    ),
     ("merged", event("merged", agent="agent-x"), "✓ agent-x merged"),
     (
         "limited",

@@ -103,7 +103,10 @@ def test_the_end_of_a_turn_removes_the_status_line() -> None:
     outbox.set_status(CHAT, 5, "")
     removal = send(outbox, 1.0)
     assert removal.delete == 10
-    assert outbox.take(2.0) is None and outbox.status_shown(CHAT, 5) == ""
+    assert outbox.take(2.0) is None
+    outbox.set_status(CHAT, 5, "working")  # the next turn: a new line, not an edit of the deleted one
+    again = send(outbox, 1.0 + STATUS_EVERY, 11).status
+    assert again is not None and (again.edit, again.delete, again.text) == (None, None, "working")
 
 
 def test_the_line_goes_before_the_end_of_the_turn_shows() -> None:

@@ -45,7 +45,7 @@ DYNAMIC = frozenset({"parse_command", "BY_OP"})  # a command built from a name: 
 NOT_COMMANDS = {
     # the Stop hook cannot load pydantic (tests/unit/test_hot_imports.py), so it writes the one command it
     # sends in its wire form; tests/unit/test_manager_notes.py decodes that entry into a `Send`
-    "worker/hooks/manager_notes.py": ['31: a dict with an "op" key'],
+    "worker/hooks/manager_notes.py": ['32: a dict with an "op" key'],
     # not wire names: the allow-list is keyed by `ib` command paths (`new-agent`, `task add`), which the
     # guard maps worker commands onto by their type (worker.boundary.guard.RULE_OF)
     "worker/boundary/rules.py": [

@@ -20,6 +20,7 @@ OWN = {"bus", "worker", "bot", "tests", "bench"}
 DEV_NOT_IMPORTED = {
     "mypy": "a tool: tests/run.sh runs it",
     "ruff": "a tool: tests/run.sh runs it",
+    "vulture": "a tool: tests/run.sh and make lint run it (dead code)",
     "pytest-timeout": "a pytest plugin: the timeout setting and marker",
     "pytest-xdist": "a pytest plugin: tests/run.sh runs the tests in several processes (-n)",
     "build": "run as `python -m build` by tests/integration/test_install.py",

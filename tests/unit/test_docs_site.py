@@ -76,6 +76,44 @@ def test_every_option_of_a_command_is_in_its_section() -> None:
         assert option in section
 
 
+def _options(group: Any, ctx: Any, prefix: str = "") -> list[tuple[str, str]]:
+    """(command path, option) for every visible option of every command and of every group that runs by
+    itself (`ib auto --project P`), walked here on its own."""
+    found: list[tuple[str, str]] = []
+    for name in group.list_commands(ctx):
+        command = group.get_command(ctx, name)
+        if command is None or command.hidden:
+            continue
+        path = f"{prefix} {name}".strip()
+        found += [(path, opt) for param in command.params if not param.hidden for opt in param.opts]
+        if hasattr(command, "list_commands"):
+            found += _options(
+                command, command.make_context(name, [], parent=ctx, resilient_parsing=True), path
+            )
+    return found
+
+
+def test_every_option_of_every_command_and_group_is_in_its_section() -> None:
+    root = typer.main.get_command(app)
+    markdown = _reference().commands_markdown()
+    sections = {part.split("`", 1)[0]: part for part in markdown.split("### `ib ")[1:]}
+    options = _options(root, root.make_context("ib", [], resilient_parsing=True))
+    missing = [(path, opt) for path, opt in options if opt not in sections.get(path, "")]
+    assert len(options) > 100
+    assert missing == []
+    assert "--worktrees" in sections["auto"]  # the group's own options had no section
+
+
+def test_text_that_looks_like_html_is_shown_as_written() -> None:
+    markdown = _reference().commands_markdown()
+    assert "agent-&lt;random&gt;" in markdown and "<random>" not in markdown
+    assert "&lt;ittybus-status&gt;" in markdown
+    assert (
+        _reference().render_help("Keep the `<x>` block <y> & more.")[0][0]
+        == "Keep the `<x>` block &lt;y&gt; &amp; more."
+    )
+
+
 def test_every_setting_is_in_the_generated_table() -> None:
     table = _reference().settings_markdown()
     missing = [name for name in Settings.model_fields if f"`IB_{name.upper()}`" not in table]

@@ -11,7 +11,7 @@ import pytest
 
 from bus.usage import spend
 from worker.programs.gemini import GeminiCli
-from worker.programs.gemini_chat import ChatParser, result_text, shell_output
+from worker.programs.gemini_chat import ChatParser, result_text, shell_output, turn_answer
 from worker.programs.gemini_usage import UsageReader, read_chat
 from worker.programs.output import OutputItem
 
@@ -126,3 +126,20 @@ def test_a_resumed_session_s_replayed_history_counts_once() -> None:
         ("text", "It was PERIWINKLE.\nI HAVE COMPLETED THE GOAL"),
     ]
     assert len(read_chat(str(resumed))[0]) == 2
+
+
+def _cut_before(data: bytes, text: bytes) -> bytes:
+    """The log as it stood before the line holding `text` was written."""
+    return data[: data.rfind(b"\n", 0, data.index(text)) + 1]
+
+
+def test_the_turn_s_answer_is_its_last_message_whole() -> None:
+    """What AfterAgent's turn ended with, read from the chat log, since `prompt_response` garbles a
+    streamed answer: the last message with text since the person's last prompt."""
+    data = CHAT.read_bytes()
+    assert turn_answer(data) == "Which one?\n\nWAITING"
+    first_turn = _cut_before(data, b'"and the docs"')
+    assert turn_answer(first_turn) == "Built and wrote the notes.\n\nI HAVE COMPLETED THE GOAL"
+    assert turn_answer(_cut_before(data, b'"Which one?')) == ""  # asked, not answered yet
+    assert turn_answer(b"") == ""
+    assert turn_answer(b'{"type": "gemini", "content": "cut') == ""  # a line still being written

@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from worker.hooks.gemini_event import stop_payload
+from worker.hooks.gemini_event import chat_answer, stop_payload
 from worker.hooks.gemini_payloads import outcome, outcomes, turn_reply
+from worker.hooks.stop_message import turn_end
 from worker.markers import COMPLETION_MARKER, WAITING_MARKER
 
 A = "agent-7"
@@ -164,3 +165,22 @@ def test_after_agent_reaches_the_stop_hook_as_its_last_message() -> None:
     assert made["session_id"] == "s-1@2026-11-27T01:48:29Z"
     # the chat log goes on the agent's record, and the turn's tokens are read from it as Gemini writes it
     assert (made["transcript_path"], made["program"]) == ("/tmp/t.jsonl", "gemini")
+
+
+def test_the_chat_log_s_answer_wins_over_a_garbled_prompt_response(tmp_path: Path) -> None:
+    """0.61.0 adds a streamed answer's pieces to `prompt_response` again, spaced: seen with 1-character
+    chunks. The chat log keeps the answer whole."""
+    whole = "All steps done.\n\nI HAVE COMPLETED THE GOAL"
+    garbled = whole + " l l   s t e p s   d o n e . \n \n I   H A V E   C O M P L E T E D   T H E   G O A L"
+    log = tmp_path / "session.jsonl"
+    log.write_text(
+        json.dumps({"id": "u1", "type": "user", "content": [{"text": "do the steps"}]})
+        + "\n"
+        + json.dumps({"id": "m1", "type": "gemini", "content": whole})
+        + "\n",
+        encoding="utf-8",
+    )
+    payload = _event("AfterAgent", prompt_response=garbled, transcript_path=str(log))
+    assert stop_payload(payload, chat_answer(str(log)))["last_assistant_message"] == whole
+    assert turn_end(whole) == "complete"
+    assert chat_answer(str(tmp_path / "gone.jsonl")) == chat_answer(None) == ""

@@ -11,11 +11,13 @@ from pathlib import Path
 import pytest
 
 from tests.unit.test_agent_programs import _launch
+from worker.agents.dialog_answer import refusal_note
 from worker.hooks.gemini_payloads import HOOKED
 from worker.markers import COMPLETION_MARKER
 from worker.programs.bubblewrap import box
 from worker.programs.confinement import Confinement
 from worker.programs.gemini import REDACTED, GeminiCli, approval_mode, policy, settings
+from worker.tmux.gemini_screen import read_screen
 from worker.tmux.pane_state import PaneState
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "gemini-0.61.0"
@@ -172,16 +174,32 @@ def test_start_in_its_home_under_bubblewrap_with_the_prompt(tmp_path: Path) -> N
     assert resumed.relayed
 
 
-@pytest.mark.parametrize(
-    ("text", "parts"),
-    [
-        ("what was the codeword?", ["w", "hat was the codeword?"]),  # the rest once the box shows the "w"
-        ("a?b", ["a", "?b"]),
-        ("no question here", ["no question here"]),
-        ("?", ["?"]),  # alone in an empty box it is the shortcuts key, as when a person types it
-        ("x", ["x"]),
-    ],
-)
-def test_a_question_mark_is_typed_once_the_box_is_not_empty(text: str, parts: list[str]) -> None:
-    assert GeminiCli().typed_parts(text) == parts
-    assert "".join(parts) == text
+BOXES = {
+    "idle-typed-one-line-w100.txt": "look at the notes file",
+    "idle-typed-two-lines-w100.txt": "line one",  # the box's first line
+    "idle-typed-long-paste-w100.txt": "[Pasted Text: 50 lines]",
+    "idle-turn-end-w100.txt": "",  # the placeholder
+    "idle-startup-w80.txt": "",
+    "working-held-stream-w80.txt": "",  # a turn at work keeps its box (a message is queued)
+    "dialog-shell-w100.txt": None,
+}
+
+
+@pytest.mark.parametrize(("name", "held"), BOXES.items(), ids=BOXES.keys())
+def test_input_box_under_the_approval_mode_line(name: str, held: str | None) -> None:
+    """The box sits under its rule, the approval mode's line and a blank: what `ib send` waits to see
+    before Enter and looks for after it."""
+    assert GeminiCli().input_text((FIXTURES / name).read_text(encoding="utf-8")) == held
+
+
+def test_every_message_is_pasted() -> None:
+    """A typed `?` in an empty box opens the shortcuts, `!` the shell mode: a paste is text."""
+    assert GeminiCli().pastes
+
+
+def test_a_refusal_is_told_by_the_call_it_refused() -> None:
+    """Gemini CLI drops a cancelled call from the conversation: `ib deny` tells the model which one."""
+    dialog = read_screen((FIXTURES / "dialog-shell-w100.txt").read_text(encoding="utf-8")).dialog
+    assert dialog is not None and GeminiCli().refusal_untold
+    assert refusal_note(dialog, "touch x.txt") == "I refused `touch x.txt`: it did not run."
+    assert refusal_note(dialog) == "I refused the tool call (Allow execution of [Shell]?): it did not run."

@@ -8,8 +8,16 @@ from pathlib import Path
 
 import pytest
 
-from worker.tmux.dialogs import DialogError
-from worker.tmux.gemini_screen import STATES, answer_keys, read_screen
+from worker.programs.gemini import GeminiCli
+from worker.tmux.dialogs import Dialog, DialogError
+from worker.tmux.gemini_screen import STATES, read_screen
+
+
+def answer_keys(dialog: Dialog, choice: str) -> list[str]:
+    """The keys the worker presses to answer `choice`: the program's pick, then its keys for it."""
+    gemini = GeminiCli()
+    return gemini.option_keys(dialog, gemini.pick(dialog, choice))
+
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "gemini-0.61.0"
 SCREENS = sorted(FIXTURES.glob("*-w*.txt"))

@@ -12,7 +12,6 @@ from worker.git.parse import (
     UNMERGED,
     ChangeSize,
     Commit,
-    DiffStat,
     StatusEntry,
     WorktreeInfo,
     changes,
@@ -22,8 +21,8 @@ from worker.git.parse import (
     parse_log,
     parse_names,
     parse_numstat,
-    parse_stat_totals,
     parse_status,
+    parse_tree_changes,
     parse_worktrees,
     ref_slug,
     unquote_path,
@@ -217,32 +216,6 @@ def test_parse_log(text: str, expected: list[Commit]) -> None:
     assert parse_log(text) == expected
 
 
-STAT_CASES = [
-    ("nothing", "", DiffStat()),
-    ("one-file-one-insertion", " 1 file changed, 1 insertion(+)\n", DiffStat(1, 1, 0)),
-    ("deletions-only", " 2 files changed, 3 deletions(-)\n", DiffStat(2, 0, 3)),
-    ("both", " 3 files changed, 10 insertions(+), 1 deletion(-)\n", DiffStat(3, 10, 1)),
-    ("mode-change-only", " 1 file changed, 0 insertions(+), 0 deletions(-)\n", DiffStat(1, 0, 0)),
-    ("binary-only", " 1 file changed\n", DiffStat(1, 0, 0)),
-    (
-        "full-stat",
-        " a.py       | 4 +++-\n b/c.txt    | 2 --\n img.png    | Bin 0 -> 12 bytes\n"
-        " 3 files changed, 3 insertions(+), 3 deletions(-)\n",
-        DiffStat(3, 3, 3),
-    ),
-    (
-        "file-named-like-a-total",
-        " 1 files changed, 2 insertions(+) | 2 ++\n 1 file changed, 2 insertions(+)\n",
-        DiffStat(1, 2, 0),
-    ),
-]
-
-
-@pytest.mark.parametrize(("text", "expected"), [c[1:] for c in STAT_CASES], ids=[c[0] for c in STAT_CASES])
-def test_parse_stat_totals(text: str, expected: DiffStat) -> None:
-    assert parse_stat_totals(text) == expected
-
-
 SUMMARY_CASES = [
     ("empty", "", ""),
     (
@@ -374,3 +347,25 @@ NUMSTAT = [
 @pytest.mark.parametrize(("text", "expected"), NUMSTAT)
 def test_parse_numstat(text: str, expected: ChangeSize) -> None:
     assert parse_numstat(text) == expected
+
+
+SHA_A = "a" * 40
+SHA_B = "b" * 40
+NONE = "0" * 40
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        (f":100644 100644 {SHA_A} {SHA_B} M\0a.txt\0", [("a.txt", SHA_A, SHA_B, True)]),
+        (f":000000 100644 {NONE} {SHA_B} A\0new dir/b c.txt\0", [("new dir/b c.txt", None, SHA_B, True)]),
+        (f":100755 000000 {SHA_A} {NONE} D\0gone.sh\0", [("gone.sh", SHA_A, None, True)]),
+        (f":120000 120000 {SHA_A} {SHA_B} T\0link\0", [("link", SHA_A, SHA_B, False)]),
+        (f":160000 160000 {SHA_A} {SHA_B} M\0sub\0", [("sub", SHA_A, SHA_B, False)]),
+        ("", []),
+    ],
+    ids=["modified", "added-with-spaces", "deleted", "symlink", "submodule", "nothing"],
+)
+def test_parse_tree_changes(raw: str, expected: list[tuple[str, str | None, str | None, bool]]) -> None:
+    got = [(c.path, c.old_blob, c.new_blob, c.plain) for c in parse_tree_changes(raw)]
+    assert got == expected

@@ -55,9 +55,38 @@ CASES = {
         {"hook_event_name": "StopFailure", "error": "overloaded"},
         ("error", "error", ""),
     ),
-    "stop-failure-rate-limit": (
+    "stop-failure-plain-429": (
         {"hook_event_name": "StopFailure", "error": "rate_limit"},
+        ("error", "error", ""),
+    ),
+    "stop-failure-usage-limit-recorded": (
+        {
+            "hook_event_name": "StopFailure",
+            "error": "rate_limit",
+            "rate_limits": {
+                "api_error": "usage_limit_reached",
+                "status": "rejected",
+                "resets_at": 1795917169,
+            },
+        },
         ("limited", "limited", ""),
+    ),
+    "stop-failure-usage-limit-in-words": (
+        {
+            "hook_event_name": "StopFailure",
+            "error": "rate_limit",
+            "last_assistant_message": "API Error: Request rejected (429) · 5-hour limit reached",
+        },
+        ("limited", "limited", ""),
+    ),
+    "stop-failure-not-your-usage-limit": (
+        {
+            "hook_event_name": "StopFailure",
+            "error": "rate_limit",
+            "last_assistant_message": "API Error: Server is temporarily limiting requests (not your usage "
+            "limit) · This request would exceed the rate limit for your organization.",
+        },
+        ("error", "error", ""),
     ),
     "stop-failure-missing-error": ({"hook_event_name": "StopFailure"}, ("error", "error", "")),
     "session-end-exit": (

@@ -102,3 +102,36 @@ def test_the_probe_sees_what_a_bash_decision_loads() -> None:
     printed, loaded = _loaded(body)
     assert printed == ["deny"]
     assert "shlex" in loaded
+
+
+# Everyday commands: what building the application for one word loads (the CLI imports only that word's
+# module, and `ib --help` every module) — none of the heavy areas its command body loads when it runs.
+EVERYDAY = ("list", "info", "look", "send", "status", "approve", "deny", "answer", "task", "cost", "events")
+EVERYDAY_SLOW = frozenset(
+    {"redis", "pydantic_settings", "rich", "libtmux", "PIL", "asyncio"}
+    | {"bus.settings", "bus.worker_commands", "bus.hash_record", "worker.service.process", "worker.git.repo"}
+    | {"worker.tmux.client", "worker.agents.talk", "worker.auto.loop", "worker.review.review"}
+    | {"worker.frontends.dashboard", "worker.frontends.status_node", "worker.merges.land"}
+)
+BUILD = """
+import typer.main
+from worker.cli.app import build
+typer.main.get_command(build({word!r}))
+"""
+
+
+def _loaded_modules(body: str) -> set[str]:
+    """Every module the probe loaded, by its full name and by its top-level package's name."""
+    probe = PROBE.replace('name.partition(".")[0] for name', "name for name")
+    done = subprocess.run(
+        [sys.executable, "-c", probe.format(body=body)], capture_output=True, text=True, check=True, cwd=REPO
+    )
+    names = set(done.stdout.split())
+    return names | {name.partition(".")[0] for name in names}
+
+
+@pytest.mark.parametrize("word", [*EVERYDAY, None], ids=[*EVERYDAY, "--help"])
+def test_building_an_everyday_command_loads_nothing_heavy(word: str | None) -> None:
+    loaded = _loaded_modules(BUILD.format(word=word))
+    assert "worker.cli.app" in loaded
+    assert loaded & EVERYDAY_SLOW == set()

@@ -18,6 +18,7 @@ ROOT = Path(__file__).resolve().parents[2]
 WORKER = ROOT / "worker"
 
 LAYERS = (
+    "mcp",
     "cli",
     "frontends",
     "service",
@@ -42,7 +43,8 @@ LAYERS = (
     "markers",
     "secret_env",
 )
-"""worker's areas from the top down: `cli` may import every other one, `secret_env` none."""
+"""worker's areas from the top down: `mcp` (the MCP server, a front end over the CLI's operations) may
+import every other one, `secret_env` none."""
 
 ALLOWED_UP = {
     ("service", "frontends"): "the worker starts its repository's status node (StatusNodeStarter), and the "

@@ -12,7 +12,8 @@ from worker.hooks.manager_notes import COMMAND_FIELD, note_command
 def test_the_note_decodes_as_a_send_command() -> None:
     found = decode_command({COMMAND_FIELD: note_command("boss", 'done "quoted" ünï', "kid")})
     assert isinstance(found, Received)
-    assert (found.sender, found.command) == ("kid", Send(agent="boss", text='done "quoted" ünï'))
+    sent = Send(agent="boss", text='done "quoted" ünï', sender="kid")
+    assert (found.sender, found.command) == ("kid", sent)
 
 
 def test_each_note_has_its_own_id() -> None:

@@ -74,10 +74,12 @@ def test_queue_is_fifo_and_finishing_takes_the_head_out() -> None:
     second = store.enqueue(project="p", agent="b", branch="agent/b", target="main", worker="w")
     assert [r.agent for r in store.queue("p")] == ["a", "b"]
     assert store.open_for("p", "b") == second and store.open_for("p", "c") is None
+    assert (store.place(first), store.place(second)) == (1, 2)
     head = store.head("p")
     assert head is not None and head.request == first and head.reason == ""
     store.finish(store.mark(first, status="merging").replace(status="merged", sha="abc"))
     assert store.head("p") == Placed(second)
+    assert store.place(second) == 1 and store.place(first) is None  # gone from the queue
     assert store.get(first.id).status == "merged" and client.ttl(keys.merge(first.id)) > 0
     kinds = [f["e"] for _i, f in cast(list[tuple[str, dict[str, str]]], client.xrange(keys.events))]
     assert ['"merge_ready"' in k for k in kinds] == [True, True, False]

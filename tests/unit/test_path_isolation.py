@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from worker.permissions.bash_reach import Reach, reaches
-from worker.permissions.policy import MANDATORY_DENY, Permissions, decide, mandatory_allow
+from worker.permissions.policy import MANDATORY_DENY, Permissions, decide, mandatory_allow, sandbox_writable
 
 PERMS = Permissions(mandatory_allow(), MANDATORY_DENY)
 
@@ -225,3 +225,43 @@ def test_no_file_is_touched_by_checking(layout: dict[str, Path]) -> None:
     before = sorted(os.listdir(layout["root"]))
     _decide(layout, "Bash", {"command": f"touch {layout['root']}/made"})
     assert sorted(os.listdir(layout["root"])) == before
+
+
+# With the sandbox on, the hook allows Bash writes exactly where the sandbox does (the agent's settings'
+# allowWrite and the sandbox's $TMPDIR): the person is never asked to approve a write that then fails
+# with "Read-only file system" (issue 33).
+SANDBOXED_WRITES = {
+    "elsewhere-in-tmp": ("echo hi > /tmp/elsewhere.txt", "deny"),
+    "tmp-itself-by-tee": ("echo hi | tee /tmp/x.log", "deny"),
+    "sandbox-tmpdir-by-name": ("echo hi > /tmp/claude-0/x.txt", "none"),
+    "sandbox-tmpdir-by-variable": ("echo hi > $TMPDIR/x.txt", "none"),
+    "worktree": ("echo hi > notes.txt", "none"),
+    "claude-home": ("echo hi > ~/.claude/x.md", "deny"),
+    "dev-null": ("echo hi > /dev/null", "none"),
+}
+
+
+@pytest.mark.parametrize(("command", "verdict"), SANDBOXED_WRITES.values(), ids=SANDBOXED_WRITES.keys())
+def test_bash_writes_are_allowed_where_the_sandbox_allows_them(
+    layout: dict[str, Path], command: str, verdict: str
+) -> None:
+    cache = layout["root"] / ".ib" / "agents" / "a1" / "cache"
+    sandboxed = Permissions(mandatory_allow(), MANDATORY_DENY, sandbox_writable([str(cache)], 0))
+    got = decide(
+        "Bash",
+        {"command": command},
+        worktree=str(layout["worktree"]),
+        root=str(layout["root"]),
+        permissions=sandboxed,
+        home=str(layout["home"]),
+    )
+    assert got.verdict == verdict, got.reason
+    if verdict == "deny":
+        assert got.reason.startswith("Path violation: Bash tried to write to ")
+        assert got.reason.endswith(
+            f"write only in the worktree {layout['worktree']} and $TMPDIR (/tmp/claude-0)."
+        )
+
+
+def test_without_a_sandbox_the_hook_keeps_tmp_shared(layout: dict[str, Path]) -> None:
+    assert _decide(layout, "Bash", {"command": "echo hi > /tmp/elsewhere.txt"}) == "none"

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from bus.errors import InvalidInput
-from bus.plans import extract_json, find_cycle, parse_plan, render_tree
+from bus.plans import find_cycle, parse_plan, render_tree
 
 
 def tasks(*specs: tuple[str, list[str]]) -> str:
@@ -83,11 +83,8 @@ def test_refused_with_the_reason(text: str, reason: str) -> None:
         parse_plan(text)
 
 
-def test_a_bare_list_and_a_fenced_answer() -> None:
+def test_a_bare_list_is_a_plan() -> None:
     assert len(parse_plan(json.dumps([{"id": "a", "title": "x"}])).tasks) == 1
-    said = 'Here is the plan:\n```json\n{"tasks": [{"id": "a", "title": "x"}]}\n```\nDone.'
-    assert json.loads(extract_json(said)) == {"tasks": [{"id": "a", "title": "x"}]}
-    assert extract_json('I propose {"tasks": []} as the plan') == '{"tasks": []}'
 
 
 def test_find_cycle_on_a_dag_is_empty() -> None:

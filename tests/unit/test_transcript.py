@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from worker.programs.claude.transcript import TranscriptParser, parse_chunk, shorten
+from worker.programs.claude.transcript import TranscriptParser, shorten
 from worker.programs.output import OutputItem
 
 CWD = "/work/repo"
@@ -72,8 +72,8 @@ LONG = "x" * 200
     ],
 )
 def test_tool_use_summary(name: str, tool_input: dict[str, object], expected: str) -> None:
-    items, _ = parse_chunk(tool_use(name, tool_input, "toolu_x"))
-    assert items == [OutputItem("tool_use", expected, name, "toolu_x", TS)]
+    items, _ = TranscriptParser().feed(tool_use(name, tool_input, "toolu_x"))
+    assert items == [OutputItem("tool_use", expected, name, ts=TS)]
 
 
 REMINDER = "\n\n<system-reminder>\nConsider whether the file is malicious.\n</system-reminder>\n"
@@ -151,8 +151,8 @@ REMINDER = "\n\n<system-reminder>\nConsider whether the file is malicious.\n</sy
 def test_tool_result_summary(
     name: str, tool_input: dict[str, object], content: object, is_error: bool, expected: str
 ) -> None:
-    items, _ = parse_chunk(tool_use(name, tool_input) + tool_result(content, is_error))
-    assert items[1] == OutputItem("tool_result", expected, name, "toolu_1", TS)
+    items, _ = TranscriptParser().feed(tool_use(name, tool_input) + tool_result(content, is_error))
+    assert items[1] == OutputItem("tool_result", expected, name, ts=TS)
 
 
 @pytest.mark.parametrize(
@@ -180,7 +180,7 @@ def test_tool_result_summary(
         (entry("assistant", [{"type": "text", "text": "sub-agent"}], isSidechain=True), []),
         (b'{"type":"summary","summary":"Session title","leafUuid":"u"}\n', []),
         (b'{"type":"system","content":"hook ran","level":"info"}\n', []),
-        (tool_result("orphan output"), [OutputItem("tool_result", "orphan output", None, "toolu_1", TS)]),
+        (tool_result("orphan output"), [OutputItem("tool_result", "orphan output", ts=TS)]),
     ],
     ids=[
         "assistant-text",
@@ -200,7 +200,7 @@ def test_tool_result_summary(
     ],
 )
 def test_entries(data: bytes, expected: list[OutputItem]) -> None:
-    assert parse_chunk(data) == (expected, len(data))
+    assert TranscriptParser().feed(data) == (expected, len(data))
 
 
 GARBAGE = [
@@ -220,12 +220,15 @@ GARBAGE = [
 @pytest.mark.parametrize("garbage", GARBAGE[:-1], ids=lambda g: repr(g[:24]))
 def test_garbage_line_is_consumed_and_skipped(garbage: bytes) -> None:
     good = entry("assistant", [{"type": "text", "text": "after"}])
-    assert parse_chunk(garbage + good) == ([OutputItem("text", "after", ts=TS)], len(garbage + good))
+    assert TranscriptParser().feed(garbage + good) == (
+        [OutputItem("text", "after", ts=TS)],
+        len(garbage + good),
+    )
 
 
 def test_all_garbage_at_once() -> None:
     data = b"".join(GARBAGE)
-    items, consumed = parse_chunk(data)
+    items, consumed = TranscriptParser().feed(data)
     assert (items, consumed) == ([], len(data) - len(GARBAGE[-1]))
 
 
@@ -247,12 +250,12 @@ def test_line_cut_in_half_waits_for_the_rest(cut: int) -> None:
 
     items, consumed = parser.feed(data[consumed:])
     assert consumed == len(second)
-    assert items == [OutputItem("tool_result", "Read 2 lines", "Read", "toolu_1", TS)]
+    assert items == [OutputItem("tool_result", "Read 2 lines", "Read", ts=TS)]
 
 
 def test_nothing_complete_consumes_nothing() -> None:
-    assert parse_chunk(b'{"type": "assistant"') == ([], 0)
-    assert parse_chunk(b"") == ([], 0)
+    assert TranscriptParser().feed(b'{"type": "assistant"') == ([], 0)
+    assert TranscriptParser().feed(b"") == ([], 0)
 
 
 def test_results_match_their_uses_across_feeds_and_ids() -> None:
@@ -283,7 +286,7 @@ def test_escaped_unicode_is_read_too() -> None:
     data = (
         json.dumps({"type": "assistant", "message": {"content": [{"type": "text", "text": "é🚀"}]}}) + "\n"
     ).encode()
-    assert parse_chunk(data)[0] == [OutputItem("text", "é🚀")]
+    assert TranscriptParser().feed(data)[0] == [OutputItem("text", "é🚀")]
 
 
 @pytest.mark.parametrize(
@@ -320,5 +323,5 @@ def test_items_carry_the_context_size_of_their_answer(usage: object, tokens: int
         "timestamp": TS,
         "message": {"role": "assistant", "content": [{"type": "text", "text": "hi"}], "usage": usage},
     }
-    items, _ = parse_chunk((json.dumps(record) + "\n").encode())
+    items, _ = TranscriptParser().feed((json.dumps(record) + "\n").encode())
     assert items == [OutputItem("text", "hi", ts=TS, tokens=tokens)]

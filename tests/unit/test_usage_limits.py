@@ -10,6 +10,8 @@ from bus.usage_limits import (
     UNKNOWN_RESET_WAIT,
     WINDOWS,
     Limit,
+    is_plan_limit,
+    limit_line,
     limit_lines,
     read_reset,
     reset_from_header,
@@ -142,3 +144,48 @@ def test_limit_lines_name_the_reset_the_window_and_the_parked_agents() -> None:
     noted = Limit("work", NOW_S - 1, "seven_day", since, "none", "no reset time given", ())
     assert limit_lines(noted, NOW_S)[0].startswith("work: resuming now (seven_day")
     assert limit_lines(noted, NOW_S)[1:] == ["  parked: none", "  note: no reset time given"]
+
+
+# What Claude Code 2.1.332 records and shows (offline, tests/fake_anthropic): with a Claude login the 429's
+# unified headers become the transcript entry's `apiError` and `quotaLimits`, and the text is its own; with
+# an API key it records no quota and shows the API's message after "API Error: Request rejected (429) · ".
+PLAN_LIMITS = {
+    "recorded-usage-limit": ({"api_error": "usage_limit_reached", "status": "rejected"}, "", True),
+    "recorded-reset-missing": ({"api_error": "usage_limit_reached", "status": "rejected"}, "", True),
+    "rejected-status-only": ({"status": "rejected"}, "", True),
+    "reset-without-status": ({"resets_at": 1795917169}, "API Error: 429", True),
+    "allowed-status": ({"status": "allowed", "resets_at": 1795917169}, "API Error: 429", False),
+    "login-words": ({}, "You've hit your 5-hour limit · resets 1:52am (UTC)", True),
+    "older-login-words": ({}, "You've hit your limit · resets 3pm (Europe/Berlin)", True),
+    "api-key-words": ({}, "API Error: Request rejected (429) · 5-hour limit reached · resets 1:52am", True),
+    "plain-429-login": (
+        {},
+        "API Error: Server is temporarily limiting requests (not your usage limit) · This request would "
+        "exceed the rate limit for your organization of 50 requests per minute.",
+        False,
+    ),
+    "plain-429-api-key": (
+        {},
+        "API Error: Request rejected (429) · This request would exceed the rate limit for your organization",
+        False,
+    ),
+    "bare-429": ({}, "API Error: 429", False),
+    "nothing": ({}, "", False),
+}
+
+
+@pytest.mark.parametrize(("quota", "text", "expected"), PLAN_LIMITS.values(), ids=PLAN_LIMITS.keys())
+def test_only_the_plans_usage_limit_is_one(quota: dict[str, object], text: str, expected: bool) -> None:
+    assert is_plan_limit(quota, text) is expected
+
+
+def test_a_screen_with_a_plain_429_shows_no_limit_line() -> None:
+    plain = "❯ say hi\n● API Error: Request rejected (429) · This request would exceed the rate limit\n❯ \n"
+    assert limit_line(plain) == ""
+    login = (
+        "❯ say hi\n  ⎿  You've hit your 5-hour limit · resets 1:52am (UTC)\n"
+        "● Usage limit reached · set to continue automatically at 1:52am\n❯ \n"
+        "  ⚠ Usage limit reached · limit resets 1:52am\n"
+        "    Continuing automatically at 1:52am · Esc to cancel\n"
+    )
+    assert limit_line(login) == "⚠ Usage limit reached · limit resets 1:52am"

@@ -14,6 +14,8 @@ import os
 import shlex
 from collections.abc import Iterable, Mapping
 
+from bus.session_inbox import SOCKET_VAR, TOKEN_VAR
+
 PASS_NAMES = (
     "HOME",
     "USER",
@@ -61,6 +63,9 @@ PASS_PREFIXES = ("LC_", "XDG_", "ANTHROPIC_", "CLAUDE_", "DISABLE_", "GEMINI_", 
 """Variables with these prefixes in the spawner's environment are passed on as well (`GEMINI_*` and
 `GOOGLE_*`: Gemini CLI's key, base URL and Vertex settings; `IB_FAKE_*`: the
 fake agent's own settings, the one `IB_*` family an agent program reads)."""
+NEVER_PASSED = frozenset({SOCKET_VAR, TOKEN_VAR})
+"""The inbox of the person's Claude Code session (when it spawned the agent): an agent has its own, and
+with the person's its hooks would record the person's inbox as the agent's (bus.session_inbox)."""
 
 
 def passed_names(spawner_env: Iterable[str], extra: Iterable[str] = ()) -> list[str]:
@@ -70,7 +75,11 @@ def passed_names(spawner_env: Iterable[str], extra: Iterable[str] = ()) -> list[
     names.update(dict.fromkeys(n for n in sorted(spawner_env) if n.startswith(PASS_PREFIXES)))
     names.update(dict.fromkeys(extra))
     return [
-        n for n in names if n.isidentifier() and (not n.startswith("IB_") or n.startswith(FAKE_AGENT_PREFIX))
+        n
+        for n in names
+        if n.isidentifier()
+        and (not n.startswith("IB_") or n.startswith(FAKE_AGENT_PREFIX))
+        and n not in NEVER_PASSED
     ]
 
 

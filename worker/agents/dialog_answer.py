@@ -11,14 +11,14 @@ from collections.abc import Callable
 from contextlib import suppress
 
 from bus.agent_store import Agent
-from bus.errors import Conflict, NotFound
+from bus.errors import Conflict, DialogOpen, NotFound
 from bus.poll import wait_until
 from bus.prompts import Prompt
 from bus.questions import Question
 from worker.agents import talk
 from worker.agents.ownership import AgentRef, owned
 from worker.agents.talk import look, send
-from worker.errors import WorkerError
+from worker.errors import SessionGone, WorkerError
 from worker.markers import FROM_PANE
 from worker.programs.registry import program_of
 from worker.runtime import Runtime
@@ -31,6 +31,8 @@ from worker.tmux.dialogs import (
 )
 
 GONE_WAIT = STILL_CLOSING  # seconds an answered dialog may take to close (and a reason waits for it)
+GONE_SETTLE = 0.3  # seconds a dialog that left the screen must stay gone to count as closed
+ANSWER_TRIES = 3  # times an answer's keys are typed while its dialog stays as it was
 
 
 class NoDialog(WorkerError):
@@ -43,6 +45,11 @@ class AlreadyAnswered(Conflict):
 
 class DialogClosed(NoDialog):
     """The dialog an answer was meant for closed before it landed."""
+
+
+class OtherDialog(Conflict):
+    """The agent shows a dialog, but not the one the answer names (an old message's button, or a made-up
+    id): answering it would answer a dialog the person did not see."""
 
 
 class BadAnswer(WorkerError):
@@ -61,13 +68,38 @@ def approve(rt: Runtime, agent: AgentRef, always: bool = False, prompt_id: str |
 def deny(rt: Runtime, agent: AgentRef, reason: str = "", prompt_id: str | None = None) -> str:
     """Refuse the tool call (telling the agent why, when given), refuse the folder, or keep planning."""
     record = owned(rt, agent)
+    recorded = rt.prompts.get(record.id)  # what the hook told of the call, before the answer clears it
     dialog, label = _answer(rt, record, prompt_id, lambda d: program_of(record).pick(d, "deny"))
+    untold = dialog.kind == "permission" and program_of(record).refusal_untold
+    note = refusal_note(dialog, recorded.detail if recorded else "") if untold else ""
+    untelling = ""
     if reason.strip() and dialog.kind != "trust":
         _wait_until_gone(rt, record)
-        send(rt, record, reason)
+        untelling = _tell(rt, record, f"{note} {reason}" if note else reason, "the reason")
+    elif note:
+        if _wait_until_gone(rt, record):
+            untelling = _tell(rt, record, note, "the refusal")
     elif dialog.kind in ("permission", "plan"):
         _tell_the_turn_ended(rt, record, dialog)
-    return f"denied {dialog.describe()} of {record.id}: {label}"
+    return f"denied {dialog.describe()} of {record.id}: {label}{untelling}"
+
+
+def _tell(rt: Runtime, agent: Agent, text: str, what: str) -> str:
+    """Send `text` after a refusal; "" when it went, else why not: the refusal stands either way (an error
+    here would make a person deny again, and answer the dialog that came next)."""
+    try:
+        send(rt, agent, text)
+    except (DialogOpen, WorkerError) as e:
+        return f"; {what} was not sent to the agent ({e})"
+    return ""
+
+
+def refusal_note(dialog: Dialog, detail: str = "") -> str:
+    """What the model is told of a call the person refused without a reason, by a program that would tell
+    it nothing (Gemini CLI drops the cancelled call from the conversation): the call, as the hook told
+    its `detail` (the command, the file), else the dialog's title. Pure."""
+    call = f"`{detail}`" if detail else f"the tool call ({dialog.title or 'a permission dialog'})"
+    return f"I refused {call}: it did not run."
 
 
 def _tell_the_turn_ended(rt: Runtime, agent: Agent, dialog: Dialog) -> None:
@@ -90,7 +122,19 @@ def choose(rt: Runtime, agent: AgentRef, answer: str, prompt_id: str | None = No
     plan or trust dialog also by what it means: approve, always, deny."""
     record = owned(rt, agent)
     dialog, label = _answer(rt, record, prompt_id, lambda d: program_of(record).choose(d, answer))
+    if _refuses(record, dialog, label):  # the drawn "No" of a dialog the pane watcher told first
+        _tell_the_turn_ended(rt, record, dialog)
     return f"answered {dialog.describe()} of {record.id}: {label}"
+
+
+def _refuses(agent: Agent, dialog: Dialog, label: str) -> bool:
+    """Whether the option picked (`label`) refuses a tool call or a plan, as `deny` does: the turn ends."""
+    if dialog.kind not in ("permission", "plan"):
+        return False
+    try:
+        return dialog.options[program_of(agent).pick(dialog, "deny")].label == label
+    except DialogError:
+        return False
 
 
 def answer(rt: Runtime, question_id: str, text: str, sender: str | None = None) -> Question:
@@ -119,7 +163,9 @@ def _answer(
     prompt = rt.prompts.get(agent.id)
     if prompt_id and rt.prompts.answered(prompt_id):
         raise AlreadyAnswered(f"that dialog of {agent.id} was already answered")
-    if prompt_id and (prompt is None or prompt.id != prompt_id):
+    if prompt_id and prompt is not None and prompt.id != prompt_id:
+        raise OtherDialog(f"{agent.id} shows another dialog now, not that one; nothing was sent")
+    if prompt_id and prompt is None:
         raise DialogClosed(f"{agent.id}: the dialog closed; nothing was sent")
     if prompt is not None and rt.prompts.answered(prompt.id):
         _after_an_answer(rt, agent, prompt)
@@ -141,12 +187,37 @@ def _answer(
     claimed = prompt or _record(rt, agent.id, dialog)
     if not rt.prompts.claim(claimed.id, agent.id):
         raise AlreadyAnswered(f"that dialog of {agent.id} was already answered")
-    rt.tmux.send_keys(agent.session, *program_of(agent).option_keys(dialog, index))
+    type_answer(rt, agent, dialog, program_of(agent).option_keys(dialog, index), claimed.id)
     if claimed.question_id:
         with suppress(NotFound):  # answered; the prompt stays (a second answer is refused) until it closes
             rt.questions.acknowledge(claimed.question_id)
     rt.agents.update(agent.id, state_by="")  # the pane tells what happens next
     return dialog, dialog.options[index].label
+
+
+def type_answer(rt: Runtime, agent: Agent, dialog: Dialog, keys: list[str], prompt_id: str) -> None:
+    """Type the keys of an answer to `dialog` (recorded as prompt `prompt_id`), and again while the pane
+    shows it unchanged STILL_CLOSING later with no other dialog recorded: Claude Code draws a dialog before
+    it reads keys (for a second or more on a busy machine) and drops the keys that come in between.
+    ANSWER_TRIES times at most. Until the last, the answer counts from when this looks again: the pane
+    watcher tells a dialog still drawn STILL_CLOSING past its answer anew, and must not while this may."""
+    for left in reversed(range(ANSWER_TRIES)):
+        rt.prompts.typed(prompt_id, time.time() + (STILL_CLOSING if left else 0.0))
+        rt.tmux.send_keys(agent.session, *keys)
+        if not left or wait_until(lambda: not _unanswered(rt, agent, dialog, prompt_id), STILL_CLOSING):
+            return
+
+
+def _unanswered(rt: Runtime, agent: Agent, dialog: Dialog, prompt_id: str) -> bool:
+    """Whether the pane still shows `dialog` as it was answered (the same option selected) and the agent's
+    dialog on record is still that answer's."""
+    recorded = rt.prompts.get(agent.id)
+    if recorded is None or recorded.id != prompt_id:
+        return False
+    try:
+        return program_of(agent).read_dialog(rt.tmux.capture(agent.session)) == dialog
+    except SessionGone:
+        return False
 
 
 def _after_an_answer(rt: Runtime, agent: Agent, prompt: Prompt) -> None:
@@ -164,10 +235,15 @@ def _after_an_answer(rt: Runtime, agent: Agent, prompt: Prompt) -> None:
 
 
 def _record(rt: Runtime, agent_id: str, dialog: Dialog) -> Prompt:
-    """A record for a dialog answered before the watcher or a hook recorded it."""
+    """A record for a dialog answered before the watcher or a hook recorded it (or theirs, should one of
+    them record it meanwhile)."""
     labels = tuple(o.label for o in dialog.options)
     title = dialog.title
-    return rt.prompts.record(agent_id, dialog.kind, dialog.folder, labels, tool=FROM_PANE, question=title)
+    recorded = rt.prompts.record(agent_id, dialog.kind, dialog.folder, labels, tool=FROM_PANE, question=title)
+    found = recorded or rt.prompts.get(agent_id)
+    if found is None:
+        raise DialogClosed(f"{agent_id}: the dialog closed; nothing was sent")
+    return found
 
 
 def _being_drawn(rt: Runtime, agent: Agent, prompt: Prompt | None) -> Dialog | None:
@@ -179,5 +255,13 @@ def _being_drawn(rt: Runtime, agent: Agent, prompt: Prompt | None) -> Dialog | N
 
 
 def _wait_until_gone(rt: Runtime, agent: Agent) -> bool:
-    """Whether the dialog left the screen within GONE_WAIT (pane text cannot push)."""
-    return bool(wait_until(lambda: open_dialog(rt, agent) is None, GONE_WAIT))
+    """Whether the dialog left the screen within GONE_WAIT (pane text cannot push), and stayed gone a moment
+    later: a program redrawing after the keys (Gemini CLI) can show one frame without its dialog."""
+
+    def gone() -> bool:
+        if open_dialog(rt, agent) is not None:
+            return False
+        time.sleep(GONE_SETTLE)
+        return open_dialog(rt, agent) is None
+
+    return bool(wait_until(gone, GONE_WAIT))

@@ -27,6 +27,8 @@ from bus.permission_modes import BYPASS, permission_mode
 from bus.relay_port import RELAY_QUEUE, VIA_RELAY, relay_address
 from bus.repo_paths import agent_from_path, ensure_state_dir, shared_git_dir
 from bus.settings import MODEL_PROGRAMS
+from bus.settings_file import read_text
+from bus.spool import spool_dirs
 from bus.worker_commands import NewAgent
 from worker.agents import agent_log
 from worker.agents.agent_env import agent_path, env_command, passed_names
@@ -36,9 +38,11 @@ from worker.errors import WorkerError
 from worker.git import agent_repo
 from worker.git.agent_repo import AgentRepo
 from worker.git.repo import Git
+from worker.permissions.config_file import read_config
 from worker.permissions.policy import merge_permissions
 from worker.programs import registry
 from worker.programs.claude.sandbox import sandbox_problem
+from worker.programs.claude.settings import persons_default_mode
 from worker.programs.confinement import Confinement
 from worker.programs.program import AgentProgram, Launch
 from worker.programs.registry import program_of
@@ -109,6 +113,8 @@ def new_agent(rt: Runtime, req: SpawnRequest) -> Agent:
     command = program.command(rt.settings.agent_command)
     registry.check_startable(program, command, lambda warning: _note(req, warning))
     mode = _permission_mode(rt, req)
+    if program.name == "claude" and not req.permission_mode:
+        _note_persons_mode(req, str(root), mode)
     for note in program.notes(command, str(root)):
         _note(req, note)
     holder = rt.agents.reserve(agent_id, rt.worker_id)  # atomic: one machine gets the name
@@ -206,6 +212,17 @@ def _manager(rt: Runtime, req: SpawnRequest) -> str:
         if rt.agents.find(manager) is None:
             raise InvalidInput(f"manager {manager!r} is not an agent (see `ib list`)")
     return manager
+
+
+def _note_persons_mode(req: SpawnRequest, root: str, mode: str) -> None:
+    """The person's own defaultMode does not reach agents (theirs outranks it): say so when it differs."""
+    found = persons_default_mode(root, os.path.expanduser("~"))
+    if found is not None and found[0] != mode:
+        _note(
+            req,
+            f"your Claude Code defaultMode {found[0]!r} ({found[1]}) is not used for agents: this one "
+            f"starts in {mode} (--permission-mode or IB_PERMISSION_MODE picks another)",
+        )
 
 
 def _permission_mode(rt: Runtime, req: SpawnRequest) -> str:
@@ -324,7 +341,9 @@ def _write_files(rt: Runtime, agent: Agent, paths: AgentPaths, req: SpawnRequest
 def agent_launch(rt: Runtime, agent: Agent, paths: AgentPaths, resume: bool = False) -> Launch:
     """What the agent's program is told to set up and start (worker.programs.program.Launch)."""
     permissions = merge_permissions(
-        agent.role, _config(rt.root / ".ib" / "config.json"), _config(Path.home() / ".ib" / "config.json")
+        agent.role,
+        read_config(rt.root / ".ib" / "config.json"),
+        read_config(Path.home() / ".ib" / "config.json"),
     )
     return Launch(
         agent_id=agent.id,
@@ -359,6 +378,7 @@ def _confinement(rt: Runtime, agent: Agent, paths: AgentPaths) -> Confinement:
             cache=str(paths.cache),
             relay=_relay(rt),
             queue=str(paths.relay_queue),
+            spool=spool_dirs(str(rt.settings.spool_dir)),
         )
     refs = Path(shared_git_dir(str(rt.root))) / "refs" / "heads"
     branches = Git(rt.root).output("for-each-ref", "--format=%(refname:short)", "refs/heads").split()
@@ -372,6 +392,7 @@ def _confinement(rt: Runtime, agent: Agent, paths: AgentPaths) -> Confinement:
         cache=str(paths.cache),
         relay=_relay(rt),
         queue=str(paths.relay_queue),
+        spool=spool_dirs(str(rt.settings.spool_dir)),
     )
 
 
@@ -492,22 +513,5 @@ def _undo(rt: Runtime, git: Git, paths: AgentPaths, branch: str, agent_id: str) 
 
 
 def _read(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return ""
-
-
-def _config(path: Path) -> dict[str, object]:
-    try:
-        loaded = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return {}
-    except (OSError, ValueError) as e:
-        raise InvalidInput(f"{path} is not valid JSON ({e}); fix or remove it") from e
-    if not isinstance(loaded, dict):
-        kind = type(loaded).__name__.replace("dict", "object").replace("list", "array")
-        raise InvalidInput(
-            f'{path} holds a JSON {kind}; it must be an object like {{"permissions": {{...}}}}'
-        )
-    return loaded
+    """A prompt addition of the person's, through the settings-file reader (a FIFO never blocks a spawn)."""
+    return read_text(str(path)) or ""

@@ -4,33 +4,47 @@ from __future__ import annotations
 
 import base64
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from bus.agent_store import Agent
-from bus.errors import InvalidInput
+from bus.errors import DialogOpen, InvalidInput
 from bus.event_options import listed
 from bus.questions import Question
-from worker.agents import agent_log
+from worker.agents import agent_inbox, agent_log
 from worker.agents.layout import AgentPaths
 from worker.agents.ownership import AgentRef, owned
 from worker.errors import SessionGone, WorkerError
+from worker.programs.program import AgentProgram
 from worker.programs.registry import program_of
 from worker.runtime import Runtime
 from worker.tmux.dialogs import refusal
-from worker.tmux.input_box import still_typed
+from worker.tmux.input_box import arriving, still_typed
+from worker.tmux.pane_state import PaneState
 
 MAX_SEND_BYTES = 1_048_576
 SUBMIT_CHECK_DELAY = 0.3  # seconds after Enter before looking whether the text left the input box
-TYPED_WAIT = 2.0  # seconds a piece typed before the rest may take to show on a busy machine
+SUBMIT_TRIES = 4  # presses of Enter while the text stays in the input box
+ENTER_WAIT = 3.0  # seconds an Enter may take to clear the input box before it is pressed again
+HIDDEN_WAIT = 30.0  # seconds the input box may stay hidden after an Enter (Gemini CLI resuming a session)
+TYPED_WAIT = 2.0  # seconds typed text may take to show in the input box on a busy machine
+ARRIVING_WAIT = 30.0  # seconds a message the box shows the start of may take to show whole
+PROBE_KEY = "x"  # typed and erased before a message, where the program asks for it
+READY_WAIT = 15.0  # seconds a program may take to read its first key (Gemini CLI resuming a session)
+STARTING_WAIT = 30.0  # seconds a program may take to draw its first screen (Claude Code on a busy machine)
 
 
 class AgentNotRunning(WorkerError):
     """The agent's tmux session is gone."""
 
 
-class DialogOpen(WorkerError):
-    """The agent shows a dialog: typed text would answer it (or be lost); the message says what does."""
+class NotSubmitted(WorkerError):
+    """The text sits in the agent's input box, typed but not sent, however often Enter was pressed."""
+
+
+class NotStarted(WorkerError):
+    """The agent's program has drawn nothing it reads keys behind, however long it was waited for."""
 
 
 def sent_text(text: str, sender: str | None) -> str:
@@ -39,51 +53,154 @@ def sent_text(text: str, sender: str | None) -> str:
 
 
 def send(rt: Runtime, agent: AgentRef, text: str, sender: str | None = None) -> Agent:
+    """Give the agent `text`. From another agent (`sender`) into its Claude Code inbox when it has one
+    (worker.agents.agent_inbox), else, and always from the person, typed into its pane."""
     if not text.strip():
         raise InvalidInput('nothing to send: give the text, e.g. ib send agent-1 "run the tests"')
     if len(text.encode("utf-8", "surrogatepass")) > MAX_SEND_BYTES:
         raise InvalidInput(f"the text is over {MAX_SEND_BYTES} bytes; send a file path instead")
     agent = owned(rt, agent)
     message = sent_text(text, sender)
+    if sender and agent_inbox.post(rt, agent, message):  # another agent's word: between its tool calls
+        _logged(agent, text, sender, " (through its inbox)")
+        return agent
+    _type(rt, agent, message)
+    _logged(agent, text, sender)
+    return agent
+
+
+def _type(rt: Runtime, agent: Agent, message: str) -> None:
+    """Type the message into the agent's pane and submit it; never into an open dialog."""
+    program = program_of(agent)
     try:
-        dialog = program_of(agent).read_dialog(rt.tmux.capture(agent.session))
+        screen = _started_screen(rt, agent, program)
+        dialog = program.read_dialog(screen)
         if dialog is not None:
             raise DialogOpen(refusal(agent.id, dialog))
-        *first, last = program_of(agent).typed_parts(message)
-        for part in first:
-            _type_and_see(rt, agent, part)
-        rt.tmux.send_text(agent.session, last, enter_delay=rt.settings.send_delay)
-        _make_sure_submitted(rt, agent, message)
+        box = program.input_text(screen)  # None: no box this program's screen shows that it can read
+        if program.probes_input and box is not None:
+            _probe(rt, agent, program, box)
+        rt.tmux.send_text(agent.session, message, enter=False, paste=program.pastes)
+        _submit(rt, agent, program, message, readable=box is not None)
         rt.prompts.moved_on(agent.id)
     except SessionGone as e:
         raise AgentNotRunning(
             f"{agent.id} is not running (its session is gone); start it again with ib resume {agent.id}"
         ) from e
+
+
+def _started_screen(rt: Runtime, agent: Agent, program: AgentProgram) -> str:
+    """The pane once its program shows that it started, STARTING_WAIT at most. Keys typed before go to the
+    terminal, which may drop them when the program takes it over (the fake agent's raw mode does: `ib send`
+    right after `ib new-agent` said the text was sent, and it never arrived)."""
+    deadline = time.monotonic() + STARTING_WAIT
+    while _starting(program, screen := rt.tmux.capture(agent.session)):
+        if time.monotonic() > deadline:
+            raise NotStarted(
+                f"{agent.id} shows nothing of its program {STARTING_WAIT:.0f} s after it started, so "
+                f"nothing was typed; see it with ib look {agent.id}, then send again"
+            )
+        time.sleep(0.05)
+    return screen
+
+
+def _starting(program: AgentProgram, screen: str) -> bool:
+    """Whether the screen shows the program still starting: nothing drawn yet (a capture drops blank rows,
+    so a blank pane is an empty text), or what the program draws before it reads keys. Pure."""
+    return not screen.strip() or program.pane_state(screen) is PaneState.CREATING
+
+
+def _logged(agent: Agent, text: str, sender: str | None, how: str = "") -> None:
     agent_log.append(
-        AgentPaths(Path(agent.root), agent.id).log, f"Received message from {sender or 'user'}: {text[:500]}"
+        AgentPaths(Path(agent.root), agent.id).log,
+        f"Received message from {sender or 'user'}{how}: {text[:500]}",
     )
     if sender:
         agent_log.append(
-            AgentPaths(Path(agent.root), sender).log, f"Sent message to {agent.id}: {text[:500]}"
+            AgentPaths(Path(agent.root), sender).log, f"Sent message to {agent.id}{how}: {text[:500]}"
         )
-    return agent
 
 
-def _type_and_see(rt: Runtime, agent: Agent, part: str) -> None:
-    """Type `part` (no Enter) and wait until the screen changes with it, TYPED_WAIT at most."""
-    before = rt.tmux.capture(agent.session)
-    rt.tmux.send_text(agent.session, part, enter=False)
-    deadline = time.monotonic() + TYPED_WAIT
-    while rt.tmux.capture(agent.session) == before and time.monotonic() < deadline:
+def _probe(rt: Runtime, agent: Agent, program: AgentProgram, before: str) -> None:
+    """Type a key and erase it, each once the input box (holding `before`) shows the one before, TYPED_WAIT
+    at most: the program reads keys, and what comes next is read as what it is (a paste as a paste)."""
+    rt.tmux.send_text(agent.session, PROBE_KEY, enter=False)
+    _wait_box(rt, agent, program, lambda box: box is not None and box.endswith(PROBE_KEY), READY_WAIT)
+    rt.tmux.send_keys(agent.session, "BSpace")
+    _wait_box(rt, agent, program, lambda box: box == before)
+
+
+def _wait_box(
+    rt: Runtime,
+    agent: Agent,
+    program: AgentProgram,
+    shows: Callable[[str | None], bool],
+    limit: float = TYPED_WAIT,
+) -> None:
+    """Until the input box `shows` what is awaited, `limit` seconds at most."""
+    deadline = time.monotonic() + limit
+    while not shows(program.input_text(rt.tmux.capture(agent.session))) and time.monotonic() < deadline:
         time.sleep(0.02)
 
 
-def _make_sure_submitted(rt: Runtime, agent: Agent, message: str) -> None:
-    """Press Enter once more when the first one was taken by a completion menu (text ending in `@path`)
-    and the message still sits in the input box."""
-    time.sleep(SUBMIT_CHECK_DELAY)
-    if still_typed(rt.tmux.capture(agent.session), message):
+def _wait_typed(rt: Runtime, agent: Agent, program: AgentProgram, message: str) -> None:
+    """Until the input box shows the message: TYPED_WAIT for it to start showing, then, while the box shows
+    its start (Gemini CLI, given a paste as keys before it turned bracketed paste on, draws them one by one:
+    seconds on a busy machine), ARRIVING_WAIT at most."""
+    started = time.monotonic()
+    while True:
+        box = program.input_text(rt.tmux.capture(agent.session))
+        waited = time.monotonic() - started
+        if still_typed(box, message) or waited > (ARRIVING_WAIT if arriving(box, message) else TYPED_WAIT):
+            return
+        time.sleep(0.02)
+
+
+def _submit(rt: Runtime, agent: Agent, program: AgentProgram, message: str, readable: bool) -> None:
+    """Press Enter the send delay after the input box shows the message (Gemini CLI submits what it last
+    drew: an Enter before it drew the text sends a part of it), then again while the message still sits
+    there (an Enter taken by a completion menu after `@path`, made a newline by a paste guard, or lost
+    while Gemini CLI resumes a session), SUBMIT_TRIES times at most. A screen with no box this program
+    can read (not `readable`) gets one Enter, the send delay after the text."""
+    if readable:
+        _wait_typed(rt, agent, program, message)
+    for _ in range(SUBMIT_TRIES):
+        time.sleep(rt.settings.send_delay)
         rt.tmux.send_keys(agent.session, "Enter")
+        time.sleep(SUBMIT_CHECK_DELAY)
+        if not readable or _left_box(rt, agent, program, message):
+            return
+    raise NotSubmitted(
+        f"the text is still in {agent.id}'s input box after {SUBMIT_TRIES} presses of Enter; "
+        f"see it with ib look {agent.id}"
+    )
+
+
+def _left_box(rt: Runtime, agent: Agent, program: AgentProgram, message: str) -> bool:
+    """Whether the message left the input box after an Enter: a box shows without it, or a dialog came (the
+    turn began), or the box hid while the program works on it; not when the box held it for ENTER_WAIT
+    (not sooner: a program that took the Enter but has not drawn it yet would take a second one as a second
+    message). A box not drawn (Gemini CLI hides it while it resumes a session) is waited for, HIDDEN_WAIT
+    at most."""
+    held_since: float | None = None
+    deadline = time.monotonic() + HIDDEN_WAIT
+    while time.monotonic() < deadline:
+        screen = rt.tmux.capture(agent.session)
+        box = program.input_text(screen)
+        if program.read_dialog(screen) is not None or (
+            box is not None and not still_typed(box, message) and not arriving(box, message)
+        ):
+            return True
+        if box is None and program.pane_state(screen) is PaneState.RUNNING:  # it hid the box to work on it
+            return True
+        held_since = (held_since or time.monotonic()) if box is not None else None
+        if held_since is not None and time.monotonic() - held_since > ENTER_WAIT:
+            return False
+        time.sleep(0.05)
+    raise NotSubmitted(
+        f"{agent.id} shows no input box {HIDDEN_WAIT:.0f} s after the message was typed and Enter pressed; "
+        f"see whether it arrived with ib look {agent.id}"
+    )
 
 
 def press(rt: Runtime, agent: AgentRef, *keys: str) -> None:

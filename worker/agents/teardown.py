@@ -16,7 +16,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from bus.agent_store import Agent
-from bus.errors import Conflict
+from bus.errors import UnmergedWork
+from bus.limit_store import LimitStore
 from bus.poll import wait_until
 from worker.agents import agent_log
 from worker.agents.layout import AgentPaths, archive_root
@@ -52,15 +53,16 @@ def _refuse_unmerged(agent: Agent) -> None:
     agent_repo.publish(git, repo)
     ahead = git.ahead(agent.branch, agent.base_branch) if agent.branch else []
     if dirty or ahead:
+        changed = len(dirty.splitlines())
         what = ", ".join(
             p
             for p in (
                 f"{len(ahead)} unmerged commit(s)" if ahead else "",
-                "uncommitted changes" if dirty else "",
+                f"uncommitted changes ({changed} file{'s' if changed != 1 else ''})" if dirty else "",
             )
             if p
         )
-        raise Conflict(
+        raise UnmergedWork(
             f"{agent.id} has {what}; merge it (ib merge {agent.id}) "
             f"or throw it away (ib kill --force {agent.id})"
         )
@@ -84,6 +86,7 @@ def teardown(rt: Runtime, agent: Agent, graceful: bool = True, why: str = "ib ki
     archive = _archive(agent, paths, scrollback)
     shutil.rmtree(paths.folder, ignore_errors=True)
     rt.questions.forget_agent(agent.id)
+    LimitStore(rt.client, rt.keys).forget_agent(agent.id)
     rt.agents.remove(agent.id)
     return archive
 

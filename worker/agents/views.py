@@ -10,10 +10,8 @@ from bus import budget_store
 from bus.agent_store import Agent
 from bus.ages import format_age
 from bus.errors import Conflict
+from worker.agents import agent_inbox
 from worker.agents.ownership import AgentRef, owned
-from worker.agents.teardown import agent_repository
-from worker.git import agent_repo
-from worker.git.repo import Git
 from worker.runtime import Runtime
 from worker.terminal_text import printable
 
@@ -70,6 +68,7 @@ def info_lines(rt: Runtime, agent: Agent) -> list[str]:
         f"branch:    {agent.branch or '-'} (from {agent.base_branch or '-'})",
         f"worktree:  {agent.worktree or '-'}",
         f"session:   {agent.session} on {agent.worker}",
+        f"messages:  {agent_inbox.path_of(rt, agent).line()}",
         *tmux_lines(rt.settings.tmux_socket, agent.session, elsewhere=agent.worker != rt.worker_id),
         f"age:       {format_age(agent.age)}",
         f"goal:      {printable(agent.goal.strip(), keep=chr(10))}",
@@ -96,12 +95,23 @@ def info_record(rt: Runtime, agent: Agent) -> dict[str, object]:
     return {
         **record,
         "state": live_state(rt, agent),  # what the pane shows now; the record's `detail` says more
+        "messages": _messages_record(agent_inbox.path_of(rt, agent)),
         "tmux_socket": rt.settings.tmux_socket or "default",
         "attach": attach_command(rt.settings.tmux_socket, agent.session),
     }
 
 
+def _messages_record(path: agent_inbox.MessagePath) -> dict[str, str]:
+    """`ib info --json`'s `messages`: how other agents' messages reach the agent (`inbox` or `pane`)."""
+    found = {"from_agents": path.way, "from_you": "pane"}
+    return {**found, "inbox": path.inbox.socket} if path.inbox else {**found, "why": path.why}
+
+
 def status_text(rt: Runtime, agent: AgentRef) -> str:
+    from worker.agents.teardown import agent_repository
+    from worker.git import agent_repo
+    from worker.git.repo import Git
+
     agent = owned(rt, agent)
     if not agent.branch:
         raise Conflict(f"{agent.id} works without a worktree: see `git status` in {agent.root}")
@@ -122,6 +132,10 @@ def status_text(rt: Runtime, agent: AgentRef) -> str:
 
 
 def diff_text(rt: Runtime, agent: AgentRef, stat: bool = False) -> str:
+    from worker.agents.teardown import agent_repository
+    from worker.git import agent_repo
+    from worker.git.repo import Git
+
     agent = owned(rt, agent)
     if not agent.branch:
         raise Conflict(f"{agent.id} works without a worktree: there is no branch to diff")

@@ -6,18 +6,22 @@ it gets over the bus from an agent the same way (`check_command`).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from typer._click.core import Command, Context, ParameterSource  # typer vendors click
 from typer._click.globals import get_current_context
 from typer.core import TyperGroup
 
 from bus import worker_commands as cmd
+from bus.errors import BusError
 from bus.repo_paths import agent_from_path
 from worker.boundary.identity import AgentCaller
 from worker.boundary.paths import READ, WRITE, confined
 from worker.boundary.rules import AGENT_ID, Request, decide
 from worker.errors import WorkerError
+
+if TYPE_CHECKING:
+    from bus.agent_store import AgentStore
 
 ManagerOf = Callable[[str], "str | None"]
 """An agent's manager (`""` for a top agent), or None when there is no such agent."""
@@ -56,8 +60,9 @@ def install(root: Command, caller: AgentCaller, cwd: str, manager_of: ManagerOf)
     if isinstance(root, TyperGroup):
         for sub in root.commands.values():
             install(sub, caller, cwd, manager_of)
-    elif root.callback is not None:
-        root.callback = _guarded(root.callback, caller, cwd, manager_of)
+    elif root.callback is not None:  # a command made once per process may be guarded again: its own body
+        body = getattr(root.callback, "unguarded", root.callback)
+        root.callback = _guarded(body, caller, cwd, manager_of)
 
 
 def _guarded(
@@ -69,6 +74,7 @@ def _guarded(
         check(caller, cwd, request_of(ctx, name, params, manager_of, caller.id))
         return body(**_confine_paths(ctx, name, params, caller))
 
+    checked.unguarded = body  # type: ignore[attr-defined]
     return checked
 
 
@@ -92,9 +98,31 @@ def request_of(
         for param in ctx.command.params
         if param.name and ctx.get_parameter_source(param.name) is ParameterSource.COMMANDLINE
     )
+    return named_request(name, target, acting, given, manager_of, caller)
+
+
+def named_request(
+    name: str,
+    target: str | None,
+    acting: str | None,
+    options: frozenset[str],
+    manager_of: ManagerOf,
+    caller: str,
+) -> Request:
+    """The allow-list's view of `ib <name>` for `target`, acting as `acting`, with these options given (the
+    CLI's and `ib mcp`'s tools, which name the command they stand for)."""
     return Request(
-        name, target, acting, given, _manager(target, manager_of), _manager(caller, manager_of) or ""
+        name, target, acting, options, _manager(target, manager_of), _manager(caller, manager_of) or ""
     )
+
+
+def manager_in(agents: AgentStore, agent_id: str) -> str | None:
+    """A `ManagerOf` over the agents' store: None for no such agent, or when the bus cannot say."""
+    try:
+        agent = agents.find(agent_id)
+    except (BusError, WorkerError, ValueError):
+        return None
+    return agent.manager if agent is not None else None
 
 
 def _confine_paths(ctx: Context, name: str, params: dict[str, Any], caller: AgentCaller) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from bus.record import Record
 
 TYPE_CHECKING = False  # typing costs milliseconds on the hooks' path; the checker still sees the types
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator
+    from collections.abc import Iterable, Iterator, Mapping
 
 AGENT_ID = "IB_AGENT_ID"
 RELAYED = "IB_RELAYED"
@@ -111,15 +111,25 @@ def agent_caller() -> AgentCaller | None:
     such a one, and the mark only narrows what it may do; an agent's own process is its agent whatever
     it sets."""
     if not _known:
-        if os.path.isdir(f"{PROC}/self"):
-            found = caller_of(os.getpid())
-            if found is None and os.environ.get(RELAYED) == "1" and os.environ.get(AGENT_ID):
-                found = AgentCaller(os.getpid(), {k: v for k, v in os.environ.items() if k.startswith("IB_")})
-            _known.append(found)
-        else:
-            own = {k: v for k, v in os.environ.items() if k.startswith("IB_")}
-            _known.append(AgentCaller(os.getpid(), own) if own.get(AGENT_ID) else None)
+        _known.append(caller_for(os.getpid(), os.environ))
     return _known[0]
+
+
+def caller_for(pid: int, environ: Mapping[str, str]) -> AgentCaller | None:
+    """The agent process `pid`, started with `environ`, acts for (see agent_caller)."""
+    ib_only = {k: v for k, v in environ.items() if k.startswith("IB_")}
+    if not os.path.isdir(f"{PROC}/self"):
+        return AgentCaller(pid, ib_only) if ib_only.get(AGENT_ID) else None
+    found = caller_of(pid)
+    if found is None and ib_only.get(RELAYED) == "1" and ib_only.get(AGENT_ID):
+        found = AgentCaller(pid, ib_only)
+    return found
+
+
+def adopt_caller(pid: int, environ: Mapping[str, str]) -> None:
+    """Make this process act for whom process `pid` (started with `environ`) acts for: the warm `ib`'s
+    command process (worker.cli.warm) runs its client's command, and its own ancestry is the server's."""
+    _known[:] = [caller_for(pid, environ)]
 
 
 def act_as(caller: AgentCaller) -> None:

@@ -6,44 +6,26 @@ import json
 import sys
 import time
 from base64 import b64decode
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-import redis
 import typer
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
 
-from bus.ages import format_age
-from bus.errors import BusUnavailable, InvalidInput
+from bus.errors import BusUnavailable, InvalidInput, NoBusHere
 from bus.ids import validate_id
 from bus.repo_paths import agent_from_path
-from bus.worker_commands import (
-    Diff,
-    Kill,
-    Look,
-    Merge,
-    MergeCheck,
-    NewAgent,
-    Nuke,
-    Pause,
-    PressKeys,
-    Resume,
-    Send,
-    Status,
-    TakeScreenshot,
-)
-from bus.workers import require_alive
-from worker.agents import views
 from worker.cli.context import Context
+from worker.cli.output import console
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from bus.agent_store import Agent
+    from bus.worker_commands import NewAgent
     from worker.agents.talk import Screenshot
+    from worker.runtime import Runtime
 
 # What only some commands need is imported in them (spawning, talking to the person, working without the
 # bus, the sandbox line): each `ib` process loads what its one command uses.
-
-console = Console(highlight=False)
 
 
 def _caller(ctx: Context) -> str | None:
@@ -79,6 +61,41 @@ def new_agent_cmd(
 
     Example: ib new-agent "add a --verbose flag to the CLI" --name verbose-flag --on build-box
     """
+    ctx = Context()
+    command = new_agent_command(
+        ctx,
+        goal,
+        name=name,
+        manager=manager,
+        worker=worker,
+        no_worktree=no_worktree,
+        model=model,
+        permission_mode=permission_mode,
+        prompt_file=prompt_file,
+        project=project,
+        task=task,
+        cli=cli,
+    )
+    print(spawn(ctx, command, on, _print_note))
+
+
+def new_agent_command(
+    ctx: Context,
+    goal: str,
+    *,
+    name: str | None = None,
+    manager: str | None = None,
+    worker: bool = False,
+    no_worktree: bool = False,
+    model: str | None = None,
+    permission_mode: str | None = None,
+    prompt_file: str | None = None,
+    project: str | None = None,
+    task: str | None = None,
+    cli: str | None = None,
+) -> NewAgent:
+    """The `NewAgent` command `ib new-agent` (and the MCP tool `spawn`) sends, its values checked first."""
+    from bus.worker_commands import NewAgent
     from worker.agents.spawn import SpawnRequest, read_goal, requested_mode
     from worker.programs.registry import program
 
@@ -86,7 +103,6 @@ def new_agent_cmd(
         raise typer.BadParameter(
             "must not be empty (leave --model out for the program's default)", param_hint="--model"
         )
-    ctx = Context()
     if name is not None:
         validate_id("agent", name)  # before the command, which reads an empty name as none given
     mode = requested_mode(permission_mode)
@@ -96,7 +112,7 @@ def new_agent_cmd(
         text = ""  # the task's title and body are the goal (worker.tasks.assign)
     else:
         text = read_goal(SpawnRequest(goal, prompt_file=prompt_file))
-    command = NewAgent(
+    return NewAgent(
         goal=text,
         name=name,
         manager=manager,
@@ -109,13 +125,16 @@ def new_agent_cmd(
         caller=_caller(ctx),
         cli=cli,
     )
+
+
+def spawn(ctx: Context, command: NewAgent, on: str | None, on_note: Callable[[str], None]) -> str:
+    """Start the agent here, or on the worker `on`; its id."""
     if on and on != ctx.settings.worker_id:
         made = ctx.on_owner(command, on=on)
-        print(made.get("id") if isinstance(made, dict) else made)
-        return
+        return str(made.get("id") if isinstance(made, dict) else made)
     from worker.tasks.assign import new_agent_from_command
 
-    print(new_agent_from_command(ctx.runtime, command, on_note=_print_note).id)
+    return new_agent_from_command(ctx.runtime, command, on_note=on_note).id
 
 
 def _print_note(note: str) -> None:
@@ -127,21 +146,20 @@ def list_cmd(as_json: bool = typer.Option(False, "--json", help="print JSON")) -
 
     Example: ib list --json
     """
-    ctx = Context()
-    try:
-        ctx.client.ping()
-    except (BusUnavailable, redis.ConnectionError, redis.TimeoutError) as e:  # not a setting to fix
-        from worker.cli.stopping import without_bus
+    from rich.markup import escape
+    from rich.table import Table
 
-        raise without_bus(ctx, str(e)) from None  # the agents outlive the bus: say which still run
+    from bus.ages import format_age
+    from worker.agents import views
+
+    ctx = Context()
+    agents = every_agent(ctx)
     rt = ctx.runtime
-    agents = rt.agents.all()
     if as_json:
-        rows = [{**json.loads(a.to_json()), "state": views.live_state(rt, a)} for a in agents]
-        print(json.dumps(rows, indent=2, ensure_ascii=False))
+        print(json.dumps(agent_rows(rt, agents), indent=2, ensure_ascii=False))
         return
     if not agents:
-        console.print("no agents")
+        console().print("no agents")
         return
     table = Table("id", "state", "role", "cli", "manager", "age", "goal", box=None)
     for a in agents:
@@ -154,13 +172,38 @@ def list_cmd(as_json: bool = typer.Option(False, "--json", help="print JSON")) -
             format_age(a.age),
             escape(views.first_line(a.goal, 50)),
         )
-    console.print(table)
+    console().print(table)
+
+
+def every_agent(ctx: Context) -> list[Agent]:
+    """Every agent on the bus; while the bus is down, the line that says which agents of this repository
+    still run in tmux (they outlive it)."""
+    import redis
+
+    try:
+        ctx.client.ping()
+    except NoBusHere:
+        raise
+    except (BusUnavailable, redis.ConnectionError, redis.TimeoutError) as e:  # not a setting to fix
+        from worker.cli.stopping import without_bus
+
+        raise without_bus(ctx, str(e)) from None
+    return ctx.runtime.agents.all()
+
+
+def agent_rows(rt: Runtime, agents: list[Agent]) -> list[dict[str, Any]]:
+    """`ib list --json`: each agent's record and its live state."""
+    from worker.agents import views
+
+    return [{**json.loads(a.to_json()), "state": views.live_state(rt, a)} for a in agents]
 
 
 def tree() -> None:
     """Show managers with their workers below them."""
+    from worker.agents import views
+
     for line in views.tree_lines(Context().runtime.agents.all()) or ["no agents"]:
-        console.print(line, markup=False, highlight=False)
+        console().print(line, markup=False, highlight=False)
 
 
 def info(
@@ -168,6 +211,7 @@ def info(
     as_json: bool = typer.Option(False, "--json", help="one JSON object, for scripts"),
 ) -> None:
     """Everything about one agent: state, branch, worktree, and how to attach to its terminal."""
+    from worker.agents import views
     from worker.agents.layout import AgentPaths
     from worker.programs.claude.sandbox import sandbox_line
 
@@ -177,8 +221,8 @@ def info(
         print(json.dumps(views.info_record(rt, agent)))
         return
     for line in views.info_lines(rt, agent):
-        console.print(line, markup=False, highlight=False, soft_wrap=True)  # commands stay one line
-    console.print(sandbox_line(AgentPaths(rt.root, agent.id).settings), markup=False, highlight=False)
+        console().print(line, markup=False, highlight=False, soft_wrap=True)  # commands stay one line
+    console().print(sandbox_line(AgentPaths(rt.root, agent.id).settings), markup=False, highlight=False)
 
 
 def look(
@@ -191,6 +235,7 @@ def look(
 
     Example: ib look agent-1 --lines 100; ib look agent-1 --png agent-1.png
     """
+    from bus.worker_commands import Look, TakeScreenshot
     from worker.agents.talk import Screenshot
 
     ctx = Context()
@@ -239,20 +284,27 @@ def send(
     "COMPLETE: ..." / "DONE: ..." reports a finished job, anything else is a status update.
     Example: ib send agent-1 "run the tests again"
     """
-    from worker.agents import user_messages
-
     ctx = Context()
     message = sys.stdin.read() if text == ["-"] else " ".join(text)
+    console().print(deliver(ctx, agent_id, message, sender))
+
+
+def deliver(ctx: Context, agent_id: str, message: str, sender: str | None) -> str:
+    """Type `message` into the agent's session, or queue it for the person (`user`); what was done."""
+    from bus.worker_commands import Send
+    from worker.agents import user_messages
+
     if agent_id in user_messages.USER_TARGETS:  # the person's primary session: see `ib messages`
         queued = user_messages.send_to_user(ctx.runtime, message, sender or _caller(ctx))
-        console.print(f"queued {queued.kind} message {queued.id} for the user")
-        return
+        return f"queued {queued.kind} message {queued.id} for the user"
     ctx.on_owner(Send(agent=agent_id, text=message, sender=sender or _caller(ctx)))
-    console.print(f"sent to {agent_id}")
+    return f"sent to {agent_id}"
 
 
 def status(agent_id: str = typer.Argument(..., help="agent id")) -> None:
     """The agent's commits and uncommitted changes."""
+    from bus.worker_commands import Status
+
     print(Context().on_owner(Status(agent=agent_id)))
 
 
@@ -261,6 +313,8 @@ def diff(
     stat: bool = typer.Option(False, "--stat", help="a summary of changed files"),
 ) -> None:
     """Everything the agent's branch changed since it started."""
+    from bus.worker_commands import Diff
+
     print(Context().on_owner(Diff(agent=agent_id, stat=stat)), end="")
 
 
@@ -286,7 +340,7 @@ def log(
     text = " ".join(message)
     agent_log.append(AgentPaths(Path(record.root), record.id).log, text)
     if not quiet:
-        console.print(text)
+        console().print(text)
 
 
 def kill(
@@ -297,25 +351,33 @@ def kill(
 
     Example: ib kill agent-1 --force
     """
+    from bus.worker_commands import Kill
+
     Context().on_owner(Kill(agent=agent_id, force=force))
-    console.print(f"killed {agent_id}")
+    console().print(f"killed {agent_id}")
 
 
 def esc(agent_id: str = typer.Argument(..., help="agent id")) -> None:
     """Press Escape in the agent's pane (interrupt what it is doing, as /esc does)."""
+    from bus.worker_commands import PressKeys
+
     Context().on_owner(PressKeys(agent=agent_id, keys=("Escape",)))
-    console.print(f"Escape sent to {agent_id}")
+    console().print(f"Escape sent to {agent_id}")
 
 
 def pause(agent_id: str = typer.Argument(..., help="agent id")) -> None:
     """Interrupt an agent and leave it waiting."""
+    from bus.worker_commands import Pause
+
     Context().on_owner(Pause(agent=agent_id))
-    console.print(f"paused {agent_id}")
+    console().print(f"paused {agent_id}")
 
 
 def resume(agent_id: str = typer.Argument(..., help="agent id")) -> None:
     """Let a paused agent go on, or restart a stopped agent's session with its conversation."""
-    console.print(Context().on_owner(Resume(agent=agent_id)))
+    from bus.worker_commands import Resume
+
+    console().print(Context().on_owner(Resume(agent=agent_id)))
 
 
 def merge(
@@ -326,8 +388,14 @@ def merge(
 
     Example: ib merge agent-1 --into main
     """
-    done = Context().on_owner(Merge(agent=agent_id, into=into))
-    console.print(
+    from bus.worker_commands import Merge
+
+    console().print(merged_line(Context().on_owner(Merge(agent=agent_id, into=into))))
+
+
+def merged_line(done: dict[str, Any]) -> str:
+    """What a merge did, in one line."""
+    return (
         f"merged {done['agent']} into {done['target']} ({str(done['sha'])[:7]}, {done['commits']} commit(s))"
     )
 
@@ -337,11 +405,13 @@ def merge_check(
     into: str = typer.Option(None, "--into", help="target branch"),
 ) -> None:
     """Tell whether the agent would merge cleanly now, changing nothing (exit 1 when it would conflict)."""
+    from bus.worker_commands import MergeCheck
+
     files = Context().on_owner(MergeCheck(agent=agent_id, into=into))
     if files:
-        console.print("would conflict in:\n" + "\n".join(f"  - {f}" for f in files))
+        console().print("would conflict in:\n" + "\n".join(f"  - {f}" for f in files))
         raise typer.Exit(1)
-    console.print("merges cleanly")
+    console().print("merges cleanly")
 
 
 def nuke(
@@ -350,6 +420,7 @@ def nuke(
 ) -> None:
     """Emergency stop: kill an agent and everything below it (on every machine), or all agents of this
     repository on this machine. With the bus down it still stops them all, found by their tmux sessions."""
+    from bus.worker_commands import Nuke
     from worker.cli.stopping import bus_problem, nuke_without_bus
 
     ctx = Context()
@@ -366,12 +437,15 @@ def nuke(
     ):
         raise typer.Exit(1)
     gone = ctx.on_owner(Nuke(), on=rt.worker_id) if agent_id is None else _nuke_tree(ctx, agent_id)
-    console.print(f"nuked {len(gone)} agent(s): {', '.join(gone) or '-'}")
+    console().print(f"nuked {len(gone)} agent(s): {', '.join(gone) or '-'}")
 
 
 def _nuke_tree(ctx: Context, agent_id: str) -> list[str]:
     """Deepest first, each agent on its own worker; every worker is checked first, so a worker that is
     gone stops the nuke before anything is killed."""
+    from bus.worker_commands import Nuke
+    from bus.workers import require_alive
+
     rt = ctx.runtime
     doomed = [*rt.agents.descendants(agent_id), rt.agents.get(agent_id)]
     for worker in sorted({a.worker for a in doomed} - {rt.worker_id}):

@@ -13,18 +13,19 @@ import os
 import sys
 from dataclasses import dataclass, field
 from importlib import import_module
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
-import redis
 import typer
 import typer.main
 from typer._click import Command
 from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError  # typer vendors click
 
-from bus.clients import refusal
 from bus.errors import BusError
 from worker.boundary.identity import act_as, agent_caller
 from worker.errors import WorkerError
+
+if TYPE_CHECKING:
+    import redis
 
 
 def _print_version(wanted: bool) -> None:
@@ -115,10 +116,12 @@ COMMANDS: tuple[Entry, ...] = (
     *_commands(TASKS, "plan_commands", "plan", "plans", "plan-approve", "plan-edit", "plan-discard"),
     Entry("bus", "worker.cli.bus_commands", "bus_app", BUS, group=True),
     *_commands(BUS, "bus_commands", "listen", "events", "notify"),
+    Entry("ack", "worker.cli.push_commands", "ack", BUS),
     *_commands(STACK, STACK_CMDS, "down", "ps"),
     Entry("worker", "worker.cli.service_commands", "worker", STACK),
     Entry("config", "worker.cli.bus_commands", "config", STACK),
     Entry("hooks", "worker.cli.service_commands", "hooks_app", STACK, group=True),
+    Entry("mcp", "worker.mcp.command", "mcp_app", STACK, group=True),  # the MCP server sits above the CLI
     Entry("bot", "worker.cli.bot_commands", "bot", TELEGRAM),
     Entry("ask", f"worker.cli.{QUESTION}", "ask", PLUMBING),
     Entry("log", f"worker.cli.{AGENT}", "log", PLUMBING),
@@ -144,6 +147,17 @@ def build(only: str | None = None) -> typer.Typer:
         if only is None or entry.name == only:
             entry.register(app)
     return app
+
+
+_built: dict[str | None, Command] = {}
+
+
+def click_command(only: str | None = None) -> Command:
+    """`build(only)` as click runs it, made once per process: the warm server (worker.cli.warm) makes
+    every one before it forks, so a command's process finds its own made."""
+    if only not in _built:
+        _built[only] = typer.main.get_command(build(only))
+    return _built[only]
 
 
 def __getattr__(name: str) -> Any:
@@ -205,19 +219,41 @@ def run() -> None:
     except UsageError as e:
         command = e.ctx.command_path if e.ctx is not None else "ib"
         _fail(_one_line(e.format_message()), 2, command)
-    except ClickException as e:
-        _fail(_one_line(e.format_message()))
-    except (BusError, WorkerError) as e:
-        _fail(str(e))
-    except redis.RedisError as e:
-        _fail(_redis_failure(e))
+    except (ClickException, BusError, WorkerError) as e:
+        _fail(error_line(e))
     except (KeyboardInterrupt, typer.Abort):
         sys.exit(130)
+    except Exception as e:
+        if not is_redis_error(e):  # only a command that loaded redis-py can fail in it
+            raise
+        _fail(error_line(e))
     sys.exit(code if isinstance(code, int) else 0)
+
+
+def is_redis_error(error: BaseException) -> bool:
+    """A redis-py error, without loading redis-py for the commands that never did."""
+    redis = sys.modules.get("redis")
+    return redis is not None and isinstance(error, redis.RedisError)
+
+
+def error_line(error: Exception) -> str:
+    """The one line a person reads for a refusal (what is wrong and what to do), never a traceback; an
+    unexpected error (a Redis error that is no setting and no outage included) is raised again."""
+    if isinstance(error, ClickException):
+        return _one_line(error.format_message())
+    if isinstance(error, BusError | WorkerError):
+        return str(error)
+    if is_redis_error(error):
+        return _redis_failure(cast("redis.RedisError", error))
+    raise error
 
 
 def _redis_failure(error: redis.RedisError) -> str:
     """Wrong credentials or database are a setting to fix; a connection lost half way is an outage."""
+    import redis
+
+    from bus.clients import refusal
+
     refused = refusal(error)
     if refused is not None:
         return refused
@@ -231,7 +267,7 @@ def _application(argv: list[str]) -> Command:
     one); inside an agent every command body is behind the agent's boundary (worker.boundary), its `IB_*`
     environment the one its pane was started with."""
     word = argv[0] if argv else ""
-    command = typer.main.get_command(build(word if word in BY_NAME else None))
+    command = click_command(word if word in BY_NAME else None)
     caller = agent_caller()
     if caller is not None:
         from worker.boundary import guard
@@ -242,13 +278,14 @@ def _application(argv: list[str]) -> Command:
 
 
 def _manager_of(agent_id: str) -> str | None:
+    from worker.boundary.guard import manager_in
     from worker.cli.context import Context
 
     try:
-        agent = Context().runtime.agents.find(agent_id)
+        agents = Context().runtime.agents
     except (BusError, WorkerError, ValueError):
         return None
-    return agent.manager if agent is not None else None
+    return manager_in(agents, agent_id)
 
 
 def _one_line(message: str) -> str:

@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 import typer
-from rich.console import Console
 
-from bus.attention import listing
 from worker.cli.context import Context
-from worker.terminal_text import printable
+from worker.cli.output import console
 
-console = Console(highlight=False)
+if TYPE_CHECKING:
+    from bus.attention import Item
+from worker.terminal_text import printable
 
 
 def attention(as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
@@ -21,13 +22,19 @@ def attention(as_json: bool = typer.Option(False, "--json", help="print JSON")) 
     agent moves on; unanswered, the bot repeats it (IB_ATTENTION_*).
     Example: ib attention
     """
+    from bus.attention import listing
+
     rt = Context().runtime
     items, now = rt.attention.open_items(), rt.attention.now()
     if as_json:
-        rows = [{**json.loads(i.model_dump_json()), "waited": round(now - i.raised_at, 3)} for i in items]
-        print(json.dumps(rows, indent=2, ensure_ascii=False))
+        print(json.dumps(attention_rows(items, now), indent=2, ensure_ascii=False))
         return
     if not items:
-        console.print("nothing waits on you")
+        console().print("nothing waits on you")
     for line in listing(items, now):
         print(printable(line))
+
+
+def attention_rows(items: list[Item], now: float) -> list[dict[str, object]]:
+    """`ib attention --json`: each open item and how long it has waited, in seconds."""
+    return [{**json.loads(i.model_dump_json()), "waited": round(now - i.raised_at, 3)} for i in items]

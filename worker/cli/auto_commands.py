@@ -6,21 +6,19 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import typer
 
-from bus.auto_state import AutoState
-from bus.auto_store import AutoStore
 from bus.envelope import Envelope, to_jsonl
 from bus.errors import Conflict, InvalidInput, NotFound
-from bus.follow import EventFilter, follow
-from bus.reconnect import Reconnect
-from bus.worker_commands import AutoPause, AutoStart, AutoStop
-from bus.worker_rpc import request, worker_alive
-from bus.workers import validate_worker_id
-from worker.auto.loop import AutoLoops
 from worker.cli.context import Context
+
+if TYPE_CHECKING:
+    import redis
+
+    from bus.auto_state import AutoState
+    from bus.worker_commands import AutoPause, AutoStop
 
 ENDINGS = ("auto_finished", "auto_stopped", "auto_paused")
 CONTROL_TIMEOUT = 30.0  # stopping or pausing a loop is quick; its start waits longer (AutoStart.timeout)
@@ -46,20 +44,18 @@ def auto(
 
     Example: ib auto --project backend --worktrees
     """
+    from bus.follow import EventFilter, follow
+    from bus.reconnect import Reconnect
+
     if typer_ctx.invoked_subcommand is not None:
         return
-    if not project:
-        raise InvalidInput("which project? ib auto --project NAME [--worktrees] (see `ib task list`)")
     ctx = Context()
     client = ctx.blocking_redis()
     last = cast(list[tuple[str, Any]], client.xrevrange(ctx.keys.events, count=1))
     since = str(last[0][0]) if last else "0"
-    start = AutoStart(project=project, worktrees=worktrees, max_tasks=max_tasks, agent=agent)
-    on = validate_worker_id(on) if on else ctx.settings.worker_id
-    started = request(client, ctx.keys, on, start, wait=ctx.settings.write_wait)
-    state = AutoState.from_dict(started, source=f"worker {on}")
+    state = start_loop(ctx, client, project, worktrees, max_tasks, agent, on)
     if detach:
-        print(f"auto mode {state.status} for {project} on worker {on} ({state.summary})")
+        print(started_line(state))
         return
     ended: list[Envelope] = []
 
@@ -82,12 +78,42 @@ def auto(
         raise Conflict(f"auto mode paused for {project}: {reason}; `ib auto --project {project}` resumes it")
 
 
+def start_loop(
+    ctx: Context,
+    client: redis.Redis,
+    project: str | None,
+    worktrees: bool,
+    max_tasks: int,
+    agent: str | None,
+    on: str | None,
+) -> AutoState:
+    """Start (or resume) a project's loop on worker `on` (default: this machine's) and return its state
+    once that worker has it; `client` blocks for the answer."""
+    from bus.auto_state import AutoState
+    from bus.worker_commands import AutoStart
+    from bus.worker_rpc import request
+    from bus.workers import validate_worker_id
+
+    if not project:
+        raise InvalidInput("which project? ib auto --project NAME [--worktrees] (see `ib task list`)")
+    start = AutoStart(project=project, worktrees=worktrees, max_tasks=max_tasks, agent=agent)
+    on = validate_worker_id(on) if on else ctx.settings.worker_id
+    started = request(client, ctx.keys, on, start, wait=ctx.settings.write_wait)
+    return AutoState.from_dict(started, source=f"worker {on}")
+
+
+def started_line(state: AutoState) -> str:
+    return f"auto mode {state.status} for {state.project} on worker {state.worker} ({state.summary})"
+
+
 @auto_app.command("stop")
 def stop(
     project: str = typer.Option(..., "--project", "-p", help="the project"),
     reason: str = typer.Option("", "--reason", help="why, for the record"),
 ) -> None:
     """End a project's /auto loop; the task in hand stays claimed and its agent keeps running."""
+    from bus.worker_commands import AutoStop
+
     state = _control(AutoStop(project=project, reason=reason))
     print(f"auto mode stopped for {project}" + (f"; {state.task} stays claimed" if state.task else ""))
 
@@ -98,6 +124,8 @@ def pause(
     interrupt: bool = typer.Option(False, "--interrupt", help="also press Escape in the loop's agent"),
 ) -> None:
     """Hold a project's /auto loop; `ib auto --project P` resumes it."""
+    from bus.worker_commands import AutoPause
+
     _control(AutoPause(project=project, interrupt=interrupt))
     print(f"auto mode paused for {project}; resume with: ib auto --project {project}")
 
@@ -108,9 +136,7 @@ def status(
     as_json: bool = typer.Option(False, "--json", help="print JSON"),
 ) -> None:
     """Show the /auto loops: status, the task in hand, how many tasks are done."""
-    ctx = Context()
-    store = AutoStore(ctx.client, ctx.keys)
-    states = [s for s in ([store.get(project)] if project else store.all()) if s is not None]
+    states = loop_states(Context(), project)
     if as_json:
         print(json.dumps([s.as_dict() for s in states], indent=2, ensure_ascii=False))
         return
@@ -118,6 +144,14 @@ def status(
         print(f"no auto loop for {project}" if project else "no auto loops")
     for s in states:
         print(status_line(s))
+
+
+def loop_states(ctx: Context, project: str | None) -> list[AutoState]:
+    """One project's loop (none when it has none), or every loop."""
+    from bus.auto_store import AutoStore
+
+    store = AutoStore(ctx.client, ctx.keys)
+    return [s for s in ([store.get(project)] if project else store.all()) if s is not None]
 
 
 def status_line(s: AutoState) -> str:
@@ -130,6 +164,12 @@ def status_line(s: AutoState) -> str:
 
 def _control(command: AutoStop | AutoPause) -> AutoState:
     """Through the loop's worker when it runs (so nothing races with it), else on Redis directly."""
+    from bus.auto_state import AutoState
+    from bus.auto_store import AutoStore
+    from bus.worker_commands import AutoStop
+    from bus.worker_rpc import request, worker_alive
+    from worker.auto.loop import AutoLoops
+
     ctx = Context()
     state = AutoStore(ctx.client, ctx.keys).get(command.project)
     if state is None:

@@ -8,10 +8,8 @@ import json
 
 import typer
 
-from bus import budget_store
 from bus.budgets import CONTINUE_NOTE, TURN_OVER, Amount, Budget, parse_amount, raised_note
 from bus.errors import InvalidInput, NotFound
-from bus.worker_commands import Send
 from worker.cli.context import Context
 
 budget_app = typer.Typer(no_args_is_help=True, help="Budgets per agent, task and day, and paused agents.")
@@ -53,6 +51,8 @@ def set_budget(
 
     Example: ib budget set --agent agent-1 2.50$ (or --task design-auth 400k, or --day 20$)
     """
+    from bus import budget_store
+
     limit = budget_amount(amount, "AMOUNT")
     scope, target = _scope(agent, task, day)
     ctx = Context()
@@ -68,6 +68,8 @@ def clear(
     day: bool = typer.Option(False, "--day", help="the standing day budget (IB_DAY_BUDGET still applies)"),
 ) -> None:
     """Remove a budget (a pause it caused is lifted at the worker's next look)."""
+    from bus import budget_store
+
     scope, target = _scope(agent, task, day)
     ctx = Context()
     if not budget_store.remove_budget(ctx.client, ctx.keys, scope, target):
@@ -78,6 +80,8 @@ def clear(
 @budget_app.command("list")
 def list_budgets(as_json: bool = typer.Option(False, "--json", help="one JSON object, for scripts")) -> None:
     """Every budget with its limit, what is spent and the share; today's day budget among them."""
+    from bus import budget_store
+
     ctx = Context()
     found = budget_store.listed(ctx.client, ctx.keys, ctx.settings.day_limit)
     if as_json:
@@ -111,6 +115,8 @@ def raise_budget(
 
     Example: ib budget raise agent-1 1.50$
     """
+    from bus import budget_store
+
     step = budget_amount(by, "BY") if by is not None else None
     ctx = Context()
     raised, going = budget_store.raise_hold(ctx.client, ctx.keys, agent, step, ctx.settings.day_limit)
@@ -127,6 +133,8 @@ def go_on(agent: str = typer.Argument(..., help="the agent the runaway watchdog 
 
     Example: ib budget continue agent-1
     """
+    from bus import budget_store
+
     ctx = Context()
     found = ctx.runtime.agents.find(agent)
     if found is None:
@@ -139,6 +147,8 @@ def go_on(agent: str = typer.Argument(..., help="the agent the runaway watchdog 
 
 def _tell(ctx: Context, agent: str, note: str) -> None:
     """An agent that ended its turn on the refused call gets `note` typed in: no next call comes by itself."""
+    from bus.worker_commands import Send
+
     found = ctx.runtime.agents.find(agent)
     if found is not None and found.state in TURN_OVER:
         ctx.on_owner(Send(agent=agent, text=note))

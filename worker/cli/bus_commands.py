@@ -7,29 +7,33 @@ import os
 import signal
 import sys
 from types import FrameType
+from typing import TYPE_CHECKING
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
-from bus import dead_letters, defaults, spool
-from bus.address import Address, masked_url
+from bus import defaults, spool
+from bus.address import Address, masked_url, without_password
 from bus.embedded import Embedded
-from bus.envelope import NOTIFY_TYPES, Envelope
+from bus.envelope import LISTEN_TYPES, Envelope
 from bus.errors import BusUnavailable
-from bus.follow import EventFilter, follow, follow_group
-from bus.listener import TIMEOUT_MESSAGE, Listener, ListenerBusy
 from bus.names import name_problem, stream_id_problem
-from bus.reconnect import Reconnect
+from bus.redis_url import NO_BUS_HERE
 from bus.resp import Connection
-from bus.settings import Settings, sources
 from worker.cli.context import Context
-from worker.cli.output import emit_jsonl
-from worker.cli.stopping import warn_running
+from worker.cli.output import console, emit_jsonl
 from worker.cli.values import seconds
 
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from bus.settings import Settings
+
 bus_app = typer.Typer(help="The embedded Redis bus: status, start, stop.", no_args_is_help=True)
-console = Console()
+
+
+def _shown() -> Console:
+    """The bus commands' terminal: rich highlights the numbers and names in their figures."""
+    return console(highlight=True)
 
 
 def _split(values: list[str] | None) -> list[str]:
@@ -63,13 +67,9 @@ def listen(
     name: str = typer.Option(None, help="listener name (default: IB_LISTENER_NAME)"),
     types: list[str] = typer.Option(None, "--types", "--type", help="event types, comma-separated"),
 ) -> None:
-    """Wait for events for the primary session, print them as JSONL, acknowledge, exit 0.
+    from bus.listener import TIMEOUT_MESSAGE, Listener, ListenerBusy
+    from bus.reconnect import Reconnect
 
-    By default: complete, waiting, question, error (a turn ended by an API error) and limited (by the
-    plan's usage limit; the worker resumes it at the reset).
-
-    Example: ib listen --timeout 60 --types complete,question
-    """
     chosen = _split(types)
     if types is not None and not chosen:
         raise typer.BadParameter("give at least one event type, e.g. complete,question", param_hint="--types")
@@ -80,7 +80,7 @@ def listen(
         client,
         ctx.keys,
         ctx.settings.listener_name if name is None else name,
-        frozenset(chosen or (*NOTIFY_TYPES, "error", "limited")),  # every turn end
+        frozenset(chosen or LISTEN_TYPES),
         heartbeat_ttl=ctx.settings.heartbeat_ttl,
         backlog_s=ctx.settings.listen_backlog,
         filtered=bool(chosen),
@@ -101,6 +101,14 @@ def listen(
         print(TIMEOUT_MESSAGE, flush=True)
 
 
+listen.__doc__ = f"""Wait for events for the primary session, print them as JSONL, acknowledge, exit 0.
+
+    By default it wakes for every end of a turn and everything that waits on you: {", ".join(LISTEN_TYPES)}.
+
+    Example: ib listen --timeout 60 --types complete,question
+    """
+
+
 def events(
     project: list[str] = typer.Option(None, help="only these projects (repeatable)"),
     type_: list[str] = typer.Option(None, "--type", help="only these types (repeatable or comma-separated)"),
@@ -112,12 +120,19 @@ def events(
 
     Example: ib events --project backend --type task_done --type merge_merged
     """
+    from bus import dead_letters
+    from bus.follow import EventFilter, follow, follow_group
+    from bus.reconnect import Reconnect
+
     if since not in ("now", "$") and stream_id_problem(since):
         raise typer.BadParameter(
             f"{since!r} is not `now`, `0` or a stream id like 1732560005123-0 (numbers up to 2^64-1)",
             param_hint="--since",
         )
     _check_name("group name", group, "--group")
+    for values, hint in ((project, "--project"), (type_, "--type")):
+        if values is not None and not _split(values):
+            raise typer.BadParameter("is empty: name at least one, or leave the option out", param_hint=hint)
     ctx = Context()
     if dead:
         for row in dead_letters.listing(ctx.client, ctx.keys):
@@ -162,26 +177,40 @@ def spool_cmd(flush: bool = typer.Option(False, "--flush", help="send what waits
     ctx = Context()
     files = spool.pending(str(ctx.settings.spool_dir))
     if not files:
-        console.print("spool is empty")
+        _shown().print("spool is empty")
         return
     for item in files:
-        line = f"{item.events} event(s) for {item.target} (namespace {item.namespace}) in {item.path}"
-        console.print(line + (f", {item.damaged} damaged line(s)" if item.damaged else ""))
+        shown = without_password(item.target)  # a spool of an older version may name it
+        line = f"{item.events} event(s) for {shown} (namespace {item.namespace}) in {item.path}"
+        _shown().print(line + (f", {item.damaged} damaged line(s)" if item.damaged else ""))
         if flush:
             sent = _flush_file(item, ctx.settings)
-            console.print(f"  sent {sent}")
+            _shown().print(f"  sent {sent}")
 
 
 def _flush_file(item: spool.SpoolFile, settings: Settings) -> int:
     url = (
         Embedded(item.target.removeprefix("embedded:"), settings.embedded_port).ensure()
         if item.target.startswith("embedded:")
-        else item.target
+        else _secret_url(item.target, settings)
     )
     wait = (defaults.replicas_to_wait(settings.redis_wait_replicas, url), settings.redis_wait_ms)
     with Connection(Address.from_url(url), 2.0) as conn:
         folder = os.path.dirname(item.path)
         return spool.flush_file(conn, folder, item.target, item.namespace, settings.events_maxlen, wait)
+
+
+def _secret_url(target: str, settings: Settings) -> str:
+    """The URL, password and all, of the bus a spool file names without its password: this process's own
+    IB_REDIS_URL when it is that bus (the spool never holds the secret, so no other can be known)."""
+    if settings.redis_url and without_password(settings.redis_url) == without_password(target):
+        return settings.redis_url
+    if "****" not in target:  # no password in it, or an older version's file that held it
+        return target
+    raise BusUnavailable(
+        f"the spool file for {target} is for another bus than this one's IB_REDIS_URL: "
+        "run `ib spool --flush` where IB_REDIS_URL names it"
+    )
 
 
 @bus_app.command("status")
@@ -194,24 +223,24 @@ def bus_status() -> None:
     settings = ctx.settings
     root = settings.repository(ctx.cwd)
     if settings.redis_url:
-        console.print(f"bus: {masked_url(settings.redis_url)} (IB_REDIS_URL)")
+        _shown().print(f"bus: {masked_url(settings.redis_url)} (IB_REDIS_URL)")
     elif root is None:
-        raise BusUnavailable("no IB_REDIS_URL is set and this is not inside a git repository")
+        raise BusUnavailable(NO_BUS_HERE)
     else:
         embedded = Embedded(str(root), settings.embedded_port)
         url = embedded.alive()
         stopped = "stopped (ib bus start starts it)" if embedded.stopped_on_purpose() else "not running"
         state = masked_url(url) if url else stopped
-        console.print(f"bus: embedded, {state} (data in {embedded.folder})")
-        console.print(embedded.port_line(), soft_wrap=True)
+        _shown().print(f"bus: embedded, {state} (data in {embedded.folder})")
+        _shown().print(embedded.port_line(), soft_wrap=True)
         if url is None:
             raise typer.Exit(3)
     client = ctx.client
     info = client.info("server")
-    console.print(f"redis {info.get('redis_version')}, namespace {settings.namespace!r}")
-    console.print(f"events kept: {client.xlen(ctx.keys.events) if client.exists(ctx.keys.events) else 0}")
+    _shown().print(f"redis {info.get('redis_version')}, namespace {settings.namespace!r}")
+    _shown().print(f"events kept: {client.xlen(ctx.keys.events) if client.exists(ctx.keys.events) else 0}")
     listeners = [k.removeprefix(ctx.keys.listener("")) for k in client.scan_iter(ctx.keys.listener("*"))]
-    console.print(f"listeners alive: {', '.join(sorted(listeners)) or 'none'}")
+    _shown().print(f"listeners alive: {', '.join(sorted(listeners)) or 'none'}")
 
 
 @bus_app.command("start")
@@ -219,18 +248,20 @@ def bus_start() -> None:
     """Start the repository's embedded Redis (it also starts on first use)."""
     ctx = Context()
     if ctx.settings.redis_url:
-        console.print(f"IB_REDIS_URL is set ({masked_url(ctx.settings.redis_url)}); nothing to start")
+        _shown().print(f"IB_REDIS_URL is set ({masked_url(ctx.settings.redis_url)}); nothing to start")
         return
     root = ctx.settings.repository(ctx.cwd)
     if root is None:
-        raise BusUnavailable("no IB_REDIS_URL is set and this is not inside a git repository")
+        raise BusUnavailable(NO_BUS_HERE)
     Embedded(str(root), ctx.settings.embedded_port).start()
-    console.print(f"embedded bus at {masked_url(ctx.url)}")
+    _shown().print(f"embedded bus at {masked_url(ctx.url)}")
 
 
 @bus_app.command("stop")
 def bus_stop() -> None:
     """Stop the repository's embedded Redis (its data stays on disk)."""
+    from worker.cli.stopping import warn_running
+
     ctx = Context()
     if ctx.settings.redis_url:
         print(
@@ -242,7 +273,7 @@ def bus_stop() -> None:
     if root is None:
         print("ib bus stop: error: not inside a git repository", file=sys.stderr)
         raise typer.Exit(1)
-    console.print("stopped" if Embedded(str(root)).stop() else "not running")
+    _shown().print("stopped" if Embedded(str(root)).stop() else "not running")
     warn_running(ctx, " without a bus (their events wait in the spool)")
 
 
@@ -251,6 +282,10 @@ def config(as_json: bool = typer.Option(False, "--json", help="print JSON")) -> 
 
     Example: ib config
     """
+    from rich.table import Table
+
+    from bus.settings import sources
+
     ctx = Context()
     rows = sources(ctx.settings, ctx.cwd)
     if as_json:
@@ -259,7 +294,7 @@ def config(as_json: bool = typer.Option(False, "--json", help="print JSON")) -> 
     table = Table("setting", "value", "source", box=None)
     for row in rows:
         table.add_row(*row)
-    console.print(table)
+    _shown().print(table)
 
 
 def _exit_quietly_on_sigterm() -> None:

@@ -3,21 +3,22 @@
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import redis
-
-from bus.clients import client_for, hotconf, resolve_url
+from bus.errors import NotReplicated
 from bus.keys import Keys
-from bus.publish import open_bus
-from bus.settings import Settings, load_settings
-from worker.runtime import Runtime
+from worker.runtime import repository_root
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the settings, redis-py and the stores load when a command first asks for them
+    import redis
+
+    from bus.settings import Settings
     from bus.worker_commands import Command
+    from worker.runtime import Runtime
 
 
 @dataclass
@@ -26,7 +27,14 @@ class Context:
 
     @cached_property
     def settings(self) -> Settings:
+        from bus.settings import load_settings
+
         return load_settings(self.cwd)
+
+    @cached_property
+    def root(self) -> Path:
+        """The repository this command runs in, found without the bus (NotARepository outside one)."""
+        return repository_root(self.settings, self.cwd)
 
     @cached_property
     def keys(self) -> Keys:
@@ -34,21 +42,35 @@ class Context:
 
     @cached_property
     def url(self) -> str:
-        """The bus, started if it is the embedded one; the spool is flushed on first contact."""
+        """The bus (an embedded one is started again only where `ib up` made it); the spool is flushed on
+        first contact. A flush that Redis took but no replica confirmed is a warning: what this command
+        reads or writes next needs no earlier event, and the spool keeps them for the next flush."""
+        from bus.clients import hotconf, resolve_url
+        from bus.publish import open_bus
+
         conf = hotconf(self.settings, self.cwd)
-        open_bus(conf).close()
+        try:
+            open_bus(conf).close()
+        except NotReplicated as e:
+            print(f"ib: warning: sending the spool: {e}; the spool keeps it for later", file=sys.stderr)
         return resolve_url(self.settings, self.cwd)
 
     @cached_property
     def client(self) -> redis.Redis:
+        from bus.clients import client_for
+
         return client_for(self.url)
 
     @cached_property
     def runtime(self) -> Runtime:
+        from worker.runtime import Runtime
+
         return Runtime(self.settings, self.client, Path(self.cwd))
 
     def blocking_redis(self) -> redis.Redis:
         """A client for BLOCK reads: no socket timeout."""
+        from bus.clients import client_for
+
         return client_for(self.url, blocking=True)
 
     def on_owner(self, command: Command, on: str | None = None) -> Any:
@@ -59,4 +81,16 @@ class Context:
         )
 
         caller = agent_from_path(self.cwd) or self.settings.agent_id or ""
-        return run_on_owner(self.runtime, command, on=on, reader=self.blocking_redis(), sender=caller)
+        done = run_on_owner(self.runtime, command, on=on, reader=self.blocking_redis(), sender=caller)
+        if not caller:
+            self._seen(command)
+        return done
+
+    def _seen(self, command: Command) -> None:
+        """The person acted on an agent (approved, answered, looked, diffed, merged…): what was pushed
+        into their session about it is acknowledged."""
+        from bus import push_store
+        from bus.worker_commands import OnAgent
+
+        if isinstance(command, OnAgent):
+            push_store.acknowledge_agent(self.client, self.keys, command.agent)

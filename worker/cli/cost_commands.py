@@ -8,9 +8,9 @@ import time
 
 import typer
 
-from bus import usage_store
 from bus.cost_report import report, report_json, report_lines, since_seconds
 from bus.errors import InvalidInput, NotFound
+from bus.usage import Spend
 from worker.cli.context import Context
 
 
@@ -26,7 +26,25 @@ def cost(
     Prices: Anthropic's list prices per model family, over which IB_PRICES may set others.
     Example: ib cost --project backend --since 1d
     """
-    chosen = [name for name, value in (("AGENT", agent), ("--task", task), ("--project", project)) if value]
+    spends, named = cost_report(Context(), agent, task, project, since)
+    if as_json:
+        print(json.dumps(report_json(spends, named), ensure_ascii=False))
+        return
+    title = " ".join(f"{k} {v}" for k, v in named.items()) or "all agents"
+    for line in report_lines(spends, f"cost of {title}"):
+        print(line)
+
+
+def cost_report(
+    ctx: Context, agent: str | None, task: str | None, project: str | None, since: str | None
+) -> tuple[dict[str, Spend], dict[str, str]]:
+    """What was spent in one scope (every agent's when none is named), and the scope's names."""
+    from bus import usage_store
+
+    scopes = (("AGENT", agent), ("--task", task), ("--project", project))
+    if empty := next((name for name, value in scopes if value is not None and not value.strip()), None):
+        raise InvalidInput(f"{empty} is empty: name the {empty.strip('-').lower()} to count, or leave it out")
+    chosen = [name for name, value in scopes if value]
     if len(chosen) > 1:
         raise InvalidInput(
             f"give one of {', '.join(chosen)}: ib cost counts one agent, task or project at a time"
@@ -35,17 +53,10 @@ def cost(
         span = since_seconds(since) if since is not None else None
     except ValueError as e:
         raise InvalidInput(str(e)) from e
-    ctx = Context()
     scope = usage_store.Scope(agent or "", task or "", project or "", time.time() - span if span else 0.0)
     found = usage_store.records(ctx.client, ctx.keys, scope)
     problem = usage_store.scope_problem(ctx.client, ctx.keys, scope, found)
     if problem:
         raise NotFound(problem)
-    spends = report(found, ctx.settings.prices)
     named = {"agent": agent, "task": task, "project": project, "since": since}
-    if as_json:
-        print(json.dumps(report_json(spends, {k: v for k, v in named.items() if v}), ensure_ascii=False))
-        return
-    title = " ".join(f"{k} {v}" for k, v in named.items() if v) or "all agents"
-    for line in report_lines(spends, f"cost of {title}"):
-        print(line)
+    return report(found, ctx.settings.prices), {k: v for k, v in named.items() if v}

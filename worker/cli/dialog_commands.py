@@ -5,12 +5,10 @@ machine (through its worker when that is another one)."""
 from __future__ import annotations
 
 import typer
-from rich.console import Console
 
-from bus.worker_commands import Approve, Choose, Deny
 from worker.cli.context import Context
+from worker.cli.output import console
 
-console = Console(highlight=False)
 PROMPT_HELP = "answer only this dialog (the prompt_id of its event): 'already answered' otherwise"
 
 
@@ -23,7 +21,9 @@ def approve(
 
     Example: ib approve agent-1 --always
     """
-    console.print(Context().on_owner(Approve(agent=agent_id, always=always, prompt=prompt)))
+    from bus.worker_commands import Approve
+
+    console().print(Context().on_owner(Approve(agent=agent_id, always=always, prompt=prompt)))
 
 
 def deny(
@@ -35,7 +35,9 @@ def deny(
 
     Example: ib deny agent-1 "do not touch the database; use the fixtures"
     """
-    console.print(Context().on_owner(Deny(agent=agent_id, reason=" ".join(reason or []), prompt=prompt)))
+    from bus.worker_commands import Deny
+
+    console().print(Context().on_owner(Deny(agent=agent_id, reason=" ".join(reason or []), prompt=prompt)))
 
 
 def answer(
@@ -48,4 +50,6 @@ def answer(
 
     Example: ib answer agent-1 2    ib answer agent-1 SQLite
     """
-    console.print(Context().on_owner(Choose(agent=agent_id, answer=" ".join(option), prompt=prompt)))
+    from bus.worker_commands import Choose
+
+    console().print(Context().on_owner(Choose(agent=agent_id, answer=" ".join(option), prompt=prompt)))

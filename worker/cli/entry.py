@@ -1,7 +1,8 @@
 """The `ib` console script: hot commands (hooks, notify) dispatch before anything heavy is imported.
 
 Hooks run on every tool call of every agent, so they must not pay for typer, rich or pydantic.
-Everything else goes to the typer application in `worker.cli`.
+Everything else goes to the typer application in `worker.cli`: run by the warm server
+(worker.cli.warm) when one answers, else in this process.
 """
 
 from __future__ import annotations
@@ -35,6 +36,16 @@ def main() -> None:
 
         module = import_module(HOT_HOOKS[argv[1]])
         sys.exit(module.main(argv[2:]))
+    from worker.cli.warm import wire  # not above: the hooks dispatched before this need none of it
+
+    if wire.served(argv):  # the server finds the agent it acts for as this process would (its ancestry)
+        from worker.cli.warm import client
+
+        try:
+            sys.exit(client.run(argv))
+        except client.NotServed as e:
+            if e.absent and caller is None:  # a person's command starts one; an agent's never
+                client.start_server()
     from worker.cli.app import run
 
     run()

@@ -7,7 +7,6 @@ import time
 
 import typer
 
-from bus.limit_store import LimitStore
 from bus.usage_limits import Limit, limit_lines
 from worker.cli.context import Context
 
@@ -19,9 +18,9 @@ def limits(as_json: bool = typer.Option(False, "--json", help="one JSON object, 
     Example: ib limits --json
     """
     ctx = Context()
-    found = LimitStore(ctx.client, ctx.keys).all()
+    found = limited(ctx)
     if as_json:
-        print(json.dumps({"limits": [_as_json(limit) for limit in found]}, ensure_ascii=False))
+        print(json.dumps({"limits": [limit_record(limit) for limit in found]}, ensure_ascii=False))
         return
     if not found:
         print("no account is limited")
@@ -31,7 +30,14 @@ def limits(as_json: bool = typer.Option(False, "--json", help="one JSON object, 
             print(line)
 
 
-def _as_json(limit: Limit) -> dict[str, object]:
+def limited(ctx: Context) -> list[Limit]:
+    """Every account held by its usage limit."""
+    from bus.limit_store import LimitStore
+
+    return LimitStore(ctx.client, ctx.keys).all()
+
+
+def limit_record(limit: Limit) -> dict[str, object]:
     return {
         "account": limit.account,
         "reset_at": limit.reset_at,

@@ -4,12 +4,14 @@ size of each change and, for a request that goes before earlier ones, why."""
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 import typer
 
-from bus.merge_order import Placed
-from bus.merges import MergeStore
 from worker.cli.context import Context
+
+if TYPE_CHECKING:
+    from bus.merge_order import Placed
 
 
 def queue_lines(project: str, order: list[Placed]) -> list[str]:
@@ -34,6 +36,8 @@ def merge_queue(
 
     Example: ib merge-queue --project shop
     """
+    from bus.merges import MergeStore
+
     ctx = Context()
     store = MergeStore(ctx.client, ctx.keys, ctx.settings.events_maxlen)
     queues = {p: store.ordered(p) for p in ([project] if project else store.projects())}

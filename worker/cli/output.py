@@ -1,16 +1,28 @@
-"""Writing to the terminal: JSONL lines that reach a pipe at once, and the one-line error format."""
+"""Writing to the terminal: JSONL lines that reach a pipe at once, rich's console made on first use, and
+the one-line error format."""
 
 from __future__ import annotations
 
 import sys
+from functools import cache
+from typing import TYPE_CHECKING
 
-from bus.envelope import Envelope, to_jsonl
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from bus.envelope import Envelope
 
 
 def emit_jsonl(event: Envelope) -> None:
+    from bus.envelope import to_jsonl
+
     sys.stdout.write(to_jsonl(event) + "\n")
     sys.stdout.flush()
 
 
-def error_line(command: str, message: str) -> str:
-    return f"ib {command}: error: {message}".replace("ib : ", "ib: ")
+@cache
+def console(*, highlight: bool = False) -> Console:
+    """The terminal for rich output; rich loads only for the commands that print through it."""
+    from rich.console import Console
+
+    return Console(highlight=highlight)

@@ -8,20 +8,20 @@ from __future__ import annotations
 
 import json
 import time
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
-import redis
 import typer
 
 from bus.envelope import EVENT_FIELD
-from bus.event_model import Event
-from bus.plan_store import PlanDraft
-from bus.plans import render_tree
 from worker.cli import values
 from worker.cli.context import Context
 from worker.errors import WorkerError
 from worker.runtime import Runtime
-from worker.tasks import planning
+
+if TYPE_CHECKING:
+    import redis
+
+    from bus.plan_store import PlanDraft
 
 
 class PlanFailed(WorkerError):
@@ -40,6 +40,9 @@ def plan(
 
     Example: ib plan "add rate limiting to the API" --yes
     """
+    from bus.plans import render_tree
+    from worker.tasks import planning
+
     ctx = Context()
     rt = ctx.runtime
     since = _last_event_id(rt)
@@ -68,6 +71,9 @@ def _last_event_id(rt: Runtime) -> str:
 def _wait(rt: Runtime, reader: redis.Redis, draft: PlanDraft, since: str, limit: float) -> PlanDraft:
     """Block on the events stream until the planner ends its turn (settled here, or by the worker:
     whichever comes first) or `limit` passes (the plan fails and the planner stops)."""
+    from bus.event_model import Event
+    from worker.tasks import planning
+
     deadline = time.monotonic() + limit
     while (left := deadline - time.monotonic()) > 0:
         found = reader.xread({rt.keys.events: since}, block=max(1, int(min(left, 5) * 1000)), count=100)
@@ -88,6 +94,8 @@ def _wait(rt: Runtime, reader: redis.Redis, draft: PlanDraft, since: str, limit:
 
 def plans(as_json: bool = typer.Option(False, "--json", help="one JSON array")) -> None:
     """The plans: their state, goal and planner."""
+    from worker.tasks import planning
+
     found = planning.store(Context().runtime).list()
     if as_json:
         print(json.dumps([d.as_dict() for d in found], indent=2, ensure_ascii=False))
@@ -102,6 +110,8 @@ def plans(as_json: bool = typer.Option(False, "--json", help="one JSON array")) 
 
 def plan_approve(plan_id: str = typer.Argument(..., help="plan id (see ib plans)")) -> None:
     """Add a ready plan's tasks to the queue and stop its planner."""
+    from worker.tasks import planning
+
     tasks = planning.approve(Context().runtime, plan_id)
     print(f"{plan_id} approved: {len(tasks)} tasks added: {', '.join(t.id for t in tasks)}")
 
@@ -114,6 +124,9 @@ def plan_edit(
     ),
 ) -> None:
     """Send changes back to the planner and print the new tree when it is done."""
+    from bus.plans import render_tree
+    from worker.tasks import planning
+
     ctx = Context()
     rt = ctx.runtime
     since = _last_event_id(rt)
@@ -127,5 +140,7 @@ def plan_edit(
 
 def plan_discard(plan_id: str = typer.Argument(..., help="plan id")) -> None:
     """Drop a plan (nothing is added) and stop its planner."""
+    from worker.tasks import planning
+
     planning.discard(Context().runtime, plan_id)
     print(f"{plan_id} discarded")

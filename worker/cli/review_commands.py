@@ -7,26 +7,21 @@ from __future__ import annotations
 import re
 
 import typer
-from rich.console import Console
-from rich.markup import escape
-from rich.text import Text
 
 from bus.errors import InvalidInput
 from bus.repo_paths import agent_from_path
-from bus.review_comments import ReviewComments
 from bus.review_prompt import Comment, changes_prompt, comment_prompt
-from bus.worker_commands import Diff, Send
 from worker.cli.context import Context
+from worker.cli.output import console
 from worker.review.diff_files import FileDiff, parse_diff, printable
-from worker.review.diff_picture import file_rows
-from worker.review.review import describe
 
-console = Console(highlight=False)
 LINES = re.compile(r"^\s*(\d+)\s*(?:[-–]\s*(\d+))?\s*$")
 
 
 def file_list(files: list[FileDiff]) -> list[str]:
     """One line a file: its number (what `ib review AGENT N` takes), counts, path and marks."""
+    from worker.review.review import describe
+
     out = []
     for number, diff in enumerate(files, 1):
         entry = describe(diff)
@@ -86,34 +81,66 @@ def review(
 def _show_or_comment(
     ctx: Context, agent_id: str, file: str | None, comment: str | None, lines: str | None
 ) -> None:
+    from rich.markup import escape
+    from rich.text import Text
+
+    from bus.worker_commands import Diff
+    from worker.review.diff_picture import file_rows
+
+    if comment is not None and file is not None:
+        said, waiting = keep_comment(ctx, agent_id, file, comment, lines)
+        console().print(escape(f"kept for {agent_id} ({waiting} waiting): {said}"))
+        console().print(escape(f"send them with: ib review {agent_id} --request-changes"))
+        return
     text = str(ctx.on_owner(Diff(agent=agent_id)))
     files = parse_diff(text)
     if not files:
-        if comment is not None:
-            raise InvalidInput(f"{agent_id} has no changes to comment on: {text.strip()}")
         print(text, end="")
         return
     if file is None:
-        console.print(escape("\n".join(file_list(files))))
+        console().print(escape("\n".join(file_list(files))))
         return
+    rows, _ = file_rows(pick(files, file), width=max(console().width, 40), max_lines=10**9)
+    for row in rows:
+        console().print(Text.assemble(*row), soft_wrap=True)
+
+
+def keep_comment(ctx: Context, agent_id: str, file: str, comment: str, lines: str | None) -> tuple[str, int]:
+    """Keep a comment on `file` of the agent's change (about `lines`, A-B, or every line its diff shows)
+    until the changes are requested; the prompt line it becomes and how many comments wait."""
+    from bus.review_comments import ReviewComments
+    from bus.worker_commands import Diff
+    from worker.review.diff_picture import file_rows
+
+    text = str(ctx.on_owner(Diff(agent=agent_id)))
+    files = parse_diff(text)
+    if not files:
+        raise InvalidInput(f"{agent_id} has no changes to comment on: {text.strip()}")
     diff = pick(files, file)
-    rows, shown = file_rows(diff, width=max(console.width, 40), max_lines=10**9)
-    if comment is None:
-        for row in rows:
-            console.print(Text.assemble(*row), soft_wrap=True)
-        return
     if not comment.strip():
         raise InvalidInput("the comment is empty: write what the agent should know")
-    first, last = line_range(lines) if lines else (shown.first, shown.last)
+    if lines:
+        first, last = line_range(lines)
+    else:
+        shown = file_rows(diff, max_lines=10**9)[1]
+        first, last = shown.first, shown.last
     path = printable(diff.path)
     waiting = ReviewComments(ctx.client, ctx.keys).add(agent_id, Comment(path, first, last, comment))
-    said = comment_prompt(path, first, last, comment)
-    console.print(escape(f"kept for {agent_id} ({waiting} waiting): {said}"))
-    console.print(escape(f"send them with: ib review {agent_id} --request-changes"))
+    return comment_prompt(path, first, last, comment), waiting
 
 
 def _request_changes(ctx: Context, agent_id: str) -> None:
-    """Every comment waiting for the agent, as one prompt; they go once the agent's worker has it."""
+    from rich.markup import escape
+
+    console().print(escape(f"sent to {agent_id}:\n{request_changes(ctx, agent_id)}"))
+
+
+def request_changes(ctx: Context, agent_id: str) -> str:
+    """Every comment waiting for the agent, as one prompt (what was sent); they go once the agent's worker
+    has it."""
+    from bus.review_comments import ReviewComments
+    from bus.worker_commands import Send
+
     store = ReviewComments(ctx.client, ctx.keys)
     comments, read = store.waiting(agent_id)
     if not comments:
@@ -124,4 +151,4 @@ def _request_changes(ctx: Context, agent_id: str) -> None:
     prompt = changes_prompt(comments)
     ctx.on_owner(Send(agent=agent_id, text=prompt, sender=agent_from_path(ctx.cwd) or ctx.settings.agent_id))
     store.sent(agent_id, read)
-    console.print(escape(f"sent to {agent_id}:\n{prompt}"))
+    return prompt

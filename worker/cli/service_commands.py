@@ -5,14 +5,12 @@ from __future__ import annotations
 import logging
 
 import typer
-from rich.console import Console
 
 from bus.address import masked_url
 from worker.cli.context import Context
+from worker.cli.output import console
 from worker.hooks.install import install, status, uninstall
-from worker.service.process import WorkerService
-
-console = Console(highlight=False)
+from worker.runtime import IB_COMMAND
 
 
 def worker(
@@ -23,6 +21,8 @@ def worker(
 
     Example: ib worker
     """
+    from worker.service.process import WorkerService
+
     logging.basicConfig(
         level=logging.INFO if verbose else logging.WARNING, format="%(asctime)s %(name)s %(message)s"
     )
@@ -31,7 +31,7 @@ def worker(
     service.stop_on_signals()
     if not once:
         where = masked_url(ctx.url)
-        console.print(
+        console().print(
             f"worker {ctx.settings.worker_id} running on {where} (Ctrl-C stops it; agents keep running)",
             soft_wrap=True,  # one line in a log file too
         )
@@ -44,8 +44,8 @@ hooks_app = typer.Typer(
 
 
 def _root() -> str:
-    ctx = Context()
-    return str(ctx.runtime.root)
+    """The repository whose settings the hooks go into: the bus may be stopped (the README's uninstall)."""
+    return str(Context().root)
 
 
 @hooks_app.command("install")
@@ -56,25 +56,24 @@ def hooks_install(
 
     Example: ib hooks install --tmux-indicator
     """
-    ctx = Context()
-    changes = install(str(ctx.runtime.root), ctx.runtime.ib_command, tmux_indicator)
-    console.print("\n".join(changes) if changes else "already installed", soft_wrap=True)
+    changes = install(_root(), IB_COMMAND, tmux_indicator)
+    console().print("\n".join(changes) if changes else "already installed", soft_wrap=True)
 
 
 @hooks_app.command("uninstall")
 def hooks_uninstall() -> None:
     """Remove our hooks (and only ours) from .claude/settings.local.json."""
     changes = uninstall(_root())
-    console.print("\n".join(changes) if changes else "nothing to remove")
+    console().print("\n".join(changes) if changes else "nothing to remove", soft_wrap=True)
 
 
 @hooks_app.command("status")
 def hooks_status() -> None:
     """Show which of our hooks are installed."""
     state = status(_root())
-    console.print(f"{state.path}: {'installed' if state.installed else 'not installed'}")
+    console().print(f"{state.path}: {'installed' if state.installed else 'not installed'}")
     for found in state.found:
-        console.print(f"  {found.event}: {found.hook}")
+        console().print(f"  {found.event}: {found.hook}")
     for event, name in state.missing:
-        console.print(f"  missing {event}: {name}")
-    console.print(f"tmux indicator: {'on' if state.tmux_indicator else 'off'}")
+        console().print(f"  missing {event}: {name}")
+    console().print(f"tmux indicator: {'on' if state.tmux_indicator else 'off'}")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import signal
 import socket
 import sys
@@ -11,61 +12,42 @@ import threading
 import time
 from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import redis
 import typer
-from rich.console import Console
 
-from bus.clients import client_for, resolve_url
 from bus.embedded import Embedded
 from bus.errors import BusError, ConfigError
 from bus.repo_paths import ensure_state_dir
-from bus.secret_file import token_file_problem
-from bus.telegram_setup import missing_telegram_settings
 from worker.cli.context import Context
-from worker.cli.stopping import stop_everything, warn_running
-from worker.frontends.dashboard import Dashboard, keys_fd
-from worker.runtime import NotARepository, Runtime
-from worker.service.supervisor import (
-    StackError,
-    StackFiles,
-    Supervisor,
-    detach,
-    new_record,
-    probe,
-    process_alive,
-    service_specs,
-    stale,
-    stop_stack,
-    wait_until_up,
-)
-from worker.service.supervisor_state import (
-    BOT_SETTINGS,
-    PS_HEADER,
-    Probe,
-    StackRecord,
-    bus_label,
-    health,
-    ps_rows,
-    span,
-    table_lines,
-)
+from worker.cli.output import console
 
-console = Console(highlight=False)
-BOT_HELP = (
-    f"bot: off — set {', '.join(BOT_SETTINGS[:-1])} and {BOT_SETTINGS[-1]} (in .env) to add the Telegram bot"
-)
+if TYPE_CHECKING:  # the stack's modules load in the commands that run it, not for `ib --help`
+    import redis
+
+    from worker.frontends.dashboard import Dashboard
+    from worker.runtime import Runtime
+    from worker.service.supervisor import StackFiles
+    from worker.service.supervisor_state import Probe, StackRecord
+
+
+def bot_help() -> str:
+    """What `ib up` prints when the bot is off: every setting the bot cannot start without."""
+    from worker.service.supervisor_state import BOT_SETTINGS
+
+    settings = f"{', '.join(BOT_SETTINGS[:-1])} and {BOT_SETTINGS[-1]}"
+    return f"bot: off — set {settings} (in .env) to add the Telegram bot"
 
 
 def _files(ctx: Context) -> StackFiles:
-    root = ctx.settings.repository(ctx.cwd)
-    if root is None:
-        raise NotARepository(f"{ctx.cwd} is not inside a git repository; run ib from your project")
-    return StackFiles(Path(root))
+    from worker.service.supervisor import StackFiles
+
+    return StackFiles(ctx.root)
 
 
 def _bus_label(ctx: Context, url: str) -> str:
+    from worker.service.supervisor_state import bus_label
+
     return bus_label(url, embedded=not ctx.settings.redis_url)
 
 
@@ -89,6 +71,11 @@ def up(
 
     Example: ib up
     """
+    from bus.secret_file import token_file_problem
+    from bus.telegram_setup import missing_telegram_settings
+    from worker.frontends.dashboard import Dashboard
+    from worker.service.supervisor import StackError, Supervisor, new_record, service_specs
+
     ctx = Context()
     files = _files(ctx)
     ensure_state_dir(str(files.root))  # and so /.env is kept out of git before the token is looked at
@@ -120,12 +107,12 @@ def up(
         supervisor.stop()
         raise
     supervisor.start()
-    console.print(f"bus: {record.bus} (namespace {settings.namespace})")
+    console().print(f"bus: {record.bus} (namespace {settings.namespace})")
     for s in supervisor.current().services:
         if s.state != "off":
-            console.print(f"{s.name}: pid {s.pid}, log {s.log}")
+            console().print(f"{s.name}: pid {s.pid}, log {s.log}")
     if not with_bot:
-        console.print(BOT_HELP, soft_wrap=True)
+        console().print(bot_help(), soft_wrap=True)
     try:
         if dashboard is not None:
             _show(dashboard)
@@ -136,11 +123,13 @@ def up(
     finally:
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not cut the stopping short
         stopped = supervisor.stop()
-        console.print(_farewell(rt, stopped))
+        console().print(_farewell(rt, stopped))
 
 
 def _no_other_worker(rt: Runtime) -> None:
     """Refuse to start a worker whose name a live worker holds (it would only crash and restart)."""
+    from worker.service.supervisor import StackError, process_alive
+
     holder = str(rt.client.get(rt.keys.worker(rt.worker_id)) or "")
     if not holder:
         return
@@ -154,16 +143,20 @@ def _no_other_worker(rt: Runtime) -> None:
 
 
 def _detach(ctx: Context, files: StackFiles) -> None:
+    from worker.service.supervisor import detach, wait_until_up
+
     files.take_lock().close()  # refuse at once when a stack already runs here
+    # said at once: the bus and the services may take seconds to answer on a loaded machine
+    print("starting ittybus in the background (the bus, the worker and, if configured, the bot)…", flush=True)
     pid = detach(files, [str(Path(sys.executable).with_name("ib")), "up", "--background"])
     record = wait_until_up(files, pid)
-    console.print(f"ittybus runs in the background (pid {pid}), bus {record.bus}")
+    console().print(f"ittybus runs in the background (pid {pid}), bus {record.bus}")
     for s in record.services:
-        console.print(
+        console().print(
             f"  {s.name}: off ({s.note})" if s.state == "off" else f"  {s.name}: pid {s.pid}, log {s.log}",
             soft_wrap=True,
         )
-    console.print("`ib ps` shows it, `ib watch` watches it, `ib down` stops it")
+    console().print("`ib ps` shows it, `ib watch` watches it, `ib down` stops it")
 
 
 def _log_to(files: StackFiles, watch: bool) -> None:
@@ -189,6 +182,10 @@ def _on_signals(stop: threading.Event, dashboard: Dashboard | None) -> None:
 
 
 def _show(dashboard: Dashboard) -> None:
+    from rich.console import Console
+
+    from worker.frontends.dashboard import keys_fd
+
     dashboard.start()
     if sys.stdout.isatty():
         dashboard.run_live(Console(), keys_fd(sys.stdin))
@@ -197,6 +194,8 @@ def _show(dashboard: Dashboard) -> None:
 
 
 def _farewell(rt: Runtime, stopped: list[str]) -> str:
+    import redis
+
     try:
         sessions = set(rt.tmux.sessions())
         kept = [a for a in rt.agents.all() if a.worker == rt.worker_id and a.session in sessions]
@@ -220,6 +219,9 @@ def down(
 
     Example: ib down --all
     """
+    from worker.cli.stopping import stop_everything, warn_running
+    from worker.service.supervisor import stop_stack
+
     ctx = Context()
     if everything:
         stop_everything(ctx, yes)
@@ -227,13 +229,11 @@ def down(
     files = _files(ctx)
     record = stop_stack(files)
     if record is None:
-        console.print("ittybus is not running here (`ib up` starts it)")
+        console().print("ittybus is not running here (`ib up` starts it)")
     else:
         names = ", ".join(s.name for s in reversed(record.services) if s.state != "off")  # stopping order
-        console.print(
-            f"stopped {names} (supervisor pid {record.supervisor}); the agents keep running in tmux"
-        )
-    warn_running(ctx)
+        console().print(f"stopped {names} (supervisor pid {record.supervisor})")
+    warn_running(ctx)  # names the agents that keep running, if any do
 
 
 def ps(as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
@@ -241,6 +241,9 @@ def ps(as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None
 
     Example: ib ps
     """
+    from worker.service.supervisor import probe, process_alive, stale
+    from worker.service.supervisor_state import ps_rows
+
     ctx = Context()
     record = _files(ctx).read()
     client = _client(ctx)
@@ -253,11 +256,17 @@ def ps(as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None
     else:
         rows = ps_rows(record, probes, time.time()) if record else []
         _print_ps(ctx, record, rows, client is not None)
+        if client is not None:
+            from worker.cli.push_commands import session_lines
+
+            print("\n".join(session_lines(client, ctx.keys, str(ctx.root), os.path.expanduser("~"))))
     if not running:
         raise typer.Exit(3)
 
 
 def ps_json(record: StackRecord | None, probes: dict[str, Probe], running: bool, bus: bool) -> dict[str, Any]:
+    from worker.service.supervisor_state import health
+
     services = []
     for s in record.services if record else ():
         services.append({**s.model_dump(mode="json"), "health": health(s, probes[s.name], time.time())})
@@ -271,6 +280,10 @@ def ps_json(record: StackRecord | None, probes: dict[str, Probe], running: bool,
 
 def _client(ctx: Context) -> redis.Redis | None:
     """The bus if it answers; `ib ps` never starts the embedded one."""
+    import redis
+
+    from bus.clients import client_for, resolve_url
+
     try:
         client = client_for(resolve_url(ctx.settings, ctx.cwd, start=False), connect_timeout=1.0)
         client.ping()
@@ -280,6 +293,9 @@ def _client(ctx: Context) -> redis.Redis | None:
 
 
 def _print_ps(ctx: Context, record: StackRecord | None, rows: list[tuple[str, ...]], bus: bool) -> None:
+    from worker.service.supervisor import process_alive
+    from worker.service.supervisor_state import PS_HEADER, span, table_lines
+
     where = "embedded" if not ctx.settings.redis_url else "IB_REDIS_URL"
     print(f"bus: {where}, {'answers' if bus else 'not running'}")
     if record is None or not process_alive(record.supervisor):
@@ -309,6 +325,8 @@ def watch(
 
     Example: ib watch
     """
+    from worker.frontends.dashboard import Dashboard
+
     ctx = Context()
     dashboard = Dashboard(ctx.runtime, ctx.blocking_redis(), _bus_label(ctx, ctx.url), _files(ctx))
     _on_signals(threading.Event(), dashboard)

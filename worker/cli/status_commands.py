@@ -8,19 +8,15 @@ import logging
 import time
 from pathlib import Path
 
-import redis
 import typer
-from rich.console import Console
 
 from bus.address import masked_url
 from bus.ages import format_age
 from bus.errors import BusUnavailable
-from worker.agents.user_messages import store
 from worker.cli.context import Context
-from worker.frontends.status_node import STATUS_FILE, StatusNode
+from worker.cli.output import console
+from worker.frontends.status_block import STATUS_FILE
 from worker.terminal_text import printable
-
-console = Console(highlight=False)
 
 
 def _target(ctx: Context, file: str) -> Path:
@@ -46,6 +42,10 @@ def status_node(
     The worker starts it with the first root agent; run it by hand to keep another file, or with --once.
     Example: ib status-node --file CLAUDE.md
     """
+    import redis
+
+    from worker.frontends.status_node import StatusNode
+
     logging.basicConfig(
         level=logging.INFO if verbose or auto else logging.WARNING, format="%(asctime)s %(name)s %(message)s"
     )
@@ -64,11 +64,11 @@ def status_node(
     )
     try:
         if once:
-            console.print(f"{'updated' if node.update() else 'unchanged'}: {node.path}")
+            console().print(f"{'updated' if node.update() else 'unchanged'}: {node.path}")
             return
         node.stop_on_signals()
         if not auto:
-            console.print(f"keeping the status block in {node.path} (Ctrl-C stops)")
+            console().print(f"keeping the status block in {node.path} (Ctrl-C stops)")
         node.run()
     except redis.RedisError as e:
         raise BusUnavailable(f"lost the bus at {masked_url(ctx.url)}: {e}") from e
@@ -79,14 +79,16 @@ def messages(as_json: bool = typer.Option(False, "--json", help="print JSON")) -
 
     Example: ib messages --json
     """
+    from worker.agents.user_messages import store
+
     pending = store(Context().runtime).pending()
     if as_json:
         print(json.dumps([m.to_dict() for m in pending], indent=2, ensure_ascii=False))
         return
     if not pending:
-        console.print("no pending messages")
+        console().print("no pending messages")
     for m in pending:
         text = printable(m.text, keep="\n")
-        console.print(
+        console().print(
             f"{m.id}  {m.kind:<8}  {m.sender}  {format_age(time.time() - m.ts)} ago: {text}", markup=False
         )

@@ -8,30 +8,22 @@ running. `ib down --all` stops everything: the agents, the services `ib up` runs
 from __future__ import annotations
 
 import sys
-from pathlib import Path
+from typing import TYPE_CHECKING
 
-import redis
 import typer
 
 from bus.embedded import Embedded
 from bus.errors import BusError
-from bus.worker_commands import Nuke
-from worker.agents.sessions_here import SessionsHere, sessions_here, stop_sessions
 from worker.cli.context import Context
-from worker.runtime import NotARepository
-from worker.service.supervisor import StackFiles, stop_stack
-from worker.tmux.client import Tmux
 
-
-def root_of(ctx: Context) -> Path:
-    root = ctx.settings.repository(ctx.cwd)
-    if root is None:
-        raise NotARepository(f"{ctx.cwd} is not inside a git repository; run ib from your project")
-    return Path(root)
+if TYPE_CHECKING:
+    from worker.agents.sessions_here import SessionsHere
 
 
 def bus_problem(ctx: Context) -> str | None:
     """Why the bus cannot be used now (never starting the embedded one), or None when it answers."""
+    import redis
+
     try:
         ctx.client.ping()
     except (BusError, redis.RedisError) as e:
@@ -40,7 +32,10 @@ def bus_problem(ctx: Context) -> str | None:
 
 
 def agents_here(ctx: Context) -> SessionsHere:
-    return sessions_here(Tmux(ctx.settings.tmux_socket), root_of(ctx))
+    from worker.agents.sessions_here import sessions_here
+    from worker.tmux.client import Tmux
+
+    return sessions_here(Tmux(ctx.settings.tmux_socket), ctx.root)
 
 
 def running_warning(found: SessionsHere, why: str = "") -> str | None:
@@ -80,6 +75,9 @@ def warn_running(ctx: Context, why: str = "") -> None:
 
 def nuke_without_bus(ctx: Context, agent_id: str | None, yes: bool, problem: str) -> None:
     """The emergency stop while the bus is away: every agent session of this repository, by name."""
+    from worker.agents.sessions_here import stop_sessions
+    from worker.tmux.client import Tmux
+
     if agent_id is not None:
         print(
             f"ib nuke: error: the bus is down, so the agents below {agent_id} cannot be found ({problem}); "
@@ -104,7 +102,9 @@ def nuke_without_bus(ctx: Context, agent_id: str | None, yes: bool, problem: str
 
 def stop_everything(ctx: Context, yes: bool) -> None:
     """`ib down --all`: the services, then every agent of this repository, then the embedded bus."""
-    root = root_of(ctx)
+    from worker.service.supervisor import StackFiles, stop_stack
+
+    root = ctx.root
     found = agents_here(ctx)
     embedded = not ctx.settings.redis_url
     doomed = [
@@ -138,6 +138,10 @@ def _listed(parts: list[str]) -> str:
 def _nuke_all(ctx: Context) -> list[str]:
     """Through the bus when it answers (records and work trees go too); then whatever still runs in tmux,
     by name (agents of another worker id here, or all of them while the bus is away)."""
+    from bus.worker_commands import Nuke
+    from worker.agents.sessions_here import stop_sessions
+    from worker.tmux.client import Tmux
+
     gone: list[str] = []
     if bus_problem(ctx) is None:
         gone = list(ctx.on_owner(Nuke(), on=ctx.runtime.worker_id))

@@ -10,21 +10,22 @@ import json
 import sys
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
-from bus import budget_store
 from bus.errors import InvalidInput
 from bus.ids import folder_project, validate_id
 from bus.repo_paths import agent_from_path
-from bus.task_model import DEFAULT_MAX_ATTEMPTS, DEFAULT_PRIORITY, Task, check_priority
-from bus.task_store import TaskStore
-from bus.task_wait import claim_wait
+from bus.task_defaults import DEFAULT_MAX_ATTEMPTS, DEFAULT_PRIORITY
 from bus.touches import Hold
 from worker.cli import values
 from worker.cli.context import Context
+
+if TYPE_CHECKING:
+    from bus.task_model import Task
+    from bus.task_store import TaskStore
 from worker.errors import WorkerError
-from worker.tasks import views as task_views
 
 # What few commands need is imported in them (the agent programs, the agents' views, running a task's
 # tests): each `ib` process loads what its one command uses.
@@ -94,6 +95,8 @@ def _whole_number(what: str, text: str | None, default: int) -> int:
 
 def _priority(text: str) -> int:
     """0-10 from what was typed; "high", 11 and -1 get the store's one message."""
+    from bus.task_model import check_priority
+
     try:
         value: object = int(text.strip())
     except ValueError:
@@ -171,16 +174,51 @@ def add(
 
     Example: ib task add "Design the auth API" --priority 8 --touches auth/ --test-cmd "pytest -q tests/auth"
     """
+    task = add_task(
+        Context(),
+        title,
+        task_id=task_id,
+        body=_body(body, body_file),
+        priority=priority,
+        after=after,
+        project=project,
+        max_attempts=max_attempts,
+        test_cmd=test_cmd,
+        draft=draft,
+        touches=touches,
+        cli=cli,
+        budget=budget,
+    )
+    print(task.id)
+
+
+def add_task(
+    ctx: Context,
+    title: str,
+    *,
+    task_id: str | None = None,
+    body: str | None = None,
+    priority: str | None = None,
+    after: list[str] | None = None,
+    project: str | None = None,
+    max_attempts: str | None = None,
+    test_cmd: str | None = None,
+    draft: bool = False,
+    touches: list[str] | None = None,
+    cli: str | None = None,
+    budget: str | None = None,
+) -> Task:
+    """`ib task add` (and the MCP tool `task_add`): the values as typed, checked, then the task stored."""
+    from bus import budget_store
     from worker.cli.budget_commands import budget_amount
     from worker.programs.registry import program
 
     limit = budget_amount(budget, "--budget") if budget is not None else None
-    ctx = Context()
     task = _store(ctx).add(
         title,
         project=_project(ctx, project),
         task_id=task_id,
-        body=_body(body, body_file) or "",
+        body=body or "",
         priority=DEFAULT_PRIORITY if priority is None else _priority(priority),
         after=_ids(after),
         max_attempts=_whole_number("max attempts", max_attempts, DEFAULT_MAX_ATTEMPTS),
@@ -191,7 +229,7 @@ def add(
     )
     if limit is not None:
         budget_store.set_budget(ctx.client, ctx.keys, "task", task.id, limit)
-    print(task.id)
+    return task
 
 
 @task_app.command("list")
@@ -205,16 +243,23 @@ def list_cmd(
 
     Example: ib task list --status ready --json
     """
+    from worker.tasks import views as task_views
+
     ctx = Context()
     scope = None if all_projects else _project(ctx, project)
-    tasks = _store(ctx).list(scope, status)
-    held = _held(ctx, {t.project for t in tasks if t.status == "ready" and t.touches})
+    tasks = task_list(ctx, project, all_projects, status)
     if as_json:
-        _print_json([{**t.as_dict(), "held": _held_json(held.get(t.id))} for t in tasks])
+        _print_json(task_rows(ctx, tasks))
         return
     if not tasks:
-        print("no tasks")
+        elsewhere = len(_store(ctx).list(None, status)) if scope else 0
+        print(
+            f"no tasks in project {scope!r}; {elsewhere} in other projects (ib task list --all)"
+            if elsewhere
+            else "no tasks"
+        )
         return
+    held = _held(ctx, {t.project for t in tasks if t.status == "ready" and t.touches})
     columns = task_views.COLUMNS if scope else ("project", *task_views.COLUMNS)
     rows = [task_views.row(t, held) if scope else (t.project, *task_views.row(t, held)) for t in tasks]
     print("\n".join(task_views.table_lines(columns, rows)))
@@ -226,23 +271,41 @@ def show(
     as_json: bool = typer.Option(False, "--json", help="print JSON (with `deps` and `dependents`)"),
 ) -> None:
     """One task: its fields, what it waits for and what waits for it, its body and its context notes."""
+    from worker.tasks import views as task_views
+
     ctx = Context()
+    if as_json:
+        _print_json(task_record(ctx, task_id))
+        return
     store = _store(ctx)
     task = store.get(task_id)
     deps = [store.get(d) for d in task.after]
-    dependents = store.dependents(task_id)
     hold = _held(ctx, {task.project} if task.status == "ready" and task.touches else set()).get(task.id)
-    if as_json:
-        _print_json(
-            {
-                **task.as_dict(),
-                "held": _held_json(hold),
-                "deps": [{"id": d.id, "status": d.status} for d in deps],
-                "dependents": [{"id": d.id, "status": d.status} for d in dependents],
-            }
-        )
-        return
-    print("\n".join(task_views.show_lines(task, deps, dependents, hold)))
+    print("\n".join(task_views.show_lines(task, deps, store.dependents(task_id), hold)))
+
+
+def task_rows(ctx: Context, tasks: list[Task]) -> list[dict[str, object]]:
+    """`ib task list --json`: each task's fields and whether it is held."""
+    held = _held(ctx, {t.project for t in tasks if t.status == "ready" and t.touches})
+    return [{**t.as_dict(), "held": _held_json(held.get(t.id))} for t in tasks]
+
+
+def task_list(ctx: Context, project: str | None, all_projects: bool, status: str | None) -> list[Task]:
+    """The tasks `ib task list` shows: one project's (default: the repository's) or every one's."""
+    return _store(ctx).list(None if all_projects else _project(ctx, project), status)
+
+
+def task_record(ctx: Context, task_id: str) -> dict[str, object]:
+    """`ib task show --json`: the task, whether it is held, what it waits for and what waits for it."""
+    store = _store(ctx)
+    task = store.get(task_id)
+    hold = _held(ctx, {task.project} if task.status == "ready" and task.touches else set()).get(task.id)
+    return {
+        **task.as_dict(),
+        "held": _held_json(hold),
+        "deps": [{"id": d, "status": store.get(d).status} for d in task.after],
+        "dependents": [{"id": d.id, "status": d.status} for d in store.dependents(task_id)],
+    }
 
 
 @task_app.command()
@@ -250,6 +313,8 @@ def tree(
     project: str = typer.Option(None, "--project", help="project (default: the repository's name)"),
 ) -> None:
     """The project's tasks as a dependency tree: each task under what it waits for."""
+    from worker.tasks import views as task_views
+
     ctx = Context()
     lines = task_views.tree_lines(_store(ctx).list(_project(ctx, project)))
     print("\n".join(lines) if lines else "no tasks")
@@ -310,6 +375,8 @@ def claim(
 
     Example: ib task claim --wait --timeout 600 --json
     """
+    from bus.task_wait import claim_wait
+
     ctx = Context()
     if timeout is not None and not wait:
         raise InvalidInput("--timeout goes with --wait: ib task claim --wait --timeout S")
@@ -356,16 +423,23 @@ def done(
 
     Example: ib task done design-auth --summary "JWT with refresh tokens"
     """
-    ctx = Context()
+    woken = finish(Context(), task_id, summary, as_agent, test_timeout)
+    print(f"{task_id}: done")
+    if woken:
+        print(f"now ready: {', '.join(t.id for t in woken)}")
+
+
+def finish(
+    ctx: Context, task_id: str, summary: str, as_agent: str | None, test_timeout: float | None
+) -> list[Task]:
+    """Mark a task done by its claimer, its test command run first (FailedTests when it fails); the tasks
+    that became ready because of it."""
     store = _store(ctx)
     agent = _acting(ctx, as_agent)
     task = store.get(task_id)
     if task.test_cmd and task.status == "claimed" and task.claimed_by == agent:
         _run_tests(ctx, store, task, agent, test_timeout or ctx.settings.task_test_timeout)
-    woken = store.done(task_id, agent, summary)
-    print(f"{task_id}: done")
-    if woken:
-        print(f"now ready: {', '.join(t.id for t in woken)}")
+    return store.done(task_id, agent, summary)
 
 
 def _test_folder(ctx: Context, agent: str) -> Path:

@@ -13,6 +13,7 @@ import subprocess
 import sys
 import time
 import uuid
+from contextlib import suppress
 from datetime import UTC, datetime
 from pathlib import Path
 from types import FrameType
@@ -200,9 +201,16 @@ class FakeAgent:
         self.tool("Bash", tool_input)
 
     def ask_person(self, dialog: str, keys: set[bytes]) -> bytes:
-        """Show `dialog` and wait for one of `keys`; the dialog is erased once answered."""
+        """Show `dialog` and wait for one of `keys`; the dialog is erased once answered. Keys that come in
+        the first $IB_FAKE_DEAF_DIALOGS seconds after it is drawn are dropped, as Claude Code drops those
+        that come before it reads keys (a second or more on a busy machine)."""
         self.keys.dialog.set()
         height = self.screen.dialog(dialog)
+        if (deaf := float(os.environ.get("IB_FAKE_DEAF_DIALOGS") or 0)) > 0:
+            time.sleep(deaf)
+            with suppress(queue.Empty):
+                while True:
+                    self.keys.choices.get_nowait()
         try:
             while (key := self.keys.choices.get()) not in keys:
                 continue
@@ -408,7 +416,7 @@ def _load_json(path: str | None) -> tuple[object, str]:
         return None, f"cannot read {path}: {e}"
 
 
-def _exit_on_signal(signum: int, frame: FrameType | None) -> None:
+def _exit_on_signal(signum: int, _frame: FrameType | None) -> None:
     raise SystemExit(128 + signum)
 
 

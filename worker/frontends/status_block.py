@@ -14,6 +14,7 @@ from typing import NotRequired, TypedDict, cast
 from bus.ages import format_age
 from worker.message_kinds import MessageKind
 
+STATUS_FILE = "CLAUDE.md"  # the file the block lives in, from the repository root
 MAX_MESSAGES = 50
 MAX_CONTENT_CHARS = 1000
 PROMPT_CHARS = 60

@@ -27,6 +27,7 @@ from bus.streams import Entry, Group, consumer_name
 from worker.errors import StatusFileError, WorkerError
 from worker.frontends.claude_md import write_if_changed
 from worker.frontends.status_block import (
+    STATUS_FILE,
     AgentRecord,
     UserMessage,
     build_status,
@@ -40,7 +41,6 @@ from worker.service.signals import stop_on_signals
 
 log = logging.getLogger(__name__)
 
-STATUS_FILE = "CLAUDE.md"
 LOG_FILE = "status-node.log"
 TRIGGERS = frozenset(AGENT_TYPES)  # events that can change the block: agents come, go, change, send
 MAX_WAIT = 1.0  # seconds one read blocks at most, so that a stop request is seen soon

@@ -19,11 +19,6 @@ FALLBACK_NAME = "ittybus"
 FALLBACK_EMAIL = "ittybus@localhost"
 
 _C_ESCAPES = {"a": 7, "b": 8, "f": 12, "n": 10, "r": 13, "t": 9, "v": 11, '"': 34, "\\": 92}
-_STAT_TOTALS = re.compile(
-    r"^\s*(?P<files>\d+) files? changed"
-    r"(?:, (?P<insertions>\d+) insertions?\(\+\))?"
-    r"(?:, (?P<deletions>\d+) deletions?\(-\))?\s*$"
-)
 
 
 @dataclass(frozen=True)
@@ -68,13 +63,6 @@ class StatusEntry:
 class Commit:
     sha: str
     subject: str
-
-
-@dataclass(frozen=True)
-class DiffStat:
-    files: int = 0
-    insertions: int = 0
-    deletions: int = 0
 
 
 @dataclass(frozen=True)
@@ -208,20 +196,6 @@ def parse_log(text: str) -> list[Commit]:
     return commits
 
 
-def parse_stat_totals(text: str) -> DiffStat:
-    """The totals line of `git diff --stat` or `--shortstat`
-    (` 3 files changed, 5 insertions(+), 1 deletion(-)`); no such line means nothing changed."""
-    for line in reversed(text.splitlines()):
-        match = _STAT_TOTALS.match(line)
-        if match:
-            return DiffStat(
-                files=int(match["files"]),
-                insertions=int(match["insertions"] or 0),
-                deletions=int(match["deletions"] or 0),
-            )
-    return DiffStat()
-
-
 def ref_slug(name: str) -> str:
     """A branch name as one folder name: `agent/a b` -> `agent-a-b`."""
     slug = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-.")
@@ -262,7 +236,6 @@ __all__ = [
     "LOG_FORMAT",
     "UNMERGED",
     "Commit",
-    "DiffStat",
     "StatusEntry",
     "WorktreeInfo",
     "changes",
@@ -271,9 +244,45 @@ __all__ = [
     "parse_config_list",
     "parse_log",
     "parse_names",
-    "parse_stat_totals",
     "parse_status",
     "parse_worktrees",
     "ref_slug",
     "unquote_path",
 ]
+
+
+@dataclass(frozen=True)
+class TreeChange:
+    """One path that differs between two commits (`git diff-tree -r -z --no-renames`); a sha is None on
+    the side where the path does not exist."""
+
+    path: str
+    old_mode: str
+    new_mode: str
+    old_blob: str | None
+    new_blob: str | None
+
+    @property
+    def plain(self) -> bool:
+        """A regular file on both sides where it exists (not a link, not a submodule)."""
+        return all(mode in ("000000", "100644", "100755") for mode in (self.old_mode, self.new_mode))
+
+
+def parse_tree_changes(text: str) -> list[TreeChange]:
+    """`git diff-tree -r -z --no-renames --no-abbrev A B`: `:<mode> <mode> <sha> <sha> <status>` NUL path."""
+    fields = text.split("\0")
+    found = []
+    for head, path in zip(fields[0::2], fields[1::2], strict=False):
+        if not head.startswith(":"):
+            continue
+        old_mode, new_mode, old_sha, new_sha, _status = head[1:].split(" ")
+        found.append(
+            TreeChange(
+                path,
+                old_mode,
+                new_mode,
+                None if set(old_sha) == {"0"} else old_sha,
+                None if set(new_sha) == {"0"} else new_sha,
+            )
+        )
+    return found

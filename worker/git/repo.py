@@ -4,21 +4,18 @@ A thin shell over subprocess; reading git's output is worker/git/parse.py's job.
 
 from __future__ import annotations
 
-import contextlib
 import os
-import shutil
 import subprocess
-import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from worker.errors import GitError
+from worker.git import landing
 from worker.git.parse import (
     LOG_FORMAT,
     ChangeSize,
     Commit,
-    DiffStat,
     StatusEntry,
     WorktreeInfo,
     changes,
@@ -28,10 +25,8 @@ from worker.git.parse import (
     parse_log,
     parse_names,
     parse_numstat,
-    parse_stat_totals,
     parse_status,
     parse_worktrees,
-    ref_slug,
 )
 
 ALWAYS = (
@@ -81,10 +76,8 @@ QUIET_ENV = {
     "GIT_SEQUENCE_EDITOR": "true",
     "GIT_MERGE_AUTOEDIT": "no",
     "GIT_PAGER": "cat",
+    "GIT_OPTIONAL_LOCKS": "0",  # `git status` never takes the index's lock: a kill cannot leave one behind
 }
-
-MERGE_TMP = Path(".ib") / "merge-tmp"
-"""Where merges into a branch that is not checked out anywhere happen, under the main working tree."""
 
 
 @dataclass(frozen=True)
@@ -103,8 +96,6 @@ class MergeResult:
     commits: list[Commit] = field(default_factory=list)
     """What the branch brought in (newest first); empty when it was already merged."""
     conflicts: list[str] = field(default_factory=list)
-    merged_in: Path | None = None
-    """The checkout the merge ran in; None for a temporary worktree (or nothing to merge)."""
 
 
 class Git:
@@ -127,8 +118,10 @@ class Git:
         env: Mapping[str, str] | None = None,
         what: str = "",
         hint: str = "",
+        input: str | None = None,
     ) -> subprocess.CompletedProcess[str]:
-        """`git <args>` in `cwd` (default: the repository); a failure is a GitError unless `check` is off."""
+        """`git <args>` in `cwd` (default: the repository), `input` on its stdin; a failure is a GitError
+        unless `check` is off."""
         folder = self._at(cwd)
         command = ("git", *ALWAYS, *args)
         shown = "git " + " ".join(args)
@@ -149,7 +142,7 @@ class Git:
                 command,
                 cwd=folder,
                 env=environ,
-                stdin=subprocess.DEVNULL,
+                **({"stdin": subprocess.DEVNULL} if input is None else {"input": input}),
                 capture_output=True,
                 text=True,
                 encoding="utf-8",
@@ -175,8 +168,10 @@ class Git:
             )
         return result
 
-    def output(self, *args: str, cwd: Path | None = None, what: str = "", hint: str = "") -> str:
-        return self.run(*args, cwd=cwd, what=what, hint=hint).stdout
+    def output(
+        self, *args: str, cwd: Path | None = None, what: str = "", hint: str = "", input: str | None = None
+    ) -> str:
+        return self.run(*args, cwd=cwd, what=what, hint=hint, input=input).stdout
 
     def _at(self, path: Path | None) -> Path:
         if path is None:
@@ -189,26 +184,6 @@ class Git:
         return identity_env(parse_config_list(found.stdout), os.environ)
 
     # -- the repository ------------------------------------------------------------------------------------
-
-    def toplevel(self, path: Path | None = None) -> Path:
-        out = self.output(
-            "rev-parse",
-            "--show-toplevel",
-            cwd=self._at(path),
-            what=f"{self._at(path)} is not inside a git working tree",
-            hint="Run this inside a git repository (git init creates one).",
-        )
-        return Path(out.strip())
-
-    def main_worktree(self) -> Path:
-        """The main working tree (where `.ib/` lives), even when this Git stands in a linked worktree."""
-        main = self.worktrees()[0]
-        if main.bare:
-            raise GitError(
-                f"The repository of {self.repo} is bare",
-                hint="Run ittybus in a repository with a working tree.",
-            )
-        return main.path
 
     def current_branch(self, path: Path | None = None) -> str | None:
         """The branch checked out, None when HEAD is detached (also in the middle of a rebase)."""
@@ -242,10 +217,6 @@ class Git:
     def status(self, path: Path | None = None) -> list[StatusEntry]:
         out = self.output("status", "--porcelain=v1", "-z", "--untracked-files=normal", cwd=self._at(path))
         return parse_status(out)
-
-    def is_clean(self, path: Path | None = None, *, untracked: bool = True) -> bool:
-        """No staged or unstaged change, and (unless `untracked` is off) no untracked file outside `.ib/`."""
-        return not changes(self.status(path), untracked=untracked)
 
     def status_short(self, path: Path | None = None) -> str:
         return self.output("status", "--short", cwd=self._at(path))
@@ -366,11 +337,6 @@ class Git:
             branch, base, "diff", "--no-ext-diff", *(["--stat"] if stat else []), f"{base}...{branch}"
         )
 
-    def diff_stat(self, base: str, branch: str) -> DiffStat:
-        return parse_stat_totals(
-            self._compare(branch, base, "diff", "--no-ext-diff", "--shortstat", f"{base}...{branch}")
-        )
-
     def change_size(self, base: str, branch: str) -> ChangeSize:
         """The files and lines `branch` changes since it left `base`; a rename counts as both its paths."""
         return parse_numstat(
@@ -419,23 +385,50 @@ class Git:
         return RebaseResult(ok=False, head=before, conflicts=conflicts)
 
     def merge_into(self, target: str, branch: str, message: str) -> MergeResult:
-        """Merge `branch` into `target` with a merge commit. Where `target` is checked out (the main checkout
-        or another worktree), the merge runs there, only when that checkout has no uncommitted change; where
-        it is checked out nowhere, it runs in a temporary worktree and the ref moves with a compare-and-swap.
-        A conflict aborts the merge and returns the files; the repository is left as it was."""
+        """Merge `branch` into `target` with a merge commit, made beside any checkout (worker/git/landing.py):
+        the branch moves in one atomic step guarded by its old tip, and where it is checked out (only when
+        that checkout has no uncommitted change the merge could touch) the merged files follow. A merge
+        a crash cut short there is finished or undone first. A conflict returns the files, changes nothing."""
         for name in (target, branch):
             if not self.branch_exists(name):
                 raise GitError(f"Cannot merge: there is no branch {name}", hint="Check the branch names.")
+        checkout, is_main = self._checkout_of(target)
+        if checkout is not None:
+            landing.recover(self, checkout)
         old = self.rev_parse(f"refs/heads/{target}")
         commits = self.ahead(f"refs/heads/{branch}", f"refs/heads/{target}")
         if not commits:
             return MergeResult(ok=True, sha=old)
-        checkout, is_main = self._checkout_of(target)
+        if checkout is not None:
+            self._refuse_in_the_way(checkout, is_main, target, branch)
+        tip = self.rev_parse(f"refs/heads/{branch}")
+        new, conflicts = self.merge_commit(old, tip, message)
+        if new is None:
+            return MergeResult(ok=False, sha=None, commits=commits, conflicts=conflicts)
         if checkout is None:
-            return self._merge_detached(target, branch, message, old, commits)
-        return self._merge_in_place(
-            checkout, is_main, target=target, branch=branch, message=message, commits=commits
-        )
+            landing.move_unchecked_out(self, target, old, new, branch)
+        else:
+            landing.move(self, landing.Journal(target, branch, old, new, str(checkout)))
+        return MergeResult(ok=True, sha=new, commits=commits)
+
+    def merge_commit(self, base: str, tip: str, message: str) -> tuple[str | None, list[str]]:
+        """The merge commit of `tip` into `base` (parents in that order), made without any checkout; None and
+        the conflicted files when they do not merge cleanly. Only objects are written."""
+        done = self.run("merge-tree", "--write-tree", "--name-only", "--no-messages", base, tip, check=False)
+        if done.returncode not in (0, 1):
+            raise GitError(
+                f"Cannot merge {tip[:7]} into {base[:7]}",
+                hint="Nothing was changed; look at the repository with `git status`.",
+                command=("git", "merge-tree", "--write-tree", base, tip),
+                stderr=done.stderr,
+                returncode=done.returncode,
+            )
+        lines = done.stdout.splitlines()
+        if done.returncode == 1:
+            return None, sorted({line for line in lines[1:] if line.strip()})
+        tree = lines[0].strip()
+        made = self.run("commit-tree", tree, "-p", base, "-p", tip, "-m", message, env=self.identity())
+        return made.stdout.strip(), []
 
     def _checkout_of(self, branch: str) -> tuple[Path | None, bool]:
         """Where `branch` is checked out (and whether that is the main working tree); refuses a branch that
@@ -459,9 +452,7 @@ class Git:
                 hint="Finish it or abort it (git rebase --abort / git merge --abort), then try again.",
             )
 
-    def _merge_in_place(
-        self, at: Path, is_main: bool, *, target: str, branch: str, message: str, commits: list[Commit]
-    ) -> MergeResult:
+    def _refuse_in_the_way(self, at: Path, is_main: bool, target: str, branch: str) -> None:
         self._refuse_busy(at)
         dirty = self._in_the_way(at, target, branch)
         if dirty:
@@ -473,10 +464,6 @@ class Git:
                 "commit or stash them, then merge again",
                 hint="Nothing was changed.",
             )
-        conflicts = self._merge(at, branch, message)
-        if conflicts:
-            return MergeResult(ok=False, sha=None, commits=commits, conflicts=conflicts, merged_in=at)
-        return MergeResult(ok=True, sha=self.head(at), commits=commits, merged_in=at)
 
     def _in_the_way(self, at: Path, target: str, branch: str) -> list[StatusEntry]:
         """Uncommitted changes a merge of `branch` could touch: anything staged (git would record it in
@@ -485,68 +472,6 @@ class Git:
         dirty = changes(self.status(at), untracked=True)
         touched = set(parse_names(self.output("diff", "--name-only", "-z", f"{target}...{branch}", cwd=at)))
         return [e for e in dirty if e.code[0] not in " ?" or e.path in touched or e.orig_path in touched]
-
-    def _merge_detached(
-        self, target: str, branch: str, message: str, old: str, commits: list[Commit]
-    ) -> MergeResult:
-        folder = self.main_worktree() / MERGE_TMP / f"{ref_slug(target)}-{uuid.uuid4().hex[:8]}"
-        self.run(
-            "worktree",
-            "add",
-            "--detach",
-            str(folder),
-            old,
-            what=f"Cannot create a temporary worktree {folder} to merge {branch} into {target}",
-        )
-        try:
-            conflicts = self._merge(folder, branch, message)
-            if conflicts:
-                return MergeResult(ok=False, sha=None, commits=commits, conflicts=conflicts)
-            new = self.head(folder)
-            self.run(
-                "update-ref",
-                "-m",
-                f"ittybus: merge {branch} into {target}",
-                f"refs/heads/{target}",
-                new,
-                old,
-                what=f"{target} moved while {branch} was being merged into it",
-                hint="Nothing was changed; merge again.",
-            )
-            return MergeResult(ok=True, sha=new, commits=commits)
-        finally:
-            self._drop_temporary(folder)
-
-    def _merge(self, at: Path, branch: str, message: str) -> list[str]:
-        """`git merge --no-ff` of `branch` in `at`; on a conflict, the files, after `merge --abort`."""
-        options = ("--no-ff", "--commit", "--no-squash", "--no-edit", "-m", message)
-        result = self.run(
-            *STEPS, "merge", *options, f"refs/heads/{branch}", cwd=at, check=False, env=self.identity()
-        )
-        if result.returncode == 0:
-            return []
-        conflicts = self.conflict_files(at)
-        if self.merge_in_progress(at):
-            self.run("merge", "--abort", cwd=at, what=f"Cannot undo the failed merge in {at}")
-        if not conflicts:
-            raise GitError(
-                f"Merging {branch} in {at} failed",
-                hint="Nothing was merged; look at the checkout with `git status`.",
-                command=("git", "merge", *options, branch),
-                stderr=result.stderr,
-                returncode=result.returncode,
-            )
-        return conflicts
-
-    def _drop_temporary(self, folder: Path) -> None:
-        """Remove a temporary merge worktree, whatever state it is in; never raises."""
-        with contextlib.suppress(GitError):
-            self.run("worktree", "remove", "--force", "--force", str(folder), check=False)
-        shutil.rmtree(folder, ignore_errors=True)
-        with contextlib.suppress(GitError):
-            self.run("worktree", "prune", check=False)
-        with contextlib.suppress(OSError):
-            folder.parent.rmdir()  # only when empty: another merge may be running next to this one
 
 
 def _check_rev(*revs: str) -> None:
@@ -560,4 +485,4 @@ def _names(entries: list[StatusEntry], limit: int = 5) -> str:
     return ", ".join(names[:limit]) + (f" and {len(names) - limit} more" if len(names) > limit else "")
 
 
-__all__ = ["Commit", "DiffStat", "Git", "MergeResult", "RebaseResult", "WorktreeInfo"]
+__all__ = ["Commit", "Git", "MergeResult", "RebaseResult", "WorktreeInfo"]

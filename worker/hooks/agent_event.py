@@ -10,12 +10,12 @@ Runs on the light client and never fails the session: whatever goes wrong, exit 
 
 from __future__ import annotations
 
-import os
 import time
 
 from bus import fastjson
 from bus.keys import Keys
 from worker.hooks.payload_hook import run_payload_hook
+from worker.hooks.prompt_tell import texts
 
 TYPE_CHECKING = False  # typing costs milliseconds on the hooks' path; the checker still sees the types
 if TYPE_CHECKING:
@@ -26,15 +26,25 @@ if TYPE_CHECKING:
     from bus.resp import Connection
     from worker.hooks.payloads import Outcome
 
-PROMPT_TTL = 86400
-
 
 def handle(payload: dict[str, object], agent_id: str, cwd: str) -> None:
     from worker.hooks.payloads import outcome
 
+    if payload.get("hook_event_name") == "StopFailure" and payload.get("error") == "rate_limit":
+        payload = _with_quota(payload)
     found = outcome(payload, agent_id)
     if found is not None:
         handle_outcome(payload, agent_id, cwd, found)
+
+
+def _with_quota(payload: dict[str, object]) -> dict[str, object]:
+    """A 429's StopFailure payload with the quota the API sent (`rate_limits`), read from the transcript
+    when the payload does not carry it: it tells the plan's usage limit from an ordinary rate limit."""
+    if payload.get("rate_limits"):
+        return payload
+    from worker.hooks.turn_quota import read_quota
+
+    return {**payload, "rate_limits": read_quota(payload.get("transcript_path"))}
 
 
 def handle_outcome(payload: dict[str, object], agent_id: str, cwd: str, found: Outcome) -> None:
@@ -58,13 +68,13 @@ def apply(conn: Connection, conf: HotConf, agent_id: str, payload: dict[str, obj
     from worker.hooks.payloads import says_nothing_new
 
     keys = Keys(conf.namespace)
-    record = conn.call("HMGET", keys.agent(agent_id), "state", "project", "task", "ending", "account")
-    replies = record if isinstance(record, list) else []
-    values = [v.decode() if isinstance(v, bytes) else "" for v in replies]
+    fields = ("state", "project", "task", "ending", "account")
+    values = texts(conn.call("HMGET", keys.agent(agent_id), *fields), len(fields))
     if not any(values):
         return  # not one of our agents (or already torn down)
-    previous, project, task, ending, account = [*values, "", "", "", "", ""][:5]
-    if says_nothing_new(payload.get("hook_event_name"), found.state, previous):
+    previous, project, task, ending, account = values
+    hook_event = payload.get("hook_event_name")
+    if says_nothing_new(hook_event, found.state, previous) or _late(conn, keys, agent_id, found):
         return
     if found.state:
         conn.call(
@@ -72,16 +82,17 @@ def apply(conn: Connection, conf: HotConf, agent_id: str, payload: dict[str, obj
             "state_by", "hook",
         )  # fmt: skip
     if found.state in ("running", "stopped"):
+        from worker.hooks.prompt_tell import drop_prompt
+
         drop_prompt(conn, keys, agent_id)
     data = dict(found.data)
     if found.prompt == "plan" and not data.get("plan"):
         data["plan"] = _plan_when_written(payload.get("transcript_path"))
-    if found.prompt:
-        drawn = _drawn_first(conn, keys, agent_id, found.prompt, data)
-        if drawn and found.prompt == "ask":
-            return  # the watcher's event told it, with the options as drawn and the question to answer
-        data["prompt_id"] = drawn or _record_prompt(conn, keys, agent_id, project, found.prompt, data)
     event_type, message = found.event_type, found.message
+    if found.prompt:
+        event_type = _told_as(conn, keys, agent_id, project, found, data)
+        if not event_type:
+            return
     if found.state == "limited":
         from worker.hooks import limit_park
 
@@ -127,14 +138,9 @@ def plan_from_transcript(path: object) -> str:
     Code 2.1.332 leaves it out of the PermissionRequest payload, and names no tool_use_id there); "" when
     the transcript holds no such call yet. A call that already has its tool_result is an earlier plan
     (kept planning), never the one the dialog shows."""
-    if not isinstance(path, str) or not path:
-        return ""
-    try:
-        with open(path, "rb") as f:
-            f.seek(max(0, os.fstat(f.fileno()).st_size - TRANSCRIPT_TAIL))
-            lines = f.read().decode("utf-8", "replace").splitlines()
-    except OSError:
-        return ""
+    from worker.hooks.transcript_lines import tail
+
+    lines = tail(path, TRANSCRIPT_TAIL)
     answered: set[str] = set()
     for line in reversed(lines):
         if '"ExitPlanMode"' not in line and '"tool_result"' not in line:
@@ -177,80 +183,29 @@ def _plan_when_written(path: object) -> str:
 PLAN_WAIT = 5.0
 
 
-def _drawn_first(conn: Connection, keys: Keys, agent_id: str, kind: str, data: dict[str, object]) -> str:
-    """Claude Code may draw a dialog before its PermissionRequest hook has run: when the pane watcher
-    already recorded (and published) this dialog, its record is adopted (the buttons people have keep
-    answering it) and given the tool and detail; its id, or "" when the dialog is new."""
-    from worker.markers import FROM_PANE
+def _late(conn: Connection, keys: Keys, agent_id: str, found: Outcome) -> bool:
+    """Whether `found` tells a dialog the pane watcher told that is over already (this hook ran after a
+    person answered it): nothing to tell, and no `permission` state to set."""
+    from worker.hooks.prompt_tell import told_late
 
-    found = conn.call("HMGET", keys.prompt(agent_id), "id", "tool", "kind", "question")
-    values = [v.decode() if isinstance(v, bytes) else "" for v in (found if isinstance(found, list) else [])]
-    prompt_id, tool, recorded_kind, question = [*values, "", "", "", ""][:4]
-    same = kind != "ask" or question == str(data.get("question") or "")
-    if not prompt_id or tool != FROM_PANE or recorded_kind != kind or not same:
-        return ""
-    if conn.call("EXISTS", keys.prompt_answered(prompt_id)) == 1:
-        return ""  # that appearance was answered: this is the next one
-    detail = str(data.get("detail") or data.get("plan") or "")
-    conn.call("HSET", keys.prompt(agent_id), "tool", str(data.get("tool") or kind), "detail", detail)
-    return prompt_id
+    return bool(found.prompt) and told_late(conn, keys, agent_id, found.prompt, found.data)
 
 
-def drop_prompt(conn: Connection, keys: Keys, agent_id: str) -> None:
-    """The agent's dialog is over: forget it, and the question it opened."""
-    question = conn.call("HGET", keys.prompt(agent_id), "question_id")
-    commands: list[tuple[str | bytes | int | float, ...]] = [("DEL", keys.prompt(agent_id))]
-    if isinstance(question, bytes) and question:
-        commands += [("DEL", keys.question(question.decode())), ("ZREM", keys.questions, question)]
-    conn.pipeline(commands)
-
-
-def _labels(options: object) -> list[str]:
-    """The labels the stores keep (bus.questions, bus.prompts) of the event's options."""
-    from bus.event_options import options_of
-
-    return [label for _number, label in options_of(options) or []]
-
-
-def _record_prompt(
-    conn: Connection, keys: Keys, agent_id: str, project: str, kind: str, data: dict[str, object]
+def _told_as(
+    conn: Connection, keys: Keys, agent_id: str, project: str, found: Outcome, data: dict[str, object]
 ) -> str:
-    """Store the open dialog (and, for AskUserQuestion, a question people can answer, its id added to
-    `data`); the dialog's id."""
-    prompt_id = "p-" + os.urandom(4).hex()
-    fields = {
-        "id": prompt_id,
-        "kind": kind,
-        "tool": str(data.get("tool") or ""),
-        "detail": str(data.get("detail") or data.get("plan") or ""),
-        "question": str(data.get("question") or ""),
-        "options": fastjson.dumps(_labels(data.get("options"))),
-        "at": f"{time.time():.3f}",
-    }
-    if kind == "ask":
-        question_id = "q-" + os.urandom(4).hex()
-        fields["question_id"] = question_id
-        data["question_id"] = question_id
-        asked = fields["at"]
-        conn.pipeline(
-            [
-                (
-                    "HSET", keys.question(question_id), "id", question_id, "agent", agent_id,
-                    "text", fields["question"], "asked_at", asked, "project", project,
-                    "options", fields["options"], "dialog", prompt_id,
-                ),
-                ("ZADD", keys.questions, asked, question_id),
-            ]
-        )  # fmt: skip
-    flat = [x for kv in fields.items() for x in kv]
-    drop_prompt(conn, keys, agent_id)
-    conn.pipeline(
-        [
-            ("HSET", keys.prompt(agent_id), *flat),
-            ("EXPIRE", keys.prompt(agent_id), PROMPT_TTL),
-        ]
-    )
-    return prompt_id
+    """The event that tells the dialog `found` is about, its id put in `data`: the hook's own when it
+    recorded the dialog first; `dialog_detail` (the tool and its command) when the pane watcher's event
+    told it; "" when nothing is left to tell (an AskUserQuestion the watcher told with the options as
+    drawn and the question to answer, a dialog the watcher told that is over already, or a record that
+    would not settle)."""
+    from worker.hooks.prompt_tell import tell
+
+    prompt_id, how = tell(conn, keys, agent_id, project, found.prompt, data)
+    if how not in ("recorded", "drawn") or (how == "drawn" and found.prompt == "ask"):
+        return ""
+    data["prompt_id"] = prompt_id
+    return found.event_type if how == "recorded" else "dialog_detail"
 
 
 def main(argv: Sequence[str]) -> int:

@@ -20,9 +20,6 @@ if TYPE_CHECKING:
 
 HOOK_EVENT = "PostToolUse"
 CHANGING_TOOLS = ("Write", "Edit", "MultiEdit", "NotebookEdit", "Bash")
-MATCHER = "|".join(CHANGING_TOOLS)
-"""Claude Code's matcher for the tools that may change files (a Bash call that changed nothing costs the
-worker one snapshot that finds the same tree)."""
 NOTES_READ = 20
 CHECKS_MAXLEN = 1000
 

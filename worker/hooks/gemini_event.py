@@ -18,17 +18,20 @@ if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
 
-def stop_payload(payload: Mapping[str, object]) -> dict[str, object]:
-    """AfterAgent as the Stop hook's payload: the turn's reply is its last message, the transcript its chat
-    log (read for the tokens as Gemini CLI writes it); the turn is told apart by the session and the
-    moment it ended. Pure."""
+CHAT_TAIL = 1 << 20  # bytes of the chat log's end read for the turn's answer: its last messages
+
+
+def stop_payload(payload: Mapping[str, object], answer: str = "") -> dict[str, object]:
+    """AfterAgent as the Stop hook's payload: the turn's reply is `answer`, its last message as the chat log
+    keeps it, else what `prompt_response` holds; the transcript is the chat log (read for the tokens as
+    Gemini CLI writes it); the turn is told apart by the session and the moment it ended. Pure."""
     from worker.hooks.gemini_payloads import turn_reply
 
     reply = payload.get("prompt_response")
     made: dict[str, object] = {
         "hook_event_name": "AfterAgent",
         "session_id": f"{payload.get('session_id', '')}@{payload.get('timestamp', '')}",
-        "last_assistant_message": turn_reply(reply) if isinstance(reply, str) else "",
+        "last_assistant_message": answer or (turn_reply(reply) if isinstance(reply, str) else ""),
         "program": "gemini",
     }
     if isinstance(payload.get("transcript_path"), str) and payload["transcript_path"]:
@@ -36,11 +39,30 @@ def stop_payload(payload: Mapping[str, object]) -> dict[str, object]:
     return made
 
 
+def chat_answer(path: object) -> str:
+    """The turn's answer from the end of the chat log at `path` ("" when it cannot be read): the whole of
+    it, which AfterAgent's `prompt_response` garbles under a streamed answer."""
+    if not isinstance(path, str) or not path:
+        return ""
+    try:
+        with open(path, "rb") as log:
+            size = log.seek(0, 2)
+            log.seek(max(0, size - CHAT_TAIL))
+            tail = log.read()
+    except OSError:
+        return ""
+    if size > CHAT_TAIL:
+        tail = tail[tail.find(b"\n") + 1 :]  # from the first whole line
+    from worker.programs.gemini_chat import turn_answer
+
+    return turn_answer(tail)
+
+
 def handle(payload: Mapping[str, object], agent_id: str, cwd: str) -> None:
     if payload.get("hook_event_name") == "AfterAgent":
         from worker.hooks import stop
 
-        stop.handle(stop_payload(payload), agent_id, cwd)
+        stop.handle(stop_payload(payload, chat_answer(payload.get("transcript_path"))), agent_id, cwd)
         return
     if payload.get("hook_event_name") == "BeforeAgent":
         from worker.hooks.transcript_record import record_transcript

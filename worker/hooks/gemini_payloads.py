@@ -22,11 +22,6 @@ TYPE_CHECKING = False  # typing costs milliseconds on the hooks' path; the check
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
 
-EVENTS = (
-    "SessionStart", "SessionEnd", "BeforeAgent", "AfterAgent", "BeforeTool", "AfterTool", "Notification",
-    "PreCompress", "BeforeModel", "AfterModel", "BeforeToolSelection",
-)  # fmt: skip
-"""Gemini CLI 0.61.0's hook events."""
 HOOKED = ("SessionEnd", "BeforeAgent", "AfterAgent", "BeforeTool", "AfterTool", "Notification")
 """The events ittybus installs a hook for: the ones `outcome` reads."""
 

@@ -14,6 +14,9 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from bus.errors import ConfigError
+from bus.repo_paths import exclude_from_git
+from bus.settings_file import read_text
 from worker.errors import HooksError
 from worker.programs.claude.settings import HOOK_TIMEOUT, hook_command
 
@@ -86,7 +89,7 @@ def install(root: str, ib_command: str, tmux_indicator: bool) -> list[str]:
     """Make the file hold exactly our wanted hooks (the tmux ones only with `tmux_indicator`), run by
     `ib_command` (the absolute `ib`). Returns what changed; installing twice changes nothing."""
     path = settings_path(root)
-    settings = _load(path)
+    settings = load_object(path)
     hooks = _hooks(settings, path)
     wanted = BASE_HOOKS + (TMUX_HOOKS if tmux_indicator else ())
     commands = {(event, hook): hook_command(ib_command, hook) for event, _, hook in wanted}
@@ -103,7 +106,8 @@ def install(root: str, ib_command: str, tmux_indicator: bool) -> list[str]:
         settings["hooks"] = hooks
     changes += _allow_ib(settings, path)
     if changes:
-        _write(path, settings)
+        write_object(path, settings)
+        exclude_from_git(root, (f"/{SETTINGS_FILE}",))  # the person's own file, as Claude Code keeps it
     return changes
 
 
@@ -143,7 +147,7 @@ def uninstall(root: str) -> list[str]:
     path = settings_path(root)
     if not os.path.exists(path):
         return []
-    settings = _load(path)
+    settings = load_object(path)
     hooks = _hooks(settings, path)
     changes = _remove(hooks, lambda _e, _h, _c: True)
     if changes:
@@ -152,14 +156,19 @@ def uninstall(root: str) -> list[str]:
         else:
             settings.pop("hooks", None)
     changes += _disallow_ib(settings)
-    if changes:
-        _write(path, settings)
+    if changes and not settings:  # only ours was in it: leave no empty file (nor folder) behind
+        os.remove(path)
+        with contextlib.suppress(OSError):  # a folder with the person's own files in it stays
+            os.rmdir(os.path.dirname(path))
+        changes.append(f"removed {path}, empty now")
+    elif changes:
+        write_object(path, settings)
     return changes
 
 
 def status(root: str) -> HooksStatus:
     path = settings_path(root)
-    hooks = _hooks(_load(path), path)
+    hooks = _hooks(load_object(path), path)
     found = tuple(
         InstalledHook(event, hook, command)
         for event, groups in hooks.items()
@@ -173,15 +182,12 @@ def status(root: str) -> HooksStatus:
 # --- the file --------------------------------------------------------------------------------------
 
 
-def _load(path: str) -> Settings:
+def load_object(path: str) -> Settings:
     """The settings object; {} when the file does not exist; HooksError when it is not a JSON object."""
-    try:
-        with open(path, encoding="utf-8-sig") as f:
-            text = f.read()
-    except FileNotFoundError:
-        return {}
-    except (OSError, UnicodeDecodeError) as e:
-        raise HooksError(f"cannot read {path}: {e}; fix the file or its permissions and try again") from e
+    try:  # the one settings-file reader: a FIFO or a device there is one line, never a hang
+        text = (read_text(path) or "").removeprefix("\ufeff")
+    except ConfigError as e:
+        raise HooksError(str(e)) from e
     if not text.strip():
         return {}
     try:
@@ -258,13 +264,13 @@ def _dropped(event: str, entry: object, drop: Callable[[str, str, str], bool], c
     return False
 
 
-def _write(path: str, settings: Settings) -> None:
+def write_object(path: str, settings: Settings) -> None:
     """Replace the file atomically (a temp file in the same folder, then rename), keeping its mode."""
     folder = os.path.dirname(path)
     try:
         os.makedirs(folder, exist_ok=True)
         mode = os.stat(path).st_mode & 0o777 if os.path.exists(path) else 0o644
-        fd, tmp = tempfile.mkstemp(prefix=".settings.local.", suffix=".tmp", dir=folder)
+        fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=folder)
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as f:
                 f.write(json.dumps(settings, indent=2, ensure_ascii=False) + "\n")

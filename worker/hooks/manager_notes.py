@@ -1,6 +1,7 @@
 """The note a manager gets when one of its agents ends a turn: a `send` command on the stream of the
-worker that owns the manager, which types it as it types every `ib send` (never into an open dialog),
-wherever that machine is. Fire and forget: the Stop hook waits for no answer.
+worker that owns the manager, wherever that machine is, which gives it as every agent's `ib send`: into
+the manager's Claude Code inbox when it has one, else typed (never into an open dialog; see
+worker.agents.agent_inbox). Fire and forget: the Stop hook waits for no answer.
 
 While Redis is away the command waits in a file beside the spool, sent by the next Stop hook that
 reaches Redis or by the worker's tick; its id makes the worker run it once however often it is sent.
@@ -26,12 +27,12 @@ NOTES_SUFFIX = ".notes"  # not `.jsonl`: the spool's own listing (bus.spool.pend
 
 
 def note_command(manager: str, text: str, sender: str) -> str:
-    """A command-stream entry asking the manager's worker to type `text` into it (bus.worker_commands
-    Send, encoded as bus.worker_rpc.encode_command does). Pure but for the fresh id."""
+    """A command-stream entry asking the manager's worker to give it `text` from agent `sender`
+    (bus.worker_commands Send, encoded as bus.worker_rpc.encode_command does). Pure but for the fresh id."""
     entry = {
         "id": os.urandom(16).hex(),
         "op": "send",
-        "args": {"agent": manager, "text": text},
+        "args": {"agent": manager, "text": text, "sender": sender},
         "from": sender,
     }
     return fastjson.dumps(entry)

@@ -27,7 +27,6 @@ AUTH_ERRORS = frozenset(
 )
 PERMISSION_OPTIONS = ("approve", "approve always", "deny")
 PLAN_OPTIONS = ("approve", "keep planning")
-TRUST_OPTIONS = ("trust", "refuse")
 
 
 class Outcome:
@@ -203,11 +202,16 @@ def _stop_failure(payload: Mapping[str, object], agent_id: str) -> Outcome:
         "details": _text(payload, "error_details"),
         "last_message": last,
     }
-    limits = _mapping(payload.get("rate_limits"))  # the quota headers, should Claude Code pass them on
+    limits = _mapping(payload.get("rate_limits"))  # the quota the API sent (worker.hooks.turn_quota)
     if limits:
         data["reset_header"], data["claim"] = limits.get("resets_at"), limits.get("rate_limit_type")
-    if kind == "rate_limit":  # the plan's usage limit: parked until its reset (worker.hooks.limit_park)
-        return Outcome("limited", "limited", f"{agent_id} is limited", data)
+    if kind == "rate_limit":
+        from bus.usage_limits import is_plan_limit
+
+        if is_plan_limit(limits, last):  # parked until its reset (worker.hooks.limit_park)
+            return Outcome("limited", "limited", f"{agent_id} is limited", data)
+        return Outcome("error", "error", f"{agent_id}: the turn ended on a rate limit (429), not the "
+                       "plan's usage limit", data)  # fmt: skip
     return Outcome("error", "error", f"{agent_id}: the turn ended with an API error ({kind})", data)
 
 

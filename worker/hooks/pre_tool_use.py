@@ -11,7 +11,14 @@ import os
 import sys
 
 from bus import fastjson
-from worker.permissions.policy import MANDATORY_DENY, Decision, Permissions, decide, mandatory_allow
+from worker.permissions.policy import (
+    MANDATORY_DENY,
+    Decision,
+    Permissions,
+    decide,
+    mandatory_allow,
+    sandbox_writable,
+)
 
 TYPE_CHECKING = False  # typing costs milliseconds on the hooks' path; the checker still sees the types
 if TYPE_CHECKING:
@@ -65,11 +72,14 @@ def agent_dir(env: Mapping[str, str]) -> str | None:
 def read_permissions(settings_path: str) -> Permissions:
     """The rules of the agent's generated settings.json; the mandatory ones when it is unreadable."""
     fallback = Permissions(mandatory_allow(), MANDATORY_DENY)
-    try:
-        with open(settings_path, encoding="utf-8") as f:
-            rules = fastjson.loads(f.read()).get("permissions", {})
+    from bus.errors import ConfigError
+    from bus.settings_file import read_text
+
+    try:  # through the settings-file reader: a FIFO or a device in its place never blocks the agent
+        settings = fastjson.loads(read_text(settings_path) or "")
+        rules = settings.get("permissions", {})
         allow, deny = rules.get("allow", []), rules.get("deny", [])
-    except (OSError, ValueError, AttributeError, SystemError):
+    except (ConfigError, ValueError, AttributeError, SystemError):
         # SystemError: CPython's C scanner (bus.fastjson) raises it for some malformed objects (`{nope`)
         # while json.decoder is not loaded; a broken file must still leave the mandatory rules in force.
         return fallback
@@ -77,8 +87,21 @@ def read_permissions(settings_path: str) -> Permissions:
         return fallback
     strings = (rule for rule in deny if isinstance(rule, str))
     return Permissions(
-        tuple(r for r in allow if isinstance(r, str)), tuple(dict.fromkeys([*MANDATORY_DENY, *strings]))
+        tuple(r for r in allow if isinstance(r, str)),
+        tuple(dict.fromkeys([*MANDATORY_DENY, *strings])),
+        sandbox_writes(settings.get("sandbox")),
     )
+
+
+def sandbox_writes(sandbox: object) -> tuple[str, ...] | None:
+    """Where the agent's sandbox (the `sandbox` section of its settings.json, which Claude Code obeys)
+    lets Bash commands write besides the worktree; None when it is off or unreadable."""
+    if not isinstance(sandbox, dict) or sandbox.get("enabled") is not True:
+        return None
+    filesystem = sandbox.get("filesystem")
+    allowed = filesystem.get("allowWrite") if isinstance(filesystem, dict) else None
+    places = [p for p in allowed if isinstance(p, str)] if isinstance(allowed, list) else []
+    return sandbox_writable(places, os.getuid())
 
 
 def log_line(reason: str) -> str:

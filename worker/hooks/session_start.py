@@ -1,5 +1,6 @@
-"""`ib hook session-start` (an agent's SessionStart hook): record the Claude session and its transcript,
-and remind the agent who it is. Never fails the session."""
+"""`ib hook session-start` (an agent's SessionStart hook): record the Claude session, its transcript and
+its inbox (bus.session_inbox: other agents' messages go there), and remind the agent who it is. Never
+fails the session."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import sys
 from collections.abc import Sequence
 
 from bus import fastjson
+from bus.keys import Keys
 
 
 def context_for(agent_id: str, role: str, root: str) -> str:
@@ -20,6 +22,17 @@ def context_for(agent_id: str, role: str, root: str) -> str:
     )
 
 
+def _inbox_commands(keys: Keys, agent_id: str, cwd: str, root: str) -> list[tuple[str, ...]]:
+    """The commands that record this session's inbox for the agent; none without one (and then an
+    inbox of the agent's earlier session is forgotten: it is gone with that session)."""
+    from bus.session_inbox import agent_record_commands, inbox_of
+
+    inbox = inbox_of(os.environ)
+    if inbox is None:
+        return [("DEL", keys.agent_inbox(agent_id))]
+    return agent_record_commands(keys, agent_id, inbox, cwd, os.path.realpath(root) if root else "")
+
+
 def main(argv: Sequence[str]) -> int:
     try:
         raw = sys.stdin.read()
@@ -28,7 +41,6 @@ def main(argv: Sequence[str]) -> int:
         if not isinstance(payload, dict) or not agent_id:
             return 0
         from bus.hotconf import read_hotconf
-        from bus.keys import Keys
         from bus.publish import open_bus
 
         conf = read_hotconf(cwd=str(payload.get("cwd") or os.getcwd()))
@@ -36,9 +48,12 @@ def main(argv: Sequence[str]) -> int:
         for ours, theirs in (("claude_session", "session_id"), ("transcript_path", "transcript_path")):
             if isinstance(payload.get(theirs), str) and payload[theirs]:
                 fields += [ours, payload[theirs]]
-        if fields:
+        keys = Keys(conf.namespace)
+        commands = [("HSET", keys.agent(agent_id), *fields)] if fields else []
+        commands += _inbox_commands(keys, agent_id, str(payload.get("cwd") or ""), conf.root or "")
+        if commands:
             with open_bus(conf) as conn:
-                conn.call("HSET", Keys(conf.namespace).agent(agent_id), *fields)
+                conn.pipeline(commands)
         out = {
             "hookSpecificOutput": {
                 "hookEventName": "SessionStart",

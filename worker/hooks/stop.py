@@ -138,8 +138,9 @@ def _publish_turn(
         fields = {"state": decision, "state_at": f"{time.time():.3f}", "state_by": "hook"}
         if isinstance(payload.get("transcript_path"), str):
             fields["transcript_path"] = str(payload["transcript_path"])
-        conn.call("HSET", keys.agent(agent_id), *[x for kv in fields.items() for x in kv])
-        from worker.hooks.agent_event import drop_prompt
+        if any(values):  # else not our agent, or torn down: a state alone would make a record with no id
+            conn.call("HSET", keys.agent(agent_id), *[x for kv in fields.items() for x in kv])
+        from worker.hooks.prompt_tell import drop_prompt
 
         drop_prompt(conn, keys, agent_id)  # the turn ended: no dialog is open any more
         last = payload.get("last_assistant_message")

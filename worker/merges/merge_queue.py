@@ -17,7 +17,7 @@ from worker.agents import agent_log
 from worker.agents.layout import AgentPaths
 from worker.agents.teardown import agent_repository, teardown
 from worker.errors import WorkerError
-from worker.git import agent_repo
+from worker.git import agent_repo, landing
 from worker.git.parse import ChangeSize
 from worker.git.repo import Git
 from worker.merges.land import land
@@ -80,8 +80,48 @@ class MergeQueue:
         return finished
 
     def process_all(self) -> list[MergeRequest]:
-        """Every project's queue: on start, a merge cut short by a restart runs again."""
+        """Every project's queue: on start, a merge cut short by a restart is first finished or undone in
+        the checkout it was moving (and said so), then runs again."""
+        self.recover()
         return [req for project in self.store.projects() for req in self.process(project)]
+
+    def recover(self) -> list[landing.Recovery]:
+        """Finish or undo the merges a crash cut short in the checkouts of this worker's repositories; each
+        is logged and told with its request's result event (`recovered`)."""
+        found = []
+        for git in self._repositories():
+            for checkout in git.worktrees():
+                if checkout.bare or checkout.prunable is not None:
+                    continue
+                try:
+                    done = landing.recover(git, checkout.path)
+                except WorkerError as e:
+                    log.warning(
+                        "worker %s: an interrupted merge in %s waits: %s", self.rt.worker_id, checkout.path, e
+                    )
+                    continue
+                if done is not None:
+                    found.append(done)
+                    self._note(done)
+        return found
+
+    def _repositories(self) -> list[Git]:
+        """The person's repositories of this worker's agents, and the agents' own (a manager's branch is a
+        target too)."""
+        mine = [a for a in self.rt.agents.all() if a.worker == self.rt.worker_id and a.root]
+        found = {Path(a.root).resolve(): Git(Path(a.root)) for a in mine}
+        for agent in mine:
+            own = agent_repository(agent)
+            if own.exists():
+                found[own.git_dir.resolve()] = own.git
+        return list(found.values())
+
+    def _note(self, done: landing.Recovery) -> None:
+        log.warning("worker %s: %s", self.rt.worker_id, done.line)
+        for project in self.store.projects():
+            for req in self.store.queue(project):
+                if req.branch == done.journal.branch and req.target == done.journal.target:
+                    self.store.mark(req, recovered=done.line)
 
     def _run(self, req: MergeRequest) -> MergeRequest:
         if req.status == "merged":  # merged before a restart cut the teardown short

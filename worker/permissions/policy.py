@@ -15,7 +15,7 @@ from worker.permissions.paths import Unparsable, file_tool_paths, mcp_paths, nor
 
 TYPE_CHECKING = False  # typing costs milliseconds on the hooks' path; the checker still sees the types
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Iterable, Mapping, Sequence
     from typing import Literal, TypeAlias
 
     Verdict: TypeAlias = Literal["allow", "deny", "none"]
@@ -72,12 +72,28 @@ PARAM_CHARS = 300
 
 
 class Permissions(Record):
-    """Claude Code permission rules: what runs without asking, and what never runs."""
+    """Claude Code permission rules: what runs without asking, and what never runs; and where the sandbox
+    lets Bash commands write besides the worktree (`writable`, from the agent's own sandbox settings;
+    None when no sandbox holds them, and then the hook allows what it allows file tools)."""
 
-    __slots__ = ("allow", "deny")
+    __slots__ = ("allow", "deny", "writable")
 
-    def __init__(self, allow: tuple[str, ...], deny: tuple[str, ...]) -> None:
-        self.allow, self.deny = allow, deny
+    def __init__(
+        self, allow: tuple[str, ...], deny: tuple[str, ...], writable: tuple[str, ...] | None = None
+    ) -> None:
+        self.allow, self.deny, self.writable = allow, deny, writable
+
+
+def sandbox_tmpdir(uid: int) -> str:
+    """The temp folder Claude Code's sandbox gives Bash commands (`$TMPDIR`), writable in it: seen with
+    2.1.332 as /tmp/claude-<uid>."""
+    return f"/tmp/claude-{uid}"
+
+
+def sandbox_writable(allow_write: Iterable[str], uid: int) -> tuple[str, ...]:
+    """Where the sandbox lets Bash commands write besides the worktree: the folders its settings allow
+    (`sandbox.filesystem.allowWrite`) and its temp folder. The one list the hook and the sandbox share."""
+    return (*allow_write, sandbox_tmpdir(uid))
 
 
 class Decision(Record):
@@ -192,12 +208,13 @@ def _expands_to(name: str, pattern: str) -> bool:
 
 
 class Places(Record):
-    """An agent's world, normalised: its worktree, the main repository, home."""
+    """An agent's world, normalised: its worktree, the main repository, home, and where the sandbox lets
+    Bash commands write besides the worktree (None: no sandbox; the shared places then)."""
 
-    __slots__ = ("home", "root", "worktree")
+    __slots__ = ("home", "root", "worktree", "writable")
 
-    def __init__(self, worktree: str, root: str, home: str) -> None:
-        self.worktree, self.root, self.home = worktree, root, home
+    def __init__(self, worktree: str, root: str, home: str, writable: tuple[str, ...] | None = None) -> None:
+        self.worktree, self.root, self.home, self.writable = worktree, root, home, writable
 
     @property
     def agents(self) -> list[str]:
@@ -246,10 +263,12 @@ def decide(
     """The agent's PreToolUse verdict: deny-listed tools; file tools and MCP path arguments outside the
     worktree (except ~/.claude and /tmp) or not understood; Bash lines that `cd` into the main repository
     or another agent's folder, write outside the worktree, point git elsewhere or read secrets."""
+    writable = permissions.writable
     places = Places(
         resolve(worktree, base="/", home=home),
         resolve(root, base="/", home=home),
         resolve(home, base="/", home="/"),
+        None if writable is None else tuple(resolve(p, base="/", home=home) for p in writable),
     )
     denied = _deny_rule(tool_name, tool_input, permissions.deny)
     if denied:
@@ -338,6 +357,8 @@ def _bash_decision(tool_input: Mapping[str, object], places: Places) -> Decision
     from worker.permissions.bash_reach import SINKS, reaches
 
     variables = {"IB_ROOT": places.root, "IB_AGENT_WORKTREE": places.worktree}
+    if places.writable:
+        variables["TMPDIR"] = places.writable[-1]  # the sandbox's temp folder (sandbox_writable)
     for reach in reaches(command, cwd=places.worktree, home=places.home, variables=variables):
         if reach.path is None:
             if reach.kind in ("cd", "write", "git"):
@@ -351,7 +372,26 @@ def _bash_decision(tool_input: Mapping[str, object], places: Places) -> Decision
         reason = _bash_reach_problem(reach.kind, path, places)
         if reason:
             return _deny(reason, places)
+        if reach.kind == "write" and not _sandbox_writes(path, places):  # /tmp beyond $TMPDIR, ~/.claude
+            return Decision("deny", _unwritable(path, places))
     return NO_DECISION
+
+
+def _sandbox_writes(path: str, places: Places) -> bool:
+    """Whether the sandbox lets a Bash command write `path`, of the places the hook lets file tools
+    write (the worktree, the shared places); always when no sandbox holds Bash commands."""
+    if places.writable is None or where(path, places)[0] != "shared":
+        return True
+    parts = _parts(path)
+    return any(_under(parts, _parts(place), globs=False) for place in places.writable)
+
+
+def _unwritable(path: str, places: Places) -> str:
+    tmpdir = places.writable[-1] if places.writable else ""
+    return (
+        f"Path violation: Bash tried to write to {path}, where the sandbox lets no command write. Bash "
+        f"commands write only in the worktree {places.worktree} and $TMPDIR ({tmpdir})."
+    )
 
 
 def _bash_reach_problem(kind: str, path: str, places: Places) -> str | None:

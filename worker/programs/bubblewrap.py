@@ -56,7 +56,7 @@ def box(
         for name in ("config", "hooks", "info"):
             args += ["--ro-bind-try", f"{c.git_dir}/{name}", f"{c.git_dir}/{name}"]
     places = [os.path.join(person_home, p[2:]) if p.startswith("~/") else p for p in SECRET_PLACES]
-    for path in [*places, *hidden]:
+    for path in [*places, *c.spool, *hidden]:
         if os.path.isdir(path):
             args += ["--tmpfs", path]
         elif os.path.exists(path):
@@ -71,6 +71,18 @@ def _ittybus_under_tmp() -> list[str]:
     under /tmp, which the box replaces with a private one: the program's hooks run `ib` from them."""
     places = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix)}
     return sorted(p for p in places if p == "/tmp" or p.startswith("/tmp/"))
+
+
+def unseen_in_box(path: str) -> bool:
+    """Whether `path` lies where the box shows an empty folder of its own (under /tmp), outside what it
+    binds there from outside (ittybus's own Python)."""
+    if not _under(path, "/tmp"):
+        return False
+    return not any(_under(path, place) for place in _ittybus_under_tmp())
+
+
+def _under(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip("/") + "/")
 
 
 def boxed_unfinished(title: str) -> str | None:

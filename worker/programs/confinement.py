@@ -12,8 +12,9 @@ from bus.record import Record
 class Confinement(Record):
     """Where one agent lives: its worktree (the root for an agent without one), its own repository's git
     folder (empty for an agent without a worktree), `bin/` and cache folder, the repository, the branches an
-    agent without a worktree must not move, the `ib` it runs outside the sandbox, and the folder where its
-    hooks wait when no worker runs (`queue`, worker.boundary.relay_queue)."""
+    agent without a worktree must not move, the `ib` it runs outside the sandbox, the folder where its
+    hooks wait when no worker runs (`queue`, worker.boundary.relay_queue), and the person's spool folders
+    (`spool`: every repository's events that waited for a bus), which no agent may read."""
 
     __slots__ = (
         "bin",
@@ -24,6 +25,7 @@ class Confinement(Record):
         "queue",
         "relay",
         "root",
+        "spool",
         "worktree",
     )
 
@@ -38,7 +40,9 @@ class Confinement(Record):
         cache: str = "",
         relay: str = "",
         queue: str = "",
+        spool: Iterable[str] = (),
     ) -> None:
         self.worktree, self.root, self.ib_command = worktree, root, ib_command
         self.protected_branches = tuple(protected_branches)
         self.git_dir, self.bin, self.cache, self.relay, self.queue = git_dir, bin, cache, relay, queue
+        self.spool = tuple(spool)

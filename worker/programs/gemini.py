@@ -139,6 +139,17 @@ class GeminiCli:
     binary = "gemini"
     release = Release((0, 61, 0), (0, 61, 0), "npm install -g @google/gemini-cli@0.61.0")
     sandbox = Sandbox.BUBBLEWRAP
+    # 0.61 takes a typed `?` in an empty input box as its shortcuts key and `!` as its shell mode, and
+    # judges "empty" by what it last drew (a `?` in a burst of keys that starts in an empty box is lost);
+    # a paste is text, whatever it holds
+    pastes = True
+    # 0.61 turns bracketed paste on and reads keys some time after it drew its input box (seconds, on a
+    # busy machine, after `--resume`): a paste before that arrives as typed keys
+    probes_input = True
+    # "No, suggest changes" cancels the turn ("Request cancelled."), and the model sees the cancelled call
+    # only with the next prompt
+    refusal_untold = True
+    limit_hook = False
 
     def command(self, configured: str) -> str:
         return self.binary  # IB_AGENT_COMMAND is Claude Code's (or its stand-in's)
@@ -150,10 +161,13 @@ class GeminiCli:
         return boxed_unfinished(self.title)
 
     def missing(self, command: str) -> str | None:
-        return probe.not_installed(self, command)
+        return probe.not_installed(self, command) or probe.hidden_in_box(self, command)
 
     def notes(self, command: str, root: str) -> list[str]:
         return []
+
+    def carried_trust(self, cwd: str, root: str) -> bool:
+        return False  # no folder-trust dialog (see the module's docstring)
 
     def prepare(self, launch: Launch) -> None:
         folder = home(launch) / ".gemini"
@@ -202,9 +216,5 @@ class GeminiCli:
         option = dialog.options[index]
         return [str(option.number)] if option.number is not None else [option.key]
 
-    def typed_parts(self, text: str) -> list[str]:
-        """Gemini CLI 0.61 takes a `?` that arrives while its input box is empty as its shortcuts key, also
-        one inside a paste or a burst of keys that starts in an empty box ("what now?" arrived as "what
-        now"): the first character goes alone, the rest once the box shows it. A message that starts with
-        `?` still loses that one, as it does when a person types it."""
-        return [text[0], text[1:]] if "?" in text[1:] else [text]
+    def input_text(self, screen: str) -> str | None:
+        return gemini_screen.input_text(screen)

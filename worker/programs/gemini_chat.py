@@ -136,13 +136,29 @@ class ChatParser:
 
 
 def _call_items(call: Mapping[str, object], ts: str, tokens: int | None) -> list[OutputItem]:
-    name, call_id = str(call.get("name", "")), str(call["id"])
+    name = str(call.get("name", ""))
     args = call.get("args") if isinstance(call.get("args"), dict) else {}
     assert isinstance(args, dict)
     shown = TOOL_NAMES.get(name, name)
-    used = OutputItem("tool_use", tool_use_text(shown, args), shown, call_id, ts, tokens)
+    used = OutputItem("tool_use", tool_use_text(shown, args), shown, ts=ts, tokens=tokens)
     done = str(call.get("timestamp") or ts)
-    return [used, OutputItem("tool_result", result_text(call), shown, call_id, done)]
+    return [used, OutputItem("tool_result", result_text(call), shown, ts=done)]
+
+
+def turn_answer(data: bytes) -> str:
+    """The model's answer in the turn a chat log (or its tail, from a line's start) ends with: the text of
+    its last message with text since the person's last prompt, whole as Gemini CLI keeps it ("" when it
+    has none yet). AfterAgent's `prompt_response` is no such thing under a streamed answer: 0.61.0 adds
+    the stream's pieces to it again, spaced ("…THE GOAL o r k i n g …")."""
+    found, _ = entries(data)
+    answer = ""
+    for entry in found:
+        kind, text = entry.get("type"), _text(entry.get("content")).strip()
+        if kind == "user" and text and not text.startswith(_CONTEXT):
+            answer = ""
+        elif kind == "gemini" and text:
+            answer = text
+    return answer
 
 
 def _remember(seen: dict[str, None], key: str) -> bool:

@@ -16,6 +16,5 @@ class OutputItem:
     kind: OutputKind
     text: str
     tool: str | None = None
-    tool_use_id: str | None = None
     ts: str = ""
     tokens: int | None = None  # the context's size after the model's answer it came in, when known

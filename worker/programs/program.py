@@ -126,6 +126,16 @@ class AgentProgram(Protocol):
     binary: str  # the executable looked up on PATH
     release: Release
     sandbox: Sandbox
+    pastes: bool  # each message goes into the input box as one bracketed paste, never as typed keys
+    # the program draws its input box before it reads keys, and then reads the keys that came before as
+    # one burst, a paste among them: a key typed and erased first shows when it reads them
+    probes_input: bool
+    # refusing a tool call cancels the turn and the model hears of it only with the next message: `ib deny`
+    # sends one that says so
+    refusal_untold: bool
+    # a hook tells the plan's usage limit exactly (Claude Code's StopFailure): the pane watcher leaves the
+    # limit of an agent whose hooks work to it; for the others the screen is the only one that tells
+    limit_hook: bool
 
     def command(self, configured: str) -> str:
         """The command words that start the program; `configured` is IB_AGENT_COMMAND."""
@@ -150,6 +160,12 @@ class AgentProgram(Protocol):
     def prepare(self, launch: Launch) -> None:
         """Write the program's settings, hooks and sandbox for one agent into `launch.folder` (and
         wherever else the program reads them), before its pane starts."""
+        ...
+
+    def carried_trust(self, cwd: str, root: str) -> bool:
+        """Whether `prepare` carries the person's trust of `root` to an agent started in `cwd` in a file the
+        program shares with its other sessions: one of those may write it back without the carried entry,
+        so the worker answers the folder-trust dialog that then shows as the person did."""
         ...
 
     def start(self, launch: Launch) -> Start:
@@ -181,9 +197,8 @@ class AgentProgram(Protocol):
         none fits."""
         ...
 
-    def typed_parts(self, text: str) -> list[str]:
-        """`text` in the pieces to type into the input box one after another, each once the screen shows
-        the one before (a program that reads some keys differently in an empty box); most take it whole."""
+    def input_text(self, screen: str) -> str | None:
+        """The text the screen's input box holds ("" when empty); None when it shows no box this reads."""
         ...
 
     def option_keys(self, dialog: Dialog, index: int) -> list[str]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from bus.agent_store import Agent
+from bus.defaults import AGENT_PROGRAMS
 from worker.programs.claude.program import ClaudeCode
 from worker.programs.codex.program import CodexCli
 from worker.programs.gemini import GeminiCli
@@ -18,7 +19,8 @@ from worker.programs.program import (
     version_warning,
 )
 
-DEFAULT = "claude"
+DEFAULT = AGENT_PROGRAMS[0]
+# one for each name of AGENT_PROGRAMS, which the settings check IB_DEFAULT_CLI with (a test holds them equal)
 PROGRAMS: dict[str, AgentProgram] = {p.name: p for p in (ClaudeCode(), CodexCli(), GeminiCli())}
 
 

@@ -1,6 +1,8 @@
 """Dialogs the pane shows that no hook told: the folder-trust dialog (before any hook runs), auto mode's
 dialogs, its "make auto mode your default?" nag, and anything shaped like a dialog. Each appearance is
 recorded as the agent's prompt (with a question, so the `answer` command reaches it) and published once.
+A folder-trust dialog about a trust the spawn carried over from the person's (and the program lost) is
+answered here as the person answered it, and told to nobody.
 """
 
 from __future__ import annotations
@@ -9,26 +11,68 @@ import logging
 import time
 
 from bus.agent_store import Agent
+from bus.prompt_record import TRIES
 from bus.prompts import Prompt
 from worker.markers import FROM_PANE
 from worker.programs.registry import program_of
 from worker.runtime import Runtime
-from worker.tmux.dialogs import STILL_CLOSING, Dialog, option_labels, recorded_as
+from worker.tmux.dialogs import STILL_CLOSING, Dialog, DialogError, option_labels, recorded_as
 
 log = logging.getLogger(__name__)
 
 
 def tell_dialog(rt: Runtime, agent: Agent, text: str) -> Dialog | None:
-    """The dialog the pane shows (None when none), published when it is new and no hook told it."""
+    """The dialog the pane shows (None when none), published when it is new and no hook told it.
+
+    The agent's hook may tell the same dialog at the same instant: the record is set only if it is
+    still the one read (bus.prompt_record), so one of the two records and publishes it, and the other,
+    reading again, finds it recorded."""
     dialog = program_of(agent).read_dialog(text)
     prompt = rt.prompts.get(agent.id)
     if dialog is None:
         if prompt is not None and (prompt.tool == FROM_PANE or rt.prompts.answered(prompt.id)):
-            rt.prompts.clear(agent.id, prompt.id)  # it closed: the next dialog is a new appearance
+            # it closed: the next dialog is a new appearance (but for its hook, should it run late)
+            rt.prompts.clear(agent.id, prompt.id, closed=prompt.tool == FROM_PANE)
         return None
-    if prompt is None or not recorded_as(prompt, dialog) or _answered_before(rt, prompt):
-        _publish(rt, agent, dialog)
+    for _ in range(TRIES):
+        if prompt is not None and recorded_as(prompt, dialog) and not _answered_before(rt, prompt):
+            return dialog  # told already: by the hook, or by an earlier look
+        replacing = prompt.id if prompt is not None else ""
+        if _trusted_already(rt, agent, dialog, replacing) or _publish(rt, agent, dialog, replacing):
+            return dialog
+        prompt = rt.prompts.get(agent.id)  # the hook recorded it first: look again
+    log.warning("agent %s: its dialog's record kept changing; %s not told", agent.id, dialog.describe())
     return dialog
+
+
+def _trusted_already(rt: Runtime, agent: Agent, dialog: Dialog, replacing: str) -> bool:
+    """Answer "trust" to a folder-trust dialog about the agent's own folder when the person trusts its
+    repository, as the spawn carried that trust over (the program may lose it: worker.programs.program's
+    `carried_trust`): recorded as answered, then the keys. False when it is not such a dialog, or when
+    another teller recorded first."""
+    program = program_of(agent)
+    if dialog.kind != "trust" or not program.carried_trust(agent.worktree or agent.root, agent.root):
+        return False
+    try:
+        keys = program.option_keys(dialog, program.pick(dialog, "approve"))
+    except DialogError:
+        return False  # its options not drawn as expected: the person is asked
+    folder = dialog.folder or agent.worktree
+    labels = option_labels(dialog)
+    prompt = rt.prompts.record(
+        agent.id, dialog.kind, folder, labels, tool=FROM_PANE, question=dialog.title, replacing=replacing
+    )
+    if prompt is None:
+        return False
+    if rt.prompts.claim(prompt.id, agent.id):  # keys the program drops: answered again at a later look
+        rt.tmux.send_keys(agent.session, *keys)
+        log.info(
+            "agent %s: trusted %s at its folder-trust dialog: the person trusts %s",
+            agent.id,
+            folder,
+            agent.root,
+        )
+    return True
 
 
 def _answered_before(rt: Runtime, prompt: Prompt) -> bool:
@@ -53,11 +97,17 @@ def _data(dialog: Dialog) -> dict[str, object]:
     return data
 
 
-def _publish(rt: Runtime, agent: Agent, dialog: Dialog) -> None:
+def _publish(rt: Runtime, agent: Agent, dialog: Dialog, replacing: str) -> bool:
+    """Record the dialog (if the agent's record is still `replacing`) and publish it; False when
+    another teller recorded first."""
     folder = (dialog.folder or agent.worktree or agent.root) if dialog.kind == "trust" else ""
     shown = Dialog(dialog.kind, dialog.title, dialog.options, dialog.selected, folder)
     labels = option_labels(dialog)
-    prompt = rt.prompts.record(agent.id, dialog.kind, folder, labels, tool=FROM_PANE, question=dialog.title)
+    prompt = rt.prompts.record(
+        agent.id, dialog.kind, folder, labels, tool=FROM_PANE, question=dialog.title, replacing=replacing
+    )
+    if prompt is None:
+        return False
     question = rt.questions.ask(agent.id, dialog.title, agent.project, labels, dialog=prompt.id)
     rt.prompts.link_question(agent.id, prompt.id, question.id)
     data = _data(shown) | {"prompt_id": prompt.id, "question_id": question.id}
@@ -69,3 +119,4 @@ def _publish(rt: Runtime, agent: Agent, dialog: Dialog) -> None:
         event, message = "permission", f"{agent.id} needs your answer: {dialog.title}"
     log.info("agent %s: %s seen on the pane (prompt %s)", agent.id, shown.describe(), prompt.id)
     rt.publish(event, message, sender=agent.id, **agent.event_fields(), data=data)
+    return True

@@ -16,17 +16,12 @@ from typing import Any, TypeVar
 from bus import worker_commands as cmd
 from bus.agent_store import Agent
 from bus.worker_commands import Command
-from worker.agents import dialog_answer, lifecycle, teardown, views
 from worker.agents.ownership import NotOwner, owner, subject_of
-from worker.agents.talk import look, press, screenshot, send
-from worker.auto.loop import AutoLoops
 from worker.errors import WorkerError
-from worker.merges import land
-from worker.merges.merge_queue import MergeQueue
-from worker.review.review import review
 from worker.runtime import Runtime
-from worker.tasks import planning
-from worker.tasks.assign import new_agent_from_command
+
+# Each operation imports what it runs: the CLI runs one command here per process, and loading every
+# area (tmux, git, merges, review, /auto, planning) for it would cost more than the command itself.
 
 C = TypeVar("C", bound=Command)
 Operation = Callable[[Runtime, C], Any]
@@ -80,134 +75,194 @@ def on_agent(kind: type[C]) -> Callable[[OnAgent[C]], OnAgent[C]]:
 
 @operation(cmd.NewAgent)
 def _new_agent(rt: Runtime, c: cmd.NewAgent) -> Any:
+    from worker.tasks.assign import new_agent_from_command
+
     return json.loads(new_agent_from_command(rt, c).to_json())
 
 
 @on_agent(cmd.Send)
 def _send(rt: Runtime, c: cmd.Send, agent: Agent) -> str:
+    from worker.agents.talk import send
+
     return send(rt, agent, c.text, c.sender).id
 
 
 @on_agent(cmd.PressKeys)
 def _press(rt: Runtime, c: cmd.PressKeys, agent: Agent) -> Any:
+    from worker.agents.talk import press
+
     return press(rt, agent, *c.keys)
 
 
 @on_agent(cmd.Look)
 def _look(rt: Runtime, c: cmd.Look, agent: Agent) -> Any:
+    from worker.agents.talk import look
+
     return look(rt, agent, c.lines)
 
 
 @on_agent(cmd.TakeScreenshot)
 def _screenshot(rt: Runtime, c: cmd.TakeScreenshot, agent: Agent) -> Any:
+    from worker.agents.talk import screenshot
+
     return screenshot(rt, agent).as_reply()
 
 
 @operation(cmd.Answer)
 def _answer(rt: Runtime, c: cmd.Answer) -> str:
+    from worker.agents import dialog_answer
+
     return dialog_answer.answer(rt, c.question, c.text, c.sender).id
 
 
 @on_agent(cmd.Kill)
 def _kill(rt: Runtime, c: cmd.Kill, agent: Agent) -> str:
+    from worker.agents import teardown
+
     return teardown.kill(rt, agent, c.force).id
 
 
 @on_agent(cmd.Merge)
 def _merge(rt: Runtime, c: cmd.Merge, agent: Agent) -> Any:
+    from worker.merges import land
+
     done = land.merge(rt, agent, c.into)
     return {"agent": done.agent, "target": done.target, "sha": done.sha, "commits": done.commits}
 
 
 @on_agent(cmd.MergeCheck)
 def _merge_check(rt: Runtime, c: cmd.MergeCheck, agent: Agent) -> Any:
+    from worker.merges import land
+
     return land.merge_check(rt, agent, c.into)
 
 
 @on_agent(cmd.Approve)
 def _approve(rt: Runtime, c: cmd.Approve, agent: Agent) -> Any:
+    from worker.agents import dialog_answer
+
     return dialog_answer.approve(rt, agent, c.always, c.prompt)
 
 
 @on_agent(cmd.Deny)
 def _deny(rt: Runtime, c: cmd.Deny, agent: Agent) -> Any:
+    from worker.agents import dialog_answer
+
     return dialog_answer.deny(rt, agent, c.reason, c.prompt)
 
 
 @on_agent(cmd.Choose)
 def _choose(rt: Runtime, c: cmd.Choose, agent: Agent) -> Any:
+    from worker.agents import dialog_answer
+
     return dialog_answer.choose(rt, agent, c.answer, c.prompt)
 
 
 @on_agent(cmd.Pause)
 def _pause(rt: Runtime, c: cmd.Pause, agent: Agent) -> str:
+    from worker.agents import lifecycle
+
     return lifecycle.pause(rt, agent).id
 
 
 @on_agent(cmd.Resume)
 def _resume(rt: Runtime, c: cmd.Resume, agent: Agent) -> Any:
+    from worker.agents import lifecycle
+
     return lifecycle.resume(rt, agent).message
 
 
 @operation(cmd.Nuke)
 def _nuke(rt: Runtime, c: cmd.Nuke) -> Any:
+    from worker.agents import teardown
+
     return teardown.nuke(rt, c.agent, c.tree)
 
 
 @on_agent(cmd.Diff)
 def _diff(rt: Runtime, c: cmd.Diff, agent: Agent) -> Any:
+    from worker.agents import views
+
     return views.diff_text(rt, agent, c.stat)
 
 
 @on_agent(cmd.DiffReview)
 def _diff_review(rt: Runtime, c: cmd.DiffReview, agent: Agent) -> Any:
+    from worker.review.review import review
+
     return review(rt, agent, c.pictures)
 
 
 @on_agent(cmd.Status)
 def _status(rt: Runtime, c: cmd.Status, agent: Agent) -> Any:
+    from worker.agents import views
+
     return views.status_text(rt, agent)
 
 
 @operation(cmd.AutoStart)
 def _auto_start(rt: Runtime, c: cmd.AutoStart) -> Any:
+    from worker.auto.loop import AutoLoops
+
     state = AutoLoops(rt).start(c.project, worktrees=c.worktrees, max_tasks=c.max_tasks, agent=c.agent)
     return state.as_dict()
 
 
 @operation(cmd.AutoStop)
 def _auto_stop(rt: Runtime, c: cmd.AutoStop) -> Any:
+    from worker.auto.loop import AutoLoops
+
     return AutoLoops(rt).stop(c.project, c.reason).as_dict()
 
 
 @operation(cmd.AutoPause)
 def _auto_pause(rt: Runtime, c: cmd.AutoPause) -> Any:
+    from worker.auto.loop import AutoLoops
+
     return AutoLoops(rt).pause(c.project, c.reason, c.interrupt).as_dict()
 
 
 @operation(cmd.QueueMerge)
 def _queue_merge(rt: Runtime, c: cmd.QueueMerge) -> Any:
-    req = MergeQueue(rt).request(c.agent, c.task, c.into)
-    return {"merge": req.id, "project": req.project, "branch": req.branch, "target": req.target}
+    from worker.merges.merge_queue import MergeQueue
+
+    queue = MergeQueue(rt)
+    req = queue.request(c.agent, c.task, c.into)
+    place = queue.store.place(req)  # read before this worker can take it (it answers this command first)
+    return {
+        "merge": req.id,
+        "project": req.project,
+        "branch": req.branch,
+        "target": req.target,
+        "position": place,
+    }
 
 
 @operation(cmd.PlanStart)
 def _plan_start(rt: Runtime, c: cmd.PlanStart) -> Any:
+    from worker.tasks import planning
+
     return planning.start(rt, c.goal, c.project).as_dict()
 
 
 @operation(cmd.PlanApprove)
 def _plan_approve(rt: Runtime, c: cmd.PlanApprove) -> Any:
+    from worker.tasks import planning
+
     return [t.id for t in planning.approve(rt, c.plan)]
 
 
 @operation(cmd.PlanEdit)
 def _plan_edit(rt: Runtime, c: cmd.PlanEdit) -> Any:
+    from worker.tasks import planning
+
     return planning.edit(rt, c.plan, c.changes).as_dict()
 
 
 @operation(cmd.PlanDiscard)
 def _plan_discard(rt: Runtime, c: cmd.PlanDiscard) -> Any:
+    from worker.tasks import planning
+
     return planning.discard(rt, c.plan).as_dict()
 
 

@@ -44,6 +44,13 @@ CLOSE_GRACE = 3.0  # seconds a close watch lasts however idle the pane reads
 CLOSE_ENDS = frozenset({"stopped"})  # states that end a close watch at once
 
 
+def not_started(agent: Agent, listed: bool) -> bool:
+    """Whether an agent whose pane is missing has not started yet: `spawn` records it (`creating`)
+    before it opens its tmux session, so a tick in between finds no pane. Its pane never seen listed
+    (`listed`), it never ran: no `stopped` for it. Pure."""
+    return agent.state == "creating" and not listed
+
+
 def watched_closely(agent: Agent, state: str) -> bool:
     """Whether `agent`, now in `state`, may draw a dialog no hook tells: its turn runs, or shows a
     dialog whose answer may bring the next one at once (auto mode asks twice). Pure."""
@@ -59,6 +66,7 @@ class PaneWatcher:
     close_since: dict[str, float] = field(default_factory=dict)  # agent → when its close watch began
     asking: dict[str, str] = field(default_factory=dict)  # agent → prompt of the dialog its pane showed
     drawn: dict[str, str] = field(default_factory=dict)  # agent → its hook's dialog (prompt id) seen drawn
+    listed: set[str] = field(default_factory=set)  # agents whose pane a `list-panes` showed
 
     def tick(self) -> None:
         agents = [a for a in self.rt.agents.all() if a.worker == self.rt.worker_id]
@@ -75,7 +83,10 @@ class PaneWatcher:
             return
         panes = {p.session: p for p in self.rt.tmux.panes()}
         for agent in agents:
-            self._look(agent, panes.get(agent.session))
+            pane = panes.get(agent.session)
+            if pane is not None:
+                self.listed.add(agent.id)
+            self._look(agent, pane)
 
     def moved(self, agent_id: str, state: str) -> None:
         """An agent's state changed (a `state` event): it is watched closely from now, or no more."""
@@ -115,13 +126,24 @@ class PaneWatcher:
             self.unwatch(agent_id)
 
     def _look(self, agent: Agent, pane: PaneInfo | None) -> None:
+        if pane is None and not_started(agent, agent.id in self.listed):
+            return  # spawned but its session not opened yet: no `stopped` before its `spawned`
         if pane is None or pane.dead:
             self.record(agent, PaneState.STOPPED.value, self._death(agent) if pane is not None else None)
             return
         quiet = pane.activity is not None and not needs_capture(pane.activity, self.captured_at.get(agent.id))
-        if quiet and agent.state not in ("creating", "unknown", "unreachable"):
+        if quiet and agent.state not in ("creating", "unknown", "unreachable") and not self._answered(agent):
             return  # nothing printed since we last looked
         self._read(agent)
+
+    def _answered(self, agent: Agent) -> bool:
+        """Whether the dialog the agent showed was answered and the watcher has not seen it close: keys the
+        program dropped leave its screen quiet, and a look past STILL_CLOSING tells the dialog again (or
+        answers a carried folder trust again)."""
+        if agent.state != "permission":
+            return False
+        prompt = self.rt.prompts.get(agent.id)
+        return prompt is not None and self.rt.prompts.answered(prompt.id)
 
     def _read(self, agent: Agent) -> None:
         try:
@@ -145,10 +167,11 @@ class PaneWatcher:
         self._note_retry(agent, text, state)
 
     def _limited(self, agent: Agent, text: str) -> bool:
-        """A usage limit on screen of an agent whose hooks tell nothing: it is parked on it, or stays as it
-        is (parked already, or this limit is behind it); True when the watcher records nothing more. An
-        agent with working hooks is left to its StopFailure hook, which tells the limit exactly."""
-        if self.rt.agents.state_of(agent.id)[1] == "hook":
+        """A usage limit on screen of an agent whose hooks tell nothing of it: it is parked on it, or stays
+        as it is (parked already, or this limit is behind it); True when the watcher records nothing more.
+        An agent whose program has a limit hook (Claude Code's StopFailure), and whose hooks work, is left
+        to that hook, which tells the limit exactly; Codex and Gemini CLI tell it only on screen."""
+        if program_of(agent).limit_hook and self.rt.agents.state_of(agent.id)[1] == "hook":
             return False
         return park_from_pane(self.rt, agent, text) or agent.state == "limited" or bool(agent.limit_line)
 
@@ -157,6 +180,7 @@ class PaneWatcher:
         for noted in (self.captured_at, self.drawn, self.asking):
             for agent_id in [i for i in noted if i not in mine]:
                 del noted[agent_id]
+        self.listed &= mine
 
     def _told_not_drawn(self, agent: Agent, drawn: bool) -> bool:
         """Whether a hook told of a dialog that Claude Code has not drawn yet: it runs the PermissionRequest

@@ -19,10 +19,6 @@ STABLE_AFTER = 30.0  # a service that ran this long before it crashed starts a n
 BOT_SETTINGS = ("IB_TELEGRAM_TOKEN", "IB_TELEGRAM_CHAT_ID", "IB_TELEGRAM_ALLOWED_USERS")  # `ib bot` needs all
 BOT_HINT = "set IB_TELEGRAM_TOKEN, _CHAT_ID and _ALLOWED_USERS"  # short: it fits the dashboard's 80 columns
 
-# running: the process is up; backoff: it crashed and waits to be started again;
-# stopped: `ib up` ended it; off: not configured (the bot without a token)
-STATES = ("starting", "running", "backoff", "stopped", "off")
-
 
 def restart_delay(streak: int, base: float = BASE_DELAY, cap: float = MAX_DELAY) -> float:
     """Seconds to wait before starting a service again after `streak` crashes in a row: base, doubled each
@@ -45,6 +41,8 @@ class ServiceRecord(BaseModel):
     name: str
     argv: tuple[str, ...] = ()
     state: str = "starting"
+    """starting; running: the process is up; backoff: it crashed and waits to be started again; stopped:
+    `ib up` ended it; off: not configured (the bot without a token)."""
     pid: int | None = None
     started_at: float = 0.0
     restarts: int = 0

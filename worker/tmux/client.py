@@ -220,7 +220,9 @@ class Tmux:
 
     # -- input ------------------------------------------------------------------------------------
 
-    def send_text(self, name: str, text: str, enter: bool = True, enter_delay: float = 0.1) -> None:
+    def send_text(
+        self, name: str, text: str, enter: bool = True, enter_delay: float = 0.1, paste: bool = False
+    ) -> None:
         """Put `text` into the pane's program exactly as it is, then (with `enter`) submit it.
 
         tmux must never read the text as key names or as its own syntax:
@@ -242,10 +244,13 @@ class Tmux:
 
         A program that did not turn bracketed paste on gets the pasted text as plain keystrokes, so
         each newline in it submits a line; Claude Code and the fake agent turn it on.
+
+        With `paste`, even one short line goes as a paste: a program that reads some typed keys as its
+        own commands (Gemini CLI's `?` and `!` in an empty input box) takes a paste as text.
         """
         pane = self._pane(name)
         with self._errors(name):
-            if text and typed(text):
+            if text and typed(text) and not paste:
                 # raw: libtmux's send_keys puts no `--` before the text, so a leading `-` would be a flag
                 pane.cmd("send-keys", "-l", "--", text)
             elif text:

@@ -1,7 +1,7 @@
 """The state of a Gemini CLI agent read from the text of its tmux pane, and the keys that answer its
-dialogs. Reads 0.61.0's screen: the input box ("Type your message"), the status line of a turn at work
-("⠋ Thinking... (esc to cancel, 3s)"), and the boxed approval dialogs ("Allow execution of [Shell]?",
-"Apply this change?") with their numbered options, the selected one marked ●.
+dialogs. Reads 0.61.0's screen: the input box ("Type your message") and what it holds, the status line of
+a turn at work ("⠋ Thinking... (esc to cancel, 3s)"), and the boxed approval dialogs ("Allow execution of
+[Shell]?", "Apply this change?") with their numbered options, the selected one marked ●.
 Pure: text in, GeminiScreen out; (dialog, choice) in, keys out. The hooks are the first signal
 (worker/hooks/gemini_payloads.py); this is the fallback and the reader of a dialog's options.
 """
@@ -28,6 +28,9 @@ _BOX = "│╭╮╰╯─ "
 _EXITED = re.compile(r"^Pane is dead\b")
 _INPUT_BOX = re.compile(r"^\s*>\s")
 _IDLE_HINT = "Type your message"
+_PLACEHOLDER = "Type your message or @path/to/file"
+_RULE = re.compile(r"^\s*─{8,}\s*$")  # the rule over the input box
+_BOX_LINES = 4  # lines from that rule down to the box's `>`: the approval mode's line, a blank, hints
 # a turn at work shows its spinner and "(esc to cancel, 3s)"; "Executing Hook: …" without them is a hook's
 # name left on the status line after it ran (it stays there at an idle prompt)
 _AT_WORK = re.compile(r"\(esc to cancel\b")
@@ -118,6 +121,21 @@ def _last_error(lines: list[str]) -> str:
     return ""
 
 
+def input_text(text: str) -> str | None:
+    """What the input box holds: the first line after its `>` ("" while it shows its placeholder), read
+    under the last rule, where it follows the approval mode's line ("Shift+Tab to accept edits") and a
+    blank; None when the screen shows no input box (a dialog, the start-up)."""
+    lines = [line.rstrip() for line in text.splitlines()]
+    rules = [index for index, line in enumerate(lines) if _RULE.match(line)]
+    if not rules:
+        return None
+    for line in lines[rules[-1] + 1 : rules[-1] + 1 + _BOX_LINES]:
+        if _INPUT_BOX.match(line) or line.strip() == ">":
+            held = line.strip()[1:].strip()
+            return "" if held.startswith(_PLACEHOLDER) else held
+    return None
+
+
 def pick(dialog: Dialog, choice: str) -> int:
     """The option `choice` means: `approve` (allow once), `always` (allow for this session), `deny` (the
     "No, suggest changes" option), a number as drawn, or a label in any case."""
@@ -135,9 +153,3 @@ def pick(dialog: Dialog, choice: str) -> int:
         f"{dialog.title} has no option for {choice!r}; answer with one of: "
         + ", ".join(f"{o.number}. {label}" for o, label in zip(dialog.options, labels, strict=True))
     )
-
-
-def answer_keys(dialog: Dialog, choice: str) -> list[str]:
-    """The keys that pick `choice` in the dialog: the option's digit (Gemini CLI acts on it at once)."""
-    option = dialog.options[pick(dialog, choice)]
-    return [str(option.number)] if option.number is not None else [option.key]

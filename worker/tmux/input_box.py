@@ -1,5 +1,6 @@
-"""What sits in an agent's input box, read from pane text, and whether a message sent there is still in
-it (Enter taken by a completion menu, e.g. after `@path`). Pure."""
+"""What sits in an agent's input box, read from pane text (Claude Code's box between two rules), and
+whether a message sent there is in it: shown before Enter, still there after it (Enter taken by a
+completion menu, e.g. after `@path`). Pure."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import re
 
 _RULE = re.compile(r"^\s*─{8,}\s*$")
 _PROMPTS = ("❯", ">")
+_PASTED = "[pasted text"
 PROBE_CHARS = 24  # how much of a message's first line identifies it in the box
 
 
@@ -24,13 +26,24 @@ def input_text(pane: str) -> str | None:
     return None
 
 
-def still_typed(pane: str, text: str) -> bool:
-    """Is `text` (just sent with Enter) still in the input box, unsubmitted?"""
-    box = input_text(pane)
+def still_typed(box: str | None, text: str) -> bool:
+    """Does the input box, as a program's `input_text` read it, hold `text` (or the placeholder a long
+    paste shows: Claude Code's "[Pasted text #1 +40 lines]", Gemini CLI's "[Pasted Text: 50 lines]")?"""
     if not box:
         return False
-    if box.startswith("[Pasted text"):
+    if box.casefold().startswith(_PASTED):
         return True
-    first = next((line.strip() for line in text.splitlines() if line.strip()), "")
-    probe = first[:PROBE_CHARS]
+    probe = _first_line(text)[:PROBE_CHARS]
     return bool(probe) and box.startswith(probe)
+
+
+def arriving(box: str | None, text: str) -> bool:
+    """Does the input box show the start of `text` but not yet enough of it to tell it is there (a
+    program drawing a burst of keys one by one on a busy machine)? An Enter then would send that part."""
+    if not box or still_typed(box, text):
+        return False
+    return _first_line(text).startswith(box)
+
+
+def _first_line(text: str) -> str:
+    return next((line.strip() for line in text.splitlines() if line.strip()), "")

@@ -22,6 +22,7 @@ USER_PROMPT = "❯"
 # level, tmux hints. Between them and the conversation lies the blank rest of the pane.
 _NOTICE = re.compile(r"^\s+(?:◐ .*· /effort|.*tmux focus-events off)")
 RULE_MIN = 8
+_QUEUED = re.compile(r"^\s+⎿\s+Queued\b")
 
 
 @dataclass(frozen=True)
@@ -51,13 +52,14 @@ class Screen:
         return cls(tuple(lines), tuple(attribute(conversation)), chrome, has_box)
 
     def recent(self) -> list[str]:
-        """The agent's lines among the last RECENT_LINES non-empty ones."""
-        lines = [line for line in self.conversation if line.text]
+        """The agent's lines among the last RECENT_LINES non-empty ones (messages queued under a live
+        spinner not counted: however long, the spinner above them is still what happens now)."""
+        lines = _unqueued([line for line in self.conversation if line.text])
         return [line.text for line in lines[-RECENT_LINES:] if not line.from_user]
 
     def last_turn(self) -> list[str]:
         """The agent's lines among the recent ones that follow the last prompt typed to it."""
-        lines = [line for line in self.conversation if line.text][-RECENT_LINES:]
+        lines = _unqueued([line for line in self.conversation if line.text])[-RECENT_LINES:]
         starts = [index + 1 for index, line in enumerate(lines) if line.from_user]
         return [line.text for line in lines[(starts or [0])[-1] :] if not line.from_user]
 
@@ -73,6 +75,20 @@ class Screen:
     def tail(self, count: int) -> list[str]:
         """The last `count` non-empty lines of the whole screen."""
         return [line for line in self.lines if line.strip()][-count:]
+
+
+def _unqueued(lines: list[Line]) -> list[Line]:
+    """The non-empty lines without the messages queued at the bottom (each a prompt block that ends in
+    "⎿  Queued · ctrl+x ctrl+s to send now"), which the agent has not taken yet."""
+    end = len(lines)
+    while end and lines[end - 1].from_user and _QUEUED.search(lines[end - 1].text):
+        start = end - 1
+        while start and not lines[start].text.startswith(USER_PROMPT):
+            start -= 1
+        if not lines[start].text.startswith(USER_PROMPT):
+            break
+        end = start
+    return lines[:end]
 
 
 def is_rule(line: str) -> bool:

@@ -15,8 +15,9 @@ from bus.repo_paths import main_checkout
 from worker.programs.claude import sandbox, settings, trust, version
 from worker.programs.claude.transcript import TranscriptParser
 from worker.programs.claude.usage import UsageReader
+from worker.programs.mcp_registration import mcp_config
 from worker.programs.program import Launch, Release, Sandbox, Start, Version, format_version
-from worker.tmux import dialogs
+from worker.tmux import dialogs, input_box
 from worker.tmux.dialogs import Dialog
 from worker.tmux.pane_state import PaneState, pane_state
 
@@ -32,6 +33,10 @@ class ClaudeCode:
     binary = "claude"
     release = Release((2, 1, 78), (2, 1, 332), "npm install -g @anthropic-ai/claude-code@2.1.332")
     sandbox = Sandbox.OWN
+    pastes = False
+    probes_input = False
+    refusal_untold = False
+    limit_hook = True
 
     def command(self, configured: str) -> str:
         return configured
@@ -80,15 +85,24 @@ class ClaudeCode:
         )
         _confine(launch, written)
         settings_file(launch).write_text(json.dumps(written, indent=2) + "\n", encoding="utf-8")
-        own_folder = launch.cwd != launch.root
-        if found is not None and own_folder and trust.claude_trusts(main_checkout(launch.root)):
-            # Claude Code asks about the agent's folder (a repository of its own) even inside a trusted one
+        if launch.role == "manager":
+            registered = json.dumps(mcp_config(launch.ib_command), indent=2) + "\n"
+            mcp_file(launch).write_text(registered, encoding="utf-8")
+        if found is not None and self.carried_trust(launch.cwd, launch.root):
             trust.trust(launch.cwd)
+
+    def carried_trust(self, cwd: str, root: str) -> bool:
+        """The agent's own folder in a repository the person trusts: Claude Code asks about it (a repository
+        of its own) even inside a trusted one. ~/.claude.json is every session's: another agent's Claude
+        Code rewrites it from the copy it read at its start, without the entry `prepare` added since."""
+        return cwd != root and trust.claude_trusts(main_checkout(root))
 
     def start(self, launch: Launch) -> Start:
         model = f" --model {shlex.quote(launch.model)}" if launch.model else ""
         session = shlex.quote(launch.session)
         words = f"{launch.command} --settings {shlex.quote(str(settings_file(launch)))}"
+        if launch.role == "manager":  # its own server of ittybus's tools (acting with its rights)
+            words += f" --mcp-config {shlex.quote(str(mcp_file(launch)))}"
         if launch.resume:  # the conversation goes on: no new prompt
             return Start(f"{words} --resume {session}{model}", _environment(launch))
         prompt = shlex.quote(str(launch.prompt_file))
@@ -115,12 +129,17 @@ class ClaudeCode:
     def option_keys(self, dialog: Dialog, index: int) -> list[str]:
         return dialogs.keys_for(dialog, index)
 
-    def typed_parts(self, text: str) -> list[str]:
-        return [text]
+    def input_text(self, screen: str) -> str | None:
+        return input_box.input_text(screen)
 
 
 def settings_file(launch: Launch) -> Path:
     return launch.folder / "settings.json"
+
+
+def mcp_file(launch: Launch) -> Path:
+    """A manager's `--mcp-config`: `ib mcp`, the person's tools with the manager's rights."""
+    return launch.folder / "mcp.json"
 
 
 def _environment(launch: Launch) -> dict[str, str]:

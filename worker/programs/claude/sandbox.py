@@ -63,7 +63,7 @@ def sandbox_settings(c: Confinement, available: bool) -> dict[str, object]:
     # only what exists: for a missing path the sandbox would put an unreadable stand-in there, and git
     # cannot read a packed-refs it is not allowed to see
     read_only_git = [path for path in read_only_git if os.path.exists(path)]
-    deny_read = [os.path.join(c.root, ".ib"), os.path.join(c.root, ".env"), *SECRET_PLACES]
+    deny_read = [os.path.join(c.root, ".ib"), os.path.join(c.root, ".env"), *SECRET_PLACES, *c.spool]
     filesystem: dict[str, object] = {
         "denyWrite": read_only_git,
         "denyRead": deny_read,

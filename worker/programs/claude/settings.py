@@ -5,11 +5,17 @@ writes the dict to the agent's settings.json.
 
 from __future__ import annotations
 
+import json
+import os
 import shlex
+from collections.abc import Iterator
 
+from bus.errors import ConfigError
 from bus.permission_modes import DEFAULT_PERMISSION_MODE
+from bus.settings_file import read_text
 from worker.errors import WorkerError
 from worker.permissions.policy import ROLES, Permissions
+from worker.programs.mcp_registration import ALLOW_RULE
 
 HOOK_TIMEOUT = 10
 """Seconds Claude Code gives one of our hook commands before it cancels it."""
@@ -71,7 +77,7 @@ def build_agent_settings(
         "permissions": {
             "defaultMode": mode,
             **({} if mode == "auto" else {"disableAutoMode": "disable"}),
-            "allow": list(permissions.allow),
+            "allow": [*permissions.allow, *([ALLOW_RULE] if role == "manager" else [])],  # its ib mcp
             "deny": list(permissions.deny),
         },
         "hooks": {
@@ -80,3 +86,49 @@ def build_agent_settings(
             if event not in lacking
         },
     }
+
+
+def persons_settings(root: str, home: str) -> Iterator[tuple[str, dict[str, object]]]:
+    """(file, settings) of the person's own Claude Code settings, as Claude Code ranks them: the
+    repository's local settings, then its shared ones, then the user's. Unreadable files are left out."""
+    for path in (
+        os.path.join(root, ".claude", "settings.local.json"),
+        os.path.join(root, ".claude", "settings.json"),
+        os.path.join(home, ".claude", "settings.json"),
+    ):
+        try:  # through the settings-file reader: a FIFO or a device there never blocks a spawn
+            text = read_text(path)
+            found = json.loads(text) if text else None
+        except (ConfigError, ValueError):
+            continue
+        if isinstance(found, dict):
+            yield path, found
+
+
+def persons_default_mode(root: str, home: str) -> tuple[str, str] | None:
+    """The `permissions.defaultMode` the person set for their own sessions and the file it is in; None
+    when none sets one. Agents start in ittybus's mode instead, which outranks it."""
+    for path, found in persons_settings(root, home):
+        permissions = found.get("permissions")
+        mode = permissions.get("defaultMode") if isinstance(permissions, dict) else None
+        if isinstance(mode, str) and mode:
+            return mode, path
+    return None
+
+
+INBOUND_SETTING = "crossSessionInbound"
+"""Claude Code's setting (2.1.332) for messages from other sessions: `accept` delivers them, `hold`
+parks them for the person, `refuse` turns them away; unset, a session in bypassPermissions holds a
+message whose sender names no permission mode, which is what ittybus's are."""
+
+
+def persons_inbound(root: str, home: str) -> tuple[str, str] | None:
+    """The `crossSessionInbound` that holds for the person's sessions here and the file it is in; None
+    when none sets it. A repository's files may only tighten it (Claude Code ignores their `accept`), so
+    `accept` counts from the user's own settings only."""
+    user_file = os.path.join(home, ".claude", "settings.json")
+    for path, found in persons_settings(root, home):
+        value = found.get(INBOUND_SETTING)
+        if isinstance(value, str) and value and (value != "accept" or path == user_file):
+            return value, path
+    return None

@@ -176,7 +176,7 @@ class TranscriptParser:
                 return None
             args = tool_input if isinstance(tool_input, Mapping) else {}
             self._remember(tool_id, name, args)
-            return OutputItem("tool_use", tool_use_text(name, args, cwd), name, tool_id, ts)
+            return OutputItem("tool_use", tool_use_text(name, args, cwd), name, ts=ts)
         if role == "user" and kind == "tool_result":
             tool_id = block.get("tool_use_id")
             if not isinstance(tool_id, str):
@@ -185,7 +185,7 @@ class TranscriptParser:
             text = summarize_result(
                 name, args, _result_text(block.get("content")), block.get("is_error") is True
             )
-            return OutputItem("tool_result", text, name, tool_id, ts)
+            return OutputItem("tool_result", text, name, ts=ts)
         return None
 
     def _remember(self, tool_id: str, name: str, tool_input: Mapping[str, object]) -> None:
@@ -213,8 +213,3 @@ def _is_prompt(content: object) -> bool:
     texts = [b for b in content if isinstance(b, Mapping) and b.get("type") == "text"]
     results = [b for b in content if isinstance(b, Mapping) and b.get("type") == "tool_result"]
     return bool(texts) and not results and not str(texts[0].get("text", "")).startswith(INTERRUPTED)
-
-
-def parse_chunk(data: bytes) -> tuple[list[OutputItem], int]:
-    """`TranscriptParser().feed(data)`: for a caller that does not need results matched across calls."""
-    return TranscriptParser().feed(data)

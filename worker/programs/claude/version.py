@@ -8,10 +8,13 @@ name only the events its program has, and `ib new-agent` says which ones it had 
 from __future__ import annotations
 
 import functools
+import os
 import re
 import shlex
 import shutil
 import subprocess
+
+from worker.programs.probe import broken_link
 
 HOOK_EVENT_SINCE: dict[str, tuple[int, int, int]] = {
     "PreToolUse": (1, 0, 0),
@@ -61,6 +64,9 @@ def program_problem(agent_command: str, path: str | None = None) -> str | None:
         return f"IB_AGENT_COMMAND {agent_command!r} names no program"
     if shutil.which(words[0], path=path) is not None:
         return None
+    link = broken_link(words[0], path)
+    if link:
+        return f"the agent program at {link} is a broken symlink (to {os.readlink(link)}): reinstall it"
     if words[0] == "claude":
         return (
             "Claude Code (`claude`) is not installed or not on PATH: install it "

@@ -28,7 +28,7 @@ from worker.programs.program import (
     UsageReading,
     Version,
 )
-from worker.tmux import dialogs
+from worker.tmux import dialogs, input_box
 from worker.tmux.dialogs import Dialog
 from worker.tmux.pane_state import PaneState
 
@@ -37,7 +37,6 @@ VERSION_SHAPE = r"^codex-cli \d+\.\d+\.\d+"  # what `codex --version` prints
 HOOK_EVENTS = ("SessionStart", "UserPromptSubmit", "PermissionRequest", "PostToolUse", "Stop", "SessionEnd")
 HOME = "codex-home"  # the agent's CODEX_HOME, in its folder
 TMP = "tmp"  # its TMPDIR, beside and not around CODEX_HOME (else Codex's sandbox cannot start)
-CARRIED = ("config.toml",)  # copied from the person's CODEX_HOME: their provider, model, notices
 LINKED = ("auth.json",)  # linked: a login refreshed by one agent holds for all
 KEPT_FROM_COMMANDS = ("IB_*", "*KEY*", "*TOKEN*", "*SECRET*", "*PASSWORD*", "*CREDENTIALS*")
 """Variables Codex keeps from its commands' environment (its `shell_environment_policy.exclude`): ittybus's
@@ -95,6 +94,10 @@ class CodexCli:
     binary = "codex"
     release = Release((0, 169, 0), (0, 169, 0), "npm install -g @openai/codex@0.169.0")
     sandbox = Sandbox.OWN_IN_BUBBLEWRAP
+    pastes = False
+    probes_input = False
+    refusal_untold = False
+    limit_hook = False
 
     def command(self, configured: str) -> str:
         return self.binary  # IB_AGENT_COMMAND is Claude Code's (or its stand-in's)
@@ -106,10 +109,13 @@ class CodexCli:
         return boxed_unfinished(self.title)
 
     def missing(self, command: str) -> str | None:
-        return probe.not_installed(self, command)
+        return probe.not_installed(self, command) or probe.hidden_in_box(self, command)
 
     def notes(self, command: str, root: str) -> list[str]:
         return []
+
+    def carried_trust(self, cwd: str, root: str) -> bool:
+        return False  # the worktree is trusted in the agent's own CODEX_HOME, which no other session writes
 
     def prepare(self, launch: Launch) -> None:
         """The agent's CODEX_HOME: the person's config.toml (with the worktree trusted) and login, and
@@ -171,5 +177,5 @@ class CodexCli:
     def option_keys(self, dialog: Dialog, index: int) -> list[str]:
         return codex_option_keys(dialog, index)
 
-    def typed_parts(self, text: str) -> list[str]:
-        return [text]
+    def input_text(self, screen: str) -> str | None:
+        return input_box.input_text(screen)

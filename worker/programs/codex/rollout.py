@@ -126,11 +126,11 @@ class RolloutParser:
             args = tool_input(name, payload)
             self._remember(call_id, name, args)
             shown = TOOL_NAMES.get(name, name)
-            return [OutputItem("tool_use", tool_use_text(shown, args, self._cwd), shown, call_id, ts)]
+            return [OutputItem("tool_use", tool_use_text(shown, args, self._cwd), shown, ts=ts)]
         if kind in ("function_call_output", "custom_tool_call_output"):
             name, args = self._pending.pop(call_id, ("", {}))
             text = summarize_output(name, args, _output_text(payload.get("output")))
-            return [OutputItem("tool_result", text, TOOL_NAMES.get(name, name) or None, call_id, ts)]
+            return [OutputItem("tool_result", text, TOOL_NAMES.get(name, name) or None, ts=ts)]
         return []
 
     def _remember(self, call_id: str, name: str, args: dict[str, object]) -> None:

@@ -19,6 +19,7 @@ from worker.tmux.dialogs import Dialog, Option
 from worker.tmux.pane_state import PaneState
 
 PROMPT = "›"  # before the person's messages, the input box and the selected option of a dialog
+COMMAND = "$ "  # before the command an approval dialog asks to run
 HEADER_LINES = 4  # the header's box: the version line, then `loading` or the working folder
 DIALOG_TAIL = 8  # lines after a dialog's footer at most (blank rows of the pane)
 TITLE_ABOVE = 12  # lines between a dialog's question and its first option at most (command, reason)
@@ -155,8 +156,11 @@ def _option(number: int, label: str) -> Option:
 
 
 def _title(above: Sequence[str]) -> str:
-    """The dialog's question: the last line above its options that ends with a question mark."""
-    questions = [line.strip() for line in above if line.strip().endswith("?")]
+    """The dialog's question: the last line above its options that ends with a question mark, but for
+    the command the dialog shows (`$ …` and the lines it wraps onto), which may end in one (`echo $?`)."""
+    lines = [line.strip() for line in above]
+    command = max((i for i, line in enumerate(lines) if line.startswith(COMMAND)), default=len(lines))
+    questions = [line for line in lines[:command] if line.endswith("?")]
     return questions[-1] if questions else ""
 
 

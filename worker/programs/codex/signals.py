@@ -213,9 +213,3 @@ _HOOK_READERS = {
     "PreCompact": _compacting,
     "SessionStart": _session_start,
 }
-
-
-def first_end(turn: str, last_ended: str) -> bool:
-    """Whether a turn end must be published: not when the same turn already ended (Stop and notify both
-    tell it). A turn end without a turn id is always published."""
-    return not turn or turn != last_ended

@@ -1,0 +1,112 @@
+"""Done when of issue 36: the person's real Claude Code (pinned), offline against the scripted Messages
+API, with `ib mcp` registered as `ib mcp install` registers it and no Bash permission at all, spawns an
+agent, waits for its dialog with `wait_for_events`, approves it, waits for the end of its turn and merges
+it, through MCP tool calls alone. The scripted model copies each cursor from the tool result it read, as
+a model does."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+import redis
+
+from bus.keys import Keys
+from tests.bot_process import worker_running
+from tests.cli import IbRunner, git
+from tests.fake_anthropic import Deferred, FakeAnthropic, Reply, ToolUse, reply
+from tests.fake_anthropic.client import client_env, write_home
+
+pytestmark = pytest.mark.claude
+WAIT = 90  # seconds a scripted wait_for_events waits at most: a deadline only
+STEPS = ["Make it.", "fake: permission touch made.txt", "fake: write shed.txt painted", "fake: commit paint"]
+GOAL = "\n".join([*STEPS, "fake: done"])
+
+
+def _tool(tool: str, /, **arguments: Any) -> ToolUse:
+    return ToolUse(f"mcp__ittybus__{tool}", arguments)
+
+
+def _results(messages: list[dict[str, Any]]) -> dict[str, str]:
+    """Every tool result the model has read so far, by its call's id, as the text it was shown."""
+    found: dict[str, str] = {}
+    for message in messages:
+        content = message.get("content")
+        for block in content if isinstance(content, list) else []:
+            if isinstance(block, dict) and block.get("type") == "tool_result":
+                inner = block.get("content")
+                parts = inner if isinstance(inner, list) else [{"text": inner}]
+                found[block["tool_use_id"]] = "\n".join(str(p.get("text", "")) for p in parts)
+    return found
+
+
+def _errors(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    blocks = [b for m in messages if isinstance(content := m.get("content"), list) for b in content]
+    return [b for b in blocks if isinstance(b, dict) and b.get("type") == "tool_result" and b.get("is_error")]
+
+
+def _waiting_after(call_id: str, kind: str) -> Deferred:
+    """wait_for_events (its call's id `toolu_wait_<kind>`) for `kind` of the agent, from the cursor the
+    result of the call `call_id` showed the model."""
+
+    def make(messages: list[dict[str, Any]]) -> Reply:
+        cursor = json.loads(_results(messages)[call_id])["cursor"]  # Claude Code shows the structured result
+        arguments = {"cursor": cursor, "agents": ["maker"], "types": [kind], "timeout": WAIT}
+        wait = ToolUse("mcp__ittybus__wait_for_events", arguments, id=f"toolu_wait_{kind}")
+        return reply(f"Waiting for maker's {kind}.", wait)
+
+    return Deferred(make)
+
+
+@pytest.mark.timeout(360)
+def test_the_persons_claude_code_spawns_watches_approves_and_merges_through_ib_mcp_alone(
+    agents_ib: IbRunner,
+    anthropic: FakeAnthropic,
+    claude_bin: Path,
+    rds: redis.Redis,
+    keys: Keys,
+    repo: Path,
+    tmp_path: Path,
+) -> None:
+    installed = agents_ib.run("mcp", "install")
+    assert installed.returncode == 0, installed.stderr
+    home = write_home(tmp_path / "home", [repo], {"permissions": {"allow": ["mcp__ittybus"]}})
+    env = {**agents_ib.environ(), **client_env(anthropic.base_url, home)}
+    env = {k: v for k, v in env.items() if not k.startswith("CLAUDE") and k not in ("TMUX", "TMUX_PANE")}
+    now = _tool("wait_for_events", timeout=0)
+    anthropic.script(
+        reply("Where the events are now.", now),
+        reply("Spawning.", _tool("spawn", goal=GOAL, name="maker")),
+        _waiting_after(now.id, "permission"),
+        reply("Approving.", _tool("approve", agent="maker")),
+        _waiting_after("toolu_wait_permission", "complete"),
+        reply("Merging.", _tool("merge", agent="maker")),
+        reply("Merged maker."),
+    )
+    with worker_running(agents_ib, tmp_path / "worker.log", rds, keys):
+        done = subprocess.run(
+            [str(claude_bin), "-p", "spawn an agent that paints the shed, approve it and merge it"],
+            cwd=repo,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.strip() == "Merged maker.", done.stdout + done.stderr
+    last = anthropic.turns_taken()[-1].body["messages"]
+    shown = {call: json.loads(result) for call, result in _results(last).items()}
+    assert [e["type"] for e in shown["toolu_wait_permission"]["events"]] == ["permission"]
+    assert shown["toolu_wait_permission"]["events"][0]["data"]["detail"] == "touch made.txt"
+    assert "complete" in [e["type"] for e in shown["toolu_wait_complete"]["events"]]
+    heard = [e for kind in ("permission", "complete") for e in shown[f"toolu_wait_{kind}"]["events"]]
+    assert {e["agent"] for e in heard} == {"maker"}
+    assert len(shown) == 6 and not any(_errors(last))  # each call ran, none refused for want of permission
+    assert "approved a permission dialog" in json.dumps(shown)
+    assert not (repo / ".ib" / "agents" / "maker").exists()
+    assert (repo / "shed.txt").read_text() == "painted\n"
+    assert "paint" in git(repo, "log", "--oneline", "main")

@@ -1,0 +1,82 @@
+"""The pane watcher (real tmux, real Redis) and a plan's usage limit on screen. Codex CLI has no hook that
+tells it: its screen's "You've hit your usage limit" parks the agent and is told `limited` once, although
+the agent's last state came from one of its hooks. Claude Code's StopFailure hook tells its limits: the
+watcher leaves an agent whose hooks work to it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+import redis
+
+from bus.agent_store import Agent, AgentStore
+from bus.clients import client_for
+from bus.keys import Keys
+from bus.settings import Settings
+from tests.cli import IbRunner
+from tests.streams import stream_entries
+from tests.waiting import retry_until
+from worker.runtime import Runtime
+from worker.service.pane_watch import PaneWatcher
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+# the line Codex CLI 0.169.0 drew for a 429 `usage_limit_reached` (bench/incident_bench.py's run, 200 wide)
+LIMIT = (
+    "■ You’ve hit your usage limit. Upgrade to Pro (https://chatgpt.com/explore/pro), visit "
+    "https://chatgpt.com/settings/usage to purchase more credits or try again later."
+)
+
+
+def _limit_screen(tmp_path: Path) -> Path:
+    """A real Codex screen whose turn an API error ended, with the usage limit's line as the error."""
+    screen = (FIXTURES / "codex-0.169.0" / "error-api-500-w200.txt").read_text(encoding="utf-8")
+    error = next(line for line in screen.splitlines() if line.startswith("■ "))
+    shown = tmp_path / "limit.txt"
+    shown.write_text(screen.replace(error, LIMIT), encoding="utf-8")
+    return shown
+
+
+def _told(rds: redis.Redis, keys: Keys, type_: str) -> list[dict[str, object]]:
+    found = [json.loads(f["e"]) for _i, f in stream_entries(rds, keys.events)]
+    return [e for e in found if e["type"] == type_]
+
+
+@pytest.mark.parametrize(("program", "parked"), [("codex", True), ("claude", False)])
+def test_a_usage_limit_on_screen_is_told_by_the_pane_only_where_no_hook_tells_it(
+    ib: IbRunner,
+    redis_url: str,
+    namespace: str,
+    rds: redis.Redis,
+    keys: Keys,
+    tmux_socket: str,
+    tmp_path: Path,
+    program: str,
+    parked: bool,
+) -> None:
+    settings = Settings(redis_url=redis_url, namespace=namespace, tmux_socket=tmux_socket)
+    rt = Runtime(settings, client_for(redis_url), Path(ib.cwd))
+    session = "ib-test-capped"
+    agent = Agent(id="capped", goal="g", state="running", state_at=time.time(), worker=rt.worker_id)
+    AgentStore(rds, keys).save(agent.replace(session=session, program=program, state_by="hook"))
+    shown = _limit_screen(tmp_path)
+    size = ["-x", "200", "-y", "50"]
+    subprocess.run(
+        ["tmux", "-L", tmux_socket, "new-session", "-d", "-s", session, *size, f"cat {shown}; sleep 600"],
+        check=True,
+    )
+    retry_until(lambda: "usage limit" in rt.tmux.capture(session), what="the limit on screen")
+    watcher = PaneWatcher(rt)
+    for _ in range(3):  # the line stays on screen: one limit, one event
+        watcher.tick()
+    limited = _told(rds, keys, "limited")
+    if parked:
+        assert [(e["agent"], e["data"]["seen"]) for e in limited] == [("capped", "pane")]  # type: ignore[index]
+        assert rds.hget(keys.agent("capped"), "state") == "limited"
+        assert rds.sismember(keys.limit_agents("default"), "capped")
+    else:
+        assert limited == []
+        assert rds.hget(keys.agent("capped"), "state") != "limited"

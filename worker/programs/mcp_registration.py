@@ -1,0 +1,23 @@
+"""How an agent program is told to start `ib mcp`: the server's name and its stdio entry (the shape of
+Claude Code's `.mcp.json` and `--mcp-config`), with a tool timeout above the longest `wait_for_events`.
+The person's session gets it from `ib mcp install` (worker.mcp.install); a manager agent from the
+command line its spawn writes (worker.programs.claude). Pure."""
+
+from __future__ import annotations
+
+NAME = "ittybus"
+MAX_WAIT = 600.0
+"""The longest `wait_for_events` waits in one call (a client's tool call times out; Claude Code's does not
+before 10 minutes unless MCP_TOOL_TIMEOUT says so): call again with the cursor to wait on."""
+ALLOW_RULE = f"mcp__{NAME}"
+"""The permission rule that allows every tool of the server (a manager agent's settings carry it)."""
+
+
+def server_entry(ib_command: str) -> dict[str, object]:
+    """The entry that starts the server, with a tool timeout (milliseconds) above the longest wait."""
+    return {"type": "stdio", "command": ib_command, "args": ["mcp"], "timeout": int(MAX_WAIT + 20) * 1000}
+
+
+def mcp_config(ib_command: str) -> dict[str, object]:
+    """A whole `--mcp-config` file holding the one server."""
+    return {"mcpServers": {NAME: server_entry(ib_command)}}
