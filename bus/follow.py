@@ -16,6 +16,7 @@ from bus.envelope import Envelope
 from bus.keys import Keys
 from bus.reconnect import LOST, Reconnect
 from bus.streams import Entry, Group, consumer_name, entries_of
+from bus.uninterrupted import stop_after
 
 BLOCK_MS = 5000
 
@@ -98,17 +99,21 @@ def follow_group(
             while batch:
                 entry_id, fields = batch[0]
                 found = dead_letters.read_entry(keys.events, entry_id, fields)
+                shown: Envelope | None = None
                 if isinstance(found, dead_letters.Poison):
                     dead_letters.dead_letter(client, keys, found)
                 elif wanted(found):
-                    emit(found)
+                    shown = found
                 elif filtered:
                     batch.pop(0)
                     continue  # not shown: left pending, not acknowledged
-                batch.pop(0)
-                done.append(entry_id)
-                group.ack(done)
-                done = []
+                if shown is not None:
+                    emit(shown)  # stopped while printing: not acknowledged, so printed again
+                with stop_after():  # stopped once printed: acknowledged first, never printed twice
+                    batch.pop(0)
+                    done.append(entry_id)
+                    group.ack(done)
+                    done = []
         except LOST as e:
             if reconnect is None or not reconnect.wait(e, keep_going):
                 raise

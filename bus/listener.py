@@ -25,6 +25,7 @@ from bus.heartbeat import Heartbeat
 from bus.keys import Keys
 from bus.reconnect import LOST, Reconnect
 from bus.streams import Entry, Group, consumer_name
+from bus.uninterrupted import stop_after
 
 ENDS = ("merged", "killed", "stopped")  # an agent's events that end it
 TIMEOUT_MESSAGE = "No messages received. Background listener has stopped. Please restart with: ib listen"
@@ -125,10 +126,15 @@ class Listener:
         events, poison = dead_letters.sort(self.client, self.keys, self.keys.events, entries)
         gone = self._gone(events)
         wanted = [e for e in events if e.get("type") in self.types and str(e["id"]) not in gone]
+        ids = [str(e["id"]) for e in wanted] + sorted(gone) + [p.entry_id for p in poison]
+        acked = ids if self.filtered else [entry_id for entry_id, _ in entries]
         if wanted:
             emit(wanted)  # printed and flushed before the ack: a crash here means "print again", never "lost"
-        ids = [str(e["id"]) for e in wanted] + sorted(gone) + [p.entry_id for p in poison]
-        self._ack(group, ids if self.filtered else [entry_id for entry_id, _ in entries])
+        # a Ctrl-C once they are printed waits for the ack: never printed twice
+        with stop_after(), contextlib.suppress(*LOST):
+            group.ack(acked)
+            acked = []
+        self._ack(group, acked)  # Redis went away meanwhile: wait for it, interruptible
         with contextlib.suppress(*LOST):  # printed: no longer to push into the session (bus.push_store)
             push_store.acknowledge(self.client, self.keys, [str(e["id"]) for e in wanted])
         with contextlib.suppress(*LOST):  # housekeeping: the next listener does it

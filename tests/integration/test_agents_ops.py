@@ -237,3 +237,17 @@ def test_a_message_sent_while_the_program_still_starts_reaches_it(
     assert done.returncode == 0, done.stderr
     received = tmp_path / "received.txt"
     retry_until(lambda: received.exists() and "are you there?" in received.read_text(), timeout=30)
+
+
+def test_messages_sent_at_once_arrive_whole_one_after_the_other(agents_ib: IbRunner, tmp_path: Path) -> None:
+    """Three senders at once into one pane (the person, a worker's note to its manager, a reply from
+    Telegram): each message is typed and submitted alone, so each arrives whole."""
+    ib = agents_ib
+    spawn(ib, "busy", "fake: wait")
+    texts = [f"message {n}: " + f"{n}" * 150 for n in range(3)]
+    senders = [ib.popen("send", "busy", text) for text in texts]
+    for sender in senders:
+        assert sender.wait(timeout=120) == 0, sender.stderr.read() if sender.stderr else ""
+    received = tmp_path / "received.txt"
+    retry_until(lambda: received.exists() and len(received.read_text().splitlines()) >= 3, timeout=30)
+    assert sorted(received.read_text().splitlines()) == texts

@@ -1,7 +1,9 @@
 """The real Claude Code CLI, as an agent gets it (acceptEdits, ittybus's sandbox): a Bash command that
 starts with a variable assignment (`FOO=1 ib notify hi`) is not the sandbox's excluded `ib`, so Claude
 Code asks first. After a Write (as in test_agent_boundary_claude.py) the dialog is drawn beside the diff
-panel (200 columns). It is told as a `permission` event, ib approve answers it and the turn ends."""
+panel (200 columns) when Claude Code drew the panel in time (on a loaded machine it sometimes has not:
+test_dialog_beside_diff_panel.py reads that layout from a capture). It is told as a `permission` event,
+ib approve answers it and the turn ends."""
 
 from __future__ import annotations
 
@@ -46,8 +48,7 @@ def test_an_env_prefixed_ib_command_asks_and_ib_approve_answers(
     assert spawned.returncode == 0, spawned.stderr
 
     asked = retry_until(lambda: _events(rds, keys, "permission"), TURN, what="a permission event")
-    shown = retry_until(lambda: _dialog_shown(claude_ib), TURN, what="the dialog beside the panel")
-    assert shown.endswith("│")  # the diff panel's border: the dialog is drawn beside it
+    retry_until(lambda: _dialog_shown(claude_ib), TURN, what="the dialog on the pane")
     approved = claude_ib.run("approve", "prefixed")
     assert approved.returncode == 0, approved.stderr
     retry_until(lambda: _events(rds, keys, "complete"), TURN, what="the turn's complete event")

@@ -42,7 +42,7 @@ def _limit(ib: IbRunner, agent: str = "a1", **payload: Any) -> None:
 def _agent(ib: IbRunner, rds: redis.Redis, keys: Keys, tmux_socket: str, agent: str, out: Path) -> None:
     """An agent of this test's worker whose pane writes what it is sent to `out`."""
     session = f"ib-test-{agent}"
-    shown = f"cat >> {out}"
+    shown = f"echo 'ready for input'; exec cat >> {out}"  # drawn: a send waits for a program's first screen
     subprocess.run(["tmux", "-L", tmux_socket, "new-session", "-d", "-s", session, shown], check=True)
     record = {"id": agent, "session": session, "worker": WORKER, "state": "running", "root": str(ib.cwd)}
     write_hash(rds, keys.agent(agent), {**record, "project": "p"})

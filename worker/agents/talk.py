@@ -15,6 +15,7 @@ from bus.questions import Question
 from worker.agents import agent_inbox, agent_log
 from worker.agents.layout import AgentPaths
 from worker.agents.ownership import AgentRef, owned
+from worker.agents.typing_turn import typing_turn
 from worker.errors import SessionGone, WorkerError
 from worker.programs.program import AgentProgram
 from worker.programs.registry import program_of
@@ -73,20 +74,25 @@ def _type(rt: Runtime, agent: Agent, message: str) -> None:
     """Type the message into the agent's pane and submit it; never into an open dialog."""
     program = program_of(agent)
     try:
-        screen = _started_screen(rt, agent, program)
-        dialog = program.read_dialog(screen)
-        if dialog is not None:
-            raise DialogOpen(refusal(agent.id, dialog))
-        box = program.input_text(screen)  # None: no box this program's screen shows that it can read
-        if program.probes_input and box is not None:
-            _probe(rt, agent, program, box)
-        rt.tmux.send_text(agent.session, message, enter=False, paste=program.pastes)
-        _submit(rt, agent, program, message, readable=box is not None)
-        rt.prompts.moved_on(agent.id)
+        with typing_turn(AgentPaths(Path(agent.root), agent.id).folder, agent.id):
+            _type_alone(rt, agent, program, message)
     except SessionGone as e:
         raise AgentNotRunning(
             f"{agent.id} is not running (its session is gone); start it again with ib resume {agent.id}"
         ) from e
+
+
+def _type_alone(rt: Runtime, agent: Agent, program: AgentProgram, message: str) -> None:
+    screen = _started_screen(rt, agent, program)
+    dialog = program.read_dialog(screen)
+    if dialog is not None:
+        raise DialogOpen(refusal(agent.id, dialog))
+    box = program.input_text(screen)  # None: no box this program's screen shows that it can read
+    if program.probes_input and box is not None:
+        _probe(rt, agent, program, box)
+    rt.tmux.send_text(agent.session, message, enter=False, paste=program.pastes)
+    _submit(rt, agent, program, message, readable=box is not None)
+    rt.prompts.moved_on(agent.id)
 
 
 def _started_screen(rt: Runtime, agent: Agent, program: AgentProgram) -> str:
