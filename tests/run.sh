@@ -15,6 +15,8 @@ command -v bwrap >/dev/null 2>&1 || need_apt+=(bubblewrap)          # Claude Cod
 command -v socat >/dev/null 2>&1 || need_apt+=(socat)               # ... and its network proxy
 # the monospace font of pane screenshots (worker/tmux/screenshot.py)
 [[ -f /usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf ]] || need_apt+=(fonts-dejavu-core)
+# ... and the glyphs it lacks (emoji: 🔐 ⏳ ✅)
+[[ -f /usr/share/fonts/truetype/ancient-scripts/Symbola_hint.ttf ]] || need_apt+=(fonts-symbola)
 if ((${#need_apt[@]})); then
     echo "== installing ${need_apt[*]}"
     apt-get update -qq && apt-get install -y -qq "${need_apt[@]}" >/dev/null

@@ -67,3 +67,17 @@ def test_garbage_escape_sequences_do_not_crash() -> None:
 )
 def test_parse_screen(output: str, expected: tuple[int, int, str]) -> None:
     assert parse_screen(output) == expected
+
+
+def _drawn(text: str) -> bytes:
+    """The pixels of a one-cell screen holding `text`."""
+    return Image.open(io.BytesIO(render_png(text, 2, 1))).convert("L").tobytes()
+
+
+@pytest.mark.parametrize("emoji", ["🔐", "⏳", "✅"])
+def test_a_glyph_the_monospace_font_lacks_is_drawn_from_the_fallback_font(emoji: str) -> None:
+    """The bot's emoji are not a box: a character no font has is, and the emoji are drawn otherwise. (The
+    test command installs fonts-symbola; with DejaVu alone the two would be the same box.)"""
+    missing = _drawn("\U000f0001")
+    assert _drawn(emoji) != missing
+    assert _drawn(emoji) != _drawn(" ")

@@ -2,7 +2,9 @@
 
 rich reads the escape sequences (colours 16 / 256 / true colour, bold, dim, italic, underline, reverse) and
 says how many cells a character takes; Pillow paints each cell on a fixed grid with a monospace font, so a
-wide character (CJK, emoji) takes two cells and a glyph the font lacks is a box, never a shifted line.
+wide character (CJK, emoji) takes two cells and never shifts a line. A glyph the monospace font lacks (the
+emoji the bot and the agents print: 🔐 ⏳ ✅) is drawn from Symbola when it is installed (Debian's
+fonts-symbola), else it is a box.
 Pure: text in, PNG bytes out (no tmux, no Redis).
 """
 
@@ -27,11 +29,14 @@ PALETTE = 128
 MAX_CELLS = 500 * 200  # a pane larger than this is cut to it: a PNG must stay a message, not a poster
 FONT_DIRS = (
     "/usr/share/fonts/truetype/dejavu",  # Debian / Ubuntu: fonts-dejavu-core
+    "/usr/share/fonts/truetype/ancient-scripts",  # Debian / Ubuntu: fonts-symbola
     "/usr/share/fonts/dejavu",
     "/usr/share/fonts/TTF",
     "/Library/Fonts",
 )
 REGULAR, BOLD = "DejaVuSansMono.ttf", "DejaVuSansMono-Bold.ttf"
+FALLBACK = "Symbola_hint.ttf"  # monochrome outlines: painted through the same mask as every glyph
+NOT_A_GLYPH = "\U000f0000"  # a private-use character no font here has: what a missing glyph looks like
 # Glyphs Claude Code draws that DejaVu Sans Mono lacks, drawn as the nearest one it has.
 SUBSTITUTES = {"⎿": "└", "⏺": "●", "⏵": "▸", "⏸": "‖"}
 RGB = tuple[int, int, int]
@@ -42,6 +47,7 @@ Font = ImageFont.FreeTypeFont | ImageFont.ImageFont
 class Fonts:
     regular: Font
     bold: Font
+    fallback: Font | None  # for the glyphs `regular` lacks
     cell_width: int
     cell_height: int
     baseline: int
@@ -57,9 +63,11 @@ def fonts(size: int = FONT_SIZE, font_file: str | None = None) -> Fonts:
     else:
         regular = ImageFont.truetype(str(regular_path), size)
     bold = ImageFont.truetype(str(bold_path), size) if bold_path is not None else regular
+    fallback_path = _find(FALLBACK) if not font_file else None
+    fallback = ImageFont.truetype(str(fallback_path), size) if fallback_path is not None else None
     ascent, descent = regular.getmetrics() if isinstance(regular, ImageFont.FreeTypeFont) else (size, 2)
     width = max(1, round(regular.getlength("M")))
-    return Fonts(regular, bold, width, ascent + descent + 1, ascent)
+    return Fonts(regular, bold, fallback, width, ascent + descent + 1, ascent)
 
 
 def _find(name: str) -> Path | None:
@@ -157,12 +165,27 @@ def render_png(ansi: str, width: int, height: int, font_file: str | None = None)
 
 @lru_cache(maxsize=4096)
 def _glyph(f: Fonts, text: str, bold: bool) -> Image.Image:
-    """The coverage mask of one cell's text, two cells wide (a wide glyph's room), drawn once per glyph."""
-    mask = Image.new("L", (f.cell_width * 2, f.cell_height), 0)
-    ImageDraw.Draw(mask).text(
-        (0, f.baseline), text, font=f.bold if bold else f.regular, fill=255, anchor="ls"
-    )
+    """The coverage mask of one cell's text, two cells wide (a wide glyph's room), drawn once per glyph:
+    from the fallback font when the monospace one draws it as it draws a character it lacks."""
+    mask = _mask(f, text, f.bold if bold else f.regular)
+    if f.fallback is not None and text[0] != NOT_A_GLYPH and _same(mask, _missing(f, bold)):
+        return _mask(f, text, f.fallback)
     return mask
+
+
+@lru_cache(maxsize=2)
+def _missing(f: Fonts, bold: bool) -> Image.Image:
+    return _mask(f, NOT_A_GLYPH, f.bold if bold else f.regular)
+
+
+def _mask(f: Fonts, text: str, font: Font) -> Image.Image:
+    mask = Image.new("L", (f.cell_width * 2, f.cell_height), 0)
+    ImageDraw.Draw(mask).text((0, f.baseline), text, font=font, fill=255, anchor="ls")
+    return mask
+
+
+def _same(a: Image.Image, b: Image.Image) -> bool:
+    return a.tobytes() == b.tobytes()
 
 
 def _paint_row(image: Image.Image, draw: ImageDraw.ImageDraw, row: list[Cell], top: int, f: Fonts) -> None:
