@@ -56,6 +56,9 @@ MERGING_RESOLVED = RESOLVING.replace(phase="merging")
 WAITING = TREES.replace(phase="waiting")
 BETWEEN = {"phase": "claiming", "task": "", "task_agent": "", "merge_agent": "", "files": (), "target": ""}
 PAUSE_HINT = f"\nResume with: ib auto --project {P}"
+STILL_OPEN = (
+    "impl completed, but its task impl is still open: ib task done impl runs its tests (or ib task fail impl)"
+)
 
 
 def paused(reason: str, state: AutoState, agent: str = "impl") -> Publish:
@@ -148,6 +151,18 @@ CASES: list[tuple[str, AutoState, Happening, dict[str, Any], list[Action]]] = [
         [Claim("auto-backend")],
     ),
     ("task-done-of-another-task-is-ignored", WORKING, ev("task_done", "other", "x"), {}, []),
+    (
+        "completed-with-the-task-still-open-pauses",
+        WORKING,
+        ev("complete", "impl", "impl"),
+        {
+            "status": "paused",
+            "reason": STILL_OPEN,
+            "last_event": NEXT,
+        },
+        [paused(STILL_OPEN, WORKING)],
+    ),
+    ("complete-of-another-agent-is-ignored", WORKING, ev("complete", "impl", "helper"), {}, []),
     (
         "task-failed-will-retry",
         WORKING,

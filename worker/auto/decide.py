@@ -254,6 +254,15 @@ def _while_working(state: AutoState, event: Event) -> Plan:
     if event.type == "task_failed":
         retry = event.data.get("will_retry") in (True, "true", 1)
         return _task_failed(state, retry)
+    if event.type == "complete" and event.agent == state.task_agent:
+        # its Stop hook finishes a task as the agent completes, before it tells `complete`: one still open
+        # has a test command the hook leaves to `ib task done` (which the agent skipped, or whose tests
+        # failed). Nothing else would move the loop on: the person is told what to run.
+        return _pause(
+            state,
+            f"{state.task_agent} completed, but its task {state.task} is still open: "
+            f"ib task done {state.task} runs its tests (or ib task fail {state.task})",
+        )
     return state, []
 
 
