@@ -2,8 +2,11 @@
 the import cycles (strongly connected components of the module import graph, lazy imports included).
 
     .venv/bin/python -m bench.package_figures [REV ...]      (default: fa5589f HEAD, side by side)
+    .venv/bin/python -m bench.package_figures --write        (ARCHITECTURE.md's figures, from the files)
 
 Lines are physical lines of each `.py` file; a package's `__init__.py` counts as one of its modules.
+ARCHITECTURE.md keeps the figures that change only when a module comes, goes or grows past the largest
+(modules per room, the largest module); tests/unit/test_architecture_doc.py fails when they drift.
 """
 
 from __future__ import annotations
@@ -19,6 +22,9 @@ from tests.unit.test_import_cycles import _cycles
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("bus", "worker", "bot")
 BASELINE = "fa5589f"  # the last commit before issue 13: worker/ as one flat folder
+DOC = ROOT / "ARCHITECTURE.md"
+FIGURES_START = "<!-- figures: python -m bench.package_figures --write -->"
+FIGURES_END = "<!-- end of figures -->"
 
 
 def sources(rev: str) -> dict[str, str]:
@@ -88,7 +94,47 @@ def report(rev: str) -> list[str]:
     return out
 
 
+def working_tree() -> dict[str, str]:
+    """Path → text of every Python file of the packages as they are on disk."""
+    return {
+        str(path.relative_to(ROOT)): path.read_text(encoding="utf-8")
+        for package in PACKAGES
+        for path in sorted((ROOT / package).rglob("*.py"))
+        if "__pycache__" not in path.parts
+    }
+
+
+def current_figures() -> str:
+    """The figures ARCHITECTURE.md shows: modules per room (a package's top level, or a subpackage) and the
+    largest module, as a markdown table (tests/unit/test_import_cycles.py keeps the cycles at none)."""
+    files = working_tree()
+    rooms: dict[str, int] = {}
+    for path in files:
+        rooms[package_of(path)] = rooms.get(package_of(path), 0) + 1
+    largest = max(files, key=lambda p: files[p].count("\n"))
+    rows = [f"| `{room}/` | {count} |" for room, count in sorted(rooms.items())]
+    return "\n".join(
+        [
+            "| room | modules |",
+            "|---|---|",
+            *rows,
+            f"| **all** | {len(files)} |",
+            "",
+            f"Largest module: `{largest}`.",
+        ]
+    )
+
+
+def write_figures() -> None:
+    head, rest = DOC.read_text(encoding="utf-8").split(FIGURES_START, 1)
+    tail = rest.split(FIGURES_END, 1)[1]
+    DOC.write_text(f"{head}{FIGURES_START}\n{current_figures()}\n{FIGURES_END}{tail}", encoding="utf-8")
+
+
 def main(argv: list[str]) -> int:
+    if argv == ["--write"]:
+        write_figures()
+        return 0
     if any(arg.startswith("-") for arg in argv):
         print(__doc__)
         return 0 if argv in (["-h"], ["--help"]) else 2

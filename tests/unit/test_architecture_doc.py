@@ -1,0 +1,41 @@
+"""ARCHITECTURE.md stays true: its map lists worker's areas in the order the layer test holds them
+(tests/unit/test_import_layers.py `LAYERS`), its table has a row for each, and its figures are the code's
+(`python -m bench.package_figures --write` writes them again)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from bench.package_figures import FIGURES_END, FIGURES_START, current_figures
+from tests.unit.test_import_layers import LAYERS
+
+ROOT = Path(__file__).resolve().parents[2]
+DOC = (ROOT / "ARCHITECTURE.md").read_text(encoding="utf-8")
+SMALL = ("terminal_text", "message_kinds", "errors", "markers", "secret_env")  # one line of the map
+
+
+def _mapped() -> list[str]:
+    """worker's areas as the map draws them, top down; the small pure modules as one line."""
+    block = DOC.split("```", 2)[1]
+    areas: list[str] = []
+    for line in block.splitlines():
+        found = re.match(r" worker\.(\w+)(,)?", line)
+        if found:
+            areas += list(SMALL) if found.group(2) else [found.group(1)]
+    return areas
+
+
+def test_the_map_lists_every_area_in_the_layer_order() -> None:
+    assert _mapped() == list(LAYERS)
+
+
+def test_the_table_has_a_row_for_every_area() -> None:
+    rows = set(re.findall(r"^\| `worker\.(\w+)` \|", DOC, flags=re.MULTILINE))
+    areas = {area for area in LAYERS if (ROOT / "worker" / area).is_dir() or area == "runtime"}
+    assert sorted(areas - rows - {"runtime"}) == []
+
+
+def test_the_figures_are_the_codes() -> None:
+    written = DOC.split(FIGURES_START, 1)[1].split(FIGURES_END, 1)[0].strip()
+    assert written == current_figures().strip(), "run: .venv/bin/python -m bench.package_figures --write"
