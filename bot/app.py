@@ -29,6 +29,7 @@ from telegram.ext import (
     filters,
 )
 
+from bot import approval
 from bot.agent_handlers import AGENT_HANDLERS
 from bot.attention_handlers import ATTENTION_HANDLERS
 from bot.budget import SharedBudget
@@ -171,6 +172,7 @@ async def serve(config: BotConfig, url: str, settings: Settings, stop: asyncio.E
         async with application:
             await forum.register_commands(COMMANDS)
             await consumer.prepare()
+            await approval.resume(runtime)  # its notes are open before the events that fold into them
             tasks = [
                 _task(sender.run(), "sender"),
                 _task(consumer.run(), "events"),

@@ -50,9 +50,15 @@ class TeardownNotes:
         self.keep = keep
         self.notes: dict[str, Note] = {}
 
-    async def open(self, agent: str, thread: int | None, reply_to: int | None, head: str) -> None:
+    async def open(self, agent: str, thread: int | None, reply_to: int | None, head: str) -> int:
+        """Send the note; its message id."""
         message_id = await self.sender.show_now(Batch(self.chat_id, thread, head, reply_to=reply_to))
         self.notes[agent] = Note(thread, message_id, head, reply_to)
+        return message_id
+
+    def reopen(self, agent: str, thread: int | None, message: int, reply_to: int | None, head: str) -> None:
+        """A note sent before the bot restarted (an approval still followed): edited from here on."""
+        self.notes[agent] = Note(thread, message, head, reply_to)
 
     async def retitle(self, agent: str, head: str) -> None:
         """A step of a long wait (an approved merge in the queue): the note's first lines say it."""

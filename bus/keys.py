@@ -365,6 +365,12 @@ class Keys(Record):
         first told it, so a restarted bot edits that message instead of telling the dialog again."""
         return self._k("telegram", "dialog", "general" if thread is None else str(thread), prompt_id)
 
+    @property
+    def approvals_followed(self) -> str:
+        """Hash: agent -> the Approve note a bot follows through the merge queue (JSON), so a restarted bot
+        follows it on to the end (bot.approval_memory)."""
+        return self._k("telegram", "approvals")
+
     def auto(self, project: str) -> str:
         return self._k("auto", project)
 
