@@ -1,7 +1,8 @@
 """Dependencies are declared exactly as imported: every third-party import of the packages is a declared
-dependency and every dependency is imported; the same for the tests and benchmarks and the dev extras.
-Imports are read from the source (every `import`, lazy ones included, and `find_spec("name")`). The lock
-of the test environment (requirements-dev.lock) pins every one of them inside its declared range."""
+dependency and every dependency is imported; the same for the tests, the benchmarks and the docs' picture
+scripts and the dev extras. Imports are read from the source (every `import`, lazy ones included, and
+`find_spec("name")`). The lock of the test environment (requirements-dev.lock) pins every one of them inside
+its declared range."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from pathlib import Path
 from packaging.requirements import Requirement
 
 ROOT = Path(__file__).resolve().parents[2]
-OWN = {"bus", "worker", "bot", "tests", "bench"}
+OWN = {"bus", "worker", "bot", "tests", "bench", "docs"}  # docs: its pictures' scripts (docs.pictures)
 # dev extras that are never imported, and why they are declared anyway
 DEV_NOT_IMPORTED = {
     "mypy": "a tool: tests/run.sh runs it",
@@ -92,7 +93,7 @@ def test_the_packages_import_exactly_the_declared_dependencies() -> None:
 
 
 def test_tests_and_benchmarks_import_only_declared_dependencies() -> None:
-    used = distributions(imported_modules(("tests", "bench")))
+    used = distributions(imported_modules(("tests", "bench", "docs/pictures")))
     undeclared = {dist: sorted(files) for dist, files in used.items() if dist not in RUNTIME | DEV}
     assert not undeclared, f"imported but declared nowhere (add it to the dev extras): {undeclared}"
     unused = DEV - set(used) - set(DEV_NOT_IMPORTED)
