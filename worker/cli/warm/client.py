@@ -142,14 +142,18 @@ def _umask() -> int:
 
 
 def _line(conn: _socket.socket, timeout: float | None) -> str:
-    """One answer line; "" when the server closed the connection first."""
+    """One answer line, leaving what follows it in the socket; "" when the server closed the connection
+    first. A quick command's `pid N` and `exit N` arrive together on a busy machine: read as one line,
+    they were no `pid` answer, and the command ran here a second time (seen beside a CPU hog: its
+    error printed twice)."""
     conn.settimeout(timeout)
     got = b""
     while not got.endswith(b"\n"):
-        piece = conn.recv(64)
-        if not piece:
+        waiting = conn.recv(64, _socket.MSG_PEEK)
+        if not waiting:
             return ""
-        got += piece
+        end = waiting.find(b"\n")
+        got += conn.recv(end + 1 if end >= 0 else len(waiting))
     return got.decode("ascii", "replace").strip()
 
 
