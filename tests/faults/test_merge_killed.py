@@ -102,7 +102,7 @@ def _killed_mid_merge(ib: IbRunner, rds: redis.Redis, keys: Keys, name: str, pau
     worker = subprocess.Popen(
         [IB, "worker", "--once"],
         cwd=ib.cwd,
-        env=ib.environ(),
+        env=ib.environ({"IB_WARM": "0"}),  # in this process group, as the `ib worker` service: not served
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         start_new_session=True,  # its own process group: the worker, its git and the hook's sleep

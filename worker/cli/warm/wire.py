@@ -23,6 +23,7 @@ MAX_REQUEST = 4 * 1024 * 1024  # an environment and arguments this large are not
 # supervises them by pid and command line), and the ones that own the terminal; `ib mcp`, whose client
 # ends it by signal while a call may be in flight (a served one was cut mid-spawn beside a CPU hog)
 UNSERVED = frozenset({"up", "watch", "worker", "bot", "bus", "mcp", "web"})
+ONE_SHOT = "--once"  # `ib worker --once`: one pass of the worker and out, a command like the others
 
 # why the server did not take a request (`no WHY`)
 STALE = "stale"  # ittybus's code changed on disk since the server loaded it
@@ -103,4 +104,4 @@ def served(argv: list[str]) -> bool:
     if os.environ.get(OFF) == "0":
         return False
     word = next((a for a in argv if not a.startswith("-")), "")
-    return word not in UNSERVED
+    return word not in UNSERVED or (word == "worker" and ONE_SHOT in argv)
