@@ -30,6 +30,9 @@ pytestmark = pytest.mark.claude
 TIMEOUT = 90.0  # a cold CLI start on 2 busy cores takes seconds; the deadline only
 
 
+AUTO_MODE_OFFER = "Make auto mode your default permission mode?"
+
+
 class PersonSession:
     """The person's Claude Code in a tmux server of its own, started in the repository."""
 
@@ -51,12 +54,24 @@ class PersonSession:
 
     def type(self, text: str) -> None:
         try:
-            retry_until(lambda: re.search("shortcuts|mode on", self.screen()), TIMEOUT, 0.2, "the prompt")
+            retry_until(self._prompt, TIMEOUT, 0.2, "the prompt")
         except AssertionError as e:
             raise AssertionError(f"{e}\nscreen:\n{self.screen()}") from e
         self.tmux("send-keys", "-t", "me", "-l", text)
         retry_until(lambda: text in self.screen(), TIMEOUT, 0.1, "the typed text")
         self.tmux("send-keys", "-t", "me", "Enter")
+
+    def _prompt(self) -> bool:
+        """Whether the prompt is drawn; Claude Code's "Make auto mode your default permission mode?" (drawn
+        at the start of a manual-mode session now and then, seen in a full run beside a CPU hog) is
+        answered as a person keeping their mode would: No."""
+        screen = self.screen()
+        if AUTO_MODE_OFFER in screen and "❯ Yes" in screen:
+            self.tmux("send-keys", "-t", "me", "Down")
+            retry_until(lambda: "❯ No" in self.screen(), TIMEOUT, 0.1, "No selected")
+            self.tmux("send-keys", "-t", "me", "Enter")
+            return False
+        return bool(re.search("shortcuts|mode on", screen))
 
     def pid(self) -> int:
         return int(self.tmux("display-message", "-p", "-t", "me", "#{pane_pid}").strip())
