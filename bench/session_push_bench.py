@@ -117,6 +117,9 @@ def listen_rounds(
     samples = []
     for n in range(runs):
         _wait(lambda: rds.exists(keys.listener("default")), "the listener's heartbeat")
+        # the heartbeat may still be the drain's above (it outlives its listener by seconds): the request
+        # that carries the background command's start is what says the session's listener runs
+        _wait(lambda n=n: len(_listeners_started(api)) > n, "the session's listener")
         started = _listeners_started(api)
         _wait(lambda: api.pending() == 0, "the turn that started the listener")
         output = OUTPUT_FILE.findall(json.dumps(started[-1].body["messages"][-1]))[-1]
@@ -169,6 +172,7 @@ def main() -> None:
             _wait(lambda: rds.smembers(keys.session_inboxes) and api.pending() == 0, "the session's record")
             time.sleep(GAP)
             pushed = push_rounds(api, rds, keys, args.runs)
+            print(_row("pushed into the session's inbox (a new turn)", pushed), flush=True)
             worker.terminate()  # from now on only the listener reaches the session
             worker.wait(30)
             worker = subprocess.Popen(
