@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shlex
+from collections.abc import Collection
 from pathlib import Path
 
 from bus import budget_store
@@ -40,17 +41,30 @@ def tree_lines(agents: list[Agent]) -> list[str]:
     return lines
 
 
-def live_state(rt: Runtime, agent: Agent) -> str:
-    """`stopped` when the session is gone on this machine, else what the watcher or hooks last recorded."""
-    if agent.worker == rt.worker_id and not rt.tmux.has_session(agent.session):
-        return "stopped"
+def live_state(rt: Runtime, agent: Agent, sessions: Collection[str] | None = None) -> str:
+    """`stopped` when the session is gone on this machine, else what the watcher or hooks last recorded.
+    `sessions`: this machine's tmux sessions, listed once for many agents (`live_sessions`)."""
+    if agent.worker == rt.worker_id:
+        there = agent.session in sessions if sessions is not None else rt.tmux.has_session(agent.session)
+        if not there:
+            return "stopped"
     return agent.state
 
 
-def state_text(rt: Runtime, agent: Agent) -> str:
+def live_sessions(rt: Runtime, agents: list[Agent]) -> set[str]:
+    """This machine's tmux sessions, in one tmux call, for the live state of many agents (a call per agent
+    made `ib list` and the MCP server's `list_agents` start a tmux process for each agent, or two)."""
+    return set(rt.tmux.sessions()) if any(a.worker == rt.worker_id for a in agents) else set()
+
+
+def state_text(rt: Runtime, agent: Agent, sessions: Collection[str] | None = None) -> str:
     """The live state with what the pane adds to a running one: `running (retrying · attempt 2/10)`."""
-    state = live_state(rt, agent)
-    return f"{state} ({agent.detail})" if agent.detail and state in ("running", "stopped") else state
+    return with_detail(live_state(rt, agent, sessions), agent.detail)
+
+
+def with_detail(state: str, detail: str) -> str:
+    """A running or stopped state with what the pane says of it. Pure."""
+    return f"{state} ({detail})" if detail and state in ("running", "stopped") else state
 
 
 def info_lines(rt: Runtime, agent: Agent) -> list[str]:

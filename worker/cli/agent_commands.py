@@ -162,10 +162,11 @@ def list_cmd(as_json: bool = typer.Option(False, "--json", help="print JSON")) -
         console().print("no agents")
         return
     table = Table("id", "state", "role", "cli", "manager", "age", "goal", box=None)
+    sessions = views.live_sessions(rt, agents)
     for a in agents:
         table.add_row(
             a.id,
-            views.state_text(rt, a),
+            views.state_text(rt, a, sessions),
             a.role,
             a.cli,
             a.manager or "-",
@@ -195,7 +196,8 @@ def agent_rows(rt: Runtime, agents: list[Agent]) -> list[dict[str, Any]]:
     """`ib list --json`: each agent's record and its live state."""
     from worker.agents import views
 
-    return [{**json.loads(a.to_json()), "state": views.live_state(rt, a)} for a in agents]
+    sessions = views.live_sessions(rt, agents)
+    return [{**json.loads(a.to_json()), "state": views.live_state(rt, a, sessions)} for a in agents]
 
 
 def tree() -> None:

@@ -23,11 +23,13 @@ class AgentTools:
         self.session.allow("list")
         agents = self.session.agents()
         rt = self.session.runtime()
+        rows = agent_commands.agent_rows(rt, agents)
         lines = [
-            f"{a.id}  {views.state_text(rt, a)}  {a.role}  {a.cli}  {views.first_line(a.goal, 60)}"
-            for a in agents
+            f"{a.id}  {views.with_detail(str(row['state']), a.detail)}  {a.role}  {a.cli}  "
+            f"{views.first_line(a.goal, 60)}"
+            for a, row in zip(agents, rows, strict=True)
         ]
-        return reply("\n".join(lines) or "no agents", {"agents": agent_commands.agent_rows(rt, agents)})
+        return reply("\n".join(lines) or "no agents", {"agents": rows})
 
     def agent_info(self, agent: str) -> CallToolResult:
         """Everything about one agent: state, branch, worktree, and how to attach to its terminal."""
