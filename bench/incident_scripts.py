@@ -79,8 +79,8 @@ CLAUDE: dict[str, Kind] = {
         ("deny",),  # keep planning: the agent stays in plan mode for the next one
         "waiting",
         mode="plan",
-        # Claude Code's PreToolUse hook gets no plan: six ExitPlanMode in a row are the same call to the
-        # runaway watchdog, which pauses the agent
+        # a fresh agent every five plans: Claude Code's PreToolUse hook gets no plan, and until the hook read
+        # it from the transcript (worker.hooks.call_input) six plans in a row were one call to the watchdog
         renew=5,
     ),
     "error": Kind(lambda: (claude.overloaded(),), "error"),

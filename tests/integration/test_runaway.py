@@ -103,6 +103,51 @@ def test_calls_that_differ_are_no_loop(
     assert runaways(rds, keys) == []
 
 
+def _plan_call(ib: IbRunner, root: Path, transcript: Path, call_id: str) -> str:
+    """ExitPlanMode through the hook as Claude Code 2.1.332 runs it: `tool_input` empty, the plan only in
+    the transcript (under the call's id); the hook's output."""
+    payload = {
+        "hook_event_name": "PreToolUse",
+        "tool_name": "ExitPlanMode",
+        "tool_input": {},
+        "tool_use_id": call_id,
+        "transcript_path": str(transcript),
+        "cwd": str(root),
+    }
+    env = {"IB_AGENT_ID": AGENT, "IB_ROOT": str(root), "IB_AGENT_ROLE": "worker"}
+    done = ib.run("hook", "pre-tool-use", stdin=json.dumps(payload), env=env)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+@pytest.mark.parametrize(
+    ("plans", "paused"), [(6, False), (1, True)], ids=["six-plans", "one-plan-six-times"]
+)
+def test_plans_are_told_apart_by_the_plan_in_the_transcript(
+    agents_ib: IbRunner, worker: Worker, repo: Path, rds: redis.Redis, keys: Keys, plans: int, paused: bool
+) -> None:
+    (repo / ".ib" / "agents" / AGENT).mkdir(parents=True)
+    transcript = repo.parent / "session.jsonl"
+    for n in range(REPEATS):
+        plan = f"1. Add flag {n % plans}\n2. Test it"
+        block = {"type": "tool_use", "id": f"toolu_{n}", "name": "ExitPlanMode", "input": {"plan": plan}}
+        with transcript.open("a") as f:
+            f.write(
+                json.dumps({"type": "assistant", "message": {"role": "assistant", "content": [block]}}) + "\n"
+            )
+        assert _plan_call(agents_ib, repo, transcript, f"toolu_{n}") == ""
+    stream = keys.tool_calls(agents_ib.env["IB_WORKER_ID"])
+    retry_until(lambda: watchdog_read(rds, stream) == REPEATS, 20, 0.05, "the watchdog to read every call")
+    if not paused:
+        assert runaways(rds, keys) == []
+        return
+    (event,) = retry_until(lambda: runaways(rds, keys), 20, 0.05, "the runaway event")
+    assert (
+        event["msg"]
+        == f"{AGENT} paused: the same call 6 times in a row: ExitPlanMode: 1. Add flag 0 2. Test it"
+    )
+
+
 def test_the_hook_lets_calls_through_when_the_bus_is_out_of_reach(ib: IbRunner, repo: Path) -> None:
     (repo / ".ib" / "agents" / AGENT).mkdir(parents=True)
     ib.env.update({"IB_REDIS_URL": "redis://127.0.0.1:1/0", "IB_WORKER_ID": f"w-{uuid.uuid4().hex[:6]}"})

@@ -1,11 +1,15 @@
 """The runaway watchdog's signs, pure: the same call N times in a row (and not N-1, nor with another call
-between), a quiet turn, a fast burn; and what the hook records of a call."""
+between), a quiet turn, a fast burn; and what the hook records of a call, with the arguments Claude Code
+leaves out of the hook's payload read back from the transcript."""
 
 from __future__ import annotations
+
+import json
 
 import pytest
 
 from worker.budgets.runaway import AgentCalls, Call, Limits, burn_rate, burning, event_data, quiet, repeated
+from worker.hooks.call_input import recorded_input
 from worker.hooks.hold import digest, summary
 
 LIMITS = Limits(repeats=4, quiet_minutes=10, tokens_per_minute=1000, burn_window=5)
@@ -107,8 +111,9 @@ def test_burn(usage: list[tuple[float, int]], rate: float, found: bool) -> None:
         ("Task", {}, "Task"),
         ("Odd", {"n": 1}, 'Odd: {"n":1}'),
         ("Bash", {"command": "x" * 300}, "Bash: " + "x" * 153 + "…"),
+        ("ExitPlanMode", {"plan": "1. Add a flag\n2. Test it"}, "ExitPlanMode: 1. Add a flag 2. Test it"),
     ],
-    ids=["bash-one-line", "read", "no-input", "other-input", "cut"],
+    ids=["bash-one-line", "read", "no-input", "other-input", "cut", "plan"],
 )
 def test_summary(tool: str, tool_input: dict[str, object], shown: str) -> None:
     assert summary(tool, tool_input) == shown
@@ -118,3 +123,68 @@ def test_digest_tells_arguments_apart() -> None:
     assert digest("Bash", {"command": "ls"}) == digest("Bash", {"command": "ls"})
     assert digest("Bash", {"command": "ls"}) != digest("Bash", {"command": "ls -a"})
     assert digest("Bash", {"command": "ls"}) != digest("Read", {"command": "ls"})
+
+
+def _tool_use(call_id: str, tool: str, given: object) -> str:
+    block = {"type": "tool_use", "id": call_id, "name": tool, "input": given}
+    return json.dumps({"type": "assistant", "message": {"role": "assistant", "content": [block]}})
+
+
+PLAN_CALLS = [
+    _tool_use(f"toolu_{n}", "ExitPlanMode", {"plan": f"1. Add flag {n}\n2. Test it"}) for n in range(6)
+]
+
+
+@pytest.mark.parametrize(
+    ("lines", "call_id", "found"),
+    [
+        (PLAN_CALLS, "toolu_3", {"plan": "1. Add flag 3\n2. Test it"}),
+        (PLAN_CALLS, "toolu_9", None),
+        (PLAN_CALLS, "", None),
+        ([_tool_use("toolu_1", "Task", {})], "toolu_1", {}),
+        ([_tool_use("toolu_1", "Odd", "text")], "toolu_1", None),
+        (
+            ['{"toolu_1" not json', "[]", '"toolu_1"', *PLAN_CALLS[1:2]],
+            "toolu_1",
+            {"plan": "1. Add flag 1\n2. Test it"},
+        ),
+        (
+            [
+                json.dumps(
+                    {
+                        "type": "user",
+                        "message": {"content": [{"type": "tool_result", "tool_use_id": "toolu_1"}]},
+                    }
+                )
+            ],
+            "toolu_1",
+            None,
+        ),
+    ],
+    ids=[
+        "the-call",
+        "not-written-yet",
+        "no-id",
+        "empty-input",
+        "input-not-an-object",
+        "garbage-skipped",
+        "result-only",
+    ],
+)
+def test_recorded_input(lines: list[str], call_id: str, found: dict[str, object] | None) -> None:
+    assert recorded_input(lines, call_id) == found
+
+
+def test_plans_told_apart_by_their_recorded_input() -> None:
+    """Claude Code hands every ExitPlanMode to the hook as `{}`: named by the transcript's input, six
+    different plans are six calls, and the same plan six times is still a loop."""
+    agent, again = AgentCalls(LIMITS.repeats), AgentCalls(LIMITS.repeats)
+    for n in range(6):
+        given = recorded_input(PLAN_CALLS, f"toolu_{n}") or {}
+        agent.add(
+            Call("ExitPlanMode", digest("ExitPlanMode", given), summary("ExitPlanMode", given), float(n))
+        )
+        same = recorded_input(PLAN_CALLS, "toolu_0") or {}
+        again.add(Call("ExitPlanMode", digest("ExitPlanMode", same), summary("ExitPlanMode", same), float(n)))
+    assert repeated(agent, LIMITS) is None
+    assert repeated(again, LIMITS) is not None

@@ -46,7 +46,7 @@ def summary(tool: str, tool_input: Mapping[str, object]) -> str:
     main = next(
         (
             tool_input[k]
-            for k in ("command", "file_path", "path", "pattern", "url", "prompt")
+            for k in ("command", "file_path", "path", "pattern", "url", "prompt", "plan")
             if k in tool_input
         ),
         None,
