@@ -3,8 +3,9 @@ held to sane bounds. Pure (no Redis, no clock of its own: `now` is passed in).
 
 A reset comes from the API's `anthropic-ratelimit-unified-reset` header (epoch seconds) when one is at
 hand, else from the text Claude Code or the API puts beside the error ("… · resets 3pm (Europe/Berlin)",
-"resets at 14:05", "resets Nov 27"); a reset in the past means "now", one further ahead than the window
-that ran out is capped to that window, and no reset at all means "look again in UNKNOWN_RESET_WAIT".
+"resets at 14:05", "resets Nov 27", Codex CLI's "… or try again at 3:05 PM."); a reset in the past means
+"now", one further ahead than the window that ran out is capped to that window, and no reset at all means
+"look again in UNKNOWN_RESET_WAIT".
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ DEFAULT_ACCOUNT = "default"
 
 _MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 _RESETS = re.compile(
-    r"(?:resets|will\s+reset)\s+(?:at\s+)?"
+    r"(?:resets|will\s+reset|try\s+again)\s+(?:at\s+)?"
     r"(?:(?P<month>[A-Za-z]{3})[a-z]*\.?\s+(?P<day>\d{1,2})(?:,?\s+)?)?"
     r"(?:(?P<hour>\d{1,2})(?::(?P<minute>\d{2}))?\s*(?P<ampm>[ap]\.?m\.?)?)?"
     r"(?:\s*\((?P<zone>[A-Za-z_]+(?:/[A-Za-z_+\-0-9]+)*)\))?",
@@ -60,6 +61,15 @@ class Reset:
     at: float
     source: str
     note: str = ""
+
+
+@dataclass(frozen=True)
+class RecordedLimit:
+    """A usage limit as the program's own log recorded the API's headers: when it resets (epoch seconds)
+    and the window that ran out (a WINDOWS name)."""
+
+    reset_at: float
+    window: str
 
 
 @dataclass(frozen=True)
@@ -213,6 +223,14 @@ def _on_date(month_text: str, day: int, hour: int, minute: int, local: datetime)
         if moment > local:
             return moment.timestamp()
     return None
+
+
+def window_of_minutes(minutes: object) -> str:
+    """The window a length in minutes names (300: five_hour, 10080: seven_day); DEFAULT_WINDOW for any
+    other length."""
+    if isinstance(minutes, bool) or not isinstance(minutes, (int, float)):
+        return DEFAULT_WINDOW
+    return next((name for name, length in WINDOWS.items() if length == minutes * 60), DEFAULT_WINDOW)
 
 
 def window_of(claim: object, text: str = "") -> str:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import itertools
 import json
 import threading
+import time
 from dataclasses import dataclass, field
 
 _ids = itertools.count(1)
@@ -110,15 +111,19 @@ def rate_limited(retry_after: int = 1) -> ApiError:
     return ApiError(429, "requests", message, code="rate_limit_exceeded", retry_after=retry_after)
 
 
-def usage_limit_reached(resets_in: int, plan: str = "plus") -> ApiError:
+def usage_limit_reached(resets_in: int, plan: str = "plus", *, now: float | None = None) -> ApiError:
     """A plan's usage limit as the ChatGPT backend answers Codex: 429 `usage_limit_reached` with the plan
-    and the seconds to the reset in the error, and the `x-codex-primary-*` headers of the 5-hour window
-    used up."""
+    and the reset in the error (`resets_at`, epoch seconds, and `resets_in_seconds`), and the
+    `x-codex-primary-*` headers of the 5-hour window used up (the reset both ways too). Codex CLI 0.169.0
+    reads `resets_at` and `x-codex-primary-reset-at` only; the reset is `now` (default: the time of the
+    call) + `resets_in`, in whole seconds."""
+    at = int((time.time() if now is None else now) + resets_in)
     headers = (
         ("x-codex-primary-used-percent", "100"),
         ("x-codex-primary-window-minutes", "300"),
         ("x-codex-primary-reset-after-seconds", str(resets_in)),
+        ("x-codex-primary-reset-at", str(at)),
     )
     message = "The usage limit has been reached"
-    fields = (("plan_type", plan), ("resets_in_seconds", resets_in))
+    fields = (("plan_type", plan), ("resets_at", at), ("resets_in_seconds", resets_in))
     return ApiError(429, "usage_limit_reached", message, fields=fields, headers=headers)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -136,8 +137,10 @@ def test_a_usage_limit_is_told_once_as_limited_and_parks_the_agent(
 ) -> None:
     """Codex has no signal for its plan's usage limit: only its screen tells it ("You've hit your usage
     limit"), and the pane watcher parks the agent on it, once (tests/integration/test_pane_watch_limits.py
-    makes its hooks the last to set its state, which kept the watcher away before)."""
-    openai.script(reply(f"Ready.\n\n{WAITING_MARKER}"), usage_limit_reached(3600))
+    makes its hooks the last to set its state, which kept the watcher away before), until the API's reset
+    as Codex's rollout records it (the screen gives it only to the minute)."""
+    now = time.time()
+    openai.script(reply(f"Ready.\n\n{WAITING_MARKER}"), usage_limit_reached(3600, now=now))
     spawned = codex_ib.run("new-agent", "--name", "capped", "wait for orders")
     assert spawned.returncode == 0, spawned.stderr
     retry_until(lambda: _events(rds, keys, "waiting", "capped"), TURN, what="the first turn's end")
@@ -146,7 +149,10 @@ def test_a_usage_limit_is_told_once_as_limited_and_parks_the_agent(
     retry_until(lambda: _events(rds, keys, "limited", "capped"), TURN, what="the limited event")
     retry_until(lambda: "hit your usage limit" in pane_text(codex_ib, "capped"), TURN, what="the limit drawn")
     [limited] = _events(rds, keys, "limited", "capped")
-    assert limited["data"]["seen"] == "pane"  # type: ignore[index]
+    said = limited["data"]
+    assert isinstance(said, dict) and said["seen"] == "pane"
+    reset = (said["reset_source"], said["reset_at"], said["window"])
+    assert reset == ("header", int(now + 3600), "five_hour")  # not the 5 min of a limit with no reset
     assert rds.hget(keys.agent("capped"), "state") == "limited"
     shown = json.loads(codex_ib.run("limits", "--json").stdout)["limits"]
     assert [s["agents"] for s in shown] == [["capped"]]

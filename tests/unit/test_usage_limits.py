@@ -19,6 +19,7 @@ from bus.usage_limits import (
     settle,
     until_text,
     window_of,
+    window_of_minutes,
 )
 
 NOW = datetime(2026, 11, 27, 13, 30, tzinfo=UTC)
@@ -44,6 +45,13 @@ TEXTS = {
     ),
     "older-cli-zone": ("Your limit will reset at 3pm (America/Santiago).", "2026-11-27 18:00"),
     "pane-capture-zone": ("You've hit your limit · resets 1am (America/Chicago)", "2026-11-28 07:00"),
+    "codex-try-again-at": (
+        "■ You’ve hit your usage limit. Upgrade to Pro (https://chatgpt.com/explore/pro), visit "
+        "https://chatgpt.com/settings/usage to purchase more credits or try again at 3:53 PM.",
+        "2026-11-27 15:53",
+    ),
+    "codex-try-again-later": ("… purchase more credits or try again later.", None),
+    "try-again-in-is-no-time": ("Please try again in 5 minutes.", None),
     "wait-for-reset-is-no-time": ("  > Wait for limit reset\n  2. Upgrade", None),
     "unknown-zone": ("resets 3pm (Mars/Olympus)", None),
     "impossible-clock": ("resets 25:99", None),
@@ -127,6 +135,23 @@ WINDOW_CASES = {
 @pytest.mark.parametrize(("claim", "text", "expected"), WINDOW_CASES.values(), ids=WINDOW_CASES.keys())
 def test_window_of(claim: object, text: str, expected: str) -> None:
     assert window_of(claim, text) == expected
+
+
+@pytest.mark.parametrize(
+    ("minutes", "expected"),
+    [
+        (300, "five_hour"),
+        (10080, "seven_day"),
+        (300.0, "five_hour"),
+        (60, "five_hour"),
+        ("300", "five_hour"),
+        (None, "five_hour"),
+        (True, "five_hour"),
+    ],
+    ids=["five-hours", "a-week", "float", "unknown-length", "text", "none", "bool"],
+)
+def test_window_of_minutes(minutes: object, expected: str) -> None:
+    assert window_of_minutes(minutes) == expected
 
 
 def test_until_text_names_the_day_only_when_it_is_not_today() -> None:

@@ -14,6 +14,7 @@ import re
 import shlex
 from pathlib import Path
 
+from bus.usage_limits import RecordedLimit
 from worker.markers import COMPLETION_MARKER
 from worker.permissions.policy import GIT_UNASKED
 from worker.programs import probe
@@ -202,6 +203,9 @@ class GeminiCli:
 
     def pane_state(self, screen: str) -> PaneState:
         return pane_state(screen)
+
+    def recorded_limit(self, transcript_path: str) -> RecordedLimit | None:
+        return None
 
     def read_dialog(self, screen: str) -> Dialog | None:
         return gemini_screen.read_screen(screen).dialog

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
 
     from bus.usage import Usage
+    from bus.usage_limits import RecordedLimit
     from worker.permissions.policy import Permissions
     from worker.programs.confinement import Confinement
     from worker.programs.output import OutputItem
@@ -182,6 +183,11 @@ class AgentProgram(Protocol):
 
     def pane_state(self, screen: str) -> PaneState:
         """The state a captured screen shows; the fallback when the program's own signal is silent."""
+        ...
+
+    def recorded_limit(self, transcript_path: str) -> RecordedLimit | None:
+        """The usage limit the program's own log (at `transcript_path`) recorded for its last turn, with the
+        API's reset; None when it records none (the pane watcher reads the reset from the screen then)."""
         ...
 
     def read_dialog(self, screen: str) -> Dialog | None:

@@ -14,21 +14,26 @@ from bus.agent_store import Agent
 from bus.event_model import Event
 from bus.limit_store import LimitStore
 from bus.usage_limits import DEFAULT_ACCOUNT, limit_line, read_reset, settle, until_text, window_of
+from worker.programs.registry import program_of
 from worker.runtime import Runtime
 
 log = logging.getLogger(__name__)
 
 
 def park_from_pane(rt: Runtime, agent: Agent, screen: str) -> bool:
-    """Park `agent` on the limit its screen shows; False when there is none new to park on."""
+    """Park `agent` on the limit its screen shows; False when there is none new to park on. The reset and
+    the window are the API's when the program's own log recorded them (Codex's rollout), else the
+    screen's text says them."""
     line = limit_line(screen)
     if not line or agent.state == "limited" or line == agent.limit_line:
         return False
     now = time.time()
     account = agent.account or DEFAULT_ACCOUNT
     store = LimitStore(rt.client, rt.keys)
-    window = window_of(None, line)
-    reset = read_reset(None, line, window, datetime.now().astimezone())
+    recorded = program_of(agent).recorded_limit(agent.transcript_path)
+    window = recorded.window if recorded else window_of(None, line)
+    header = recorded.reset_at if recorded else None
+    reset = read_reset(header, line, window, datetime.now().astimezone())
     known = store.is_limited(account, now) if reset.source == "none" else None
     if known is not None:
         reset = settle(known.reset_at, "account", window, now)

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from bus.permission_modes import BYPASS
 from bus.repo_paths import main_checkout
+from bus.usage_limits import RecordedLimit
 from worker.programs.claude import sandbox, settings, trust, version
 from worker.programs.claude.transcript import TranscriptParser
 from worker.programs.claude.usage import UsageReader
@@ -116,6 +117,9 @@ class ClaudeCode:
 
     def pane_state(self, screen: str) -> PaneState:
         return pane_state(screen)
+
+    def recorded_limit(self, transcript_path: str) -> RecordedLimit | None:
+        return None  # its StopFailure hook reads the limit from the transcript (worker.hooks.turn_quota)
 
     def read_dialog(self, screen: str) -> Dialog | None:
         return dialogs.read_dialog(screen)

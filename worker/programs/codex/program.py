@@ -14,11 +14,14 @@ import shutil
 from pathlib import Path
 
 from bus.permission_modes import BYPASS
+from bus.usage_limits import RecordedLimit
 from worker.programs import probe
 from worker.programs.bubblewrap import box, boxed_unfinished
+from worker.programs.codex.rate_limits import recorded_limit
 from worker.programs.codex.rollout import RolloutParser
 from worker.programs.codex.screen import codex_option_keys, codex_pane_state, read_codex_dialog
 from worker.programs.codex.usage import UsageReader
+from worker.programs.jsonl import last_entries
 from worker.programs.program import (
     Launch,
     Release,
@@ -38,6 +41,7 @@ HOOK_EVENTS = ("SessionStart", "UserPromptSubmit", "PermissionRequest", "PostToo
 HOME = "codex-home"  # the agent's CODEX_HOME, in its folder
 TMP = "tmp"  # its TMPDIR, beside and not around CODEX_HOME (else Codex's sandbox cannot start)
 LINKED = ("auth.json",)  # linked: a login refreshed by one agent holds for all
+ROLLOUT_TAIL = 65536  # bytes of the rollout read back for a usage limit: its last turn's entries
 KEPT_FROM_COMMANDS = ("IB_*", "*KEY*", "*TOKEN*", "*SECRET*", "*PASSWORD*", "*CREDENTIALS*")
 """Variables Codex keeps from its commands' environment (its `shell_environment_policy.exclude`): ittybus's
 own and anything named like a key; Codex itself and its hooks still get them."""
@@ -164,6 +168,11 @@ class CodexCli:
 
     def pane_state(self, screen: str) -> PaneState:
         return codex_pane_state(screen)
+
+    def recorded_limit(self, transcript_path: str) -> RecordedLimit | None:
+        """The used-up window and its reset from the rollout's last turn (the API's headers as Codex
+        records them: its screen says only "try again later" when the error carries no `resets_at`)."""
+        return recorded_limit(last_entries(transcript_path, ROLLOUT_TAIL))
 
     def read_dialog(self, screen: str) -> Dialog | None:
         return read_codex_dialog(screen)
