@@ -38,9 +38,12 @@ _RESETS = re.compile(
     r"(?:resets|will\s+reset|try\s+again)\s+(?:at\s+)?"
     r"(?:(?P<month>[A-Za-z]{3})[a-z]*\.?\s+(?P<day>\d{1,2})(?:,?\s+)?)?"
     r"(?:(?P<hour>\d{1,2})(?::(?P<minute>\d{2}))?\s*(?P<ampm>[ap]\.?m\.?)?)?"
-    r"(?:\s*\((?P<zone>[A-Za-z_]+(?:/[A-Za-z_+\-0-9]+)*)\))?",
+    r"(?:\s*\((?P<zone>[A-Za-z_]+(?:/[A-Za-z_+\-0-9]+)*)\)|\s+(?P<utc>UTC|GMT)\b)?",
     re.IGNORECASE,
 )
+_RETRY_AFTER = re.compile(r"\bretry\s+(?:in|after)\s+(?P<seconds>\d{1,9}(?:\.\d+)?)s\b", re.IGNORECASE)
+"""A reset given as a delay: the API's "Please retry in 3600s.", Gemini CLI's "Suggested retry after
+3600s"."""
 _WINDOW_WORDS = (
     ("5-hour", "five_hour"),
     ("weekly opus", "seven_day_opus"),
@@ -114,9 +117,23 @@ def is_plan_limit(quota: Mapping[str, object], text: str) -> bool:
 
 def limit_line(screen: str) -> str:
     """The last line of a pane that names a plan's usage limit ("… 5-hour limit reached · resets 3pm"),
-    stripped; "" when none does (an ordinary 429 is no usage limit)."""
-    found = [line.strip() for line in screen.splitlines() if names_plan_limit(line)]
+    stripped of blanks and of the borders of a dialog's box; "" when none does (an ordinary 429 is no
+    usage limit)."""
+    found = [_unboxed(line) for line in screen.splitlines() if names_plan_limit(line)]
     return found[-1] if found else ""
+
+
+def limit_text(screen: str) -> str:
+    """The limit line and the lines the pane shows under it, unboxed: a dialog names the reset on the line
+    under its title (Gemini CLI's "Usage limit reached for gemini-2.5-flash." / "Access resets at 1:01 PM
+    UTC."); "" when no line names a usage limit."""
+    lines = screen.splitlines()
+    at = [index for index, line in enumerate(lines) if names_plan_limit(line)]
+    return "\n".join(_unboxed(line) for line in lines[at[-1] :] if line.strip()) if at else ""
+
+
+def _unboxed(line: str) -> str:
+    return line.strip().strip("│").strip()
 
 
 def park_commands(
@@ -165,12 +182,13 @@ def reset_from_header(value: object) -> float | None:
 
 def reset_from_text(text: str, now: datetime) -> float | None:
     """The reset a "… resets 3pm (Europe/Berlin)" text names, as epoch seconds: the next such moment after
-    `now` (an aware datetime, whose zone is used when the text names none); None when the text names no
-    reset or a zone that does not exist."""
-    found = _RESETS.search(text)
-    if found is None or not (found["hour"] or found["month"]):
-        return None
-    zone = _zone(found["zone"], now.tzinfo)
+    `now` (an aware datetime, whose zone is used when the text names none), or `now` plus the delay a
+    "retry in 3600s" names; None when the text names no reset or a zone that does not exist."""
+    found = next((m for m in _RESETS.finditer(text) if m["hour"] or m["month"]), None)
+    if found is None:
+        delay = _RETRY_AFTER.search(text)
+        return now.timestamp() + float(delay["seconds"]) if delay else None
+    zone = _zone(found["zone"] or found["utc"], now.tzinfo)
     if zone is None:
         return None
     local = now.astimezone(zone)

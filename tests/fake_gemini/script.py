@@ -99,12 +99,30 @@ def exhausted() -> ApiError:
 
 def daily_quota(retry_in: int = 3600) -> ApiError:
     """The free tier's daily quota used up, as the API answers it: 429 RESOURCE_EXHAUSTED with a
-    QuotaFailure naming a per-day quota and the RetryInfo (Gemini CLI retries no per-day quota)."""
+    QuotaFailure naming a per-day quota and the RetryInfo. Gemini CLI 0.61.0 asks "Usage limit reached
+    for …" with no reset, or ends the turn with the error at once."""
     metric = "generativelanguage.googleapis.com/generate_content_free_tier_requests"
     violation = {"quotaMetric": metric, "quotaId": "GenerateRequestsPerDayPerProjectPerModel-FreeTier"}
     message = (
         "You exceeded your current quota, please check your plan and billing details. "
         f"* Quota exceeded for metric: {metric}, limit: 250\nPlease retry in {retry_in}s."
+    )
+    details = (
+        {"@type": "type.googleapis.com/google.rpc.QuotaFailure", "violations": [violation]},
+        {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": f"{retry_in}s"},
+    )
+    return ApiError(429, "RESOURCE_EXHAUSTED", message, details)
+
+
+def quota(retry_in: int = 3600) -> ApiError:
+    """A quota used up whose RetryInfo names when it comes back: 429 RESOURCE_EXHAUSTED with a QuotaFailure
+    (not per-day) and the RetryInfo. Gemini CLI 0.61.0 retries a delay of up to 300 s itself; past that it
+    asks with the reset ("Access resets at 1:58 PM UTC."), or ends the turn with the error at once."""
+    metric = "generativelanguage.googleapis.com/generate_content_paid_tier_input_token_count"
+    violation = {"quotaMetric": metric, "quotaId": "GenerateContentPaidTierInputTokensPerModel"}
+    message = (
+        "You exceeded your current quota, please check your plan and billing details. "
+        f"* Quota exceeded for metric: {metric}"
     )
     details = (
         {"@type": "type.googleapis.com/google.rpc.QuotaFailure", "violations": [violation]},

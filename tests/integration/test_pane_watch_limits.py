@@ -1,7 +1,8 @@
 """The pane watcher (real tmux, real Redis) and a plan's usage limit on screen. Codex CLI has no hook that
 tells it: its screen's "You've hit your usage limit" parks the agent and is told `limited` once, although
 the agent's last state came from one of its hooks. Claude Code's StopFailure hook tells its limits: the
-watcher leaves an agent whose hooks work to it."""
+watcher leaves an agent whose hooks work to it. Gemini CLI's usage-limit dialog parks its agent each time
+it comes."""
 
 from __future__ import annotations
 
@@ -80,3 +81,45 @@ def test_a_usage_limit_on_screen_is_told_by_the_pane_only_where_no_hook_tells_it
     else:
         assert limited == []
         assert rds.hget(keys.agent("capped"), "state") != "limited"
+
+
+def _show(tmux_socket: str, session: str, shown: Path) -> None:
+    """The pane shows `shown` (a captured screen), as if the program drew it."""
+    command = f"clear; cat {shown}; sleep 600"
+    subprocess.run(["tmux", "-L", tmux_socket, "respawn-pane", "-k", "-t", session, command], check=True)
+
+
+def test_gemini_s_usage_limit_dialog_parks_the_agent_once_each_time_it_comes(
+    ib: IbRunner, redis_url: str, namespace: str, rds: redis.Redis, keys: Keys, tmux_socket: str
+) -> None:
+    """Gemini CLI 0.61.0's "Usage limit reached for gemini-2.5-flash." dialog reads the same every time:
+    it parks the agent once while it shows, and again when it comes back after the agent went on."""
+    settings = Settings(redis_url=redis_url, namespace=namespace, tmux_socket=tmux_socket)
+    rt = Runtime(settings, client_for(redis_url), Path(ib.cwd))
+    session = "ib-test-gem-capped"
+    agent = Agent(id="gcapped", goal="g", state="running", state_at=time.time(), worker=rt.worker_id)
+    AgentStore(rds, keys).save(agent.replace(session=session, program="gemini", state_by="hook"))
+    dialog, idle = (
+        FIXTURES / "gemini-0.61.0" / "limited-usage-limit-reset-w200.txt",
+        FIXTURES / "gemini-0.61.0" / "idle-turn-end-w200.txt",
+    )
+    size = ["-x", "200", "-y", "50"]
+    subprocess.run(
+        ["tmux", "-L", tmux_socket, "new-session", "-d", "-s", session, *size, "sleep 600"], check=True
+    )
+    watcher = PaneWatcher(rt)
+    for round_ in (1, 2):
+        _show(tmux_socket, session, dialog)
+        retry_until(lambda: "Usage limit reached" in rt.tmux.capture(session), what="the dialog on screen")
+        for _ in range(3):
+            watcher.tick()
+        assert len(_told(rds, keys, "limited")) == round_
+        assert rds.hget(keys.agent("gcapped"), "state") == "limited"
+        rds.hset(
+            keys.agent("gcapped"), mapping={"state": "running", "state_by": "hook"}
+        )  # resumed: it went on
+        _show(tmux_socket, session, idle)
+        retry_until(lambda: "Usage limit reached" not in rt.tmux.capture(session), what="the dialog gone")
+        watcher.tick()
+    (first, second) = _told(rds, keys, "limited")
+    assert [e["data"]["reset_source"] for e in (first, second)] == ["text", "text"]  # type: ignore[index]

@@ -11,7 +11,7 @@ import pytest
 
 from bus.usage import spend
 from worker.programs.gemini import GeminiCli
-from worker.programs.gemini_chat import ChatParser, result_text, shell_output, turn_answer
+from worker.programs.gemini_chat import ChatParser, result_text, shell_output, turn_end
 from worker.programs.gemini_usage import UsageReader, read_chat
 from worker.programs.output import OutputItem
 
@@ -137,9 +137,32 @@ def test_the_turn_s_answer_is_its_last_message_whole() -> None:
     """What AfterAgent's turn ended with, read from the chat log, since `prompt_response` garbles a
     streamed answer: the last message with text since the person's last prompt."""
     data = CHAT.read_bytes()
-    assert turn_answer(data) == "Which one?\n\nWAITING"
+    assert turn_end(data)[0] == "Which one?\n\nWAITING"
     first_turn = _cut_before(data, b'"and the docs"')
-    assert turn_answer(first_turn) == "Built and wrote the notes.\n\nI HAVE COMPLETED THE GOAL"
-    assert turn_answer(_cut_before(data, b'"Which one?')) == ""  # asked, not answered yet
-    assert turn_answer(b"") == ""
-    assert turn_answer(b'{"type": "gemini", "content": "cut') == ""  # a line still being written
+    assert turn_end(first_turn)[0] == "Built and wrote the notes.\n\nI HAVE COMPLETED THE GOAL"
+    assert turn_end(_cut_before(data, b'"Which one?'))[0] == ""  # asked, not answered yet
+    assert turn_end(b"")[0] == ""
+    assert turn_end(b'{"type": "gemini", "content": "cut')[0] == ""  # a line still being written
+
+
+ERRORS = CHAT.with_name("chat-api-errors.jsonl")  # a 400, then two used-up quotas, each dialog "2. Stop"
+BAD_REQUEST = (
+    '[API Error: {"error":{"code":400,"message":"The scripted request was refused.",'
+    '"status":"INVALID_ARGUMENT"}}]'
+)
+
+
+def test_a_turn_an_api_error_ended_has_that_error() -> None:
+    """0.61.0 hands AfterAgent only "[no response text]" for such a turn; its chat log has the error."""
+    data = ERRORS.read_bytes()
+    assert turn_end(_cut_before(data, b'"try once more"')) == ("Ready.\n\nWAITING", "")
+    assert turn_end(_cut_before(data, b'"and now (1)"')) == ("", BAD_REQUEST)
+    quota, _ = turn_end(_cut_before(data, b'"and again (1)"'))[1].split("\n", 1)
+    assert quota.startswith("[API Error: You exceeded your current quota") and quota.endswith(
+        "paid_tier_input_token_count"
+    )
+    answer, daily = turn_end(data)
+    assert answer == "" and daily.startswith(
+        "[API Error: You have exhausted your daily quota on this model.]\n"
+    )
+    assert turn_end(_cut_before(data, b"You have exhausted")) == ("", "")  # the error not written yet

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from worker.hooks.gemini_event import chat_answer, stop_payload
-from worker.hooks.gemini_payloads import outcome, outcomes, turn_reply
+from worker.hooks.gemini_event import chat_end, stop_payload
+from worker.hooks.gemini_payloads import failed_turn, outcome, outcomes, turn_reply
 from worker.hooks.stop_message import turn_end
 from worker.markers import COMPLETION_MARKER, WAITING_MARKER
 
@@ -181,6 +181,59 @@ def test_the_chat_log_s_answer_wins_over_a_garbled_prompt_response(tmp_path: Pat
         encoding="utf-8",
     )
     payload = _event("AfterAgent", prompt_response=garbled, transcript_path=str(log))
-    assert stop_payload(payload, chat_answer(str(log)))["last_assistant_message"] == whole
+    assert stop_payload(payload, chat_end(str(log))[0])["last_assistant_message"] == whole
     assert turn_end(whole) == "complete"
-    assert chat_answer(str(tmp_path / "gone.jsonl")) == chat_answer(None) == ""
+    assert chat_end(str(tmp_path / "gone.jsonl")) == chat_end(None) == ("", "")
+
+
+FAILED = {
+    "bad-request": (
+        '[API Error: {"error":{"code":400,"message":"refused.","status":"INVALID_ARGUMENT"}}]',
+        ("error", "error", "other"),
+    ),
+    "overloaded": (
+        '[API Error: {"error":{"code":503,"message":"overloaded","status":"UNAVAILABLE"}}]',
+        ("error", "error", "overloaded"),
+    ),
+    "bad-key": (
+        '[API Error: {"error":{"code":401,"message":"no","status":"UNAUTHENTICATED"}}]',
+        ("error", "error", "auth"),
+    ),
+    "daily-quota": (
+        "[API Error: You have exhausted your daily quota on this model.]\nPlease wait and try again later.",
+        ("limited", "limited", "rate_limit"),
+    ),
+    "quota-with-reset": (
+        "[API Error: You exceeded your current quota, please check your plan and billing details.\n"
+        "Suggested retry after 3600s.]",
+        ("limited", "limited", "rate_limit"),
+    ),
+    "resource-exhausted": (
+        '[API Error: {"error":{"code":429,"message":"Exhausted.","status":"RESOURCE_EXHAUSTED"}}]',
+        ("limited", "limited", "rate_limit"),
+    ),
+}
+
+
+@pytest.mark.parametrize(("error", "expected"), FAILED.values(), ids=FAILED.keys())
+def test_a_turn_an_api_error_ended(error: str, expected: tuple[str, str, str]) -> None:
+    """Told as Claude Code's StopFailure is: `limited` (parked: worker.hooks.limit_park) for a used-up
+    quota, else `error` with its kind, the error as the last message."""
+    found = failed_turn(error, "g1")
+    assert (found.state, found.event_type, found.data["kind"]) == expected
+    assert found.data["last_message"] == error
+
+
+def test_after_agent_reads_the_error_from_the_chat_log(tmp_path: Path) -> None:
+    log = tmp_path / "session.jsonl"
+    lines = [
+        {"id": "u1", "type": "user", "content": [{"text": "go on"}]},
+        {
+            "id": "e1",
+            "type": "error",
+            "content": "[API Error: You have exhausted your daily quota on this model.]",
+        },
+        {"id": "i1", "type": "info", "content": "This request failed. Press F12 for diagnostics"},
+    ]
+    log.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    assert chat_end(str(log)) == ("", "[API Error: You have exhausted your daily quota on this model.]")

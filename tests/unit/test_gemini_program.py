@@ -98,6 +98,9 @@ STATES = {
     "dialog-shell-w100.txt": PaneState.PERMISSION,
     "dialog-replace-w200.txt": PaneState.PERMISSION,
     "exited-quit-w80.txt": PaneState.STOPPED,
+    "limited-usage-limit-reset-w80.txt": PaneState.RATE_LIMITED,  # the pane watcher parks the agent on it
+    "limited-usage-limit-daily-w200.txt": PaneState.RATE_LIMITED,
+    "idle-quota-error-w100.txt": PaneState.ERROR,  # the AfterAgent hook tells it `limited`
 }
 
 

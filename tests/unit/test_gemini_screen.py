@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from bus.usage_limits import limit_line, limit_text
 from worker.programs.gemini import GeminiCli
 from worker.tmux.dialogs import Dialog, DialogError
-from worker.tmux.gemini_screen import STATES, read_screen
+from worker.tmux.gemini_screen import LIMITED, STATES, GeminiScreen, read_screen
 
 
 def answer_keys(dialog: Dialog, choice: str) -> list[str]:
@@ -39,6 +40,9 @@ def test_every_width_and_state_is_captured() -> None:
             "working-held-stream",
             "idle-turn-end",
             "exited-quit",
+            "limited-usage-limit-reset",
+            "limited-usage-limit-daily",
+            "idle-quota-error",
         ):
             assert f"{what}-w{width}.txt" in names
 
@@ -73,6 +77,21 @@ def test_api_error_at_turn_end_is_read() -> None:
         seen = read_screen(_text(FIXTURES / f"idle-api-error-w{width}.txt"))
         assert "scripted request was refused" in seen.error
     assert read_screen(_text(FIXTURES / "idle-turn-end-w100.txt")).error == ""
+    for width in (80, 100, 200):
+        seen = read_screen(_text(FIXTURES / f"idle-quota-error-w{width}.txt"))
+        assert seen.error.startswith("[API Error: You have exhausted your daily quota on this model.]")
+
+
+@pytest.mark.parametrize("width", [80, 100, 200])
+def test_the_usage_limit_dialog_is_no_person_s_dialog(width: int) -> None:
+    """ "Usage limit reached for gemini-2.5-flash." with 1. Keep trying / 2. Stop: the agent is parked on
+    it, not asked about it (no `permission`), and its reset read when it names one."""
+    for what in ("reset", "daily"):
+        screen = _text(FIXTURES / f"limited-usage-limit-{what}-w{width}.txt")
+        assert read_screen(screen) == GeminiScreen(LIMITED)
+        assert GeminiCli().read_dialog(screen) is None
+        assert limit_line(screen) == "Usage limit reached for gemini-2.5-flash."
+        assert ("Access resets at" in limit_text(screen)) is (what == "reset")
 
 
 EDGES = {
@@ -87,6 +106,10 @@ EDGES = {
         "idle",
     ),
     "nothing-known": ("hello\nworld\n", "unknown"),
+    "limit-title-without-options": (
+        " > Usage limit reached for gemini-2.5-flash.\n\n >   Type your message or @path\n",
+        "idle",
+    ),
 }
 
 

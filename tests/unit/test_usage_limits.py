@@ -13,6 +13,7 @@ from bus.usage_limits import (
     is_plan_limit,
     limit_line,
     limit_lines,
+    limit_text,
     read_reset,
     reset_from_header,
     reset_from_text,
@@ -51,6 +52,14 @@ TEXTS = {
         "2026-11-27 15:53",
     ),
     "codex-try-again-later": ("… purchase more credits or try again later.", None),
+    "gemini-dialog-utc": (
+        "Usage limit reached for gemini-2.5-flash.\nAccess resets at 1:43 PM UTC.",
+        "2026-11-27 13:43",
+    ),
+    "gemini-retry-after": ("[API Error: … quota …\nSuggested retry after 3600s.]", "2026-11-27 14:30"),
+    "api-retry-in": ("Quota exceeded … Please retry in 90.5s.", "2026-11-27 13:31:30.5"),
+    "a-time-after-later": ("Please wait and try again later. Access resets at 2:05 PM.", "2026-11-27 14:05"),
+    "retry-without-unit": ("retry after 3600", None),
     "try-again-in-is-no-time": ("Please try again in 5 minutes.", None),
     "wait-for-reset-is-no-time": ("  > Wait for limit reset\n  2. Upgrade", None),
     "unknown-zone": ("resets 3pm (Mars/Olympus)", None),
@@ -202,6 +211,17 @@ PLAN_LIMITS = {
 @pytest.mark.parametrize(("quota", "text", "expected"), PLAN_LIMITS.values(), ids=PLAN_LIMITS.keys())
 def test_only_the_plans_usage_limit_is_one(quota: dict[str, object], text: str, expected: bool) -> None:
     assert is_plan_limit(quota, text) is expected
+
+
+def test_a_dialog_s_limit_line_and_the_reset_under_it() -> None:
+    """A boxed dialog names the limit on one line and the reset on the next (Gemini CLI 0.61.0)."""
+    screen = (
+        " > go on\n╭────────╮\n│                    │\n│ Usage limit reached for gemini-2.5-flash.   │\n"
+        "│ Access resets at 1:43 PM UTC.    │\n│ ● 1. Keep trying   │\n╰────────╯\n"
+    )
+    assert limit_line(screen) == "Usage limit reached for gemini-2.5-flash."
+    assert limit_text(screen).splitlines()[:2] == [limit_line(screen), "Access resets at 1:43 PM UTC."]
+    assert limit_text("no limit here\n") == ""
 
 
 def test_a_screen_with_a_plain_429_shows_no_limit_line() -> None:

@@ -197,7 +197,8 @@ def _left_box(rt: Runtime, agent: Agent, program: AgentProgram, message: str) ->
             box is not None and not still_typed(box, message) and not arriving(box, message)
         ):
             return True
-        if box is None and program.pane_state(screen) is PaneState.RUNNING:  # it hid the box to work on it
+        # it hid the box to work on it, or for the usage-limit dialog the turn came to (Gemini CLI's)
+        if box is None and program.pane_state(screen) in (PaneState.RUNNING, PaneState.RATE_LIMITED):
             return True
         held_since = (held_since or time.monotonic()) if box is not None else None
         if held_since is not None and time.monotonic() - held_since > ENTER_WAIT:

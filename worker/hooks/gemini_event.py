@@ -2,7 +2,9 @@
 SessionEnd hooks): the agent's state and the events a person needs, from Gemini CLI's own signal.
 
 AfterAgent ends a turn as Claude Code's Stop does, through the same code (worker.hooks.stop: complete or
-waiting once per turn, the manager told, the task finished); every other event is read by
+waiting once per turn, the manager told, the task finished), unless the chat log shows that an API error
+ended it: then it is told as Claude Code's StopFailure is (`error`, or `limited` for a used-up quota,
+parked until its reset: worker.hooks.agent_event); every other event is read by
 worker/hooks/gemini_payloads.py and stored and published as Claude Code's hook events are
 (worker.hooks.agent_event.apply: a dialog recorded for `ib approve`, repeats dropped, one `stopped` for
 the three SessionEnds of one exit). Prints nothing (Gemini CLI reads a hook's stdout as its decision) and
@@ -10,6 +12,8 @@ never fails the session: whatever goes wrong, exit 0.
 """
 
 from __future__ import annotations
+
+import time
 
 from worker.hooks.payload_hook import run_payload_hook
 
@@ -19,6 +23,8 @@ if TYPE_CHECKING:
 
 
 CHAT_TAIL = 1 << 20  # bytes of the chat log's end read for the turn's answer: its last messages
+NO_REPLY = "[no response text]"  # AfterAgent's `prompt_response` for a turn with no answer (an API error)
+ERROR_WAIT = 2.0  # seconds the chat log is read again for the error of a turn with no answer
 
 
 def stop_payload(payload: Mapping[str, object], answer: str = "") -> dict[str, object]:
@@ -39,30 +45,47 @@ def stop_payload(payload: Mapping[str, object], answer: str = "") -> dict[str, o
     return made
 
 
-def chat_answer(path: object) -> str:
-    """The turn's answer from the end of the chat log at `path` ("" when it cannot be read): the whole of
-    it, which AfterAgent's `prompt_response` garbles under a streamed answer."""
+def chat_end(path: object, wait: bool = False) -> tuple[str, str]:
+    """(answer, error) of the turn the chat log at `path` ends with (worker.programs.gemini_chat.turn_end;
+    ("", "") when it cannot be read): the whole answer, which AfterAgent's `prompt_response` garbles under
+    a streamed answer, and the API error that ended the turn, which it leaves out. With `wait`, a log that
+    shows neither yet is read again for up to ERROR_WAIT seconds (Gemini CLI writes the error as it runs
+    the hook)."""
+    deadline = time.monotonic() + ERROR_WAIT
+    while (ended := _chat_end(path)) == ("", "") and wait and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return ended
+
+
+def _chat_end(path: object) -> tuple[str, str]:
     if not isinstance(path, str) or not path:
-        return ""
+        return "", ""
     try:
         with open(path, "rb") as log:
             size = log.seek(0, 2)
             log.seek(max(0, size - CHAT_TAIL))
             tail = log.read()
     except OSError:
-        return ""
+        return "", ""
     if size > CHAT_TAIL:
         tail = tail[tail.find(b"\n") + 1 :]  # from the first whole line
-    from worker.programs.gemini_chat import turn_answer
+    from worker.programs.gemini_chat import turn_end
 
-    return turn_answer(tail)
+    return turn_end(tail)
 
 
 def handle(payload: Mapping[str, object], agent_id: str, cwd: str) -> None:
     if payload.get("hook_event_name") == "AfterAgent":
+        answer, error = chat_end(payload.get("transcript_path"), payload.get("prompt_response") == NO_REPLY)
+        if error:  # an API error ended the turn: told as Claude Code's StopFailure is
+            from worker.hooks.agent_event import handle_outcome
+            from worker.hooks.gemini_payloads import failed_turn
+
+            handle_outcome(dict(payload), agent_id, cwd, failed_turn(error, agent_id))
+            return
         from worker.hooks import stop
 
-        stop.handle(stop_payload(payload, chat_answer(payload.get("transcript_path"))), agent_id, cwd)
+        stop.handle(stop_payload(payload, answer), agent_id, cwd)
         return
     if payload.get("hook_event_name") == "BeforeAgent":
         from worker.hooks.transcript_record import record_transcript

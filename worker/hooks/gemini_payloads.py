@@ -3,7 +3,7 @@ publish, in the same `Outcome` as Claude Code's (worker/hooks/payloads.py). Pure
 
 BeforeAgent / AfterAgent bracket a turn (AfterAgent is Gemini's only turn-end signal: its
 `prompt_response`, less the repeat 0.61.0 appends (`turn_reply`), ends with the marker, or the agent
-waits for the person); Notification with
+waits for the person; a turn an API error ended is `failed_turn`, read from the chat log); Notification with
 `notification_type: ToolPermission` opens an approval dialog; BeforeTool / AfterTool mean the turn is at
 work (after a dialog: it was answered); SessionEnd, which 0.61.0 fires three times on one exit, stops the
 agent once. SessionStart, PreCompress (sent before every model request, not only when it compresses),
@@ -100,6 +100,26 @@ def _after_agent(payload: Mapping[str, object], agent_id: str) -> Outcome:
     decision = turn_end(last)
     said = "completed its goal" if decision == COMPLETE else "is waiting"
     return Outcome(decision, decision, f"Agent {agent_id} {said}", {"last_message": last})
+
+
+QUOTA_WORDS = ("RESOURCE_EXHAUSTED", "quota", "Usage limit reached", '"code":429')
+"""What names a used-up quota in the error Gemini CLI writes to its chat log: the API's status (a 429 is
+RESOURCE_EXHAUSTED), or 0.61.0's own words ("You have exhausted your daily quota on this model.")."""
+ERROR_KINDS = (("UNAVAILABLE", "overloaded"), ("UNAUTHENTICATED", "auth"), ("PERMISSION_DENIED", "auth"))
+"""The API's status in the error, as the kinds of Claude Code's StopFailure (worker.hooks.payloads)."""
+
+
+def failed_turn(error: str, agent_id: str) -> Outcome:
+    """A turn an API error ended, from the `error` entry of the chat log (AfterAgent says only "[no response
+    text]"): a used-up quota is `limited`, the agent parked until the reset its text names ("Suggested
+    retry after 3600s"; worker.hooks.limit_park), any other error is `error`."""
+    text = error[:MAX_TEXT]
+    if any(word in text for word in QUOTA_WORDS):
+        data: dict[str, object] = {"kind": "rate_limit", "error": "quota", "last_message": text}
+        return Outcome("limited", "limited", f"{agent_id} is limited", data)
+    kind = next((k for status, k in ERROR_KINDS if f'"status":"{status}"' in text), "other")
+    data = {"kind": kind, "error": "api_error", "last_message": text}
+    return Outcome("error", "error", f"{agent_id}: the turn ended with an API error ({kind})", data)
 
 
 def _notification(payload: Mapping[str, object], agent_id: str) -> Outcome:

@@ -49,6 +49,7 @@ _STATES = {
     gemini_screen.CREATING: PaneState.CREATING,
     gemini_screen.WORKING: PaneState.RUNNING,
     gemini_screen.DIALOG: PaneState.PERMISSION,
+    gemini_screen.LIMITED: PaneState.RATE_LIMITED,  # the pane watcher parks the agent on it
     gemini_screen.EXITED: PaneState.STOPPED,
     gemini_screen.UNKNOWN: PaneState.UNKNOWN,
 }

@@ -145,20 +145,25 @@ def _call_items(call: Mapping[str, object], ts: str, tokens: int | None) -> list
     return [used, OutputItem("tool_result", result_text(call), shown, ts=done)]
 
 
-def turn_answer(data: bytes) -> str:
-    """The model's answer in the turn a chat log (or its tail, from a line's start) ends with: the text of
-    its last message with text since the person's last prompt, whole as Gemini CLI keeps it ("" when it
-    has none yet). AfterAgent's `prompt_response` is no such thing under a streamed answer: 0.61.0 adds
-    the stream's pieces to it again, spaced ("…THE GOAL o r k i n g …")."""
+def turn_end(data: bytes) -> tuple[str, str]:
+    """(answer, error) of the turn a chat log (or its tail, from a line's start) ends with. The answer is
+    the text of its last message with text since the person's last prompt, whole as Gemini CLI keeps it
+    ("" when it has none yet): AfterAgent's `prompt_response` is no such thing under a streamed answer
+    (0.61.0 adds the stream's pieces to it again, spaced: "…THE GOAL o r k i n g …"). The error is the
+    API error that ended the turn, when the last thing written since that prompt is an `error` entry
+    ("[API Error: You have exhausted your daily quota on this model.]\nPlease wait…"), for which 0.61.0
+    hands AfterAgent only "[no response text]"."""
     found, _ = entries(data)
-    answer = ""
+    answer, error = "", ""
     for entry in found:
         kind, text = entry.get("type"), _text(entry.get("content")).strip()
         if kind == "user" and text and not text.startswith(_CONTEXT):
-            answer = ""
-        elif kind == "gemini" and text:
-            answer = text
-    return answer
+            answer, error = "", ""
+        elif kind == "gemini":
+            answer, error = text or answer, ""
+        elif kind == "error" and text:
+            error = text
+    return answer, error
 
 
 def _remember(seen: dict[str, None], key: str) -> bool:

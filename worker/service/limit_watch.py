@@ -1,6 +1,7 @@
 """The pane as the fallback for usage limits: a limit on screen that no hook reported (hooks missing or
 broken) parks the agent as the StopFailure hook would (worker.hooks.limit_park), with the reset read from
-the screen's limit line. One line parks an agent once: the text stays on screen after the resumed turn.
+the screen's limit line. One line parks an agent once while it shows: the text stays on screen after the
+resumed turn.
 A `limited` event the hook had to spool while Redis was away parks its agent when the worker reads it.
 """
 
@@ -13,7 +14,15 @@ from datetime import datetime
 from bus.agent_store import Agent
 from bus.event_model import Event
 from bus.limit_store import LimitStore
-from bus.usage_limits import DEFAULT_ACCOUNT, limit_line, read_reset, settle, until_text, window_of
+from bus.usage_limits import (
+    DEFAULT_ACCOUNT,
+    limit_line,
+    limit_text,
+    read_reset,
+    settle,
+    until_text,
+    window_of,
+)
 from worker.programs.registry import program_of
 from worker.runtime import Runtime
 
@@ -33,7 +42,7 @@ def park_from_pane(rt: Runtime, agent: Agent, screen: str) -> bool:
     recorded = program_of(agent).recorded_limit(agent.transcript_path)
     window = recorded.window if recorded else window_of(None, line)
     header = recorded.reset_at if recorded else None
-    reset = read_reset(header, line, window, datetime.now().astimezone())
+    reset = read_reset(header, limit_text(screen), window, datetime.now().astimezone())
     known = store.is_limited(account, now) if reset.source == "none" else None
     if known is not None:
         reset = settle(known.reset_at, "account", window, now)
@@ -62,6 +71,14 @@ def park_from_pane(rt: Runtime, agent: Agent, screen: str) -> bool:
         **agent.event_fields(),
     )
     return True
+
+
+def forget_gone_line(rt: Runtime, agent: Agent, screen: str) -> None:
+    """Forget the limit line the agent was parked on once its screen no longer shows it: the same line
+    drawn again later is a new limit (Gemini CLI's dialog reads the same every time; a line left in the
+    scrollback after the resumed turn still shows, and parks nobody twice)."""
+    if agent.limit_line and limit_line(screen) != agent.limit_line:
+        rt.agents.update(agent.id, limit_line="")
 
 
 def park_spooled(rt: Runtime, event: Event) -> bool:

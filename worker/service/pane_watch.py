@@ -28,7 +28,7 @@ from worker.markers import FROM_PANE
 from worker.programs.registry import program_of
 from worker.runtime import Runtime
 from worker.service.dialog_events import tell_dialog
-from worker.service.limit_watch import park_from_pane
+from worker.service.limit_watch import forget_gone_line, park_from_pane
 from worker.tmux.dialogs import DRAW_WAIT
 from worker.tmux.pane_death import Death
 from worker.tmux.pane_state import PaneState
@@ -153,6 +153,7 @@ class PaneWatcher:
             self.record(agent, PaneState.STOPPED.value)
             return
         self.captured_at[agent.id] = now
+        forget_gone_line(self.rt, agent, text)
         state = program_of(agent).pane_state(text).value
         self.asking.pop(agent.id, None)
         dialog = tell_dialog(self.rt, agent, text)

@@ -1,7 +1,8 @@
 """The state of a Gemini CLI agent read from the text of its tmux pane, and the keys that answer its
 dialogs. Reads 0.61.0's screen: the input box ("Type your message") and what it holds, the status line of
-a turn at work ("⠋ Thinking... (esc to cancel, 3s)"), and the boxed approval dialogs ("Allow execution of
-[Shell]?", "Apply this change?") with their numbered options, the selected one marked ●.
+a turn at work ("⠋ Thinking... (esc to cancel, 3s)"), the boxed approval dialogs ("Allow execution of
+[Shell]?", "Apply this change?") with their numbered options, the selected one marked ●, and the dialog of
+a used-up quota ("Usage limit reached for gemini-2.5-flash." … 1. Keep trying / 2. Stop).
 Pure: text in, GeminiScreen out; (dialog, choice) in, keys out. The hooks are the first signal
 (worker/hooks/gemini_payloads.py); this is the fallback and the reader of a dialog's options.
 """
@@ -13,15 +14,16 @@ from dataclasses import dataclass
 
 from worker.tmux.dialogs import Dialog, DialogError, Option
 
-CREATING, IDLE, WORKING, DIALOG, EXITED, UNKNOWN = (
+CREATING, IDLE, WORKING, DIALOG, LIMITED, EXITED, UNKNOWN = (
     "creating",
     "idle",
     "working",
     "dialog",
+    "limited",
     "exited",
     "unknown",
 )
-STATES = (CREATING, IDLE, WORKING, DIALOG, EXITED, UNKNOWN)
+STATES = (CREATING, IDLE, WORKING, DIALOG, LIMITED, EXITED, UNKNOWN)
 BOTTOM_LINES = 40  # a dialog and the status line sit in the last lines of the screen
 
 _BOX = "│╭╮╰╯─ "
@@ -35,6 +37,9 @@ _BOX_LINES = 4  # lines from that rule down to the box's `>`: the approval mode'
 # name left on the status line after it ran (it stays there at an idle prompt)
 _AT_WORK = re.compile(r"\(esc to cancel\b")
 _TITLE = re.compile(r"^(?:Allow [^?]*|Apply this change|Do you want to [^?]*)\?$")
+# a used-up quota: "Usage limit reached for gemini-2.5-flash." (or "for all Pro models."), the reset when
+# the API named one ("Access resets at 1:01 PM UTC."), then 1. Keep trying … 2. Stop
+_LIMIT_TITLE = re.compile(r"^Usage limit reached for .+\.$")
 _OPTION = re.compile(r"^(●\s*)?(\d{1,2})\.\s+(\S.*?)$")
 _ERROR = re.compile(r"^✕\s+(\[API Error:.*)$")
 _ESC = " (esc)"
@@ -65,10 +70,18 @@ def read_screen(text: str) -> GeminiScreen:
         return GeminiScreen(CREATING)
     if _EXITED.match(lines[-1]):
         return GeminiScreen(EXITED)
+    return _read_bottom(lines)
+
+
+def _read_bottom(lines: list[str]) -> GeminiScreen:
+    """The state the bottom of a drawn screen shows: a dialog, the usage limit, a turn at work, the input
+    box (with the API error the turn ended with, read from all `lines`)."""
     bottom = lines[-BOTTOM_LINES:]
     dialog = read_dialog(bottom)
     if dialog is not None:
         return GeminiScreen(DIALOG, dialog)
+    if _usage_limit(bottom):
+        return GeminiScreen(LIMITED)
     if any(_AT_WORK.search(line) for line in bottom):
         return GeminiScreen(WORKING)
     if any(_IDLE_HINT in line for line in bottom) or any(_INPUT_BOX.match(line) for line in bottom[-8:]):
@@ -86,6 +99,15 @@ def read_dialog(lines: list[str]) -> Dialog | None:
                 return Dialog("permission", inner[index], options, selected)
             return None
     return None
+
+
+def _usage_limit(lines: list[str]) -> bool:
+    """Whether the bottom of the screen shows the usage-limit dialog: its title, then its options. No
+    person's dialog (`dialog` stays None): the agent is parked on the limit, and the worker's Enter at the
+    reset picks the option drawn selected, "Keep trying" (worker.service.limit_resume)."""
+    inner = [_inner(line) for line in lines]
+    titles = [index for index, line in enumerate(inner) if _LIMIT_TITLE.match(line)]
+    return bool(titles) and bool(_options(inner[titles[-1] + 1 :])[0])
 
 
 def _options(lines: list[str]) -> tuple[tuple[Option, ...], int]:
