@@ -304,6 +304,7 @@ class Driver:
         incident = Incident(self.program, kind, agent, spec.told, spec.follows, time.time())
         self.incidents.append(incident)
         self.fake.script(*turns)
+        before = self.fake.set_default(spec.exhausted()) if spec.exhausted else None
         sent = self.rig.ib("send", agent, f"step {n} ({kind})")
         if sent.returncode != 0:
             raise RuntimeError(f"ib send {agent}: {sent.stderr.strip()}")
@@ -319,6 +320,8 @@ class Driver:
             self._answer(agent, spec, incident.start)
         if spec.keys and spec.keys_if in self.rig.screen(agent):
             self.rig.press(agent, *spec.keys)
+        if before is not None:
+            self.fake.set_default(before)
         self._drain(agent)
 
     def _untold(self, kind: str) -> bool:

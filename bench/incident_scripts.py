@@ -44,6 +44,8 @@ class Kind:
     renew: int = 0  # a new agent after this many incidents
     keys: tuple[str, ...] = ()  # pressed in the pane afterwards when it shows `keys_if` (a dialog the
     keys_if: str = ""  # product does not answer)
+    exhausted: Callable[[], object] | None = None  # every request's answer during the incident (a quota
+    # used up answers them all: a program may try again before it tells)
 
 
 def _stopped() -> tuple[object, ...]:
@@ -124,9 +126,14 @@ GEMINI: dict[str, Kind] = {
         "complete",
     ),
     "error": Kind(lambda: (gemini.invalid(),), "error"),
-    # Gemini CLI asks "Usage limit reached for gemini-2.5-flash" with 1. Keep trying, 2. Stop
+    # Gemini CLI ends the turn on the 429, or asks "Usage limit reached for gemini-2.5-flash" with
+    # 1. Keep trying, 2. Stop (the bench presses 2); it may try once more first
     "limited": Kind(
-        lambda: (gemini.daily_quota(LIMIT_AHEAD),), "limited", keys=("2",), keys_if="Keep trying"
+        lambda: (),
+        "limited",
+        keys=("2",),
+        keys_if="Keep trying",
+        exhausted=lambda: gemini.daily_quota(LIMIT_AHEAD),
     ),
     STOPPED: Kind(_stopped, STOPPED),
 }

@@ -112,10 +112,12 @@ class ScriptedApi(Generic[TurnT, RequestT]):
             self._turns.extend(turns)
             self._holds.extend(hold for t in turns if (hold := _hold(t)) is not None)
 
-    def set_default(self, turn: TurnT) -> None:
-        """The answer once the script is used up (default: a text saying nothing is scripted)."""
+    def set_default(self, turn: TurnT) -> TurnT:
+        """The answer once the script is used up (default: a text saying nothing is scripted); the one it
+        replaces."""
         with self._cond:
-            self._default = turn
+            previous, self._default = self._default, turn
+        return previous
 
     def pending(self) -> int:
         """Scripted turns not yet taken."""
