@@ -81,8 +81,8 @@ CLAUDE: dict[str, Kind] = {
         ("deny",),  # keep planning: the agent stays in plan mode for the next one
         "waiting",
         mode="plan",
-        # a fresh agent every five plans: Claude Code's PreToolUse hook gets no plan, and until the hook read
-        # it from the transcript (worker.hooks.call_input) six plans in a row were one call to the watchdog
+        # a fresh agent every five plans: Claude Code's PreToolUse hook gets no plan, and until the hook
+        # read it from the transcript (worker.hooks.transcript_lines) six plans were one call to the watchdog
         renew=5,
     ),
     "error": Kind(lambda: (claude.overloaded(),), "error"),

@@ -10,7 +10,7 @@ import pytest
 
 from bus.usage_limits import RecordedLimit
 from worker.programs.codex.program import CodexCli
-from worker.programs.codex.rate_limits import recorded_limit
+from worker.programs.codex.rollout import recorded_limit
 from worker.programs.jsonl import entries
 
 ROLLOUT = Path(__file__).resolve().parents[1] / "fixtures" / "codex-0.169.0" / "rollout-usage-limit.jsonl"

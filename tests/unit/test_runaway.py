@@ -9,8 +9,8 @@ import json
 import pytest
 
 from worker.budgets.runaway import AgentCalls, Call, Limits, burn_rate, burning, event_data, quiet, repeated
-from worker.hooks.call_input import recorded_input
 from worker.hooks.hold import digest, summary
+from worker.hooks.transcript_lines import recorded_input
 
 LIMITS = Limits(repeats=4, quiet_minutes=10, tokens_per_minute=1000, burn_window=5)
 

@@ -130,8 +130,8 @@ def check(stdin_text: str, env: Mapping[str, str]) -> str | None:
     )
     reason = decision.reason if decision.verdict == "deny" else None
     if reason is None:
-        from worker.hooks.call_input import call_input
         from worker.hooks.hold import pause_reason
+        from worker.hooks.transcript_lines import call_input
 
         # a budget used up, the runaway watchdog (which tells calls apart by their arguments)
         reason = pause_reason(env, tool_name, call_input(stdin_text, tool_input))

@@ -17,8 +17,7 @@ from bus.permission_modes import BYPASS
 from bus.usage_limits import RecordedLimit
 from worker.programs import probe
 from worker.programs.bubblewrap import box, boxed_unfinished
-from worker.programs.codex.rate_limits import recorded_limit
-from worker.programs.codex.rollout import RolloutParser
+from worker.programs.codex.rollout import RolloutParser, recorded_limit
 from worker.programs.codex.screen import codex_option_keys, codex_pane_state, read_codex_dialog
 from worker.programs.codex.usage import UsageReader
 from worker.programs.jsonl import last_entries

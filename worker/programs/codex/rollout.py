@@ -8,11 +8,19 @@ the conversation as the Responses API has it (user and assistant messages, `func
 `token_usage_record` per answer of the model carries its `response_id` and `usage`, where `input_tokens`
 include the cached ones and `output_tokens` the reasoning. The hidden thread that names the session
 writes no log, so its tokens are not counted.
+
+It records the plan's usage limit too (`recorded_limit`; the fixture rollout-usage-limit.jsonl beside
+that one): each model request leaves an `event_msg` of type `token_count` whose `rate_limits` hold the API's
+`x-codex-primary-*` / `x-codex-secondary-*` headers, `used_percent`, `window_minutes` and `resets_at`
+(epoch seconds, from `x-codex-primary-reset-at`). 0.169.0 takes the reset from that header and from the
+error's `resets_at`; it ignores the `resets_in_seconds` and `…-reset-after-seconds` the API sends beside
+them (then its screen says only "try again later" and the rollout's `resets_at` is null).
 """
 
 from __future__ import annotations
 
 from bus import fastjson
+from bus.usage_limits import RecordedLimit, reset_from_header, window_of_minutes
 from worker.programs.claude.transcript import MAX_PENDING, shorten, tool_use_text
 from worker.programs.jsonl import entries
 from worker.programs.output import OutputItem
@@ -20,7 +28,7 @@ from worker.programs.usage_lines import token_count
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Iterable, Mapping
 
 # Codex's tool names as the output shows them (the names Claude Code's tools have for the same job, which
 # Codex's own hooks use too); tools not listed keep their own name
@@ -170,3 +178,37 @@ def context_tokens(usage: object) -> int | None:
         return None
     counted = token_count(usage.get("input_tokens")) + token_count(usage.get("output_tokens"))
     return counted or None
+
+
+FULL = 100.0  # used_percent of a window that ran out
+
+
+def recorded_limit(entries: Iterable[Mapping[str, object]]) -> RecordedLimit | None:
+    """The window that ran out in the rollout's last turn (its entries after the last `task_started`) and
+    its reset; the later one when both ran out; None when no window of that turn is used up with a reset."""
+    found: RecordedLimit | None = None
+    for entry in entries:
+        payload = entry.get("payload")
+        if entry.get("type") != "event_msg" or not isinstance(payload, dict):
+            continue
+        if payload.get("type") == "task_started":
+            found = None
+        elif payload.get("type") == "token_count":
+            found = _used_up(payload.get("rate_limits")) or found
+    return found
+
+
+def _used_up(rate_limits: object) -> RecordedLimit | None:
+    windows = [rate_limits.get(k) for k in ("primary", "secondary")] if isinstance(rate_limits, dict) else []
+    found = [
+        RecordedLimit(at, window_of_minutes(w.get("window_minutes")))
+        for w in windows
+        if isinstance(w, dict)
+        and _percent(w.get("used_percent")) >= FULL
+        and (at := reset_from_header(w.get("resets_at"))) is not None
+    ]
+    return max(found, key=lambda limit: limit.reset_at) if found else None
+
+
+def _percent(value: object) -> float:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0.0
