@@ -104,8 +104,10 @@ def dialog_line(event: Event) -> str:
 
 def seeded(status: AgentStatus, items: Iterable[Mapping[str, str]], state: str, now: float) -> AgentStatus:
     """An agent met mid-stream: its latest output items (oldest first) and its state. A working state
-    with no prompt among the items is a turn whose start fell outside them (its length unknown)."""
-    idle = state in IDLE_STATES
+    with no prompt among the items is a turn whose start fell outside them (its length unknown). No state
+    (no record) is an agent torn down while the bot was away: its last turn is over (a restarted bot
+    showed "⚙ thinking" under the note of an agent merged meanwhile)."""
+    idle = state in IDLE_STATES or not state
     kept = status.activity
     status = replace(status, activity=Activity(working=not idle, tokens=kept.tokens, usd=kept.usd))
     for fields in items:

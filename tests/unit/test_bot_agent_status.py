@@ -133,6 +133,8 @@ SEEDS = [
     ("idle", "waiting", [out("prompt", 5), out("tool_use", 6, BASH)], ""),
     ("in-a-dialog", "permission", [out("prompt", 5), out("tool_use", 6, BASH)], APPROVAL),
     ("turn-start-unseen", "running", [out("tool_use", 6, BASH)], RUNNING),
+    # no record: torn down (merged, killed) while the bot was away; its last turn shows no line
+    ("gone", "", [out("prompt", 5), out("tool_use", 6, BASH)], ""),
 ]  # fmt: skip
 
 

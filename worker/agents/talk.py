@@ -31,6 +31,7 @@ ENTER_WAIT = 3.0  # seconds an Enter may take to clear the input box before it i
 HIDDEN_WAIT = 30.0  # seconds the input box may stay hidden after an Enter (Gemini CLI resuming a session)
 TYPED_WAIT = 2.0  # seconds typed text may take to show in the input box on a busy machine
 ARRIVING_WAIT = 30.0  # seconds a message the box shows the start of may take to show whole
+TYPE_TRIES = 3  # typings of a message while the input box stays empty after it
 PROBE_KEY = "x"  # typed and erased before a message, where the program asks for it
 READY_WAIT = 15.0  # seconds a program may take to read its first key (Gemini CLI resuming a session)
 STARTING_WAIT = 30.0  # seconds a program may take to draw its first screen (Claude Code on a busy machine)
@@ -90,9 +91,26 @@ def _type_alone(rt: Runtime, agent: Agent, program: AgentProgram, message: str) 
     box = program.input_text(screen)  # None: no box this program's screen shows that it can read
     if program.probes_input and box is not None:
         _probe(rt, agent, program, box)
-    rt.tmux.send_text(agent.session, message, enter=False, paste=program.pastes)
+    _type_text(rt, agent, program, message, readable=box is not None)
     _submit(rt, agent, program, message, readable=box is not None)
     rt.prompts.moved_on(agent.id)
+
+
+def _type_text(rt: Runtime, agent: Agent, program: AgentProgram, message: str, readable: bool) -> None:
+    """Type the message; typed again while the input box stays empty after it, TYPE_TRIES times at most: a
+    program that redraws (Gemini CLI loading a resumed session) can drop every key typed meanwhile, and an
+    Enter into the empty box then sends nothing while `ib send` says it sent (seen beside a CPU hog)."""
+    for _ in range(TYPE_TRIES):
+        rt.tmux.send_text(agent.session, message, enter=False, paste=program.pastes)
+        if not readable:
+            return
+        _wait_typed(rt, agent, program, message)
+        if program.input_text(rt.tmux.capture(agent.session)) != "":
+            return  # it shows, or shows something: the submit that follows looks at what
+    raise NotSubmitted(
+        f"the text never showed in {agent.id}'s input box, typed {TYPE_TRIES} times; "
+        f"see it with ib look {agent.id}"
+    )
 
 
 def _started_screen(rt: Runtime, agent: Agent, program: AgentProgram) -> str:
@@ -166,10 +184,9 @@ def _submit(rt: Runtime, agent: Agent, program: AgentProgram, message: str, read
     """Press Enter the send delay after the input box shows the message (Gemini CLI submits what it last
     drew: an Enter before it drew the text sends a part of it), then again while the message still sits
     there (an Enter taken by a completion menu after `@path`, made a newline by a paste guard, or lost
-    while Gemini CLI resumes a session), SUBMIT_TRIES times at most. A screen with no box this program
-    can read (not `readable`) gets one Enter, the send delay after the text."""
-    if readable:
-        _wait_typed(rt, agent, program, message)
+    while Gemini CLI resumes a session), SUBMIT_TRIES times at most (`_type_text` waited for the box to
+    show it). A screen with no box this program can read (not `readable`) gets one Enter, the send delay
+    after the text."""
     for _ in range(SUBMIT_TRIES):
         time.sleep(rt.settings.send_delay)
         rt.tmux.send_keys(agent.session, "Enter")
