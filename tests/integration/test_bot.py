@@ -454,6 +454,7 @@ def test_a_restarted_bot_takes_over_the_status_line_it_finds(
     bot: BotProcess, fake: FakeTelegram, rds: redis.Redis, keys: Keys
 ) -> None:
     bot.start()
+    rds.hset(keys.agent("agent-10"), mapping={"id": "agent-10", "state": "running"})  # alive: it has a record
     emit(rds, keys, "spawned", "agent-10 started", agent="agent-10", sender="system")
     topic = wait_topic(fake, "agent-10")
     started = dt.datetime.now(dt.UTC)
