@@ -1,10 +1,14 @@
-"""The warm client reads the server's answers one line at a time (worker.cli.warm.client._line)."""
+"""The warm client reads the server's answers one line at a time, and passes on the signals it gets
+(worker.cli.warm.client)."""
 
 from __future__ import annotations
 
 import _socket
+import signal
+import subprocess
+import sys
 
-from worker.cli.warm.client import _line
+from worker.cli.warm.client import _Forwarding, _line
 
 
 def test_pid_and_exit_that_arrive_together_are_two_answers() -> None:
@@ -30,3 +34,21 @@ def test_a_line_in_pieces_is_one_answer() -> None:
     finally:
         client.close()
         server.close()
+
+
+def test_a_signal_before_the_commands_pid_is_known_reaches_the_command() -> None:
+    """SIGTERM to `ib` between the request and the server's `pid` answer (the command already printed: the
+    caller saw its output) waits for the pid and goes to the command; `ib` itself lives on."""
+    before = signal.getsignal(signal.SIGTERM)
+    command = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        forwarding = _Forwarding()
+        signal.raise_signal(signal.SIGTERM)  # handled at once: this process is still here
+        assert command.poll() is None
+        forwarding.to(command.pid)
+        assert command.wait(timeout=10) == -signal.SIGTERM
+        forwarding.cancel()
+        assert signal.getsignal(signal.SIGTERM) == before
+    finally:
+        command.kill()
+        command.wait()

@@ -46,9 +46,14 @@ def run(argv: list[str]) -> int:
     if not _own_streams():
         raise NotServed()
     conn = _connect()
+    forwarding = _Forwarding()  # before the request: the command may print, and be signalled, at once
     try:
-        pid = _start(conn, argv)
-        _forward_signals(pid)
+        try:
+            pid = _start(conn, argv)
+        except BaseException:
+            forwarding.cancel()  # not started (or not known to be): this process acts on what came
+            raise
+        forwarding.to(pid)
         answer = _line(conn, None)
     finally:
         conn.close()
@@ -157,15 +162,47 @@ def _line(conn: _socket.socket, timeout: float | None) -> str:
     return got.decode("ascii", "replace").strip()
 
 
-def _forward_signals(pid: int) -> None:
-    def forward(number: int, _frame: object) -> None:
+class _Forwarding:
+    """The signals this process gets go to the command's process. Set up before the request is sent: a
+    quick command prints before this process reads its pid, and a caller that saw the output and sent
+    SIGTERM killed `ib` itself (exit -15 where the command exits 0; seen beside a CPU hog). What comes
+    before the pid is known waits for it; a second one of a kind then acts at once, as it would here."""
+
+    def __init__(self) -> None:
+        self.pid = 0
+        self.waiting: list[int] = []
+        self.before = {number: signal.getsignal(number) for number in FORWARDED}
+        for number in FORWARDED:
+            signal.signal(number, self._got)
+
+    def _got(self, number: int, _frame: object) -> None:
+        if self.pid:
+            self._send(number)
+        elif number in self.waiting:  # asked twice before the command started: not waiting any more
+            self.cancel()
+            os.kill(os.getpid(), number)
+        else:
+            self.waiting.append(number)
+
+    def to(self, pid: int) -> None:
+        self.pid = pid
+        for number in self.waiting:
+            self._send(number)
+        self.waiting = []
+
+    def cancel(self) -> None:
+        """Back to this process's own handlers, with what came meanwhile raised here."""
+        for number, handler in self.before.items():
+            signal.signal(number, signal.SIG_DFL if handler is None else handler)
+        came, self.waiting = self.waiting, []
+        for waited in came:
+            os.kill(os.getpid(), waited)
+
+    def _send(self, number: int) -> None:
         try:  # noqa: SIM105 - contextlib is not loaded on this path
-            os.kill(pid, number)
+            os.kill(self.pid, number)
         except ProcessLookupError:
             pass
-
-    for number in FORWARDED:
-        signal.signal(number, forward)
 
 
 def start_server() -> None:
