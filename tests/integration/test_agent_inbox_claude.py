@@ -138,5 +138,5 @@ def test_agents_without_an_inbox_are_typed_to(
             info = ib.run("info", agent).stdout
             assert "messages:  typed into its pane (no inbox recorded: Claude Code older than" in info
             assert not rds.exists(keys.agent_inbox(agent))
-        log = (ib.cwd / ".ib" / "agents" / "kid" / "agent.log").read_text()
-        assert "Received message from boss: add the tests too" in log
+        log = ib.cwd / ".ib" / "agents" / "kid" / "agent.log"  # written once the send saw the text leave
+        retry_until(lambda: "Received message from boss: add the tests too" in log.read_text(), TIMEOUT, 0.1)

@@ -251,18 +251,3 @@ def test_messages_sent_at_once_arrive_whole_one_after_the_other(agents_ib: IbRun
     received = tmp_path / "received.txt"
     retry_until(lambda: received.exists() and len(received.read_text().splitlines()) >= 3, timeout=30)
     assert sorted(received.read_text().splitlines()) == texts
-
-
-def test_a_message_the_program_dropped_is_typed_again(agents_ib: IbRunner, tmp_path: Path) -> None:
-    """A program that drops what is typed for a while after it drew its input box (Gemini CLI loading a
-    resumed session; the fake agent with IB_FAKE_DEAF_BOX): the box stays empty, so the text is typed again
-    instead of an Enter into the empty box and a "sent" for a message nobody got."""
-    ib = agents_ib
-    ib.env["IB_FAKE_DEAF_BOX"] = "3"
-    spawn(ib, "deafish", "fake: wait")
-    retry_until(lambda: ib.run("look", "deafish").stdout.rstrip().endswith(">"), 30, 0.1, "the input box")
-    done = ib.run("send", "deafish", "are you listening now")
-    assert done.returncode == 0, done.stderr
-    received = tmp_path / "received.txt"
-    retry_until(lambda: received.exists() and "are you listening now" in received.read_text(), timeout=30)
-    assert received.read_text().splitlines() == ["are you listening now"]

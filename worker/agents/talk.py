@@ -20,7 +20,7 @@ from worker.errors import SessionGone, WorkerError
 from worker.programs.program import AgentProgram
 from worker.programs.registry import program_of
 from worker.runtime import Runtime
-from worker.tmux.dialogs import refusal
+from worker.tmux.dialogs import Dialog, refusal
 from worker.tmux.input_box import arriving, still_typed
 from worker.tmux.pane_state import PaneState
 
@@ -31,7 +31,7 @@ ENTER_WAIT = 3.0  # seconds an Enter may take to clear the input box before it i
 HIDDEN_WAIT = 30.0  # seconds the input box may stay hidden after an Enter (Gemini CLI resuming a session)
 TYPED_WAIT = 2.0  # seconds typed text may take to show in the input box on a busy machine
 ARRIVING_WAIT = 30.0  # seconds a message the box shows the start of may take to show whole
-TYPE_TRIES = 3  # typings of a message while the input box stays empty after it
+DRAWING_WAIT = 3.0  # seconds a dialog a hook told may take to be drawn
 PROBE_KEY = "x"  # typed and erased before a message, where the program asks for it
 READY_WAIT = 15.0  # seconds a program may take to read its first key (Gemini CLI resuming a session)
 STARTING_WAIT = 30.0  # seconds a program may take to draw its first screen (Claude Code on a busy machine)
@@ -86,31 +86,34 @@ def _type(rt: Runtime, agent: Agent, message: str) -> None:
 def _type_alone(rt: Runtime, agent: Agent, program: AgentProgram, message: str) -> None:
     screen = _started_screen(rt, agent, program)
     dialog = program.read_dialog(screen)
+    if dialog is None and _told_not_drawn(rt, agent):
+        dialog = _drawn_dialog(rt, agent, program)
     if dialog is not None:
         raise DialogOpen(refusal(agent.id, dialog))
     box = program.input_text(screen)  # None: no box this program's screen shows that it can read
     if program.probes_input and box is not None:
         _probe(rt, agent, program, box)
-    _type_text(rt, agent, program, message, readable=box is not None)
+    rt.tmux.send_text(agent.session, message, enter=False, paste=program.pastes)
     _submit(rt, agent, program, message, readable=box is not None)
     rt.prompts.moved_on(agent.id)
 
 
-def _type_text(rt: Runtime, agent: Agent, program: AgentProgram, message: str, readable: bool) -> None:
-    """Type the message; typed again while the input box stays empty after it, TYPE_TRIES times at most: a
-    program that redraws (Gemini CLI loading a resumed session) can drop every key typed meanwhile, and an
-    Enter into the empty box then sends nothing while `ib send` says it sent (seen beside a CPU hog)."""
-    for _ in range(TYPE_TRIES):
-        rt.tmux.send_text(agent.session, message, enter=False, paste=program.pastes)
-        if not readable:
-            return
-        _wait_typed(rt, agent, program, message)
-        if program.input_text(rt.tmux.capture(agent.session)) != "":
-            return  # it shows, or shows something: the submit that follows looks at what
-    raise NotSubmitted(
-        f"the text never showed in {agent.id}'s input box, typed {TYPE_TRIES} times; "
-        f"see it with ib look {agent.id}"
-    )
+def _told_not_drawn(rt: Runtime, agent: Agent) -> bool:
+    """Whether a hook told a dialog of the agent that nobody answered: the program may tell it before it
+    draws it (seen: text from Telegram typed into the pane in between, under the dialog's own message)."""
+    prompt = rt.prompts.get(agent.id)
+    return prompt is not None and not rt.prompts.answered(prompt.id)
+
+
+def _drawn_dialog(rt: Runtime, agent: Agent, program: AgentProgram) -> Dialog | None:
+    """The dialog once the program draws it, DRAWING_WAIT at most (None: it never showed, or closed)."""
+    deadline = time.monotonic() + DRAWING_WAIT
+    while time.monotonic() < deadline:
+        dialog = program.read_dialog(rt.tmux.capture(agent.session))
+        if dialog is not None:
+            return dialog
+        time.sleep(0.05)
+    return None
 
 
 def _started_screen(rt: Runtime, agent: Agent, program: AgentProgram) -> str:
@@ -184,9 +187,10 @@ def _submit(rt: Runtime, agent: Agent, program: AgentProgram, message: str, read
     """Press Enter the send delay after the input box shows the message (Gemini CLI submits what it last
     drew: an Enter before it drew the text sends a part of it), then again while the message still sits
     there (an Enter taken by a completion menu after `@path`, made a newline by a paste guard, or lost
-    while Gemini CLI resumes a session), SUBMIT_TRIES times at most (`_type_text` waited for the box to
-    show it). A screen with no box this program can read (not `readable`) gets one Enter, the send delay
-    after the text."""
+    while Gemini CLI resumes a session), SUBMIT_TRIES times at most. A screen with no box this program
+    can read (not `readable`) gets one Enter, the send delay after the text."""
+    if readable:
+        _wait_typed(rt, agent, program, message)
     for _ in range(SUBMIT_TRIES):
         time.sleep(rt.settings.send_delay)
         rt.tmux.send_keys(agent.session, "Enter")

@@ -59,7 +59,6 @@ class FakeAgent:
         self.queue: list[Step] = []
         self.completed = False
         self._parent: str | None = None
-        self._boxed = False  # the input box was drawn once
 
     def run(self, script: list[Step]) -> None:
         self.screen.text(f" ✻ Claude Code v{VERSION} (fake)\n   {self.cwd}\n")
@@ -118,12 +117,6 @@ class FakeAgent:
         self.idle()
 
     def idle(self) -> None:
-        """The input box. Keys typed in the first $IB_FAKE_DEAF_BOX seconds after the first one is drawn
-        are dropped, as Gemini CLI drops those typed while it loads a resumed session."""
-        first = not self._boxed
-        self._boxed = True
-        if first and (deaf := float(os.environ.get("IB_FAKE_DEAF_BOX") or 0)) > 0:
-            self.keys.deaf_until = time.monotonic() + deaf
         self.screen.input_box()
         self.keys.idle.set()
 

@@ -10,7 +10,6 @@ import shutil
 import sys
 import termios
 import threading
-import time
 import tty
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -54,7 +53,6 @@ class Keyboard:
         self.submissions: queue.Queue[bytes | None] = queue.Queue()
         self.interrupt, self.idle = threading.Event(), threading.Event()
         self.dialog = threading.Event()  # a dialog is on screen: keys are choices, not typing
-        self.deaf_until = 0.0  # monotonic time before which typed keys are dropped (a program redrawing)
         self.choices: queue.Queue[bytes] = queue.Queue()
 
     def start(self) -> None:
@@ -71,9 +69,6 @@ class Keyboard:
                     self.submissions.put(None)
                     return
                 events = self.decoder.feed(data)
-            if time.monotonic() < self.deaf_until:
-                self.decoder.line.clear()
-                continue  # dropped, as Gemini CLI drops what is typed while it loads a resumed session
             for event in events:
                 if event.kind in ("submit", "eof"):
                     self.submissions.put(event.data if event.kind == "submit" else None)
