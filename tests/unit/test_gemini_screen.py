@@ -116,3 +116,19 @@ EDGES = {
 @pytest.mark.parametrize(("text", "expected"), EDGES.values(), ids=EDGES.keys())
 def test_edge_screens(text: str, expected: str) -> None:
     assert read_screen(text).state == expected
+
+
+def test_an_idle_box_under_a_long_answer_is_not_the_start_up() -> None:
+    """The header scrolled away under a long answer: the lines above the box are the answer's own."""
+    answer = "\n".join(f"  line {n} of a long answer" for n in range(30))
+    box = f"{'─' * 80}\n Shift+Tab to accept edits\n\n >   Type your message or @path/to/file\n"
+    assert read_screen(f"{answer}\n\n{box}").state == "idle"
+
+
+def test_a_warning_over_history_is_not_the_start_up() -> None:
+    screen = (
+        "⚠  Warning: True color (24-bit) support not detected.\n   color enabled will result in a better\n\n"
+        "✦ Done.\n\n"
+        f"{'─' * 80}\n Shift+Tab to accept edits\n\n >   Type your message or @path/to/file\n"
+    )
+    assert read_screen(screen).state == "idle"

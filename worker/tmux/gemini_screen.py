@@ -43,6 +43,11 @@ _LIMIT_TITLE = re.compile(r"^Usage limit reached for .+\.$")
 _OPTION = re.compile(r"^(●\s*)?(\d{1,2})\.\s+(\S.*?)$")
 _ERROR = re.compile(r"^✕\s+(\[API Error:.*)$")
 _ESC = " (esc)"
+# `--resume` hides the input box while it loads the conversation, and what is typed then is lost
+_RESUMING = "Resuming session..."
+_WARNING = "⚠"
+# the status row over the input box, drawn before the rest of the screen ("? for shortcuts")
+_STATUS_ROW = re.compile(r"^\s*(?:Executing Hook:.*|\S.*\s{2,})?\? for shortcuts\s*$|^\s*Executing Hook:")
 _ONCE, _SESSION = "Allow once", "Allow for this session"
 
 
@@ -70,7 +75,30 @@ def read_screen(text: str) -> GeminiScreen:
         return GeminiScreen(CREATING)
     if _EXITED.match(lines[-1]):
         return GeminiScreen(EXITED)
+    if _starting(lines):
+        return GeminiScreen(CREATING)
     return _read_bottom(lines)
+
+
+def _starting(lines: list[str]) -> bool:
+    """Whether the screen is one Gemini CLI draws before it takes keys as it will: its input box alone,
+    over startup warnings at most (before its settings are read it draws no header nor history, and a
+    session it resumes then hides the box and forgets what it holds), or the box hidden while a resumed
+    conversation loads ("Resuming session...")."""
+    if any(_RESUMING in line for line in lines[-BOTTOM_LINES:]):
+        return True
+    rules = [index for index, line in enumerate(lines) if _RULE.match(line)]
+    if not rules:
+        return False
+    in_warning = False
+    for line in lines[: rules[-1]]:
+        if not line.strip():
+            in_warning = False
+        elif line.lstrip().startswith(_WARNING):
+            in_warning = True
+        elif not (in_warning and line.startswith(" ")) and not _STATUS_ROW.match(line):
+            return False  # the header, the conversation, anything drawn by a program that started
+    return True
 
 
 def _read_bottom(lines: list[str]) -> GeminiScreen:
