@@ -79,13 +79,20 @@ def test_an_answer_typed_before_the_dialog_reads_keys_is_typed_again(
 def test_a_dialog_whose_answer_was_dropped_every_time_is_told_again(
     agents_ib: IbRunner, rds: redis.Redis, keys: Keys, repo: Path, tmp_path: Path
 ) -> None:
-    """Past the answer's tries the screen stays quiet: the worker's pane watcher looks again at a dialog
-    answered but not seen closing, and tells it again once STILL_CLOSING has passed."""
+    """Past the answer's tries the answer says it was not taken, and the screen stays quiet: the worker's
+    pane watcher looks again at a dialog answered but not seen closing, and tells it again once
+    STILL_CLOSING has passed."""
     agents_ib.env["IB_FAKE_DEAF_DIALOGS"] = "12"  # longer than ib approve's three tries, 3 s apart
     with worker_running(agents_ib, tmp_path / "worker.log", rds, keys):
         _spawn(agents_ib, "maker", "fake: permission touch made.txt", "fake: done")
         retry_until(lambda: _shows(agents_ib, "maker", "Do you want to proceed?"), TIMEOUT, 0.01)
-        assert agents_ib.run("approve", "maker").returncode == 0
+        dropped = agents_ib.run("approve", "maker")
+        assert dropped.returncode == 1
+        assert dropped.stderr.strip() == (
+            "ib approve: error: maker still shows a permission dialog (Do you want to proceed?) as it "
+            "was, after the answer was typed 3 times: it did not take it. It is told again; see it with "
+            "ib look maker"
+        )
         retry_until(lambda: len(_events(rds, keys, "permission")) >= 2, TIMEOUT, what="the dialog told again")
         again = agents_ib.run("approve", "maker")
         assert again.returncode == 0, again.stderr

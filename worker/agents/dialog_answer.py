@@ -52,6 +52,10 @@ class OtherDialog(Conflict):
     id): answering it would answer a dialog the person did not see."""
 
 
+class AnswerNotTaken(WorkerError):
+    """The program dropped the answer's keys every time they were typed: its dialog stays as it was."""
+
+
 class BadAnswer(WorkerError):
     """The answer does not fit the dialog on screen."""
 
@@ -199,13 +203,18 @@ def type_answer(rt: Runtime, agent: Agent, dialog: Dialog, keys: list[str], prom
     """Type the keys of an answer to `dialog` (recorded as prompt `prompt_id`), and again while the pane
     shows it unchanged STILL_CLOSING later with no other dialog recorded: Claude Code draws a dialog before
     it reads keys (for a second or more on a busy machine) and drops the keys that come in between.
-    ANSWER_TRIES times at most. Until the last, the answer counts from when this looks again: the pane
-    watcher tells a dialog still drawn STILL_CLOSING past its answer anew, and must not while this may."""
+    ANSWER_TRIES times at most, then it says so (AnswerNotTaken). Until the last, the answer counts from
+    when this looks again: the pane watcher tells a dialog still drawn STILL_CLOSING past its answer anew,
+    and must not while this may."""
     for left in reversed(range(ANSWER_TRIES)):
         rt.prompts.typed(prompt_id, time.time() + (STILL_CLOSING if left else 0.0))
         rt.tmux.send_keys(agent.session, *keys)
-        if not left or wait_until(lambda: not _unanswered(rt, agent, dialog, prompt_id), STILL_CLOSING):
+        if wait_until(lambda: not _unanswered(rt, agent, dialog, prompt_id), STILL_CLOSING):
             return
+    raise AnswerNotTaken(
+        f"{agent.id} still shows {dialog.describe()} as it was, after the answer was typed {ANSWER_TRIES} "
+        f"times: it did not take it. It is told again; see it with ib look {agent.id}"
+    )
 
 
 def _unanswered(rt: Runtime, agent: Agent, dialog: Dialog, prompt_id: str) -> bool:
