@@ -11,7 +11,12 @@ import pytest
 
 from tests.fake_openai.client import CODEX_VERSION
 from worker.markers import COMPLETION_MARKER
-from worker.programs.codex.screen import codex_option_keys, codex_pane_state, read_codex_dialog
+from worker.programs.codex.screen import (
+    codex_input_text,
+    codex_option_keys,
+    codex_pane_state,
+    read_codex_dialog,
+)
 from worker.tmux.dialogs import option_for_answer, pick
 from worker.tmux.pane_state import PaneState
 
@@ -134,3 +139,26 @@ def test_an_option_without_a_key_is_picked_by_its_digit() -> None:
     dialog = read_codex_dialog(screen.replace(FOOTER, ""))
     assert dialog is not None and dialog.kind == "dialog"
     assert codex_option_keys(dialog, 1) == ["2"]
+
+
+@pytest.mark.parametrize("path", CAPTURES, ids=[path.name for path in CAPTURES])
+def test_the_input_box_reads_empty_or_absent_on_every_capture(path: Path) -> None:
+    """Every capture has an empty box (its placeholder) or none (a dialog in its place, the program gone)."""
+    expected = None if path.name.startswith(("permission-", "stopped-")) else ""
+    assert codex_input_text(path.read_text(encoding="utf-8")) == expected
+
+
+def test_the_input_box_reads_what_is_typed_there_not_the_conversation() -> None:
+    typed = _screen("› fix it\n\n• Done.").replace(
+        "Ask Codex to do anything", "now the tests\n  and the docs"
+    )
+    assert codex_input_text(typed) == "now the tests"
+    assert (
+        codex_input_text(_screen("› fix it").replace("Ask Codex to do anything", "Ask a follow-up question"))
+        == ""
+    )
+
+
+def test_a_message_shown_in_the_conversation_with_no_box_below_is_no_input_box() -> None:
+    """Just submitted: the message is the conversation's last `›` line and the status line is under it."""
+    assert codex_input_text(HEADER + "› fix it\n\n• Working (0s • esc to interrupt)\n") is None

@@ -93,7 +93,8 @@ def _type_alone(rt: Runtime, agent: Agent, program: AgentProgram, message: str) 
     box = program.input_text(screen)  # None: no box this program's screen shows that it can read
     if program.probes_input and box is not None:
         _probe(rt, agent, program, box)
-    rt.tmux.send_text(agent.session, message, enter=False, paste=program.pastes)
+    typed = f" {message}" if program.bang_runs_shell and message.startswith("!") else message
+    rt.tmux.send_text(agent.session, typed, enter=False, paste=program.pastes)
     _submit(rt, agent, program, message, readable=box is not None)
     rt.prompts.moved_on(agent.id)
 

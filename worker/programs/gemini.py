@@ -152,6 +152,7 @@ class GeminiCli:
     # only with the next prompt
     refusal_untold = True
     limit_hook = False
+    bang_runs_shell = False  # typed, a `!` in an empty box is its shell mode; a paste is text
 
     def command(self, configured: str) -> str:
         return self.binary  # IB_AGENT_COMMAND is Claude Code's (or its stand-in's)

@@ -137,6 +137,9 @@ class AgentProgram(Protocol):
     # a hook tells the plan's usage limit exactly (Claude Code's StopFailure): the pane watcher leaves the
     # limit of an agent whose hooks work to it; for the others the screen is the only one that tells
     limit_hook: bool
+    # a message that starts with `!` runs as a shell command however it comes (typed or pasted); one space
+    # before it keeps it a message, and the program trims the space
+    bang_runs_shell: bool
 
     def command(self, configured: str) -> str:
         """The command words that start the program; `configured` is IB_AGENT_COMMAND."""

@@ -8,7 +8,7 @@ import re
 
 _RULE = re.compile(r"^\s*─{8,}\s*$")
 _PROMPTS = ("❯", ">")
-_PASTED = "[pasted text"
+_PASTED = ("[pasted text", "[pasted content")
 PROBE_CHARS = 24  # how much of a message's first line identifies it in the box
 
 
@@ -28,7 +28,8 @@ def input_text(pane: str) -> str | None:
 
 def still_typed(box: str | None, text: str) -> bool:
     """Does the input box, as a program's `input_text` read it, hold `text` (or the placeholder a long
-    paste shows: Claude Code's "[Pasted text #1 +40 lines]", Gemini CLI's "[Pasted Text: 50 lines]")?"""
+    paste shows: Claude Code's "[Pasted text #1 +40 lines]", Gemini CLI's "[Pasted Text: 50 lines]", Codex
+    CLI's "[Pasted Content 1200 chars]")?"""
     if not box:
         return False
     if box.casefold().startswith(_PASTED):

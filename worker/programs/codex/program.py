@@ -18,7 +18,12 @@ from bus.usage_limits import RecordedLimit
 from worker.programs import probe
 from worker.programs.bubblewrap import box, boxed_unfinished
 from worker.programs.codex.rollout import RolloutParser, recorded_limit
-from worker.programs.codex.screen import codex_option_keys, codex_pane_state, read_codex_dialog
+from worker.programs.codex.screen import (
+    codex_input_text,
+    codex_option_keys,
+    codex_pane_state,
+    read_codex_dialog,
+)
 from worker.programs.codex.usage import UsageReader
 from worker.programs.jsonl import last_entries
 from worker.programs.program import (
@@ -30,7 +35,7 @@ from worker.programs.program import (
     UsageReading,
     Version,
 )
-from worker.tmux import dialogs, input_box
+from worker.tmux import dialogs
 from worker.tmux.dialogs import Dialog
 from worker.tmux.pane_state import PaneState
 
@@ -97,10 +102,12 @@ class CodexCli:
     binary = "codex"
     release = Release((0, 169, 0), (0, 169, 0), "npm install -g @openai/codex@0.169.0")
     sandbox = Sandbox.OWN_IN_BUBBLEWRAP
-    pastes = False
+    # a `?` typed into its empty input box opens its shortcuts and is lost; a paste is text
+    pastes = True
     probes_input = False
     refusal_untold = False
     limit_hook = False
+    bang_runs_shell = True
 
     def command(self, configured: str) -> str:
         return self.binary  # IB_AGENT_COMMAND is Claude Code's (or its stand-in's)
@@ -186,4 +193,4 @@ class CodexCli:
         return codex_option_keys(dialog, index)
 
     def input_text(self, screen: str) -> str | None:
-        return input_box.input_text(screen)
+        return codex_input_text(screen)

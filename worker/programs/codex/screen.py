@@ -36,6 +36,8 @@ _INTERRUPTED = re.compile(r"^■\s+Conversation interrupted\b")
 _ERROR = re.compile(r"^■\s+\S")
 _RATE_LIMIT = re.compile(r"(?i)\b429\b|rate limit|usage limit|too many requests")
 _KEY_NAMES = {"esc": "Escape", "enter": "Enter"}
+# what the empty input box shows: before the first message, and after it
+_PLACEHOLDERS = ("Ask Codex to do anything", "Ask a follow-up question")
 
 
 def codex_pane_state(text: str) -> PaneState:
@@ -54,6 +56,17 @@ def codex_pane_state(text: str) -> PaneState:
     if any(_WORKING.match(line) for line in conversation[-6:]):
         return PaneState.RUNNING
     return _turn_state(_last_turn(conversation))
+
+
+def codex_input_text(text: str) -> str | None:
+    """What the input box holds: the first line after its `›` ("" while it shows a placeholder); None
+    when the screen shows no input box (a dialog takes its place, the start-up, the program exited)."""
+    lines = _trimmed(text)
+    box = _input_box(lines)
+    if box is None or read_codex_dialog(text) is not None:
+        return None
+    held = lines[box].removeprefix(PROMPT).strip()
+    return "" if held in _PLACEHOLDERS else held
 
 
 def _trimmed(text: str) -> list[str]:
