@@ -2,13 +2,13 @@
 
     .venv/bin/python -m bench.attention_bench [--samples N] [--repeat SECONDS]
 
-The bot's escalation (bot/escalation.py) runs in this process on the real Redis, repeating every item
-at once and then every `--repeat` seconds on two channels: a DM through the fake Bot API (loopback HTTP,
-python-telegram-bot's client) and a `json://` webhook on loopback delivered by apprise. Each sample
-raises a permission, lets it be repeated on both channels at least twice, answers it at a random moment
-of the repeat cycle (`AttentionStore.answer`, as `ib approve` does), and waits three more cycles.
-Answer-to-silence, per channel: from the start of the answer to the last message of that item to arrive
-(0 when nothing arrives after the answer began): only sends already under way can land after it.
+The bot's escalation (bot/attention/escalation.py) runs in this process on the real Redis, repeating every
+item at once and then every `--repeat` seconds on two channels: a DM through the fake Bot API (loopback HTTP,
+python-telegram-bot's client) and a `json://` webhook on loopback delivered by apprise. Each sample raises a
+permission, lets it be repeated on both channels at least twice, answers it at a random moment of the repeat
+cycle (`AttentionStore.answer`, as `ib approve` does), and waits three more cycles. Answer-to-silence, per
+channel: from the start of the answer to the last message of that item to arrive (0 when nothing arrives after
+the answer began): only sends already under way can land after it.
 
 Baseline, from the same run: one delivery on each channel on its own (send to arrival), the most that a
 send under way can still take.
@@ -26,8 +26,8 @@ import redis
 from telegram import Bot
 
 from bench.common import REDIS_URL, percentile, scratch_namespace
-from bot.channels import Channel, load_channels
-from bot.escalation import Escalation
+from bot.attention.channels import Channel, load_channels
+from bot.attention.escalation import Escalation
 from bus.attention import AttentionStore
 from bus.attention_rules import Schedule
 from bus.envelope import make_event

@@ -8,8 +8,8 @@ the fake Bot API, one fake per chat (the fake holds one forum chat), in real tim
 sleeps a 429's retry_after in real seconds). Each fake keeps Telegram's limits: one message a second
 per chat with a burst of 3, and 20 a minute in a group.
 
-- ours: `bot.sender.Sender` draining an `Outbox` with Telegram's limits as `bot.pacing` knows them
-  (one Sender per chat, as `ib bot` runs one for its forum); items are not mergeable, so every one
+- ours: `bot.delivery.sender.Sender` draining an `Outbox` with Telegram's limits as `bot.delivery.pacing`
+  knows them (one Sender per chat, as `ib bot` runs one for its forum); items are not mergeable, so every one
   is one sendMessage call, as with PTB.
 - PTB: `ExtBot` with `AIORateLimiter(max_retries=MAX_RETRIES)` (its default limits: 30 a second
   overall, 20 a minute per group); the chat's messages are sent concurrently (`asyncio.gather`),
@@ -43,11 +43,11 @@ from telegram.ext import AIORateLimiter, ExtBot
 from telegram.request import HTTPXRequest
 
 from bench.common import REDIS_URL, scratch_namespace
-from bot.forum import Forum
-from bot.outbound import Batch, Outbox, Outgoing
-from bot.pacing import Limits as PacerLimits
-from bot.sender import Sender
-from bot.topics import TopicRegistry
+from bot.delivery.forum import Forum
+from bot.delivery.outbound import Batch, Outbox, Outgoing
+from bot.delivery.pacing import Limits as PacerLimits
+from bot.delivery.sender import Sender
+from bot.topics.topics import TopicRegistry
 from bus.keys import Keys
 from tests.fake_telegram import FakeTelegram, Limits
 

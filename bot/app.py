@@ -29,34 +29,34 @@ from telegram.ext import (
     filters,
 )
 
-from bot import approval
-from bot.agent_handlers import AGENT_HANDLERS
-from bot.attention_handlers import ATTENTION_HANDLERS
-from bot.budget import SharedBudget
-from bot.channels import load_channels
-from bot.chat_commands import COMMANDS, command_of
+from bot.attention.channels import load_channels
+from bot.attention.escalation import Escalation, schedule_for
 from bot.config import BotConfig, bot_config
-from bot.consumer import EventConsumer
-from bot.cost_handlers import COST_HANDLERS
+from bot.delivery.budget import SharedBudget
+from bot.delivery.forum import Forum
+from bot.delivery.outbound import Batch, Outbox
+from bot.delivery.sender import Sender
+from bot.delivery.status_lines import STATUS_EVERY
 from bot.errors import BotError
-from bot.escalation import Escalation, schedule_for
-from bot.forum import Forum
-from bot.gate import gate
-from bot.limit_handlers import LIMIT_HANDLERS
-from bot.outbound import Batch, Outbox
-from bot.output_feed import OutputFeed
-from bot.plan_handlers import PLAN_HANDLERS
-from bot.relay import on_button, on_text
-from bot.review import ReviewRecords
+from bot.feeds.consumer import EventConsumer
+from bot.feeds.output_feed import OutputFeed
+from bot.feeds.status_board import StatusBoard
+from bot.feeds.worker_watch import watch_workers
+from bot.handlers.agent_handlers import AGENT_HANDLERS
+from bot.handlers.attention_handlers import ATTENTION_HANDLERS
+from bot.handlers.chat_commands import COMMANDS, command_of
+from bot.handlers.cost_handlers import COST_HANDLERS
+from bot.handlers.gate import gate
+from bot.handlers.limit_handlers import LIMIT_HANDLERS
+from bot.handlers.plan_handlers import PLAN_HANDLERS
+from bot.handlers.relay import on_button, on_text
+from bot.handlers.schedule_handlers import SCHEDULE_HANDLERS
+from bot.handlers.task_handlers import TASK_HANDLERS
+from bot.handlers.topic_handlers import TOPIC_HANDLERS
+from bot.review import approval
+from bot.review.review import ReviewRecords
 from bot.runtime import RUNTIME_KEY, BotRuntime
-from bot.schedule_handlers import SCHEDULE_HANDLERS
-from bot.sender import Sender
-from bot.status_board import StatusBoard
-from bot.status_lines import STATUS_EVERY
-from bot.task_handlers import TASK_HANDLERS
-from bot.topic_handlers import TOPIC_HANDLERS
-from bot.topics import TopicRegistry
-from bot.worker_watch import watch_workers
+from bot.topics.topics import TopicRegistry
 from bus.attention import AttentionStore
 from bus.clients import async_client_for, client_for, resolve_url
 from bus.errors import BusError, ConfigError

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from bot.delivery.outbound import Limits
 from bot.errors import BotConfigError
-from bot.outbound import Limits
 from bus.settings import Settings
 from bus.telegram_setup import missing_telegram_settings
 

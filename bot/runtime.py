@@ -18,14 +18,14 @@ import redis.asyncio as aredis
 from telegram.ext import ContextTypes
 
 from bot.config import BotConfig
+from bot.delivery.forum import Forum
+from bot.delivery.outbound import Document, Outgoing
+from bot.delivery.sender import Sender
+from bot.delivery.teardown_note import TeardownNotes
 from bot.errors import BotError
-from bot.forum import Forum
-from bot.outbound import Document, Outgoing
-from bot.render import Button
-from bot.sender import Sender
-from bot.split import split_message
-from bot.teardown_note import TeardownNotes
-from bot.topics import TopicRegistry
+from bot.render.render import Button
+from bot.render.split import split_message
+from bot.topics.topics import TopicRegistry
 from bus.agent_store import Agent, AgentStore
 from bus.auto_state import AutoState
 from bus.budgets import Amount

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import redis
 
-from bot.consumer import GROUP
+from bot.feeds.consumer import GROUP
 from bus.envelope import make_event
 from bus.keys import Keys
 from bus.streams import publish

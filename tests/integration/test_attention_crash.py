@@ -10,8 +10,8 @@ from collections.abc import Callable
 import redis
 from telegram import Bot
 
-from bot.channels import load_channels
-from bot.escalation import Escalation
+from bot.attention.channels import load_channels
+from bot.attention.escalation import Escalation
 from bus.attention import AttentionStore
 from bus.attention_rules import Schedule
 from bus.envelope import make_event

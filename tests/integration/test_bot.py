@@ -20,7 +20,7 @@ import httpx
 import pytest
 import redis
 
-from bot.consumer import GROUP
+from bot.feeds.consumer import GROUP
 from bus.agent_store import Agent, AgentStore
 from bus.auto_state import AutoState
 from bus.envelope import make_event

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import redis
 
-from bot.callbacks import Action, Callback
+from bot.render.callbacks import Action, Callback
 from bus.agent_store import AgentStore
 from bus.keys import Keys
 from bus.merge_request import MergeRequest

@@ -10,8 +10,8 @@ import os
 
 import redis
 
-from bot.agent_status import APPROVAL
-from bot.consumer import GROUP
+from bot.feeds.agent_status import APPROVAL
+from bot.feeds.consumer import GROUP
 from bus.activity import TURN_END
 from bus.hashes import read_hash
 from bus.keys import Keys

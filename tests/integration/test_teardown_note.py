@@ -9,12 +9,12 @@ from collections.abc import Awaitable, Callable
 import redis.asyncio as aredis
 from telegram import Bot
 
-from bot.forum import Forum
-from bot.outbound import Batch, Outbox
-from bot.pacing import Limits
-from bot.sender import MAX_NOW_TRIES, Sender
-from bot.teardown_note import TeardownNotes
-from bot.topics import TopicRegistry
+from bot.delivery.forum import Forum
+from bot.delivery.outbound import Batch, Outbox
+from bot.delivery.pacing import Limits
+from bot.delivery.sender import MAX_NOW_TRIES, Sender
+from bot.delivery.teardown_note import TeardownNotes
+from bot.topics.topics import TopicRegistry
 from bus.keys import Keys
 from tests.bot_process import SCALE
 from tests.fake_telegram import FakeTelegram

@@ -1,10 +1,11 @@
-"""The lines of Approve's one message (bot.review_render): where the approved change stands, step by step."""
+"""The lines of Approve's one message (bot.render.review_render): where the approved change stands, step by
+step."""
 
 from __future__ import annotations
 
 import pytest
 
-from bot.review_render import approval, merge_stage, queued_stage
+from bot.render.review_render import approval, merge_stage, queued_stage
 from bus.merge_request import MergeRequest
 
 REQ = MergeRequest(id="7", project="shop", agent="a1", branch="agent/a1", target="main", worker="w")

@@ -1,5 +1,6 @@
-"""ARCHITECTURE.md stays true: its map lists worker's areas in the order the layer test holds them
-(tests/unit/test_import_layers.py `LAYERS`), its table has a row for each, and its figures are the code's
+"""ARCHITECTURE.md stays true: its map lists worker's areas and bot's rooms in the order the layer test
+holds them (tests/unit/test_import_layers.py `LAYERS`, `BOT_LAYERS`), its table has a row for each area of
+worker and names bot's rooms in order in bot's row, and its figures are the code's
 (`python -m bench.package_figures --write` writes them again)."""
 
 from __future__ import annotations
@@ -8,7 +9,7 @@ import re
 from pathlib import Path
 
 from bench.package_figures import FIGURES_END, FIGURES_START, current_figures
-from tests.unit.test_import_layers import LAYERS
+from tests.unit.test_import_layers import BOT_LAYERS, LAYERS
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = (ROOT / "ARCHITECTURE.md").read_text(encoding="utf-8")
@@ -28,6 +29,19 @@ def _mapped() -> list[str]:
 
 def test_the_map_lists_every_area_in_the_layer_order() -> None:
     assert _mapped() == list(LAYERS)
+
+
+def test_the_map_lists_every_room_of_bot_in_the_layer_order() -> None:
+    block = DOC.split("```", 2)[1]
+    rooms = [found.group(1) for line in block.splitlines() if (found := re.match(r" bot\.(\w+)", line))]
+    assert rooms == [room for room in BOT_LAYERS if room != "__main__"]
+
+
+def test_the_bot_row_names_its_rooms_in_the_layer_order() -> None:
+    row = re.search(r"^\| `bot` \|(.*)$", DOC, flags=re.MULTILINE)
+    assert row is not None
+    named = re.findall(r"`(\w+)`", row.group(1))
+    assert named == [room for room in BOT_LAYERS if room != "__main__"]
 
 
 def test_the_table_has_a_row_for_every_area() -> None:

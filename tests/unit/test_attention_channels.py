@@ -8,7 +8,7 @@ import logging
 import apprise
 import pytest
 
-from bot.channels import load_channels, scheme_of, server_of
+from bot.attention.channels import load_channels, scheme_of, server_of
 from bus.attention_rules import reminder
 from bus.setting_checks import channel_urls
 

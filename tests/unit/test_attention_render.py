@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from bot.attention_handlers import attention_text
-from bot.escalation import schedule_for
+from bot.attention.escalation import schedule_for
+from bot.handlers.attention_handlers import attention_text
 from bus.attention import Item, listing
 from bus.attention_rules import Schedule
 from bus.settings import Settings

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from bot.agent_status import (
+from bot.feeds.agent_status import (
     ANSWER,
     APPROVAL,
     AgentStatus,

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bot.callbacks import CALLBACK_MAX_BYTES, Action, Callback, parse_callback
+from bot.render.callbacks import CALLBACK_MAX_BYTES, Action, Callback, parse_callback
 
 VALID = [
     ("diff", "d:agent-abc123", Callback(Action.DIFF, "agent-abc123")),

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from bot.chat_commands import (
+from bot.errors import CommandUsage
+from bot.handlers.chat_commands import (
     COMMANDS,
     LOOK_LINES,
     AutoOptions,
@@ -21,7 +22,6 @@ from bot.chat_commands import (
     parse_target,
     rest_of,
 )
-from bot.errors import CommandUsage
 
 BOT = "ittybus_bot"
 

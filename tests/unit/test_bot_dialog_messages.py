@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from bot.dialog_memory import remembered
-from bot.dialog_messages import DialogMessages, Edit, Send, Shown, Wait
+from bot.feeds.dialog_memory import remembered
+from bot.feeds.dialog_messages import DialogMessages, Edit, Send, Shown, Wait
 from bus.event_model import Event
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.failures import Failure, classify
+from bot.delivery.failures import Failure, classify
 
 CASES = [
     ("thread-not-found", "Bad Request: message thread not found", Failure.TOPIC_GONE),

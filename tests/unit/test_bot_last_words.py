@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.last_words import CUT, HOLD_SECONDS, LastWords, Release, seconds, stream_id, words_tail
+from bot.feeds.last_words import CUT, HOLD_SECONDS, LastWords, Release, seconds, stream_id, words_tail
 
 AGENT, TOPIC, OTHER = "agent-1", 5, 6
 NOW = 100.0

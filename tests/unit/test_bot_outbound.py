@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from bot.outbound import OUTPUT_EDIT_EVERY, OUTPUT_RESERVE, Batch, Limits, Outbox, Outgoing, Pacer
-from bot.render import Button
+from bot.delivery.outbound import OUTPUT_EDIT_EVERY, OUTPUT_RESERVE, Batch, Limits, Outbox, Outgoing, Pacer
+from bot.render.render import Button
 
 CHAT, OTHER_CHAT = -100, -200
 MINUTE = Limits(window=60.0)  # Telegram's minute, without the bot's margin of a second

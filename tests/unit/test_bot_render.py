@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-from bot.callbacks import CALLBACK_MAX_BYTES, Action, Callback, parse_callback
-from bot.render import Button, Rendered, Style, escape, render, render_output, shorten
-from bot.split import MESSAGE_LIMIT, split_message, telegram_length
+from bot.render.callbacks import CALLBACK_MAX_BYTES, Action, Callback, parse_callback
+from bot.render.render import Button, Rendered, Style, escape, render, render_output, shorten
+from bot.render.split import MESSAGE_LIMIT, split_message, telegram_length
 from bus.envelope import ALL_TYPES
 from bus.event_model import Event
 from tests.fake_telegram.markup import visible_text

@@ -6,9 +6,17 @@ from typing import Any
 
 import pytest
 
-from bot.render import Style
-from bot.routing import TOPIC_NAME_LIMIT, Bindings, Delivery, TopicKind, TopicRequest, route, topic_name
-from bot.split import telegram_length
+from bot.render.render import Style
+from bot.render.split import telegram_length
+from bot.topics.routing import (
+    TOPIC_NAME_LIMIT,
+    Bindings,
+    Delivery,
+    TopicKind,
+    TopicRequest,
+    route,
+    topic_name,
+)
 from bus.event_model import Event
 
 PROJECT, TASK, AGENT, MERGE = 10, 20, 30, 40

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bot.split import OutputBuffer, OutputStep, split_message, telegram_length
+from bot.render.split import OutputBuffer, OutputStep, split_message, telegram_length
 from tests.fake_telegram.markup import visible_text
 
 PY = '<pre><code class="language-python">'

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from bot.outbound import Batch, Limits, Outbox, Outgoing
-from bot.status_lines import STATUS_EVERY, STATUS_RESERVE
+from bot.delivery.outbound import Batch, Limits, Outbox, Outgoing
+from bot.delivery.status_lines import STATUS_EVERY, STATUS_RESERVE
 from bus.activity import (
     Activity,
     activity_line,

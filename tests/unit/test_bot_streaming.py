@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.streaming import output_item
+from bot.render.streaming import output_item
 from tests.fake_telegram.markup import visible_text
 
 ITEMS = [

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from bot.render import Button, Rendered, Style, render
-from bot.routing import Bindings, Delivery, route
+from bot.render.render import Button, Rendered, Style, render
+from bot.topics.routing import Bindings, Delivery, route
 from bus.event_model import Event
 
 BUDGET = {

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from bot.relay import _to_worker
+from bot.handlers.relay import _to_worker
 from bot.runtime import BotRuntime
 from bus.worker_commands import BY_OP, COMMAND_TYPES, Command
 from bus.worker_rpc import request, submit

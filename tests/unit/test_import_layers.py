@@ -1,9 +1,10 @@
-"""Inside worker/, imports only go down: each area (a subpackage, or a module at the top of the package)
-imports only the areas listed below it in `LAYERS`. An arrow back up is allowed only by name in
-`ALLOWED_UP`, with why; a new one fails here. Lazy and TYPE_CHECKING imports count like the others.
+"""Inside worker/ and inside bot/, imports only go down: each area (a subpackage, or a module at the top of
+the package) imports only the areas listed below it in its package's order (`LAYERS` for worker,
+`BOT_LAYERS` for bot). An arrow back up is allowed only by name in `ALLOWED_UP`, with why; a new one fails
+here. Lazy and TYPE_CHECKING imports count like the others.
 
 `python -c "from tests.unit.test_import_layers import print_arrows; print_arrows()"` prints every arrow
-between the areas, with the imports that draw it.
+between the areas, with the imports that draw it (`print_arrows("bot")` for bot's).
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-WORKER = ROOT / "worker"
 
 LAYERS = (
     "mcp",
@@ -46,27 +46,48 @@ LAYERS = (
 """worker's areas from the top down: `mcp` (the MCP server, a front end over the CLI's operations) may
 import every other one, `secret_env` none."""
 
+BOT_LAYERS = (
+    "__main__",
+    "app",
+    "handlers",
+    "review",
+    "runtime",
+    "feeds",
+    "attention",
+    "config",
+    "delivery",
+    "topics",
+    "render",
+    "errors",
+)
+"""bot's rooms from the top down: `app` wires them all (`__main__` only calls it), the handlers act on
+what people do, `runtime` is what the handlers share, and `render` (pure) imports nothing of bot's but
+`errors`."""
+
+ORDERS = {"worker": LAYERS, "bot": BOT_LAYERS}
+
 ALLOWED_UP = {
     ("service", "frontends"): "the worker starts its repository's status node (StatusNodeStarter), and the "
     "dashboard in frontends/ reads the stack's state from service/",
 }
-"""The arrows that run back up on purpose, each with why (the import carries the same comment)."""
+"""The arrows of worker that run back up on purpose, each with why (the import carries the same comment).
+bot has none."""
 
 
-def _area(module: str) -> str | None:
-    """The area a dotted module of worker belongs to, None for the package itself or outside worker."""
+def _area(module: str, package: str) -> str | None:
+    """The area a dotted module of `package` belongs to, None for the package itself or outside it."""
     parts = module.split(".")
-    if parts[0] != "worker" or len(parts) < 2:
+    if parts[0] != package or len(parts) < 2:
         return None
     return parts[1]
 
 
-def _arrows() -> dict[tuple[str, str], list[str]]:
-    """Every (importer's area, imported area) pair inside worker/, with `file:line module` for each import."""
+def _arrows(package: str = "worker") -> dict[tuple[str, str], list[str]]:
+    """Every (importer's area, imported area) pair inside the package, with `file:line module` for each."""
     arrows: dict[tuple[str, str], list[str]] = defaultdict(list)
-    for path in sorted(WORKER.rglob("*.py")):
+    for path in sorted((ROOT / package).rglob("*.py")):
         relative = path.relative_to(ROOT)
-        source = _area(".".join(relative.with_suffix("").parts))
+        source = _area(".".join(relative.with_suffix("").parts), package)
         if source is None or source == "__init__":
             continue
         for node in ast.walk(ast.parse(path.read_text())):
@@ -76,37 +97,44 @@ def _arrows() -> dict[tuple[str, str], list[str]]:
             if isinstance(node, ast.Import):
                 targets = [alias.name for alias in node.names]
             elif node.module and node.level == 0:
-                is_package = node.module == "worker"
-                targets = [f"worker.{a.name}" for a in node.names] if is_package else [node.module]
+                is_package = node.module == package
+                targets = [f"{package}.{a.name}" for a in node.names] if is_package else [node.module]
             for target in targets:
-                area = _area(target)
+                area = _area(target, package)
                 if area is not None and area != source:
                     arrows[(source, area)].append(f"{relative}:{node.lineno} {target}")
     return arrows
 
 
-def _runs_up(pair: tuple[str, str]) -> bool:
+def _runs_up(pair: tuple[str, str], package: str = "worker") -> bool:
     importer, imported = pair
-    return LAYERS.index(imported) < LAYERS.index(importer)
+    order = ORDERS[package]
+    return order.index(imported) < order.index(importer)
 
 
-def print_arrows() -> None:
-    for pair, where in sorted(_arrows().items()):
-        mark = "  UP" if _runs_up(pair) else ""
+def print_arrows(package: str = "worker") -> None:
+    for pair, where in sorted(_arrows(package).items()):
+        mark = "  UP" if _runs_up(pair, package) else ""
         print(f"{pair[0]} -> {pair[1]}{mark}")
         for line in where:
             print(f"    {line}")
 
 
-def test_every_area_is_placed_in_a_layer() -> None:
-    found = {p.stem for p in WORKER.glob("*.py") if p.stem != "__init__"}
-    found |= {p.name for p in WORKER.iterdir() if (p / "__init__.py").exists()}
-    assert sorted(found - set(LAYERS)) == [], "add the new area to LAYERS, below every area that imports it"
-    assert sorted(set(LAYERS) - found) == [], "an area in LAYERS is gone: take it out"
+@pytest.mark.parametrize("package", sorted(ORDERS))
+def test_every_area_is_placed_in_a_layer(package: str) -> None:
+    folder = ROOT / package
+    found = {p.stem for p in folder.glob("*.py") if p.stem != "__init__"}
+    found |= {p.name for p in folder.iterdir() if (p / "__init__.py").exists()}
+    order = ORDERS[package]
+    assert sorted(found - set(order)) == [], "add the new area to the order, below every area that imports it"
+    assert sorted(set(order) - found) == [], "an area in the order is gone: take it out"
 
 
-def test_imports_inside_worker_only_go_down() -> None:
-    up = {pair: where for pair, where in _arrows().items() if _runs_up(pair) and pair not in ALLOWED_UP}
+@pytest.mark.parametrize("package", sorted(ORDERS))
+def test_imports_inside_a_package_only_go_down(package: str) -> None:
+    allowed = ALLOWED_UP if package == "worker" else {}
+    arrows = _arrows(package)
+    up = {pair: where for pair, where in arrows.items() if _runs_up(pair, package) and pair not in allowed}
     assert up == {}, "move the imported code down, or allow the arrow by name in ALLOWED_UP with why"
 
 

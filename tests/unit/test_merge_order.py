@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.task_handlers import merge_queue_text
+from bot.handlers.task_handlers import merge_queue_text
 from bus.merge_order import merge_order, position
 from bus.merge_request import MergeRequest
 

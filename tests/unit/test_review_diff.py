@@ -10,7 +10,16 @@ import pytest
 from PIL import Image
 from rich.style import Style
 
-from bot.review_render import Shown, caption, comment_of, file_list, noted, requested, shown_from, staleness
+from bot.render.review_render import (
+    Shown,
+    caption,
+    comment_of,
+    file_list,
+    noted,
+    requested,
+    shown_from,
+    staleness,
+)
 from bus.review_prompt import Comment, changes_prompt
 from worker.review.diff_files import FileDiff, parse_diff, printable, unquote
 from worker.review.diff_picture import WIDTH, file_rows, lexer_for, render_file, wrap

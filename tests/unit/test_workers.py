@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.worker_watch import sweep_interval
+from bot.feeds.worker_watch import sweep_interval
 from bus.names import worker_id_problem
 from bus.workers import describe_age
 
