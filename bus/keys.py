@@ -368,7 +368,7 @@ class Keys(Record):
     @property
     def approvals_followed(self) -> str:
         """Hash: agent -> the Approve note a bot follows through the merge queue (JSON), so a restarted bot
-        follows it on to the end (bot.approval_memory)."""
+        follows it on to the end (bot.review.approval_memory)."""
         return self._k("telegram", "approvals")
 
     def auto(self, project: str) -> str:

@@ -217,7 +217,7 @@ class Settings(BaseSettings):
         "in dollars per million tokens, MODEL a family (opus-4.6) or an exact model id",
     )
 
-    # what waits on a person, repeated until answered (bus.attention, bot/escalation.py)
+    # what waits on a person, repeated until answered (bus.attention, bot/attention/escalation.py)
     attention_dm_after: float = Field(
         300.0,
         ge=0,

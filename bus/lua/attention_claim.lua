@@ -1,4 +1,4 @@
--- Take one delivery of an open attention item: to one target in one round (bot/escalation.py).
+-- Take one delivery of an open attention item: to one target in one round (bot/attention/escalation.py).
 -- KEYS[1] open items (zset), KEYS[2] the item's delivered targets (hash), KEYS[3] its leases (hash)
 -- ARGV[1] item id, ARGV[2] target, ARGV[3] lease (ms): a taker that dies mid-send leaves it to expire
 -- Returns 1 when the caller must send now; 0 when the item is answered, the target was delivered, or
