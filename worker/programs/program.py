@@ -138,7 +138,7 @@ class AgentProgram(Protocol):
     # limit of an agent whose hooks work to it; for the others the screen is the only one that tells
     limit_hook: bool
     # a message that starts with `!` runs as a shell command however it comes (typed or pasted); one space
-    # before it keeps it a message, and the program trims the space
+    # before it keeps it a message (Codex CLI trims the space, Claude Code keeps it)
     bang_runs_shell: bool
 
     def command(self, configured: str) -> str:

@@ -38,7 +38,7 @@ class ClaudeCode:
     probes_input = False
     refusal_untold = False
     limit_hook = True
-    bang_runs_shell = False
+    bang_runs_shell = True
 
     def command(self, configured: str) -> str:
         return configured
