@@ -130,6 +130,27 @@ def test_at_the_reset_the_parked_agent_goes_on(
     assert rds.hget(keys.agent("capped"), "state") == "complete"
 
 
+def test_at_the_reset_a_quota_still_used_up_parks_the_agent_again(
+    gemini_ib: IbRunner, gemini: FakeGemini, rds: redis.Redis, keys: Keys, gemini_worker: Worker
+) -> None:
+    """ "Keep trying" into a quota still used up draws the same dialog again: a new limit, told once and
+    parked on (the agent stayed `limited` with nothing parked, and was never resumed again)."""
+    gemini.script(reply(f"Ready.\n\n{WAITING_MARKER}"))
+    _ready(gemini_ib, rds, keys, "capped")
+    gemini.set_default(quota(3600))
+    sent = gemini_ib.run("send", "capped", "go on")
+    assert sent.returncode == 0, sent.stderr
+    retry_until(lambda: [e["type"] for e in _told(rds, keys)][1:] == ["limited"], TURN, what="the limit told")
+    tries = len(gemini.turns_taken())
+    rds.hset(keys.limit("default"), "reset_at", f"{time.time() - 1:.3f}")  # the reset came; the quota did not
+    retry_until(lambda: len(_told(rds, keys)) == 3, TURN, what="the limit told again")
+    assert [e["type"] for e in _told(rds, keys)] == ["waiting", "limited", "limited"]
+    assert len(gemini.turns_taken()) > tries  # it did try again
+    shown = json.loads(gemini_ib.run("limits", "--json").stdout)["limits"]
+    assert [s["agents"] for s in shown] == [["capped"]]
+    assert rds.hget(keys.agent("capped"), "state") == "limited"
+
+
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "gemini-0.61.0"
 
 

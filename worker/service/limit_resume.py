@@ -11,15 +11,18 @@ from __future__ import annotations
 import logging
 import time
 
+from bus.agent_store import Agent
 from bus.limit_store import LimitStore
-from bus.usage_limits import Limit, until_text
+from bus.poll import wait_until
+from bus.usage_limits import Limit, limit_line, until_text
 from worker.agents import talk
-from worker.errors import WorkerError
+from worker.errors import SessionGone, WorkerError
 from worker.runtime import Runtime
 
 log = logging.getLogger(__name__)
 
 RESUME_TEXT = "continue"
+LIMIT_GONE_WAIT = 5.0  # seconds the limit the agent was parked on may take to leave its screen
 
 
 def resume_due(rt: Runtime, now: float | None = None) -> tuple[list[str], list[str]]:
@@ -78,4 +81,26 @@ def _resume(rt: Runtime, store: LimitStore, limit: Limit, agent_id: str, now: fl
         },
         **agent.event_fields(),
     )
+    _went_on(rt, agent)
     return True
+
+
+def _went_on(rt: Runtime, agent: Agent) -> None:
+    """The agent works again: the limit line it was parked on is forgotten once it leaves the screen, or
+    LIMIT_GONE_WAIT after the resume if it stays, and the pane watcher tells and parks on whatever limit
+    the screen shows after that. Gemini CLI's "Keep trying" into a quota still used up draws the same
+    dialog again at once (no frame without it), and the agent stayed `limited`, parked on nothing, never
+    resumed again."""
+    if not agent.limit_line:
+        return
+
+    def gone() -> bool:
+        try:
+            return limit_line(rt.tmux.capture(agent.session)) != agent.limit_line
+        except SessionGone:
+            return True
+
+    if not wait_until(gone, LIMIT_GONE_WAIT):
+        log.info("agent %s: its limit still shows after the resume; parked again if it holds", agent.id)
+    rt.agents.update(agent.id, limit_line="")
+    rt.agents.set_state(agent.id, "running")
