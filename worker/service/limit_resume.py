@@ -2,7 +2,7 @@
 parked agents that is still `limited` is sent RESUME_TEXT (its turn continues where the limit cut it), a
 `resumed` event tells the person, and the limit is lifted once nobody is parked on it.
 
-Runs on every worker tick from what the bus holds (bus.limit_store), so a worker restarted while agents
+Runs on every worker tick from what the bus holds (bus.stores.limit_store), so a worker restarted while agents
 are parked resumes them at the reset all the same.
 """
 
@@ -11,8 +11,8 @@ from __future__ import annotations
 import logging
 import time
 
-from bus.limit_store import LimitStore
-from bus.usage_limits import Limit, until_text
+from bus.costs.usage_limits import Limit, until_text
+from bus.stores.limit_store import LimitStore
 from worker.agents import talk
 from worker.errors import WorkerError
 from worker.runtime import Runtime
