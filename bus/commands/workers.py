@@ -20,7 +20,7 @@ from bus.wire.keys import Keys
 from bus.wire.names import worker_id_problem
 
 _MARK = "\x01"
-_LUA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "lua")
+_LUA = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lua")  # bus/lua
 _SEEN = """
 local t = redis.call('TIME')
 redis.call('HSET', KEYS[1], ARGV[1], t[1] * 1000 + math.floor(t[2] / 1000))

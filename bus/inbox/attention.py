@@ -22,7 +22,7 @@ from bus.wire.keys import Keys
 
 CLOSED_TTL = 86400  # seconds an answered item is kept: a late copy of its event must not open it again
 LEASE_MS = 30_000  # a delivery not marked done this long after it was taken is taken again
-_LUA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "lua")
+_LUA = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lua")  # bus/lua
 
 
 def _script(name: str) -> str:

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 
 SCRIPTS = ("add", "claim", "done", "fail", "release", "note", "edit", "delete", "depend")
 MARK = "\x01"  # where a template from Keys takes the id (see bus/lua/task_prelude.lua)
-_LUA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "lua")
+_LUA = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lua")  # bus/lua
 _texts: dict[str, str] = {}
 
 
