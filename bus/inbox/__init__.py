@@ -4,5 +4,5 @@ review comments and their prompt, and what is pushed into the person's Claude Co
 `session_inbox`, `session_socket`).
 
 May import stores, events, connection, settings, costs, wire, poll and errors. `prompt_record` and
-`session_inbox` are on the hooks' path: stdlib and wire only.
+`session_inbox` are on the hooks' path: the standard library, wire and errors only.
 """
