@@ -28,12 +28,12 @@ from telegram import Bot
 from bench.common import REDIS_URL, percentile, scratch_namespace
 from bot.attention.channels import Channel, load_channels
 from bot.attention.escalation import Escalation
-from bus.attention import AttentionStore
-from bus.attention_rules import Schedule
-from bus.envelope import make_event
-from bus.event_model import Event
-from bus.keys import Keys
-from bus.streams import publish
+from bus.events.envelope import make_event
+from bus.events.event_model import Event
+from bus.events.streams import publish
+from bus.inbox.attention import AttentionStore
+from bus.inbox.attention_rules import Schedule
+from bus.wire.keys import Keys
 from tests.fake_telegram import FakeTelegram
 from tests.json_inbox import JsonInbox
 

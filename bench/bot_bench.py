@@ -33,9 +33,9 @@ from pathlib import Path
 import redis
 
 from bench.common import REDIS_URL, percentile, scratch_namespace, summary_ms
-from bus.envelope import EVENT_FIELD, encode, make_event
-from bus.keys import Keys
-from bus.streams import publish
+from bus.events.envelope import EVENT_FIELD, encode, make_event
+from bus.events.streams import publish
+from bus.wire.keys import Keys
 from tests.fake_telegram import FakeTelegram, Limits
 from tests.fake_telegram.api import Params
 

@@ -25,9 +25,9 @@ import time
 import redis
 
 from bench.common import IB, REDIS_URL, ib_env, percentile, scratch_namespace, summary_ms
-from bus.envelope import make_event
-from bus.keys import Keys
-from bus.streams import Group, envelopes, publish
+from bus.events.envelope import make_event
+from bus.events.streams import Group, envelopes, publish
+from bus.wire.keys import Keys
 
 LATENCY_EVENTS = int(os.environ.get("IB_BENCH_EVENTS", "1000"))
 ROTATION = 4  # listeners waiting at once, so a new one's start-up never sits inside a measurement

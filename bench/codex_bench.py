@@ -41,7 +41,7 @@ from bench.common import (
     scratch_namespace,
     worker_running,
 )
-from bus.keys import Keys
+from bus.wire.keys import Keys
 from tests.cli import init_repo
 from tests.fake_openai import API_KEY, FakeOpenAI, reply, write_codex_home
 from tests.fake_openai.client import KEY_VARIABLE

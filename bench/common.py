@@ -88,7 +88,7 @@ def cpu_seconds(pid: int) -> float:
 def worker_running(env: dict[str, str], repo: Path) -> Iterator[subprocess.Popen[bytes]]:
     """`ib worker` for `repo` (its relay carries the hooks of agents whose box holds no bus address), up
     once its heartbeat is on the bus; stopped after."""
-    from bus.keys import Keys
+    from bus.wire.keys import Keys
 
     worker = subprocess.Popen(
         [IB, "worker"], cwd=repo, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL

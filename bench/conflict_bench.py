@@ -33,11 +33,11 @@ from typing import cast
 import redis
 
 from bench.common import IB, REDIS_URL, ib_env, process_times, scratch_namespace, summary_ms
-from bus.agent_store import Agent
-from bus.clients import client_for
-from bus.keys import Keys
-from bus.settings import Settings
-from bus.streams import Entry
+from bus.connection.clients import client_for
+from bus.events.streams import Entry
+from bus.settings.settings import Settings
+from bus.stores.agent_store import Agent
+from bus.wire.keys import Keys
 from tests.cli import git
 from tests.conflict_pairs import PAIRS, agent_repo_of, base_repo, real_merge_conflicts, runtime
 from tests.streams import newest_entry
@@ -125,7 +125,8 @@ def edit_to_event(repo: Path, count: int, samples: int) -> tuple[list[float], li
 def _wait_event(reader: redis.Redis, keys: Keys, since: str) -> float:
     deadline = time.monotonic() + DEADLINE
     while time.monotonic() < deadline:
-        # a decoding client: XREAD's reply is a list of (stream, entries), each entry as bus.streams types it
+        # a decoding client: XREAD's reply is a list of (stream, entries), each entry as
+        # bus.events.streams types it
         answer = cast(list[tuple[str, list[Entry]]] | None, reader.xread({keys.events: since}, block=1000))
         for _stream, entries in answer or []:
             for entry_id, fields in entries:

@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from bus.usage import spend
+from bus.costs.usage import spend
 from worker.programs.claude.usage import UsageReader, read_transcript
 
 ANSWERS = int(os.environ.get("IB_BENCH_ANSWERS", "20000"))

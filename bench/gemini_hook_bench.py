@@ -36,8 +36,8 @@ from typing import Any
 import redis
 
 from bench.common import IB, REDIS_URL, ib_env, percentile, process_times, scratch_namespace
-from bus.keys import Keys
-from bus.relay_port import VIA_RELAY
+from bus.settings.relay_port import VIA_RELAY
+from bus.wire.keys import Keys
 from tests.cli import init_repo
 from tests.fake_gemini.client import MODEL, client_env
 from tests.fake_gemini.script import reply

@@ -34,7 +34,7 @@ from typing import cast
 import redis
 
 from bench.common import IB, REDIS_URL, ib_env, pane_text, percentile, scratch_namespace
-from bus.keys import Keys
+from bus.wire.keys import Keys
 from tests.cli import init_repo
 from tests.fake_gemini.client import MODEL, client_env, gemini_binary
 from tests.fake_gemini.script import reply

@@ -31,7 +31,7 @@ import redis
 from bench.bot_bench import SCALE, TELEGRAM, TimedFake, start_bot, stop_bot
 from bench.common import IB, REDIS_URL, ib_env, percentile, scratch_namespace
 from bench.state_latency_bench import TURNS, LatencyRig, state_event
-from bus.keys import Keys
+from bus.wire.keys import Keys
 from tests.fake_anthropic import ask_user_question, bash, reply
 from tests.fake_anthropic.script import Turn
 

@@ -39,8 +39,8 @@ import redis
 from bench.common import IB, REDIS_URL, ib_env, pane_text, percentile, scratch_namespace
 from bench.incident_count import Incident, Row, Seen, count
 from bench.incident_scripts import KINDS, PROGRAMS, STOPPED, Kind
-from bus.keys import Keys
-from bus.relay_port import HOST, PORT_FILE
+from bus.settings.relay_port import HOST, PORT_FILE
+from bus.wire.keys import Keys
 from tests.cli import init_repo
 from tests.fake_anthropic import CLAUDE_CODE_VERSION, FakeAnthropic, claude_binary
 from tests.fake_anthropic import client_env as claude_env

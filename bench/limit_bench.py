@@ -31,7 +31,7 @@ from typing import TypeVar
 import redis
 
 from bench.common import IB, REDIS_URL, ib_env, scratch_namespace, summary_ms
-from bus.keys import Keys
+from bus.wire.keys import Keys
 from tests.cli import init_repo
 from tests.fake_anthropic import FakeAnthropic, claude_binary, client_env, overloaded, reply, usage_limited
 from tests.fake_anthropic.client import write_home

@@ -29,9 +29,9 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from bench.bus_bench import wake_latency_ib
 from bench.common import IB, REDIS_URL, ib_env, scratch_namespace, summary_ms
-from bus.envelope import make_event
-from bus.keys import Keys
-from bus.streams import publish
+from bus.events.envelope import make_event
+from bus.events.streams import publish
+from bus.wire.keys import Keys
 
 AGENT = "bench-agent"
 WAKE_TYPE = "bench_wake"

@@ -1,4 +1,4 @@
-"""What holding overlapping tasks (IB_OVERLAP=hold, bus/task_holds.py) adds to a claim.
+"""What holding overlapping tasks (IB_OVERLAP=hold, bus/tasks/task_holds.py) adds to a claim.
 
     .venv/bin/python -m bench.overlap_bench      # IB_BENCH_READY=50, IB_BENCH_CLAIMED=10, IB_BENCH_ROUNDS=100
 
@@ -16,11 +16,11 @@ from collections.abc import Callable
 import redis
 
 from bench.common import REDIS_URL, scratch_namespace, summary_ms
-from bus.keys import Keys
-from bus.merges import MergeStore
-from bus.task_holds import OverlapClaims
-from bus.task_model import Task
-from bus.task_store import TaskStore
+from bus.tasks.merges import MergeStore
+from bus.tasks.task_holds import OverlapClaims
+from bus.tasks.task_model import Task
+from bus.tasks.task_store import TaskStore
+from bus.wire.keys import Keys
 
 READY = int(os.environ.get("IB_BENCH_READY", "50"))
 CLAIMED = int(os.environ.get("IB_BENCH_CLAIMED", "10"))

@@ -5,9 +5,9 @@
 
 Ten tasks in a project whose files hold small functions; several pairs change the same line of the same
 function, some wait for others (`after`), each declares the files it changes (`touches`). IB_BENCH_CLAIMERS
-agents work in rounds: each idle agent claims the next task through bus.task_holds (as `ib task claim` and
-/auto do), starts a branch from the target's tip at that moment, makes the task's edit and commits; at the
-end of the round every finished task goes into the merge queue (bus.merges, in its merge order) and is
+agents work in rounds: each idle agent claims the next task through bus.tasks.task_holds (as `ib task claim`
+and /auto do), starts a branch from the target's tip at that moment, makes the task's edit and commits; at the
+end of the round every finished task goes into the merge queue (bus.tasks.merges, in its merge order) and is
 merged with a real `git merge`. A conflict is counted, aborted, and the task is done again on top of the
 target (as a merge agent would) before the next request. Printed per mode: merge conflicts reached, rounds
 taken (what holding costs in parallelism) and, with hold, how many ready tasks waited per round (summed).
@@ -24,10 +24,10 @@ from pathlib import Path
 import redis
 
 from bench.common import REDIS_URL, scratch_namespace
-from bus.keys import Keys
-from bus.merges import MergeStore
-from bus.task_holds import OverlapClaims
-from bus.task_store import TaskStore
+from bus.tasks.merges import MergeStore
+from bus.tasks.task_holds import OverlapClaims
+from bus.tasks.task_store import TaskStore
+from bus.wire.keys import Keys
 from tests.cli import git, init_repo
 from worker.git.repo import Git
 

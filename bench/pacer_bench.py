@@ -48,7 +48,7 @@ from bot.delivery.outbound import Batch, Outbox, Outgoing
 from bot.delivery.pacing import Limits as PacerLimits
 from bot.delivery.sender import Sender
 from bot.topics.topics import TopicRegistry
-from bus.keys import Keys
+from bus.wire.keys import Keys
 from tests.fake_telegram import FakeTelegram, Limits
 
 MAX_RETRIES = 5  # PTB's default is 0: a 429 then reaches the caller and the message is not sent

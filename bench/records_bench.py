@@ -1,4 +1,5 @@
-"""What the pydantic records (bus/hash_record.py) cost beside the hand-written dataclasses they replaced.
+"""What the pydantic records (bus/stores/hash_record.py) cost beside the hand-written dataclasses they
+replaced.
 
     .venv/bin/python -m bench.records_bench        # IB_BENCH_AGENTS=1000, IB_BENCH_ROUNDS=20
 
@@ -23,10 +24,10 @@ from typing import Any
 import redis
 
 from bench.common import REDIS_URL, scratch_namespace
-from bus.agent_store import Agent, AgentStore
-from bus.hash_record import HashRecord
-from bus.hashes import members, read_hashes, write_hash
-from bus.keys import Keys
+from bus.stores.agent_store import Agent, AgentStore
+from bus.stores.hash_record import HashRecord
+from bus.stores.hashes import members, read_hashes, write_hash
+from bus.wire.keys import Keys
 
 AGENTS = int(os.environ.get("IB_BENCH_AGENTS", "1000"))
 ROUNDS = int(os.environ.get("IB_BENCH_ROUNDS", "20"))
@@ -34,7 +35,7 @@ ROUNDS = int(os.environ.get("IB_BENCH_ROUNDS", "20"))
 
 @dataclass(frozen=True)
 class OldAgent:
-    """The record before bus/hash_record.py, with its conversions as they were."""
+    """The record before bus/stores/hash_record.py, with its conversions as they were."""
 
     id: str
     goal: str = ""

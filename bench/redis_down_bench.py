@@ -22,7 +22,7 @@ from pathlib import Path
 import redis
 
 from bench.common import IB, percentile
-from bus.embedded import free_port, server_binary
+from bus.connection.embedded import free_port, server_binary
 
 RUNS = int(os.environ.get("IB_BENCH_RUNS", "60"))
 

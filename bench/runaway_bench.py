@@ -29,10 +29,10 @@ from typing import cast
 import redis
 
 from bench.common import IB, REDIS_URL, ib_env, process_times, scratch_namespace, summary_ms
-from bus.clients import client_for
-from bus.keys import Keys
-from bus.settings import Settings
-from bus.streams import Entry
+from bus.connection.clients import client_for
+from bus.events.streams import Entry
+from bus.settings.settings import Settings
+from bus.wire.keys import Keys
 from worker.budgets.watchdog import Watchdog
 from worker.runtime import Runtime
 

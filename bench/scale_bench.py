@@ -41,12 +41,12 @@ import redis
 
 from bench.bot_bench import TimedFake
 from bench.common import percentile
-from bus.agent_store import Agent, AgentStore
-from bus.clients import client_for
-from bus.envelope import make_event
-from bus.keys import Keys
-from bus.settings import Settings
-from bus.streams import publish
+from bus.connection.clients import client_for
+from bus.events.envelope import make_event
+from bus.events.streams import publish
+from bus.settings.settings import Settings
+from bus.stores.agent_store import Agent, AgentStore
+from bus.wire.keys import Keys
 from tests.streams import stream_entries
 from worker.runtime import Runtime
 from worker.service.pane_watch import PaneWatcher

@@ -16,12 +16,12 @@ import time
 from pathlib import Path
 
 from bench.common import summary_ms
-from bus.clients import client_for
-from bus.envelope import make_event
-from bus.hotconf import HotConf
-from bus.keys import Keys
-from bus.publish import publish
-from bus.task_store import TaskStore
+from bus.connection.clients import client_for
+from bus.events.envelope import make_event
+from bus.events.publish import publish
+from bus.settings.hotconf import HotConf
+from bus.tasks.task_store import TaskStore
+from bus.wire.keys import Keys
 from tests.sentinel_servers import SentinelSet
 
 RUNS = int(os.environ.get("IB_BENCH_RUNS", "300"))

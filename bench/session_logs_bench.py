@@ -18,7 +18,7 @@ from functools import partial
 from pathlib import Path
 
 from bench.cost_bench import made_up_session
-from bus.usage import Usage
+from bus.costs.usage import Usage
 from worker.agents.transcript_tail import CHUNK
 from worker.programs.claude.transcript import TranscriptParser
 from worker.programs.claude.usage import read_transcript

@@ -26,10 +26,10 @@ from pathlib import Path
 import redis
 
 from bench.common import IB, REDIS_URL, ib_env, percentile, scratch_namespace
-from bus.envelope import make_event
-from bus.keys import Keys
-from bus.session_inbox import this_host
-from bus.streams import publish
+from bus.events.envelope import make_event
+from bus.events.streams import publish
+from bus.inbox.session_inbox import this_host
+from bus.wire.keys import Keys
 from tests.cli import init_repo
 from tests.fake_anthropic import CLAUDE_CODE_VERSION, FakeAnthropic, Request, ToolUse, claude_binary, reply
 from tests.fake_anthropic.client import client_env, write_home

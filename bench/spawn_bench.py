@@ -42,7 +42,7 @@ from typing import cast
 import redis
 
 from bench.common import IB, REDIS_URL, ib_env, percentile, process_times, scratch_namespace
-from bus.keys import Keys
+from bus.wire.keys import Keys
 from tests import fake_anthropic, fake_openai
 from tests.cli import init_repo
 from tests.fake_anthropic.client import write_home as claude_home

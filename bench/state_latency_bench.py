@@ -35,7 +35,7 @@ from typing import Any, cast
 import redis
 
 from bench.common import IB, REDIS_URL, ib_env, percentile, scratch_namespace
-from bus.keys import Keys
+from bus.wire.keys import Keys
 from tests.cli import init_repo
 from tests.fake_anthropic import (
     FakeAnthropic,

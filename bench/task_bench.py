@@ -31,10 +31,10 @@ import psycopg
 import redis
 
 from bench.common import IB, REDIS_URL, ib_env, percentile, scratch_namespace
-from bus.keys import Keys
-from bus.task_lua import fixed_args, fixed_keys, script_text
-from bus.task_store import TaskStore
-from bus.task_wait import claim_wait, waiter_name
+from bus.tasks.task_lua import fixed_args, fixed_keys, script_text
+from bus.tasks.task_store import TaskStore
+from bus.tasks.task_wait import claim_wait, waiter_name
+from bus.wire.keys import Keys
 
 TASKS = int(os.environ.get("IB_BENCH_TASKS", "10000"))
 CLAIMERS = tuple(int(n) for n in os.environ.get("IB_BENCH_CLAIMERS", "1,4,16,64").split(","))

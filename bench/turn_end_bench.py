@@ -36,7 +36,7 @@ import redis
 from bench.bot_bench import SCALE, TELEGRAM, start_bot, stop_bot
 from bench.common import IB, REDIS_URL, ib_env, percentile, scratch_namespace
 from bench.hook_latency_bench import ASKED_COMMAND
-from bus.keys import Keys
+from bus.wire.keys import Keys
 from tests.cli import init_repo
 from tests.fake_anthropic import (
     CLAUDE_CODE_VERSION,

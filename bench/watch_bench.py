@@ -26,14 +26,14 @@ import redis
 from rich.console import Console
 
 from bench.common import IB, REDIS_URL, ib_env, scratch_namespace, summary_ms
-from bus.agent_store import Agent, AgentStore
-from bus.clients import client_for
-from bus.envelope import make_event
-from bus.keys import Keys
-from bus.questions import QuestionStore
-from bus.settings import load_settings
-from bus.streams import publish
-from bus.task_store import TaskStore
+from bus.connection.clients import client_for
+from bus.events.envelope import make_event
+from bus.events.streams import publish
+from bus.inbox.questions import QuestionStore
+from bus.settings.settings import load_settings
+from bus.stores.agent_store import Agent, AgentStore
+from bus.tasks.task_store import TaskStore
+from bus.wire.keys import Keys
 from worker.frontends.dashboard import Dashboard
 from worker.frontends.dashboard_render import render
 from worker.runtime import Runtime

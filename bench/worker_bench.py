@@ -24,8 +24,8 @@ from pathlib import Path
 import redis
 
 from bench.common import IB, REDIS_URL, cpu_seconds, ib_env, percentile, process_times, scratch_namespace
-from bus.agent_store import Agent, AgentStore
-from bus.keys import Keys
+from bus.stores.agent_store import Agent, AgentStore
+from bus.wire.keys import Keys
 from worker.tmux.client import Tmux
 
 WINDOW = float(os.environ.get("IB_BENCH_WINDOW", "30"))

@@ -57,13 +57,13 @@ from bot.review import approval
 from bot.review.review import ReviewRecords
 from bot.runtime import RUNTIME_KEY, BotRuntime
 from bot.topics.topics import TopicRegistry
-from bus.attention import AttentionStore
-from bus.clients import async_client_for, client_for, resolve_url
+from bus.connection.clients import async_client_for, client_for, resolve_url
 from bus.errors import BusError, ConfigError
-from bus.keys import Keys
-from bus.secret_file import token_file_problem
-from bus.settings import Settings, load_settings
-from bus.streams import consumer_name
+from bus.events.streams import consumer_name
+from bus.inbox.attention import AttentionStore
+from bus.settings.secret_file import token_file_problem
+from bus.settings.settings import Settings, load_settings
+from bus.wire.keys import Keys
 
 log = logging.getLogger(__name__)
 

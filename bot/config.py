@@ -10,8 +10,8 @@ from dataclasses import dataclass
 
 from bot.delivery.outbound import Limits
 from bot.errors import BotConfigError
-from bus.settings import Settings
-from bus.telegram_setup import missing_telegram_settings
+from bus.settings.settings import Settings
+from bus.settings.telegram_setup import missing_telegram_settings
 
 TELEGRAM_FILE_PATH = "/file/bot"
 

@@ -1,7 +1,8 @@
 """What the bot's handlers share: the configuration, the bus (async and, in threads, sync), the topic
 registry, and the sender; plus the lookups every handler needs (this topic's agent, project, worker).
 
-Blocking bus calls (bus.worker_rpc, the task and agent stores) run in threads via `asyncio.to_thread`.
+Blocking bus calls (bus.commands.worker_rpc, the task and agent stores) run in threads via
+`asyncio.to_thread`.
 """
 
 from __future__ import annotations
@@ -26,15 +27,15 @@ from bot.errors import BotError
 from bot.render.render import Button
 from bot.render.split import split_message
 from bot.topics.topics import TopicRegistry
-from bus.agent_store import Agent, AgentStore
-from bus.auto_state import AutoState
-from bus.budgets import Amount
-from bus.keys import Keys
-from bus.questions import Question
-from bus.schedules import ScheduleStore
-from bus.task_store import TaskStore
-from bus.worker_commands import Command
-from bus.worker_rpc import request, submit
+from bus.commands.worker_commands import Command
+from bus.commands.worker_rpc import request, submit
+from bus.costs.budgets import Amount
+from bus.inbox.questions import Question
+from bus.stores.agent_store import Agent, AgentStore
+from bus.stores.auto_state import AutoState
+from bus.tasks.schedules import ScheduleStore
+from bus.tasks.task_store import TaskStore
+from bus.wire.keys import Keys
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
@@ -59,14 +60,16 @@ class BotRuntime:
     config: BotConfig
     keys: Keys
     client: aredis.Redis  # for the event loop
-    sync: redis.Redis  # for bus.worker_rpc and the stores, in threads (no socket timeout: BLPOP waits)
+    # for bus.commands.worker_rpc and the stores, in threads (no socket timeout: BLPOP waits)
+    sync: redis.Redis
     registry: TopicRegistry
     sender: Sender
     forum: Forum
     events_maxlen: int
     schedule_min_interval: float = 60.0
     write_wait: tuple[int, int] = (0, 0)  # (replicas, ms) a write that must outlive a failover waits for
-    prices: dict[str, tuple[float, ...]] = field(default_factory=dict)  # IB_PRICES over bus.prices' table
+    # IB_PRICES over bus.costs.prices' table
+    prices: dict[str, tuple[float, ...]] = field(default_factory=dict)
     day_budget: Amount | None = None  # IB_DAY_BUDGET, the day budget when none is set on the bus
 
     background: set[asyncio.Task[None]] = field(default_factory=set)  # held until done: the loop holds weakly

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 class BusError(Exception):
     """Base of every error raised by the bus package. `reason`: a word a program may act on when the
-    error comes back over the worker RPC (bus.worker_rpc), beside the message people read; most have none."""
+    error comes back over the worker RPC (bus.commands.worker_rpc), beside the message people read; most have
+    none."""
 
     reason = ""
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import redis
 
-from bus.keys import Keys
+from bus.wire.keys import Keys
 from tests.cli import IB, IbRunner
 from tests.fake_telegram import FakeTelegram
 from tests.waiting import retry_until

@@ -8,9 +8,9 @@ import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
-from bus.agent_store import Agent
-from bus.clients import client_for
-from bus.settings import Settings
+from bus.connection.clients import client_for
+from bus.settings.settings import Settings
+from bus.stores.agent_store import Agent
 from tests.cli import git, init_repo
 from worker.agents.layout import AgentPaths
 from worker.git import agent_repo

@@ -16,8 +16,8 @@ import pytest
 import redis
 from hypothesis import settings
 
-from bus.keys import Keys
-from bus.task_store import TaskStore
+from bus.tasks.task_store import TaskStore
+from bus.wire.keys import Keys
 from tests.bot_process import SCALE, BotProcess, Worker, bot_env, worker_running
 from tests.cli import IbRunner, init_repo
 from tests.fake_anthropic import FakeAnthropic, claude_binary, client_env, write_home

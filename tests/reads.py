@@ -13,9 +13,9 @@ from typing import Any
 
 import redis
 
-from bus.agent_store import AgentStore
-from bus.keys import Keys
-from bus.questions import QuestionStore
+from bus.inbox.questions import QuestionStore
+from bus.stores.agent_store import AgentStore
+from bus.wire.keys import Keys
 from tests.cli import IbRunner
 from worker.agents.layout import AgentPaths
 from worker.errors import TmuxError

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import redis
 
-from bus.embedded import free_port, server_binary
+from bus.connection.embedded import free_port, server_binary
 from tests.waiting import retry_until
 
 

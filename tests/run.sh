@@ -101,8 +101,8 @@ start_server() {  # binary port: a throw-away server on loopback, nothing kept o
 answers() { .venv/bin/python -c "import redis, sys; redis.Redis.from_url(sys.argv[1], socket_connect_timeout=1).ping()" "$1" 2>/dev/null; }
 
 if [[ -z "${IB_TEST_REDIS_URL:-}" ]]; then
-    binary=$(.venv/bin/python -c "from bus.embedded import server_binary; print(server_binary())")
-    port=$(.venv/bin/python -c "from bus.embedded import free_port; print(free_port())")
+    binary=$(.venv/bin/python -c "from bus.connection.embedded import server_binary; print(server_binary())")
+    port=$(.venv/bin/python -c "from bus.connection.embedded import free_port; print(free_port())")
     start_server "$binary" "$port"
     export IB_TEST_REDIS_URL="redis://127.0.0.1:$port/0"
     echo "== the suite's bus: $("$binary" --version | cut -d' ' -f1,3) (the embedded engine) on port $port"

@@ -18,8 +18,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
 
-from bus.keys import Keys
-from bus.session_inbox import record_commands
+from bus.inbox.session_inbox import record_commands
+from bus.wire.keys import Keys
 from tests.waiting import retry_until
 
 
@@ -79,7 +79,7 @@ class RecordingInbox:
 def record_session(
     rds: Any, keys: Keys, session_id: str, socket_path: Path, token: str, root: Path, mode: str = ""
 ) -> None:
-    """Record a session as its hook would (bus.session_inbox), for tests that need no hook run."""
+    """Record a session as its hook would (bus.inbox.session_inbox), for tests that need no hook run."""
     pipe = rds.pipeline()
     for command in record_commands(
         keys, session_id, (str(socket_path), token), str(root), os.path.realpath(root), mode

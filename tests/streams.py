@@ -1,7 +1,7 @@
 """Reading the bus's streams in tests: XRANGE's entries typed as the bus writes them.
 
 redis-py types an XRANGE reply loosely (bytes or str, possibly None); the test clients decode responses,
-so each entry is an id and a dict of str fields, as `bus.streams.Entry` says.
+so each entry is an id and a dict of str fields, as `bus.events.streams.Entry` says.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import cast
 
 import redis
 
-from bus.streams import Entry
+from bus.events.streams import Entry
 
 
 def stream_entries(client: redis.Redis, stream: str, first: str = "-", last: str = "+") -> list[Entry]:

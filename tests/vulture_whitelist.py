@@ -11,16 +11,16 @@ from typing import Any
 
 from rich.text import Text
 
-from bus import settings
-from bus.agent_store import Agent
-from bus.attention import Item
-from bus.event_model import Event
-from bus.fastjson import _ScanContext
-from bus.hash_record import HashRecord
-from bus.merge_request import MergeRequest
-from bus.plans import Plan, PlannedTask
-from bus.schedules import Schedule
-from bus.worker_commands import Command
+from bus.commands.worker_commands import Command
+from bus.events.event_model import Event
+from bus.inbox.attention import Item
+from bus.settings import settings
+from bus.stores.agent_store import Agent
+from bus.stores.hash_record import HashRecord
+from bus.tasks.merge_request import MergeRequest
+from bus.tasks.plans import Plan, PlannedTask
+from bus.tasks.schedules import Schedule
+from bus.wire.fastjson import _ScanContext
 from worker.boundary import relay_wire
 from worker.cli import agent_commands, bus_commands, plan_commands, question_commands, stack_commands
 from worker.frontends.status_node import StatusNode
@@ -51,7 +51,8 @@ settings.Settings.settings_customise_sources
 _.env_settings
 _.dotenv_settings
 
-# settings read by name: getattr(settings, f"{program}_model") in bus/settings.py and worker/agents/spawn.py
+# settings read by name: getattr(settings, f"{program}_model") in bus/settings/settings.py and
+# worker/agents/spawn.py
 settings.Settings.claude_model
 settings.Settings.codex_model
 settings.Settings.gemini_model

@@ -11,20 +11,20 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bus.keys import Keys
+from bus.wire.keys import Keys
 from worker.errors import WorkerError
 
 if TYPE_CHECKING:  # each store loads when first used: a command pays only for the stores it reads
     import redis
 
-    from bus.agent_store import AgentStore
-    from bus.attention import AttentionStore
-    from bus.prompts import PromptStore
-    from bus.questions import QuestionStore
-    from bus.schedules import ScheduleStore
-    from bus.settings import Settings
-    from bus.task_holds import OverlapClaims
-    from bus.task_store import TaskStore
+    from bus.inbox.attention import AttentionStore
+    from bus.inbox.prompts import PromptStore
+    from bus.inbox.questions import QuestionStore
+    from bus.settings.settings import Settings
+    from bus.stores.agent_store import AgentStore
+    from bus.tasks.schedules import ScheduleStore
+    from bus.tasks.task_holds import OverlapClaims
+    from bus.tasks.task_store import TaskStore
     from worker.tmux.client import Tmux
 
 
@@ -56,47 +56,47 @@ class Runtime:
 
     @cached_property
     def agents(self) -> AgentStore:
-        from bus.agent_store import AgentStore
+        from bus.stores.agent_store import AgentStore
 
         return AgentStore(self.client, self.keys)
 
     @cached_property
     def questions(self) -> QuestionStore:
-        from bus.questions import QuestionStore
+        from bus.inbox.questions import QuestionStore
 
         return QuestionStore(self.client, self.keys)
 
     @cached_property
     def attention(self) -> AttentionStore:
         """What waits on a person, from the event to its answer."""
-        from bus.attention import AttentionStore
+        from bus.inbox.attention import AttentionStore
 
         return AttentionStore(self.client, self.keys)
 
     @cached_property
     def prompts(self) -> PromptStore:
-        from bus.prompts import PromptStore
+        from bus.inbox.prompts import PromptStore
 
         return PromptStore(self.client, self.keys)
 
     @cached_property
     def tasks(self) -> TaskStore:
-        from bus.task_store import TaskStore
+        from bus.tasks.task_store import TaskStore
 
         return TaskStore(self.client, self.keys, self.settings.events_maxlen, wait=self.settings.write_wait)
 
     @cached_property
     def claims(self) -> OverlapClaims:
         """Claims that hold a task whose files overlap one in flight (IB_OVERLAP)."""
-        from bus.merges import MergeStore
-        from bus.task_holds import OverlapClaims
+        from bus.tasks.merges import MergeStore
+        from bus.tasks.task_holds import OverlapClaims
 
         merges = MergeStore(self.client, self.keys, self.settings.events_maxlen, self.settings.write_wait)
         return OverlapClaims(self.tasks, merges, self.settings.overlap)
 
     @cached_property
     def schedules(self) -> ScheduleStore:
-        from bus.schedules import ScheduleStore
+        from bus.tasks.schedules import ScheduleStore
 
         return ScheduleStore(self.client, self.keys, self.tasks, self.settings.schedule_min_interval)
 
@@ -120,8 +120,8 @@ class Runtime:
         return IB_COMMAND
 
     def publish(self, type_: str, msg: str = "", **fields: Any) -> str:
-        from bus.envelope import make_event
-        from bus.streams import publish
+        from bus.events.envelope import make_event
+        from bus.events.streams import publish
 
         event = make_event(type_, msg, **fields)
         return publish(self.client, self.keys, event, self.settings.events_maxlen, self.settings.write_wait)

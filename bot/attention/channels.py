@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 
 import apprise
 
-from bus.setting_checks import channel_urls
+from bus.settings.setting_checks import channel_urls
 
 log = logging.getLogger(__name__)
 
@@ -33,7 +33,7 @@ class Channel:
 
     @property
     def name(self) -> str:
-        """Its delivery mark (bus.attention_rules.Round.target): the position, never the secret URL."""
+        """Its delivery mark (bus.inbox.attention_rules.Round.target): the position, never the secret URL."""
         return str(self.number)
 
     async def deliver(self, title: str, body: str) -> bool:

@@ -1,8 +1,8 @@
 """Escalation: a "needs you" nobody answered is repeated as a direct message to each allowed user, then
 through the configured channels (bot.attention.channels), on the schedule of IB_ATTENTION_*
-(bus.attention_rules), until it is answered anywhere.
+(bus.inbox.attention_rules), until it is answered anywhere.
 
-Each delivery is taken in Redis before it is sent (bus.attention): taken only while the item is open,
+Each delivery is taken in Redis before it is sent (bus.inbox.attention): taken only while the item is open,
 and marked done after; a bot that dies in between lets the lease run out and the delivery is taken again
 (at least once). Nothing is taken after the answer, so what follows an answer is at most the sends
 already under way.
@@ -22,10 +22,10 @@ from telegram.constants import ParseMode
 from telegram.error import Forbidden, TelegramError
 
 from bot.attention.channels import Channel, check_reachable
-from bus.attention import LEASE_MS, AttentionStore, Item
-from bus.attention_rules import CHANNELS, DM, Schedule, due, next_round_in, one_per_agent, reminder
-from bus.reconnect import LOST, Outage
-from bus.settings import Settings
+from bus.connection.reconnect import LOST, Outage
+from bus.inbox.attention import LEASE_MS, AttentionStore, Item
+from bus.inbox.attention_rules import CHANNELS, DM, Schedule, due, next_round_in, one_per_agent, reminder
+from bus.settings.settings import Settings
 
 log = logging.getLogger(__name__)
 

@@ -22,8 +22,8 @@ import redis.asyncio as aredis
 from redis.exceptions import RedisError
 
 from bot.delivery.outbound import Limits
-from bus.keys import Keys
-from bus.reconnect import LOST, Outage, forget_idle
+from bus.connection.reconnect import LOST, Outage, forget_idle
+from bus.wire.keys import Keys
 
 log = logging.getLogger(__name__)
 

@@ -17,7 +17,7 @@ from telegram.error import BadRequest, TelegramError
 
 from bot.delivery.outbound import Batch
 from bot.delivery.sender import MAX_NOW_TRIES, Sender
-from bus.event_model import Event
+from bus.events.event_model import Event
 
 log = logging.getLogger(__name__)
 

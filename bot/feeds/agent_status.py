@@ -14,7 +14,7 @@ import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
-from bus.activity import (
+from bus.events.activity import (
     IDLE_STATES,
     TURN_END,
     Activity,
@@ -24,7 +24,7 @@ from bus.activity import (
     fold_item,
     item_time,
 )
-from bus.event_model import Event
+from bus.events.event_model import Event
 
 SAME_MOMENT = 2.0  # seconds from an event's `ts` within which its stream id tells the same moment
 WHOLE_SECOND = 0.999

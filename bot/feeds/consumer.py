@@ -35,12 +35,12 @@ from bot.render.split import split_message
 from bot.render.streaming import output_item
 from bot.topics.routing import Bindings, Delivery, TopicKind, route
 from bot.topics.topics import TopicInfo, TopicRegistry
-from bus.activity import TURN_END
-from bus.dead_letters import Poison, dead_letter_async, read_entry
-from bus.event_model import Event
-from bus.keys import Keys
-from bus.reconnect import Outage, forget_idle
-from bus.streams import Entry, entries_of
+from bus.connection.reconnect import Outage, forget_idle
+from bus.events.activity import TURN_END
+from bus.events.event_model import Event
+from bus.events.streams import Entry, entries_of
+from bus.readers.dead_letters import Poison, dead_letter_async, read_entry
+from bus.wire.keys import Keys
 
 log = logging.getLogger(__name__)
 

@@ -16,8 +16,8 @@ import redis.asyncio as aredis
 from pydantic import ValidationError
 
 from bot.feeds.dialog_messages import Dialog
-from bus.event_model import Event
-from bus.keys import Keys
+from bus.events.event_model import Event
+from bus.wire.keys import Keys
 
 log = logging.getLogger(__name__)
 

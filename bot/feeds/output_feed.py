@@ -23,8 +23,8 @@ from bot.delivery.outbound import Batch
 from bot.delivery.sender import Sender
 from bot.render.streaming import output_item
 from bot.topics.topics import TopicRegistry
-from bus.keys import Keys
-from bus.reconnect import Outage
+from bus.connection.reconnect import Outage
+from bus.wire.keys import Keys
 
 log = logging.getLogger(__name__)
 

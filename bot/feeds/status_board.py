@@ -28,9 +28,9 @@ from bot.delivery.sender import Sender
 from bot.feeds.agent_status import AgentStatus, on_event, on_item, seeded, status_line
 from bot.render.render import escape
 from bot.topics.topics import TopicRegistry
-from bus.agent_store import Agent
-from bus.event_model import Event
-from bus.keys import Keys
+from bus.events.event_model import Event
+from bus.stores.agent_store import Agent
+from bus.wire.keys import Keys
 
 log = logging.getLogger(__name__)
 

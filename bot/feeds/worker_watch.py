@@ -1,5 +1,5 @@
 """The bot notices workers that died: a sweep every few seconds marks a worker whose heartbeat expired
-as down and its agents `unreachable` (bus/workers.py), whose `state` events then reach their topics.
+as down and its agents `unreachable` (bus/commands/workers.py), whose `state` events then reach their topics.
 
 A periodic sweep and not a blocking read, because a key expiring pushes nothing without keyspace
 notifications, which a shared or managed Redis may not allow (CONFIG SET).
@@ -12,9 +12,9 @@ import logging
 
 import redis
 
-from bus.keys import Keys
-from bus.reconnect import LOST, Outage
-from bus.workers import sweep
+from bus.commands.workers import sweep
+from bus.connection.reconnect import LOST, Outage
+from bus.wire.keys import Keys
 
 log = logging.getLogger(__name__)
 

@@ -20,12 +20,12 @@ from bot.render.callbacks import Action, Callback
 from bot.render.render import Button, escape
 from bot.review import review
 from bot.runtime import BotRuntime
-from bus import budget_store
-from bus.agent_store import Agent
-from bus.budgets import CONTINUE_NOTE, TURN_OVER, raised_note
+from bus.commands.worker_commands import Kill, Look, Merge, PressKeys, Send, Status, TakeScreenshot
+from bus.commands.worker_rpc import CommandFailed
+from bus.costs.budgets import CONTINUE_NOTE, TURN_OVER, raised_note
 from bus.errors import BusError, UnmergedWork
-from bus.worker_commands import Kill, Look, Merge, PressKeys, Send, Status, TakeScreenshot
-from bus.worker_rpc import CommandFailed
+from bus.stores import budget_store
+from bus.stores.agent_store import Agent
 
 MERGE_TIMEOUT = 120.0
 

@@ -17,9 +17,9 @@ from bot.handlers.chat_commands import LOOK_LINES, parse_new, parse_target, rest
 from bot.handlers.command_context import Handler, answering, asked, words
 from bot.handlers.task_handlers import AUTO_TIMEOUT, auto_line
 from bot.render.render import escape, shorten
-from bus.ids import validate_id
-from bus.questions import QuestionStore
-from bus.worker_commands import AutoPause, NewAgent, Pause, Resume, Send
+from bus.commands.worker_commands import AutoPause, NewAgent, Pause, Resume, Send
+from bus.inbox.questions import QuestionStore
+from bus.wire.ids import validate_id
 
 SPAWN_TIMEOUT = 90.0
 

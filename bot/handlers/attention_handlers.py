@@ -7,7 +7,7 @@ from telegram.ext import ContextTypes
 
 from bot.handlers.command_context import Handler, answering, asked
 from bot.render.render import escape
-from bus.attention import AttentionStore, Item, listing
+from bus.inbox.attention import AttentionStore, Item, listing
 
 
 def attention_text(items: list[Item], now: float) -> str:

@@ -11,10 +11,10 @@ from dataclasses import dataclass
 
 from bot.errors import CommandUsage
 from bus.errors import InvalidInput
-from bus.ids import validate_id
-from bus.names import worker_id_problem
-from bus.task_defaults import DEFAULT_PRIORITY
-from bus.task_model import check_priority
+from bus.tasks.task_defaults import DEFAULT_PRIORITY
+from bus.tasks.task_model import check_priority
+from bus.wire.ids import validate_id
+from bus.wire.names import worker_id_problem
 
 COMMANDS: tuple[tuple[str, str], ...] = (
     ("help", "Show the commands"),

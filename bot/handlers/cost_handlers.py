@@ -1,5 +1,5 @@
 """/cost: the tokens and dollars of the topic's agent, of the topic's project, or of everything (in
-General), read from the usage streams the workers keep (`bus.usage_store`), as `ib cost` reads them.
+General), read from the usage streams the workers keep (`bus.stores.usage_store`), as `ib cost` reads them.
 """
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ from bot.errors import CommandUsage
 from bot.handlers.chat_commands import parse_cost
 from bot.handlers.command_context import Handler, answering, asked, words
 from bot.render.render import escape
-from bus import usage_store
-from bus.cost_report import report, since_seconds
+from bus.costs.cost_report import report, since_seconds
+from bus.costs.usage import Spend, kilo_tokens, spend_line
 from bus.errors import NotFound
-from bus.usage import Spend, kilo_tokens, spend_line
+from bus.stores import usage_store
 
 
 def cost_text(spends: Mapping[str, Spend], title: str) -> str:

@@ -1,5 +1,5 @@
 """/limits: each account held by its plan's usage limit, until when, and the agents parked on it, read
-from the bus (`bus.limit_store`) as `ib limits` reads it."""
+from the bus (`bus.stores.limit_store`) as `ib limits` reads it."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from telegram.ext import ContextTypes
 
 from bot.handlers.command_context import Handler, answering, asked
 from bot.render.render import escape
-from bus.limit_store import LimitStore
-from bus.usage_limits import Limit, limit_lines
+from bus.costs.usage_limits import Limit, limit_lines
+from bus.stores.limit_store import LimitStore
 
 
 def limits_text(found: Sequence[Limit], now: float) -> str:

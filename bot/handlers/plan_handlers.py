@@ -17,8 +17,8 @@ from bot.handlers.chat_commands import rest_of
 from bot.handlers.command_context import Handler, answering, asked
 from bot.render.callbacks import Action
 from bot.render.render import escape, shorten
-from bus.plan_store import PlanDraft, PlanStore
-from bus.worker_commands import PlanApprove, PlanDiscard, PlanEdit, PlanStart
+from bus.commands.worker_commands import PlanApprove, PlanDiscard, PlanEdit, PlanStart
+from bus.tasks.plan_store import PlanDraft, PlanStore
 
 PLAN_TIMEOUT = 90.0  # the worker answers once the planner agent is started
 

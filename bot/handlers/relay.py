@@ -27,13 +27,13 @@ from bot.render.review_render import Shown, comment_of, noted, requested
 from bot.review import approval
 from bot.review.review import replied_picture, stale_note
 from bot.runtime import BotRuntime, runtime
-from bus.agent_store import Agent
+from bus.commands.worker_commands import Answer, Approve, Command, Deny, Send
+from bus.commands.worker_rpc import CommandFailed
+from bus.commands.workers import describe_age, seen_ago_ms
 from bus.errors import BusError, BusUnavailable, DialogOpen
-from bus.review_comments import ReviewComments
-from bus.review_prompt import changes_prompt
-from bus.worker_commands import Answer, Approve, Command, Deny, Send
-from bus.worker_rpc import CommandFailed
-from bus.workers import describe_age, seen_ago_ms
+from bus.inbox.review_comments import ReviewComments
+from bus.inbox.review_prompt import changes_prompt
+from bus.stores.agent_store import Agent
 
 log = logging.getLogger(__name__)
 

@@ -1,7 +1,7 @@
 """The scheduled-task commands: /schedules, /schedule CRON TITLE, /unschedule ID (as `ib task schedule`).
 
-Schedules live on the bus (bus/schedules.py); the workers fire them, so the bot only reads and writes the
-store, in a thread.
+Schedules live on the bus (bus/tasks/schedules.py); the workers fire them, so the bot only reads and writes
+the store, in a thread.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from bot.errors import CommandUsage
 from bot.handlers.chat_commands import parse_schedule, rest_of
 from bot.handlers.command_context import Handler, answering, asked, words
 from bot.render.render import escape
-from bus.ids import validate_id
-from bus.schedules import TaskTemplate
+from bus.tasks.schedules import TaskTemplate
+from bus.wire.ids import validate_id
 
 
 @answering

@@ -11,11 +11,11 @@ from bot.errors import BotError
 from bot.handlers.chat_commands import parse_add, parse_auto_options
 from bot.handlers.command_context import Handler, answering, asked, words
 from bot.render.render import escape, shorten
-from bus.auto_state import AutoState
-from bus.merge_order import Placed
-from bus.merges import MergeStore
-from bus.task_model import STATUSES
-from bus.worker_commands import AutoStart, AutoStop
+from bus.commands.worker_commands import AutoStart, AutoStop
+from bus.stores.auto_state import AutoState
+from bus.tasks.merge_order import Placed
+from bus.tasks.merges import MergeStore
+from bus.tasks.task_model import STATUSES
 
 AUTO_TIMEOUT = 120.0  # the worker answers /auto once the first task's agent is started
 TASK_ICONS = {"draft": "✎", "pending": "…", "ready": "→", "claimed": "⚙", "done": "✓", "failed": "✗"}

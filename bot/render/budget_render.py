@@ -11,7 +11,7 @@ from typing import Any
 
 from bot.render.callbacks import Action, Callback
 from bot.render.plan_render import Rows
-from bus.event_model import Event
+from bus.events.event_model import Event
 
 SHOWN_CALLS = 5
 

@@ -1,7 +1,7 @@
 """How an agent's dialog reads in its topic, with the buttons that answer it.
 
 Pure. A dialog whose event has a question to answer (`data.question_id`: any dialog the pane watcher
-read, an AskUserQuestion) gets one button per option (`data.options`, bus.event_options), the default
+read, an AskUserQuestion) gets one button per option (`data.options`, bus.events.event_options), the default
 (`default`: the index of the option selected) marked; a tap answers the question with the option's
 number (its place when the dialog draws none). A known dialog told only by a hook (permission, plan,
 folder trust) keeps Allow / Always allow / Deny (Approve / Keep planning, Trust / Refuse), which answer
@@ -13,8 +13,8 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from bot.render.callbacks import MAX_OPTION_INDEX, Action, Callback
-from bus.event_model import Event
-from bus.event_options import options_of
+from bus.events.event_model import Event
+from bus.events.event_options import options_of
 
 Rows = tuple[tuple[tuple[str, str], ...], ...]  # rows of (label, callback data)
 BUTTON_LABEL_WIDTH = 40
@@ -41,7 +41,7 @@ def _text(data: dict[str, Any], key: str, default: str = "") -> str:
 
 
 def drawn_options(data: dict[str, Any]) -> tuple[DrawnOption, ...]:
-    """The options of `data` (bus.event_options: the same shape from every producer); () when there are
+    """The options of `data` (bus.events.event_options: the same shape from every producer); () when there are
     none, or any is malformed (then the dialog is answered by its kind's buttons, or from the CLI)."""
     return tuple(DrawnOption(number, label) for number, label in options_of(data.get("options")) or ())
 

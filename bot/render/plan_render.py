@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from bot.render.callbacks import Action, Callback
-from bus.event_model import Event
+from bus.events.event_model import Event
 
 ANCHOR_PREFIX = "plan:"  # a plan message's anchor: replies to it are changes for the planner
 

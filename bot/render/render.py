@@ -17,7 +17,7 @@ from bot.render.budget_render import BUDGET_VIEWS
 from bot.render.callbacks import Action, Callback, parse_callback
 from bot.render.dialog_render import BUTTON_LABEL_WIDTH, MAX_OPTIONS, dialog_view, drawn_options, option_rows
 from bot.render.plan_render import PLAN_VIEWS
-from bus.event_model import Event
+from bus.events.event_model import Event
 
 __all__ = [
     "PARSE_MODE",

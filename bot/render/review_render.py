@@ -9,8 +9,8 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from bot.render.render import escape
-from bus.merge_request import MergeRequest
-from bus.review_prompt import Comment
+from bus.inbox.review_prompt import Comment
+from bus.tasks.merge_request import MergeRequest
 
 ANCHOR_PREFIX = "review:"  # a /diff picture's anchor: a reply to it is a comment on that file
 CAPTION_MARK = "📄"  # how a reply to a picture whose record expired is still recognised

@@ -1,7 +1,7 @@
 """Approve, under /diff's file list: the change goes into its project's merge queue. The tap is answered at
 once with the request's place in merge order, and one message in the topic follows the request — queued,
 merging, then merged or why not — edited as it goes. The bot reads the request's record on the bus
-(bus.merges) every POLL_SECONDS; the message is a teardown note (bot.delivery.teardown_note), so the
+(bus.tasks.merges) every POLL_SECONDS; the message is a teardown note (bot.delivery.teardown_note), so the
 agent's own events of the teardown that follows a merge fold into it too. What is followed is kept in Redis
 (bot.review.approval_memory): a restarted bot follows each note on (`resume`) and brings it to its last word.
 """
@@ -21,12 +21,12 @@ from bot.render.review_render import approval, merge_stage, queued_stage
 from bot.review.approval_memory import ApprovalMemory, Followed
 from bot.review.review import Ask
 from bot.runtime import BotRuntime
-from bus.agent_store import Agent
+from bus.commands.worker_commands import QueueMerge
 from bus.errors import BusError, NotFound
-from bus.merge_request import MergeRequest
-from bus.merges import MergeStore
-from bus.review_comments import ReviewComments
-from bus.worker_commands import QueueMerge
+from bus.inbox.review_comments import ReviewComments
+from bus.stores.agent_store import Agent
+from bus.tasks.merge_request import MergeRequest
+from bus.tasks.merges import MergeStore
 
 log = logging.getLogger(__name__)
 

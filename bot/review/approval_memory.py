@@ -14,7 +14,7 @@ from typing import cast
 import redis.asyncio as aredis
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from bus.keys import Keys
+from bus.wire.keys import Keys
 
 log = logging.getLogger(__name__)
 

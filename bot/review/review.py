@@ -1,7 +1,7 @@
 """Review from the phone: /diff sends the file list (with Approve and Request changes) and one picture per
 file (the agent's worker renders them); a reply to a picture is a comment on that file, kept until Request
-changes sends the comments to the agent as one prompt (bus.review_comments). Which message shows which file
-and lines is kept in Redis for REVIEW_TTL, keyed by the message id Telegram gave it.
+changes sends the comments to the agent as one prompt (bus.inbox.review_comments). Which message shows which
+file and lines is kept in Redis for REVIEW_TTL, keyed by the message id Telegram gave it.
 """
 
 from __future__ import annotations
@@ -29,10 +29,10 @@ from bot.render.review_render import (
     staleness,
 )
 from bot.runtime import BotRuntime
-from bus.agent_store import Agent
+from bus.commands.worker_commands import DiffReview
 from bus.errors import BusError
-from bus.keys import Keys
-from bus.worker_commands import DiffReview
+from bus.stores.agent_store import Agent
+from bus.wire.keys import Keys
 
 log = logging.getLogger(__name__)
 

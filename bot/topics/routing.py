@@ -13,7 +13,7 @@ from enum import StrEnum
 
 from bot.render.render import Style
 from bot.render.split import telegram_length
-from bus.event_model import Event
+from bus.events.event_model import Event
 
 TOPIC_NAME_LIMIT = 128
 

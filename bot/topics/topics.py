@@ -16,7 +16,7 @@ from typing import Any, cast
 import redis.asyncio as aredis
 
 from bot.topics.routing import Bindings
-from bus.keys import Keys
+from bus.wire.keys import Keys
 
 log = logging.getLogger(__name__)
 

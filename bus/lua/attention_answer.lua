@@ -1,4 +1,4 @@
--- Close an agent's open attention items: answered by a person, or the agent moved on (bus/attention.py).
+-- Close an agent's open attention items: answered by a person, or the agent moved on (bus/inbox/attention.py).
 -- KEYS[1] open items by raise time (zset), KEYS[2] slot -> open item (hash)
 -- ARGV[1] the prefix of an item's key (the id follows), ARGV[2] the agent, ARGV[3] a stream id: only
 -- items raised by an earlier event close ("": all of them), ARGV[4] who answered, ARGV[5] TTL of a

@@ -1,4 +1,4 @@
--- An attention item opens once per event, and once per agent and kind while open (bus/attention.py).
+-- An attention item opens once per event, and once per agent and kind while open (bus/inbox/attention.py).
 -- KEYS[1] the item's hash, KEYS[2] open items by raise time (zset), KEYS[3] slot -> open item (hash)
 -- ARGV[1] item id, ARGV[2] its slot (agent|kind), ARGV[3] raise time (ms), ARGV[4..] the item's fields,
 -- as pairs. An answered item is kept a day (attention_answer.lua), so a late copy of its event opens nothing.

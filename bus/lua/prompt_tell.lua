@@ -1,6 +1,6 @@
 -- Record an agent's open dialog only if its record is still the one the caller read (compare and set).
 -- The pane watcher and the agent's hook may tell one dialog at the same instant: whichever sets it first
--- publishes it, the other reads the record again and adopts it (bus/prompt_record.py).
+-- publishes it, the other reads the record again and adopts it (bus/inbox/prompt_record.py).
 -- KEYS[1] the agent's prompt (hash)   KEYS[2] the open questions (zset)
 -- ARGV[1] the id the caller read ("" for none)   ARGV[2] "record" (replaces it) or "add" (adds fields to it)
 -- ARGV[3] a question's key without its id   ARGV[4] the record's TTL (seconds)   ARGV[5..] fields, as pairs

@@ -1,10 +1,10 @@
--- Shared head of every task script (bus/task_store.py prepends it to each bus/lua/task_*.lua body).
+-- Shared head of every task script (bus/tasks/task_store.py prepends it to each bus/lua/task_*.lua body).
 --
 -- Calling convention, the same for every task script:
 --   KEYS[1] events stream   KEYS[2] all tasks (zset)   KEYS[3] id sequence   KEYS[4] claims (zset)
 --   KEYS[5..]  keys the operation knows up front: its task's hash, deps, dependents and notes (the
 --              helpers below derive the same names), or its project's task index and ready queue
---   ARGV[1..6] key templates from bus.keys.Keys for task, deps, dependents, notes, ready and project
+--   ARGV[1..6] key templates from bus.wire.keys.Keys for task, deps, dependents, notes, ready and project
 --              tasks, with "\1" where the task id / project goes
 --   ARGV[7]    approximate MAXLEN of the events stream
 --   ARGV[8..]  the operation's own arguments (read with arg(n))
@@ -103,7 +103,7 @@ local function first_line(text)
   return clip(string.match(text, "^[^\n]*"), MSG_BYTES)
 end
 
--- One event, the same envelope as bus.envelope.make_event + encode, appended to the events stream.
+-- One event, the same envelope as bus.events.envelope.make_event + encode, appended to the events stream.
 local function emit(etype, sender, project, agent, task, msg, data)
   local body = jobj({"ts", J(NOW_ISO), "type", J(etype), "from", J(sender), "project", J(project),
     "agent", J(agent), "task", J(task), "msg", J(msg), "data", data})

@@ -144,7 +144,7 @@ def commands_markdown() -> str:
 
 def settings_markdown() -> str:
     """A table of every setting: its variable, default and meaning, read from the Settings class."""
-    from bus.settings import Settings
+    from bus.settings.settings import Settings
 
     prefix = str(Settings.model_config.get("env_prefix", "IB_"))
     lines = ["| setting | default | meaning |", "|---|---|---|"]

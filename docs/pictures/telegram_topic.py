@@ -28,7 +28,7 @@ from pathlib import Path
 
 import redis
 
-from bus.keys import Keys
+from bus.wire.keys import Keys
 from docs.pictures.topic_screen import Shown, topic_screen
 from tests.bot_process import SCALE, USER, BotProcess, bot_env, worker_running
 from tests.cli import IbRunner, init_repo

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 import redis
 
-from bus.envelope import make_event
-from bus.keys import Keys
-from bus.streams import publish
+from bus.events.envelope import make_event
+from bus.events.streams import publish
+from bus.wire.keys import Keys
 from tests.cli import IbRunner
 from tests.faults.tally import Tally
 from tests.integration.test_auto_e2e import Worker, sequence

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from bus.envelope import EVENT_FIELD, encode, make_event
-from bus.keys import Keys
+from bus.events.envelope import EVENT_FIELD, encode, make_event
+from bus.wire.keys import Keys
 from tests.cli import IbRunner
 from tests.faults.tally import Tally
 from tests.redis_server import RedisServer

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from bus.embedded import free_port
+from bus.connection.embedded import free_port
 from tests.cli import IbRunner
 from tests.faults.tally import Tally
 from tests.redis_server import RedisServer

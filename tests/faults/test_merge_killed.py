@@ -21,9 +21,9 @@ from typing import Any, cast
 import pytest
 import redis
 
-from bus.keys import Keys
-from bus.worker_commands import QueueMerge
-from bus.worker_rpc import submit
+from bus.commands.worker_commands import QueueMerge
+from bus.commands.worker_rpc import submit
+from bus.wire.keys import Keys
 from tests.cli import IB, IbRunner, git
 from tests.faults.tally import Tally
 from tests.waiting import retry_until

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import redis
 
-from bus.clients import client_for
-from bus.envelope import make_event
-from bus.keys import Keys
-from bus.streams import publish
+from bus.connection.clients import client_for
+from bus.events.envelope import make_event
+from bus.events.streams import publish
+from bus.wire.keys import Keys
 from tests.bot_process import BotProcess, bot_env
 from tests.cli import IbRunner
 from tests.fake_telegram import FakeTelegram

@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 import redis
 
-from bus.clients import client_for
-from bus.envelope import EID_FIELD
-from bus.keys import Keys
+from bus.connection.clients import client_for
+from bus.events.envelope import EID_FIELD
+from bus.wire.keys import Keys
 from tests.cli import IbRunner
 from tests.faults.tally import Tally
 from tests.integration.test_auto_e2e import Worker, add_task, sequence

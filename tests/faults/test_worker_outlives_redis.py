@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from bus.keys import Keys
-from bus.streams import consumer_name
-from bus.worker_commands import Send
-from bus.worker_rpc import COMMAND_FIELD, encode_command
+from bus.commands.worker_commands import Send
+from bus.commands.worker_rpc import COMMAND_FIELD, encode_command
+from bus.events.streams import consumer_name
+from bus.wire.keys import Keys
 from tests.cli import IB, IbRunner
 from tests.faults.tally import Tally
 from tests.redis_server import RedisServer, hung_up_on

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 import redis
 
-from bus.clients import client_for
-from bus.keys import Keys
-from bus.worker_commands import Kill
-from bus.worker_rpc import CommandFailed, request
+from bus.commands.worker_commands import Kill
+from bus.commands.worker_rpc import CommandFailed, request
+from bus.connection.clients import client_for
+from bus.wire.keys import Keys
 from tests.cli import IbRunner
 from tests.waiting import retry_until
 

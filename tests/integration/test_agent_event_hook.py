@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 import redis
 
-from bus.keys import Keys
-from bus.prompt_record import TOLD_LATE
-from bus.prompts import PromptStore
-from bus.questions import QuestionStore
+from bus.inbox.prompt_record import TOLD_LATE
+from bus.inbox.prompts import PromptStore
+from bus.inbox.questions import QuestionStore
+from bus.wire.keys import Keys
 from tests.cli import IbRunner
 from tests.streams import stream_entries
 from worker.markers import FROM_PANE

@@ -12,9 +12,9 @@ from typing import cast
 import pytest
 import redis
 
-from bus.keys import Keys
-from bus.worker_commands import Send
-from bus.worker_rpc import Received, decode_command
+from bus.commands.worker_commands import Send
+from bus.commands.worker_rpc import Received, decode_command
+from bus.wire.keys import Keys
 from tests.cli import IbRunner
 from tests.redis_server import RedisServer
 from tests.streams import stream_entries

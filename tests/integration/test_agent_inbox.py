@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 import redis
 
-from bus.keys import Keys
-from bus.session_inbox import agent_record_commands
+from bus.inbox.session_inbox import agent_record_commands
+from bus.wire.keys import Keys
 from tests.cli import IbRunner
 from tests.session_inbox import RecordingInbox, killed_session, unreaped_session
 from tests.waiting import retry_until

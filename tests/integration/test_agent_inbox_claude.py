@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import redis
 
-from bus.keys import Keys
+from bus.wire.keys import Keys
 from tests.bot_process import worker_running
 from tests.cli import IbRunner
 from tests.fake_anthropic import FakeAnthropic, Request, bash, reply

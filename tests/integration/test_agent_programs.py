@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import redis
 
-from bus.keys import Keys
+from bus.wire.keys import Keys
 from tests.cli import IbRunner, git
 from tests.waiting import retry_until
 from worker.programs import probe

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 import redis
 
-from bus.keys import Keys
-from bus.worker_commands import Send
-from bus.worker_rpc import submit
+from bus.commands.worker_commands import Send
+from bus.commands.worker_rpc import submit
+from bus.wire.keys import Keys
 from tests.cli import IbRunner, git
 from tests.streams import stream_entries
 from tests.waiting import retry_until

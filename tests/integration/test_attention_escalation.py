@@ -8,10 +8,10 @@ from collections.abc import Callable
 
 import redis
 
-from bus.attention import AttentionStore, Item
-from bus.attention_rules import CHANNELS, DM
-from bus.embedded import free_port
-from bus.keys import Keys
+from bus.connection.embedded import free_port
+from bus.inbox.attention import AttentionStore, Item
+from bus.inbox.attention_rules import CHANNELS, DM
+from bus.wire.keys import Keys
 from tests.bot_process import USER, BotProcess, Worker
 from tests.cli import IbRunner
 from tests.fake_telegram import FakeTelegram

@@ -7,9 +7,9 @@ import json
 
 import redis
 
-from bus.attention import AttentionStore
-from bus.event_model import Event
-from bus.keys import Keys
+from bus.events.event_model import Event
+from bus.inbox.attention import AttentionStore
+from bus.wire.keys import Keys
 from tests.bot_process import USER, BotProcess
 from tests.cli import IbRunner
 from tests.fake_telegram import FakeTelegram

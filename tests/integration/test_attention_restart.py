@@ -7,8 +7,8 @@ from pathlib import Path
 
 import redis
 
-from bus.attention import AttentionStore
-from bus.keys import Keys
+from bus.inbox.attention import AttentionStore
+from bus.wire.keys import Keys
 from tests.bot_process import worker_running
 from tests.cli import IbRunner
 from tests.integration.test_bot import emit

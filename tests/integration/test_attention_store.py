@@ -7,11 +7,11 @@ import threading
 
 import redis
 
-from bus.attention import AttentionStore
-from bus.envelope import make_event
-from bus.event_model import Event
-from bus.keys import Keys
-from bus.streams import publish
+from bus.events.envelope import make_event
+from bus.events.event_model import Event
+from bus.events.streams import publish
+from bus.inbox.attention import AttentionStore
+from bus.wire.keys import Keys
 from tests.waiting import retry_until
 
 

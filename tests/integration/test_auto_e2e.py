@@ -14,10 +14,10 @@ from typing import Any, cast
 import pytest
 import redis
 
-from bus.auto_state import AutoState
-from bus.auto_store import AutoStore
-from bus.keys import Keys
-from bus.task_store import TaskStore
+from bus.stores.auto_state import AutoState
+from bus.stores.auto_store import AutoStore
+from bus.tasks.task_store import TaskStore
+from bus.wire.keys import Keys
 from tests.cli import IB, IbRunner, git
 from tests.reads import reached
 from tests.waiting import retry_until

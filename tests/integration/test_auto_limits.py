@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 import redis
 
-from bus.keys import Keys
-from bus.limit_store import LimitStore
-from bus.usage_limits import Reset
+from bus.costs.usage_limits import Reset
+from bus.stores.limit_store import LimitStore
+from bus.wire.keys import Keys
 from tests.cli import IbRunner
 from tests.integration.test_auto_e2e import Worker, add_task, events
 from tests.waiting import retry_until

@@ -14,7 +14,7 @@ from subprocess import Popen
 import pytest
 import redis
 
-from bus.keys import Keys
+from bus.wire.keys import Keys
 from tests.cli import IbRunner
 from tests.fake_anthropic import FakeAnthropic, bash, reply
 from tests.streams import stream_entries

@@ -21,11 +21,11 @@ import pytest
 import redis
 
 from bot.feeds.consumer import GROUP
-from bus.agent_store import Agent, AgentStore
-from bus.auto_state import AutoState
-from bus.envelope import make_event
-from bus.keys import Keys
-from bus.streams import publish
+from bus.events.envelope import make_event
+from bus.events.streams import publish
+from bus.stores.agent_store import Agent, AgentStore
+from bus.stores.auto_state import AutoState
+from bus.wire.keys import Keys
 from tests.bot_process import SCALE, USER, BotProcess, Worker, bot_env
 from tests.cli import IB, IbRunner
 from tests.fake_anthropic import FakeAnthropic

@@ -12,10 +12,10 @@ import pytest
 import redis
 
 from bot.render.callbacks import Action, Callback
-from bus.agent_store import AgentStore
-from bus.keys import Keys
-from bus.merge_request import MergeRequest
-from bus.merges import MergeStore
+from bus.stores.agent_store import AgentStore
+from bus.tasks.merge_request import MergeRequest
+from bus.tasks.merges import MergeStore
+from bus.wire.keys import Keys
 from tests.bot_process import USER, BotProcess, Worker
 from tests.cli import IbRunner
 from tests.fake_telegram import FakeMessage, FakeTelegram

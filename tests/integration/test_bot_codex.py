@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import redis
 
-from bus.keys import Keys
+from bus.wire.keys import Keys
 from tests.bot_process import USER, BotProcess, Worker
 from tests.cli import IbRunner
 from tests.fake_openai import FakeOpenAI, exec_command, reply

@@ -8,10 +8,10 @@ import uuid
 
 import redis
 
-from bus import usage_store
-from bus.agent_store import Agent, AgentStore
-from bus.keys import Keys
-from bus.usage import Usage
+from bus.costs.usage import Usage
+from bus.stores import usage_store
+from bus.stores.agent_store import Agent, AgentStore
+from bus.wire.keys import Keys
 from tests.bot_process import USER, BotProcess
 from tests.fake_telegram import FakeTelegram
 from tests.integration.test_bot import bind_project, emit, settled, wait_agent_topic, wait_shown

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 import redis
 
-from bus.event_options import listed
-from bus.keys import Keys
+from bus.events.event_options import listed
+from bus.wire.keys import Keys
 from tests.bot_process import USER, BotProcess, Worker
 from tests.cli import IbRunner
 from tests.fake_telegram import FakeTelegram

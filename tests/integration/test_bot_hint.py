@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from bus.embedded import Embedded
+from bus.connection.embedded import Embedded
 from tests.cli import IbRunner
 from tests.waiting import retry_until
 

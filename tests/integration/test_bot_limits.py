@@ -8,10 +8,10 @@ import uuid
 
 import redis
 
-from bus.agent_store import Agent, AgentStore
-from bus.keys import Keys
-from bus.limit_store import LimitStore
-from bus.usage_limits import Reset, until_text
+from bus.costs.usage_limits import Reset, until_text
+from bus.stores.agent_store import Agent, AgentStore
+from bus.stores.limit_store import LimitStore
+from bus.wire.keys import Keys
 from tests.bot_process import USER, BotProcess
 from tests.fake_telegram import FakeTelegram
 from tests.integration.test_bot import bind_project, emit, wait_agent_topic, wait_shown

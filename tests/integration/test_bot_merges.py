@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import redis
 
-from bus.keys import Keys
-from bus.merges import MergeStore
+from bus.tasks.merges import MergeStore
+from bus.wire.keys import Keys
 from tests.bot_process import USER, BotProcess
 from tests.fake_telegram import FakeTelegram
 from tests.integration.test_bot import bind_project, wait_shown

@@ -11,7 +11,7 @@ from pathlib import Path
 import redis
 from PIL import Image
 
-from bus.keys import Keys
+from bus.wire.keys import Keys
 from tests.bot_process import USER, BotProcess, Worker
 from tests.cli import IbRunner
 from tests.fake_telegram import FakeTelegram

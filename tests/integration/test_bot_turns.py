@@ -12,9 +12,9 @@ import redis
 
 from bot.feeds.agent_status import APPROVAL
 from bot.feeds.consumer import GROUP
-from bus.activity import TURN_END
-from bus.hashes import read_hash
-from bus.keys import Keys
+from bus.events.activity import TURN_END
+from bus.stores.hashes import read_hash
+from bus.wire.keys import Keys
 from tests.bot_process import USER, BotProcess, Worker
 from tests.cli import IbRunner
 from tests.fake_telegram import FakeMessage, FakeTelegram

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import redis
 
-from bus import budget_store
-from bus.keys import Keys
+from bus.stores import budget_store
+from bus.wire.keys import Keys
 from tests.bot_process import USER, BotProcess, Worker
 from tests.cli import IbRunner
 from tests.fake_telegram import FakeMessage, FakeTelegram

@@ -7,10 +7,10 @@ from __future__ import annotations
 import pytest
 import redis
 
-from bus import budget_store
-from bus.budgets import TOKENS, USD, Amount
+from bus.costs.budgets import TOKENS, USD, Amount
 from bus.errors import Conflict, InvalidInput
-from bus.keys import Keys
+from bus.stores import budget_store
+from bus.wire.keys import Keys
 
 DAY, NEXT = "2026-11-27", "2026-11-28"
 

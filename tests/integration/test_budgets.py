@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 import redis
 
-from bus.agent_store import Agent, AgentStore
-from bus.keys import Keys
+from bus.stores.agent_store import Agent, AgentStore
+from bus.wire.keys import Keys
 from tests.bot_process import Worker, worker_running
 from tests.cli import IbRunner
 from tests.streams import stream_entries

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 import redis
 
-from bus.keys import Keys
+from bus.wire.keys import Keys
 from tests.bot_process import Worker, worker_running
 from tests.cli import IbRunner
 from tests.fake_anthropic import FakeAnthropic, bash, reply

@@ -9,7 +9,7 @@ import json
 import pytest
 import redis
 
-from bus.keys import Keys
+from bus.wire.keys import Keys
 from tests.cli import IbRunner
 from tests.fake_anthropic import FakeAnthropic, reply
 from tests.streams import stream_entries

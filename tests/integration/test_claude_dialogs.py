@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import redis
 
-from bus.keys import Keys
+from bus.wire.keys import Keys
 from tests.cli import IbRunner
 from tests.fake_anthropic import FakeAnthropic, Request, ask_user_question, bash, exit_plan_mode, reply
 from tests.fake_anthropic.client import write_home

@@ -11,7 +11,7 @@ import re
 import pytest
 import redis
 
-from bus.keys import Keys
+from bus.wire.keys import Keys
 from tests.cli import IbRunner
 from tests.fake_anthropic import FakeAnthropic, reply
 from tests.integration.test_gemini_send import TEXTS

@@ -28,12 +28,12 @@ NOT_NEEDED = frozenset(
     | {"worker.frontends.dashboard", "worker.review.review", "worker.service.process"}
 )
 RUNS = {  # the command, and what it must not load beyond NOT_NEEDED
-    "list": (("list",), {"bus.worker_commands"}),
-    "info": (("info", "ghost"), {"bus.worker_commands", "rich"}),
-    "task-list": (("task", "list"), {"bus.worker_commands", "rich"}),
-    "task-show": (("task", "show", "ghost-task"), {"bus.worker_commands", "rich"}),
-    "cost": (("cost",), {"bus.worker_commands", "rich"}),
-    "events-dead": (("events", "--dead"), {"bus.worker_commands", "rich"}),
+    "list": (("list",), {"bus.commands.worker_commands"}),
+    "info": (("info", "ghost"), {"bus.commands.worker_commands", "rich"}),
+    "task-list": (("task", "list"), {"bus.commands.worker_commands", "rich"}),
+    "task-show": (("task", "show", "ghost-task"), {"bus.commands.worker_commands", "rich"}),
+    "cost": (("cost",), {"bus.commands.worker_commands", "rich"}),
+    "events-dead": (("events", "--dead"), {"bus.commands.worker_commands", "rich"}),
     "status": (("status", "ghost"), set()),  # the agent's owner runs it: the command model is its message
 }
 
@@ -52,6 +52,6 @@ def test_an_everyday_command_loads_only_what_it_uses(
         check=False,
     )
     loaded = set(done.stderr.splitlines()[-1].split())
-    assert "bus.settings" in loaded  # the probe ran the command, up to its answer or its refusal
+    assert "bus.settings.settings" in loaded  # the probe ran the command, up to its answer or its refusal
     top = {name.partition(".")[0] for name in loaded}
     assert (loaded | top) & (NOT_NEEDED | unused) == set()

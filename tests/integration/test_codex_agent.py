@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import redis
 
-from bus.keys import Keys
+from bus.wire.keys import Keys
 from tests.bot_process import Worker, worker_running
 from tests.cli import IbRunner
 from tests.fake_openai import (

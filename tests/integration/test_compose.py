@@ -16,7 +16,7 @@ import jsonschema
 import pytest
 import yaml
 
-from bus.settings import Settings
+from bus.settings.settings import Settings
 
 TOP = Path(__file__).resolve().parents[2]
 SCHEMA = TOP / "tests" / "fixtures" / "compose-spec" / "compose-spec.json"

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 import redis
 
-from bus.clients import client_for
-from bus.keys import Keys
+from bus.connection.clients import client_for
+from bus.wire.keys import Keys
 from tests.cli import IB, git
 from tests.conflict_pairs import (
     EXPECTED,

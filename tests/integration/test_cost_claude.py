@@ -14,9 +14,9 @@ from typing import Literal, TypedDict, cast
 import pytest
 import redis
 
-from bus.clients import client_for
-from bus.keys import Keys
-from bus.settings import Settings
+from bus.connection.clients import client_for
+from bus.settings.settings import Settings
+from bus.wire.keys import Keys
 from tests.cli import IbRunner
 from tests.fake_anthropic import FakeAnthropic, reply
 from tests.fake_anthropic.script import read
@@ -37,7 +37,7 @@ KINDS: dict[Kind, str] = {
 
 
 class Total(TypedDict):
-    """The part of `ib cost --json`'s "total" this test reads (bus.usage.spend_data writes it)."""
+    """The part of `ib cost --json`'s "total" this test reads (bus.costs.usage.spend_data writes it)."""
 
     usd: float
     answers: int

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 import redis
 
-from bus.keys import Keys
+from bus.wire.keys import Keys
 from tests.bot_process import Worker
 from tests.cli import IbRunner
 from tests.fake_openai import FakeOpenAI, exec_command, reply

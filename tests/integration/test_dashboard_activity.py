@@ -7,10 +7,10 @@ from pathlib import Path
 
 import redis
 
-from bus.agent_store import Agent, AgentStore
-from bus.clients import client_for
-from bus.keys import Keys
-from bus.settings import Settings
+from bus.connection.clients import client_for
+from bus.settings.settings import Settings
+from bus.stores.agent_store import Agent, AgentStore
+from bus.wire.keys import Keys
 from tests.cli import init_repo
 from worker.frontends.dashboard import Dashboard
 from worker.frontends.dashboard_render import render_plain

@@ -6,8 +6,8 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from bus.clients import client_for
-from bus.settings import Settings
+from bus.connection.clients import client_for
+from bus.settings.settings import Settings
 from tests.cli import init_repo
 from tests.redis_server import RedisServer
 from tests.waiting import retry_until

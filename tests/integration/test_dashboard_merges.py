@@ -6,10 +6,10 @@ from pathlib import Path
 
 import redis
 
-from bus.clients import client_for
-from bus.keys import Keys
-from bus.merges import MergeStore
-from bus.settings import Settings
+from bus.connection.clients import client_for
+from bus.settings.settings import Settings
+from bus.tasks.merges import MergeStore
+from bus.wire.keys import Keys
 from tests.cli import init_repo
 from worker.frontends.dashboard import Dashboard
 from worker.runtime import Runtime

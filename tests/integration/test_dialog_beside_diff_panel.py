@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import redis
 
-from bus.keys import Keys
+from bus.wire.keys import Keys
 from tests.cli import IbRunner
 from tests.fake_anthropic import FakeAnthropic, bash, reply, write
 from tests.reads import pane_text

@@ -17,13 +17,13 @@ from typing import Any
 import pytest
 import redis
 
-from bus.agent_store import Agent, AgentStore
-from bus.clients import client_for
-from bus.hotconf import HotConf, read_hotconf
-from bus.keys import Keys
-from bus.publish import open_bus
-from bus.resp import Connection
-from bus.settings import Settings
+from bus.connection.clients import client_for
+from bus.events.publish import open_bus
+from bus.settings.hotconf import HotConf, read_hotconf
+from bus.settings.settings import Settings
+from bus.stores.agent_store import Agent, AgentStore
+from bus.wire.keys import Keys
+from bus.wire.resp import Connection
 from tests.cli import IbRunner
 from tests.streams import stream_entries
 from worker.hooks.agent_event import apply

@@ -13,10 +13,10 @@ from subprocess import Popen
 import pytest
 import redis
 
-from bus.clients import client_for
-from bus.keys import Keys
-from bus.worker_commands import Answer
-from bus.worker_rpc import CommandFailed, request
+from bus.commands.worker_commands import Answer
+from bus.commands.worker_rpc import CommandFailed, request
+from bus.connection.clients import client_for
+from bus.wire.keys import Keys
 from tests.cli import IbRunner
 from tests.reads import pane_text
 from tests.streams import stream_entries

@@ -13,7 +13,7 @@ from urllib.parse import urlsplit
 import pytest
 import redis
 
-from bus.embedded import Embedded
+from bus.connection.embedded import Embedded
 from tests.cli import IbRunner
 
 

@@ -11,7 +11,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from bus.embedded import Embedded, free_port
+from bus.connection.embedded import Embedded, free_port
 from tests.cli import IbRunner
 
 

@@ -11,10 +11,10 @@ from collections.abc import Iterator
 import pytest
 import redis
 
-from bus.envelope import make_event
-from bus.follow import EventFilter, follow_group
-from bus.keys import Keys
-from bus.streams import publish
+from bus.events.envelope import make_event
+from bus.events.streams import publish
+from bus.readers.follow import EventFilter, follow_group
+from bus.wire.keys import Keys
 from tests.cli import IbRunner
 from tests.waiting import retry_until
 

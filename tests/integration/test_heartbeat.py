@@ -7,8 +7,8 @@ import sys
 
 import redis
 
-from bus.heartbeat import Heartbeat, holder_is_dead, new_token
-from bus.keys import Keys
+from bus.stores.heartbeat import Heartbeat, holder_is_dead, new_token
+from bus.wire.keys import Keys
 
 
 def test_one_holder_at_a_time(rds: redis.Redis, keys: Keys) -> None:

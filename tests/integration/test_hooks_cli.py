@@ -6,7 +6,7 @@ import json
 import shutil
 from pathlib import Path
 
-from bus.embedded import Embedded
+from bus.connection.embedded import Embedded
 from tests.cli import IbRunner, git
 
 

@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 import redis
 
-from bus.keys import Keys
-from bus.relay_port import PORT_FILE
+from bus.settings.relay_port import PORT_FILE
+from bus.wire.keys import Keys
 from tests.bot_process import Worker
 from tests.cli import IB, IbRunner, git
 from tests.fake_openai import FakeOpenAI, FunctionCall, exec_command, reply

@@ -15,10 +15,10 @@ from typing import Any
 import pytest
 import redis
 
-from bus.envelope import make_event
-from bus.hashes import write_hash
-from bus.keys import Keys
-from bus.streams import publish
+from bus.events.envelope import make_event
+from bus.events.streams import publish
+from bus.stores.hashes import write_hash
+from bus.wire.keys import Keys
 from tests.cli import IbRunner
 from tests.streams import stream_entries
 from tests.waiting import retry_until
@@ -226,8 +226,8 @@ def _screen(tmux_socket: str, session: str) -> str:
 def test_a_limit_spooled_while_redis_was_away_parks_the_agent_once_the_worker_reads_it(
     ib: IbRunner, rds: redis.Redis, keys: Keys, sent: Path
 ) -> None:
-    """With Redis away the hook parks nothing and spools its event (bus.spool, per bus: flushed to this one
-    later); here that event reaches the bus as the flush publishes it, and the worker parks the agent."""
+    """With Redis away the hook parks nothing and spools its event (bus.events.spool, per bus: flushed to this
+    one later); here that event reaches the bus as the flush publishes it, and the worker parks the agent."""
     rds.hset(keys.agent("a1"), mapping={"state_by": "hook", "state_at": f"{time.time() - 5:.3f}"})
     text, at = _in_an_hour()
     body = {"hook_event_name": "StopFailure", "error": "rate_limit", "last_assistant_message": text}

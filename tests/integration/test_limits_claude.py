@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 import redis
 
-from bus.keys import Keys
+from bus.wire.keys import Keys
 from tests.cli import IbRunner
 from tests.fake_anthropic import FakeAnthropic, rate_limited, reply, usage_limited
 from tests.streams import stream_entries

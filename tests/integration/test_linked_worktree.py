@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from bus.repo_paths import ensure_state_dir, main_checkout, repo_root
+from bus.settings.repo_paths import ensure_state_dir, main_checkout, repo_root
 from tests.cli import IbRunner, git
 from worker.programs.claude.sandbox import sandbox_settings
 from worker.programs.confinement import Confinement

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import redis
 
-from bus.keys import Keys
+from bus.wire.keys import Keys
 from tests.cli import IbRunner
 from tests.streams import stream_entries
 from tests.waiting import retry_until

@@ -14,8 +14,8 @@ import anyio
 import pytest
 import redis
 
-from bus.embedded import free_port
-from bus.keys import Keys
+from bus.connection.embedded import free_port
+from bus.wire.keys import Keys
 from tests.cli import IB, IbRunner, git
 from tests.mcp_client import McpClient, mcp_client, served, text
 from tests.redis_server import RedisServer

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 import redis
 
-from bus.keys import Keys
+from bus.wire.keys import Keys
 from tests.bot_process import worker_running
 from tests.cli import IbRunner, git
 from tests.fake_anthropic import Deferred, FakeAnthropic, Reply, ToolUse, reply

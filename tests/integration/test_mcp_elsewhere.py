@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 import redis
 
-from bus.agent_store import Agent, AgentStore
-from bus.keys import Keys
+from bus.stores.agent_store import Agent, AgentStore
+from bus.wire.keys import Keys
 from tests.cli import IbRunner, init_repo
 from tests.mcp_client import McpClient, served
 

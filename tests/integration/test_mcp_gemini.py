@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 import redis
 
-from bus.keys import Keys
+from bus.wire.keys import Keys
 from tests.bot_process import worker_running
 from tests.cli import IB, IbRunner, git
 from tests.fake_gemini.client import client_env, gemini_binary, settings

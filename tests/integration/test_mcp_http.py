@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from bus.embedded import free_port
+from bus.connection.embedded import free_port
 from tests.cli import IbRunner
 from tests.mcp_client import http_client
 from tests.waiting import retry_until

@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 import redis
 
-from bus.keys import Keys
-from bus.limit_store import LimitStore
-from bus.usage_limits import Reset
+from bus.costs.usage_limits import Reset
+from bus.stores.limit_store import LimitStore
+from bus.wire.keys import Keys
 from tests.bot_process import Worker
 from tests.cli import IbRunner
 from tests.mcp_client import McpClient, served

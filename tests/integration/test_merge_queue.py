@@ -9,10 +9,10 @@ from typing import Any, cast
 
 import redis
 
-from bus.keys import Keys
-from bus.merges import MergeStore
-from bus.worker_commands import QueueMerge
-from bus.worker_rpc import submit
+from bus.commands.worker_commands import QueueMerge
+from bus.commands.worker_rpc import submit
+from bus.tasks.merges import MergeStore
+from bus.wire.keys import Keys
 from tests.cli import IbRunner, git
 from tests.waiting import retry_until
 

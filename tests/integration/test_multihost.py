@@ -28,7 +28,7 @@ from typing import Any
 import pytest
 import redis
 
-from bus.keys import Keys
+from bus.wire.keys import Keys
 from tests.cli import IB, git, init_repo
 from tests.fake_telegram import FakeTelegram
 from tests.hosts import REDIS_PORT, Host, Network, NoNamespaces, inside

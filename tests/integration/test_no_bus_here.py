@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from bus.embedded import Embedded
+from bus.connection.embedded import Embedded
 from tests.cli import IbRunner
 
 

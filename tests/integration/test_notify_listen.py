@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 import redis
 
-from bus.envelope import make_event
-from bus.keys import Keys
-from bus.listener import TIMEOUT_MESSAGE
-from bus.streams import publish
+from bus.events.envelope import make_event
+from bus.events.streams import publish
+from bus.readers.listener import TIMEOUT_MESSAGE
+from bus.wire.keys import Keys
 from tests.cli import IB, IbRunner
 from tests.waiting import retry_until
 
@@ -144,8 +144,8 @@ def test_no_loss_200_events_without_listener(ib: IbRunner, rds: redis.Redis, key
 
 
 def _publish_many(client: redis.Redis, keys: Keys, count: int, size: int = 0) -> None:
-    from bus.envelope import make_event
-    from bus.streams import publish
+    from bus.events.envelope import make_event
+    from bus.events.streams import publish
 
     for i in range(count):
         publish(
@@ -290,7 +290,7 @@ def test_unknown_fields_and_types_from_newer_producer(ib: IbRunner, rds: redis.R
 def test_options_read_the_same_from_ib_ask_and_from_a_hook(
     ib: IbRunner, rds: redis.Redis, keys: Keys
 ) -> None:
-    """`data.options` has one shape whoever made the event: {"number", "label"} (bus.event_options)."""
+    """`data.options` has one shape whoever made the event: {"number", "label"} (bus.events.event_options)."""
     asked = ib.run("ask", "Postgres or SQLite?", "--option", "Postgres", "--option", "SQLite", "--from", "a1")
     assert asked.returncode == 0, asked.stderr
     rds.hset(keys.agent("a2"), mapping={"id": "a2", "state": "running"})

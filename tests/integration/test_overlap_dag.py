@@ -9,7 +9,7 @@ from pathlib import Path
 import redis
 
 from bench.overlap_dag_bench import DAG, base_repo, run_dag
-from bus.keys import Keys
+from bus.wire.keys import Keys
 from tests.cli import git
 
 

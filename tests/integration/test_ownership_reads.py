@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 import redis
 
-from bus.agent_store import Agent
-from bus.settings import Settings
-from bus.worker_commands import Look
+from bus.commands.worker_commands import Look
+from bus.settings.settings import Settings
+from bus.stores.agent_store import Agent
 from worker.agents.ownership import NotOwner
 from worker.runtime import Runtime
 from worker.service.operations import run_operation

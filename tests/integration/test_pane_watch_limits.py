@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 import redis
 
-from bus.agent_store import Agent, AgentStore
-from bus.clients import client_for
-from bus.keys import Keys
-from bus.settings import Settings
+from bus.connection.clients import client_for
+from bus.settings.settings import Settings
+from bus.stores.agent_store import Agent, AgentStore
+from bus.wire.keys import Keys
 from tests.cli import IbRunner
 from tests.streams import stream_entries
 from tests.waiting import retry_until

@@ -8,7 +8,7 @@ from typing import Any
 
 import redis
 
-from bus.keys import Keys
+from bus.wire.keys import Keys
 from tests.cli import IbRunner
 
 THREE = json.dumps(

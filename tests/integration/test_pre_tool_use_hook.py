@@ -254,7 +254,7 @@ def test_primary_guard_is_silent_inside_an_agent(root: Path) -> None:
 def test_hooks_import_nothing_heavy() -> None:
     """The hooks run on every tool call: no pydantic, redis, typer, rich, libtmux or telegram."""
     code = (
-        "import sys, worker.hooks.pre_tool_use, worker.hooks.primary_guard, bus.repo_paths\n"
+        "import sys, worker.hooks.pre_tool_use, worker.hooks.primary_guard, bus.settings.repo_paths\n"
         "heavy = {'pydantic', 'pydantic_settings', 'redis', 'typer', 'rich', 'libtmux', 'telegram'}\n"
         "print(sorted({m.split('.')[0] for m in sys.modules} & heavy))"
     )

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from bus.embedded import free_port
+from bus.connection.embedded import free_port
 from tests.cli import IbRunner
 from tests.redis_server import RedisServer, system_binary
 

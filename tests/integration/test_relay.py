@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import redis
 
-from bus.keys import Keys
+from bus.wire.keys import Keys
 from tests.cli import IB, IbRunner
 from tests.streams import stream_entries
 from tests.waiting import retry_until

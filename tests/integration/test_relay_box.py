@@ -17,10 +17,10 @@ from pathlib import Path
 import pytest
 import redis
 
-from bus.agent_store import Agent, AgentStore
-from bus.embedded import Embedded
-from bus.keys import Keys
-from bus.relay_port import RELAY_QUEUE, VIA_RELAY
+from bus.connection.embedded import Embedded
+from bus.settings.relay_port import RELAY_QUEUE, VIA_RELAY
+from bus.stores.agent_store import Agent, AgentStore
+from bus.wire.keys import Keys
 from tests.bot_process import worker_running
 from tests.cli import IB, IbRunner
 from tests.integration.test_relay import SEND

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 import redis
 
-from bus.keys import Keys
-from bus.relay_port import HOST, PORT_FILE
+from bus.settings.relay_port import HOST, PORT_FILE
+from bus.wire.keys import Keys
 from tests.cli import IbRunner, git
 from tests.fake_anthropic import FakeAnthropic, reply
 from tests.fake_anthropic.script import ToolUse

@@ -1,6 +1,6 @@
-"""Writes that must outlive a failover wait for a replica (bus.replication): the task scripts, the merge
-queue, messages for the person, worker commands and their replies. Behind Sentinel with one replica, each
-write is on the replica when the call returns; asked to wait for two, each says in one line that only one
+"""Writes that must outlive a failover wait for a replica (bus.events.replication): the task scripts, the
+merge queue, messages for the person, worker commands and their replies. Behind Sentinel with one replica,
+each write is on the replica when the call returns; asked to wait for two, each says in one line that only one
 confirmed it. `ib` turns that into one line and exit 1."""
 
 from __future__ import annotations
@@ -14,22 +14,22 @@ from pathlib import Path
 import pytest
 import redis
 
-from bus import streams
-from bus.address import Address
-from bus.clients import client_for
-from bus.confirmed_call import confirmed_call
-from bus.envelope import make_event
+from bus.commands.worker_commands import PressKeys
+from bus.commands.worker_rpc import reply, submit
+from bus.connection.clients import client_for
 from bus.errors import NotFound, NotReplicated
-from bus.hashes import write_hash
-from bus.keys import Keys
-from bus.merges import MergeStore
-from bus.messages import MessageStore
-from bus.replication import Wait
-from bus.resp import Connection
-from bus.settings import Settings
-from bus.task_store import TaskStore
-from bus.worker_commands import PressKeys
-from bus.worker_rpc import reply, submit
+from bus.events import streams
+from bus.events.confirmed_call import confirmed_call
+from bus.events.envelope import make_event
+from bus.events.replication import Wait
+from bus.inbox.messages import MessageStore
+from bus.settings.settings import Settings
+from bus.stores.hashes import write_hash
+from bus.tasks.merges import MergeStore
+from bus.tasks.task_store import TaskStore
+from bus.wire.address import Address
+from bus.wire.keys import Keys
+from bus.wire.resp import Connection
 from tests.cli import IbRunner
 from tests.redis_server import RedisServer
 from tests.sentinel_servers import SentinelSet
@@ -139,7 +139,7 @@ def test_a_replica_attached_but_late_is_waited_for(deployment: SentinelSet, name
 
 
 def _light_write(port: int, keys: Keys, wait: Wait) -> str:
-    """A write on the hooks' light client (bus.confirmed_call), as a hook's `task done` makes it."""
+    """A write on the hooks' light client (bus.events.confirmed_call), as a hook's `task done` makes it."""
     key = keys.task("light")
     with Connection(Address.from_url(f"redis://127.0.0.1:{port}/0"), 5.0) as conn:
         confirmed_call(conn, ("SET", key, "1"), wait, "the task change")

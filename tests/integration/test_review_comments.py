@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import redis
 
-from bus.keys import Keys
-from bus.review_comments import KEEP, ReviewComments
-from bus.review_prompt import Comment
+from bus.inbox.review_comments import KEEP, ReviewComments
+from bus.inbox.review_prompt import Comment
+from bus.wire.keys import Keys
 
 
 def test_comments_wait_in_order_and_go_once_sent(rds: redis.Redis, keys: Keys) -> None:

@@ -16,12 +16,12 @@ from typing import Any
 import pytest
 import redis
 
-from bus import usage_store
-from bus.agent_store import Agent, AgentStore
-from bus.clients import client_for
-from bus.keys import Keys
-from bus.settings import Settings
-from bus.usage import Usage
+from bus.connection.clients import client_for
+from bus.costs.usage import Usage
+from bus.settings.settings import Settings
+from bus.stores import usage_store
+from bus.stores.agent_store import Agent, AgentStore
+from bus.wire.keys import Keys
 from tests.bot_process import Worker, worker_running
 from tests.cli import IbRunner
 from tests.streams import stream_entries

@@ -9,9 +9,9 @@ from typing import cast
 
 import redis
 
-from bus.keys import Keys
-from bus.schedules import ScheduleStore, TaskTemplate, fired_task_id
-from bus.task_store import TaskStore
+from bus.tasks.schedules import ScheduleStore, TaskTemplate, fired_task_id
+from bus.tasks.task_store import TaskStore
+from bus.wire.keys import Keys
 from tests.cli import IbRunner
 
 P = "repo"

@@ -9,9 +9,9 @@ from pathlib import Path
 import redis
 from PIL import Image
 
-from bus.keys import Keys
-from bus.worker_commands import TakeScreenshot
-from bus.worker_rpc import request
+from bus.commands.worker_commands import TakeScreenshot
+from bus.commands.worker_rpc import request
+from bus.wire.keys import Keys
 from tests.bot_process import USER, BotProcess, Worker
 from tests.cli import IbRunner
 from tests.fake_telegram import FakeTelegram

@@ -10,8 +10,8 @@ from typing import Any, cast
 import pytest
 import redis
 
-from bus.keys import Keys
-from bus.questions import QuestionStore
+from bus.inbox.questions import QuestionStore
+from bus.wire.keys import Keys
 from tests.cli import IbRunner
 
 

@@ -10,16 +10,16 @@ from pathlib import Path
 
 import pytest
 
-from bus import streams
-from bus.address import Address
-from bus.clients import client_for
-from bus.embedded import free_port
-from bus.envelope import make_event
+from bus.connection.clients import client_for
+from bus.connection.embedded import free_port
 from bus.errors import NotReplicated
-from bus.hotconf import read_hotconf
-from bus.keys import Keys
-from bus.publish import publish
-from bus.resp import Connection
+from bus.events import streams
+from bus.events.envelope import make_event
+from bus.events.publish import publish
+from bus.settings.hotconf import read_hotconf
+from bus.wire.address import Address
+from bus.wire.keys import Keys
+from bus.wire.resp import Connection
 from tests.cli import IbRunner
 from tests.sentinel_servers import SentinelSet
 from tests.streams import stream_entries

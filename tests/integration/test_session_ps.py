@@ -10,7 +10,7 @@ from pathlib import Path
 
 import redis
 
-from bus.keys import Keys
+from bus.wire.keys import Keys
 from tests.cli import IbRunner
 from tests.session_inbox import RecordingInbox, killed_session, record_session
 

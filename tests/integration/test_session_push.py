@@ -18,10 +18,10 @@ from pathlib import Path
 import pytest
 import redis
 
-from bus.envelope import make_event
-from bus.keys import Keys
-from bus.session_inbox import this_host
-from bus.streams import publish
+from bus.events.envelope import make_event
+from bus.events.streams import publish
+from bus.inbox.session_inbox import this_host
+from bus.wire.keys import Keys
 from tests.bot_process import worker_running
 from tests.cli import IbRunner
 from tests.session_inbox import RecordingInbox, record_session

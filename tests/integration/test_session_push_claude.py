@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 import redis
 
-from bus.keys import Keys
-from bus.session_inbox import this_host
+from bus.inbox.session_inbox import this_host
+from bus.wire.keys import Keys
 from tests.bot_process import worker_running
 from tests.cli import IB, IbRunner
 from tests.fake_anthropic import FakeAnthropic, Request, bash, reply

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import redis
 
-from bus.keys import Keys
+from bus.wire.keys import Keys
 from tests.cli import IB, IbRunner
 from tests.fake_anthropic import FakeAnthropic
 from tests.fake_anthropic.script import reply

@@ -10,13 +10,13 @@ from urllib.parse import quote
 
 import pytest
 
-from bus import spool
-from bus.address import Address
-from bus.envelope import make_event, stamped
-from bus.hotconf import read_hotconf
-from bus.keys import Keys
-from bus.publish import xadd
-from bus.resp import Connection
+from bus.events import spool
+from bus.events.envelope import make_event, stamped
+from bus.events.publish import xadd
+from bus.settings.hotconf import read_hotconf
+from bus.wire.address import Address
+from bus.wire.keys import Keys
+from bus.wire.resp import Connection
 from tests.cli import IbRunner
 from tests.redis_server import RedisServer
 from tests.streams import stream_entries

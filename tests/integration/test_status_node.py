@@ -16,12 +16,12 @@ from typing import Any, cast
 import pytest
 import redis
 
-from bus.agent_store import Agent, AgentStore
-from bus.clients import client_for
-from bus.envelope import make_event
-from bus.keys import Keys
-from bus.messages import MessageStore
-from bus.streams import publish
+from bus.connection.clients import client_for
+from bus.events.envelope import make_event
+from bus.events.streams import publish
+from bus.inbox.messages import MessageStore
+from bus.stores.agent_store import Agent, AgentStore
+from bus.wire.keys import Keys
 from tests.cli import IbRunner
 from tests.waiting import retry_until
 from worker.errors import StatusFileError

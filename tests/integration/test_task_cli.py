@@ -12,8 +12,8 @@ from typing import Any, cast
 import pytest
 import redis
 
-from bus.keys import Keys
-from bus.task_store import TaskStore
+from bus.tasks.task_store import TaskStore
+from bus.wire.keys import Keys
 from tests.cli import IbRunner
 from tests.waiting import retry_until
 

@@ -8,12 +8,12 @@ import threading
 
 import redis
 
-from bus.keys import Keys
-from bus.merges import MergeStore
-from bus.task_holds import OverlapClaims
-from bus.task_store import TaskStore
-from bus.task_wait import claim_wait
-from bus.touches import Hold
+from bus.tasks.merges import MergeStore
+from bus.tasks.task_holds import OverlapClaims
+from bus.tasks.task_store import TaskStore
+from bus.tasks.task_wait import claim_wait
+from bus.tasks.touches import Hold
+from bus.wire.keys import Keys
 from tests.cli import IbRunner
 
 P = "repo"

@@ -8,14 +8,14 @@ from collections.abc import Iterator
 import pytest
 import redis
 
-from bus.address import Address
 from bus.errors import NotFound
-from bus.keys import Keys
-from bus.resp import Connection, ServerError
-from bus.task_lua import done_call
-from bus.task_model import Task
-from bus.task_store import TaskStore
-from bus.task_wait import claim_wait
+from bus.tasks.task_lua import done_call
+from bus.tasks.task_model import Task
+from bus.tasks.task_store import TaskStore
+from bus.tasks.task_wait import claim_wait
+from bus.wire.address import Address
+from bus.wire.keys import Keys
+from bus.wire.resp import Connection, ServerError
 
 P = "backend"
 

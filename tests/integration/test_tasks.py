@@ -9,12 +9,12 @@ from typing import Any, cast
 import pytest
 import redis
 
-from bus.envelope import EVENT_FIELD, Envelope, decode
 from bus.errors import BusError, Conflict, InvalidInput, NotFound
-from bus.event_model import Event
-from bus.keys import Keys
-from bus.task_model import STATUSES
-from bus.task_store import TaskStore, _source
+from bus.events.envelope import EVENT_FIELD, Envelope, decode
+from bus.events.event_model import Event
+from bus.tasks.task_model import STATUSES
+from bus.tasks.task_store import TaskStore, _source
+from bus.wire.keys import Keys
 
 P = "backend"
 

@@ -9,9 +9,9 @@ from typing import cast
 
 import redis
 
-from bus.envelope import EVENT_FIELD, decode
-from bus.keys import Keys
-from bus.task_store import TaskStore
+from bus.events.envelope import EVENT_FIELD, decode
+from bus.tasks.task_store import TaskStore
+from bus.wire.keys import Keys
 
 CLAIMERS = 16
 TASKS = 2_000

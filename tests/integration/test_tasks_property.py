@@ -12,10 +12,10 @@ import redis
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from bus.envelope import EVENT_FIELD, decode
 from bus.errors import BusError, Conflict, NotFound
-from bus.keys import Keys
-from bus.task_store import TaskStore
+from bus.events.envelope import EVENT_FIELD, decode
+from bus.tasks.task_store import TaskStore
+from bus.wire.keys import Keys
 from tests.streams import stream_entries
 
 AGENTS = ("agent-a", "agent-b", "agent-c")

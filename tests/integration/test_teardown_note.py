@@ -15,7 +15,7 @@ from bot.delivery.pacing import Limits
 from bot.delivery.sender import MAX_NOW_TRIES, Sender
 from bot.delivery.teardown_note import TeardownNotes
 from bot.topics.topics import TopicRegistry
-from bus.keys import Keys
+from bus.wire.keys import Keys
 from tests.bot_process import SCALE
 from tests.fake_telegram import FakeTelegram
 

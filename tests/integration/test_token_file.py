@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from bus.embedded import Embedded
-from bus.secret_file import token_file_problem
+from bus.connection.embedded import Embedded
+from bus.settings.secret_file import token_file_problem
 from tests.cli import IbRunner, git
 
 TOKEN_LINE = "IB_TELEGRAM_TOKEN=123456:ABCDEFsecretTAIL\n"

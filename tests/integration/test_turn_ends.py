@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 import redis
 
-from bus.hashes import write_hash
-from bus.keys import Keys
+from bus.stores.hashes import write_hash
+from bus.wire.keys import Keys
 from tests.cli import IbRunner
 from tests.streams import stream_entries
 

@@ -20,8 +20,8 @@ from urllib.parse import urlsplit
 import pytest
 import redis
 
-from bus.embedded import Embedded
-from bus.keys import Keys
+from bus.connection.embedded import Embedded
+from bus.wire.keys import Keys
 from tests.cli import IB, IbRunner
 from tests.waiting import retry_until
 

@@ -20,7 +20,7 @@ import pytest
 import redis
 
 import worker.cli.warm
-from bus.keys import Keys
+from bus.wire.keys import Keys
 from tests.cli import IB, IbRunner
 from tests.waiting import retry_until
 from worker.boundary.identity import parent_of

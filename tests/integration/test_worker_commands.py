@@ -11,11 +11,11 @@ from subprocess import Popen
 import pytest
 import redis
 
-from bus.clients import client_for
-from bus.dead_letters import listing
-from bus.keys import Keys
-from bus.worker_commands import Look, Nuke
-from bus.worker_rpc import COMMAND_FIELD, CommandFailed, request
+from bus.commands.worker_commands import Look, Nuke
+from bus.commands.worker_rpc import COMMAND_FIELD, CommandFailed, request
+from bus.connection.clients import client_for
+from bus.readers.dead_letters import listing
+from bus.wire.keys import Keys
 from tests.cli import IbRunner
 from tests.waiting import retry_until
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from bus.keys import Keys
-from bus.push_store import AgentInbox, SessionInbox
-from bus.session_inbox import agent_record_commands
+from bus.inbox.push_store import AgentInbox, SessionInbox
+from bus.inbox.session_inbox import agent_record_commands
+from bus.wire.keys import Keys
 from worker.agents.agent_inbox import BYPASS, NO_INBOX, message_path
 
 INBOX = SessionInbox("boss", "/tmp/cc-socks/41.sock", "t", 41, "/r", "/r", "host")

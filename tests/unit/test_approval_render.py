@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from bot.render.review_render import approval, merge_stage, queued_stage
-from bus.merge_request import MergeRequest
+from bus.tasks.merge_request import MergeRequest
 
 REQ = MergeRequest(id="7", project="shop", agent="a1", branch="agent/a1", target="main", worker="w")
 

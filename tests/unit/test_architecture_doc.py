@@ -1,7 +1,7 @@
-"""ARCHITECTURE.md stays true: its map lists worker's areas and bot's rooms in the order the layer test
-holds them (tests/unit/test_import_layers.py `LAYERS`, `BOT_LAYERS`), its table has a row for each area of
-worker and names bot's rooms in order in bot's row, and its figures are the code's
-(`python -m bench.package_figures --write` writes them again)."""
+"""ARCHITECTURE.md stays true: its map lists worker's areas and bot's and bus's rooms in the order the layer
+test holds them (tests/unit/test_import_layers.py `LAYERS`, `BOT_LAYERS`, `BUS_LAYERS`), its table has a row
+for each area of worker and names bot's and bus's rooms in order in their rows, and its figures are the
+code's (`python -m bench.package_figures --write` writes them again)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 
 from bench.package_figures import FIGURES_END, FIGURES_START, current_figures
-from tests.unit.test_import_layers import BOT_LAYERS, LAYERS
+from tests.unit.test_import_layers import BOT_LAYERS, BUS_LAYERS, LAYERS
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = (ROOT / "ARCHITECTURE.md").read_text(encoding="utf-8")
@@ -42,6 +42,20 @@ def test_the_bot_row_names_its_rooms_in_the_layer_order() -> None:
     assert row is not None
     named = re.findall(r"`(\w+)`", row.group(1))
     assert named == [room for room in BOT_LAYERS if room != "__main__"]
+
+
+def test_the_map_lists_every_room_of_bus_in_the_layer_order() -> None:
+    block = DOC.split("```", 2)[1]
+    rooms = [found.group(1) for line in block.splitlines() if (found := re.match(r" bus\.(\w+)", line))]
+    assert rooms == list(BUS_LAYERS)
+
+
+def test_the_bus_row_names_its_rooms_in_the_layer_order() -> None:
+    """bus's row names modules too: its rooms are the names of rooms it gives, in the order first given."""
+    row = re.search(r"^\| `bus` \|(.*)$", DOC, flags=re.MULTILINE)
+    assert row is not None
+    named = [name for name in re.findall(r"`(\w+)`", row.group(1)) if name in BUS_LAYERS]
+    assert list(dict.fromkeys(named)) == list(BUS_LAYERS)
 
 
 def test_the_table_has_a_row_for_every_area() -> None:

@@ -9,8 +9,8 @@ import apprise
 import pytest
 
 from bot.attention.channels import load_channels, scheme_of, server_of
-from bus.attention_rules import reminder
-from bus.setting_checks import channel_urls
+from bus.inbox.attention_rules import reminder
+from bus.settings.setting_checks import channel_urls
 
 
 @pytest.mark.parametrize(

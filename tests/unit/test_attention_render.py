@@ -7,9 +7,9 @@ import pytest
 
 from bot.attention.escalation import schedule_for
 from bot.handlers.attention_handlers import attention_text
-from bus.attention import Item, listing
-from bus.attention_rules import Schedule
-from bus.settings import Settings
+from bus.inbox.attention import Item, listing
+from bus.inbox.attention_rules import Schedule
+from bus.settings.settings import Settings
 
 NOW = 1_800_000_000.0
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from bus.attention_rules import (
+from bus.inbox.attention_rules import (
     CHANNELS,
     DM,
     NEEDS_YOU,

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from bus.auto_state import AutoState
-from bus.event_model import Event
+from bus.events.event_model import Event
+from bus.stores.auto_state import AutoState
 from worker.auto.decide import (
     Action,
     ActionFailed,

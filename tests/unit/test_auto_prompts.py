@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bus.task_model import Note, Task
+from bus.tasks.task_model import Note, Task
 from worker.auto.prompts import merge_again, merge_goal, task_goal, task_message
 
 

@@ -18,8 +18,8 @@ from bot.feeds.agent_status import (
     seeded,
     status_line,
 )
-from bus.activity import TURN_END
-from bus.event_model import Event
+from bus.events.activity import TURN_END
+from bus.events.event_model import Event
 
 T0 = 1_800_000_000.0
 NOW = T0 + 30

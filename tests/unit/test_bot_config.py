@@ -8,7 +8,7 @@ import pytest
 
 from bot.config import bot_config, file_url_for
 from bot.errors import BotConfigError
-from bus.settings import Settings
+from bus.settings.settings import Settings
 
 GOOD: dict[str, Any] = {
     "telegram_token": "123:abc",

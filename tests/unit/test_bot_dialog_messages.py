@@ -8,7 +8,7 @@ import pytest
 
 from bot.feeds.dialog_memory import remembered
 from bot.feeds.dialog_messages import DialogMessages, Edit, Send, Shown, Wait
-from bus.event_model import Event
+from bus.events.event_model import Event
 
 
 def test_a_dialog_told_again_edits_the_message_that_showed_it() -> None:

@@ -8,7 +8,7 @@ import pytest
 
 from bot.config import bot_config
 from bot.errors import BotConfigError
-from bus.settings import Settings
+from bus.settings.settings import Settings
 from worker.cli.stack_commands import bot_help
 from worker.service.supervisor_state import BOT_SETTINGS
 

@@ -9,8 +9,8 @@ import pytest
 from bot.render.callbacks import CALLBACK_MAX_BYTES, Action, Callback, parse_callback
 from bot.render.render import Button, Rendered, Style, escape, render, render_output, shorten
 from bot.render.split import MESSAGE_LIMIT, split_message, telegram_length
-from bus.envelope import ALL_TYPES
-from bus.event_model import Event
+from bus.events.envelope import ALL_TYPES
+from bus.events.event_model import Event
 from tests.fake_telegram.markup import visible_text
 
 

@@ -17,7 +17,7 @@ from bot.topics.routing import (
     route,
     topic_name,
 )
-from bus.event_model import Event
+from bus.events.event_model import Event
 
 PROJECT, TASK, AGENT, MERGE = 10, 20, 30, 40
 ALL_BOUND = Bindings(

@@ -8,7 +8,7 @@ import pytest
 
 from bot.delivery.outbound import Batch, Limits, Outbox, Outgoing
 from bot.delivery.status_lines import STATUS_EVERY, STATUS_RESERVE
-from bus.activity import (
+from bus.events.activity import (
     Activity,
     activity_line,
     duration,

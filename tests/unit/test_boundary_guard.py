@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bus import worker_commands as cmd
+from bus.commands import worker_commands as cmd
 from worker.boundary.guard import Refused, check_command
 
 MANAGERS = {"kid": "mgr", "victim": "", "mgr": ""}

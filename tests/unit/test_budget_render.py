@@ -9,7 +9,7 @@ import pytest
 
 from bot.render.render import Button, Rendered, Style, render
 from bot.topics.routing import Bindings, Delivery, route
-from bus.event_model import Event
+from bus.events.event_model import Event
 
 BUDGET = {
     "scope": "agent",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from bus.budgets import TOKENS, USD, Amount, Budget, Spent, next_step, parse_amount, pause_reason
+from bus.costs.budgets import TOKENS, USD, Amount, Budget, Spent, next_step, parse_amount, pause_reason
 
 
 @pytest.mark.parametrize(

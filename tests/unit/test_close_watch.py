@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from bus.agent_store import Agent
+from bus.stores.agent_store import Agent
 from worker.service.pane_watch import watched_closely
 
 

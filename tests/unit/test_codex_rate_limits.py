@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from bus.usage_limits import RecordedLimit
+from bus.costs.usage_limits import RecordedLimit
 from worker.programs.codex.program import CodexCli
 from worker.programs.codex.rollout import recorded_limit
 from worker.programs.jsonl import entries

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from bus.usage import Usage, spend, spend_line
+from bus.costs.usage import Usage, spend, spend_line
 from worker.programs.codex.program import CodexCli
 from worker.programs.codex.rollout import RolloutParser, summarize_output
 from worker.programs.codex.usage import UsageReader, read_rollout

@@ -16,8 +16,8 @@ import pytest
 
 from bot.handlers.relay import _to_worker
 from bot.runtime import BotRuntime
-from bus.worker_commands import BY_OP, COMMAND_TYPES, Command
-from bus.worker_rpc import request, submit
+from bus.commands.worker_commands import BY_OP, COMMAND_TYPES, Command
+from bus.commands.worker_rpc import request, submit
 from worker.cli.context import Context
 from worker.frontends.dashboard import Dashboard
 from worker.service.operations import OPERATIONS, run_operation
@@ -167,7 +167,7 @@ OLD_CODE = {
     "keyword": 'submit(client, keys, worker, op="queue-merge", args={"agent": a})',
     "annotated": 'op: str = "plan-edit"',
     "by-name": "command = BY_OP[name](**args)",
-    "parsed": "from bus.worker_commands import parse_command",
+    "parsed": "from bus.commands.worker_commands import parse_command",
     "operations": 'OPERATIONS = {"new-agent": _new_agent, "send": lambda rt, a: send(rt, a)}',
     "bus-only": 'BUS_ONLY = frozenset({"queue-merge"})',
     "timeouts": 'TIMEOUTS = {"merge": 600.0, "new-agent": 120.0, "nuke": 300.0, "auto-start": 120.0}',
@@ -204,12 +204,12 @@ def test_no_source_names_a_worker_command_by_a_string() -> None:
 
 
 def _built(source: str) -> set[str]:
-    """The commands a module imports from bus.worker_commands and calls."""
+    """The commands a module imports from bus.commands.worker_commands and calls."""
     tree = ast.parse(source)
     imported = {
         alias.asname or alias.name
         for node in ast.walk(tree)
-        if isinstance(node, ast.ImportFrom) and node.module == "bus.worker_commands"
+        if isinstance(node, ast.ImportFrom) and node.module == "bus.commands.worker_commands"
         for alias in node.names
     }
     return {

@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from bus.cost_report import report, report_json, report_lines, since_seconds
-from bus.usage import Usage
+from bus.costs.cost_report import report, report_json, report_lines, since_seconds
+from bus.costs.usage import Usage
 
 
 @pytest.mark.parametrize(

@@ -7,8 +7,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from bus import cron
 from bus.errors import InvalidInput
+from bus.tasks import cron
 
 NOW = datetime(2026, 11, 26, 2, 30, 15, tzinfo=UTC)  # a Thursday
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from bus.activity import activity_line, current
+from bus.events.activity import activity_line, current
 from worker.frontends.dashboard_render import (
     AgentRow,
     EventRow,

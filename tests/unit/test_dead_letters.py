@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from bus.dead_letters import Poison, raw_bytes, read_entry
+from bus.readers.dead_letters import Poison, raw_bytes, read_entry
 
 GOOD = json.dumps({"type": "complete", "from": "a1", "msg": "done"})
 

@@ -17,7 +17,7 @@ import pytest
 import typer.main
 import yaml
 
-from bus.settings import Settings
+from bus.settings.settings import Settings
 from worker.cli.app import app
 
 ROOT = Path(__file__).resolve().parents[2]

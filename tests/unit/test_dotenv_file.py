@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from dotenv import dotenv_values
 
-from bus import dotenv_file
+from bus.settings import dotenv_file
 
 TRICKY = {
     "plain": "IB_A=1\n",

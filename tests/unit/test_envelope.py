@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from bus.envelope import ALL_TYPES, decode, encode, make_event, to_jsonl
-from bus.event_model import Event
+from bus.events.envelope import ALL_TYPES, decode, encode, make_event, to_jsonl
+from bus.events.event_model import Event
 
 TRICKY = [
     "".join(chr(c) for c in range(32)),

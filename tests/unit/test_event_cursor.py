@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from bus.event_cursor import kept_from, stream_id
+from bus.readers.event_cursor import kept_from, stream_id
 
 FIRST_52: tuple[str, dict[str, str]] = ("5-2", {})
 FIRST_90: tuple[str, dict[str, str]] = ("9-0", {})

@@ -1,4 +1,5 @@
-"""The one shape of `data.options` in events (bus.event_options), and the older plain words still read."""
+"""The one shape of `data.options` in events (bus.events.event_options), and the older plain words still
+read."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from bus.event_options import listed, options_of
+from bus.events.event_options import listed, options_of
 
 
 def test_listed_numbers_as_a_dialog_draws_or_not_at_all() -> None:

@@ -1,4 +1,5 @@
-"""bus.fastjson agrees with the json module on every document (it is the same C code, minus the imports)."""
+"""bus.wire.fastjson agrees with the json module on every document (it is the same C code, minus the
+imports)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bus import fastjson
+from bus.wire import fastjson
 
 scalars = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text()
 documents = st.recursive(
@@ -64,6 +65,6 @@ def test_bad_input_in_a_fresh_interpreter_is_a_value_error() -> None:
     import subprocess
     import sys
 
-    code = "from bus import fastjson\ntry:\n    fastjson.loads('{nope')\nexcept ValueError:\n    print('ok')"
+    code = "from bus.wire import fastjson\ntry:\n fastjson.loads('{nope')\nexcept ValueError:\n print('ok')"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert done.stdout.strip() == "ok", done.stderr

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from bus.usage import spend
+from bus.costs.usage import spend
 from worker.programs.gemini import GeminiCli
 from worker.programs.gemini_chat import ChatParser, result_text, shell_output, turn_end
 from worker.programs.gemini_usage import UsageReader, read_chat

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from bus.usage_limits import limit_line, limit_text
+from bus.costs.usage_limits import limit_line, limit_text
 from worker.programs.gemini import GeminiCli
 from worker.tmux.dialogs import Dialog, DialogError
 from worker.tmux.gemini_screen import LIMITED, STATES, GeminiScreen, read_screen

@@ -1,4 +1,4 @@
-"""The one conversion between records and Redis hashes (bus/hash_record.py): every kind of field both
+"""The one conversion between records and Redis hashes (bus/stores/hash_record.py): every kind of field both
 ways, the hashes the code before it (and the hooks and Lua scripts) wrote, garbage, unknown keys, partial
 updates."""
 
@@ -9,17 +9,17 @@ from typing import Any, ClassVar
 import pytest
 from pydantic import Field
 
-from bus.agent_store import Agent
-from bus.auto_state import AutoState
 from bus.errors import BadRecord, BusError
-from bus.hash_record import HashRecord
-from bus.merge_request import MergeRequest
-from bus.messages import Message
-from bus.plan_store import PlanDraft
-from bus.prompts import Prompt
-from bus.questions import Question
-from bus.schedules import Schedule, TaskTemplate
-from bus.task_model import Note, Task
+from bus.inbox.messages import Message
+from bus.inbox.prompts import Prompt
+from bus.inbox.questions import Question
+from bus.stores.agent_store import Agent
+from bus.stores.auto_state import AutoState
+from bus.stores.hash_record import HashRecord
+from bus.tasks.merge_request import MergeRequest
+from bus.tasks.plan_store import PlanDraft
+from bus.tasks.schedules import Schedule, TaskTemplate
+from bus.tasks.task_model import Note, Task
 
 
 class Inner(HashRecord):

@@ -109,7 +109,8 @@ def test_the_probe_sees_what_a_bash_decision_loads() -> None:
 EVERYDAY = ("list", "info", "look", "send", "status", "approve", "deny", "answer", "task", "cost", "events")
 EVERYDAY_SLOW = frozenset(
     {"redis", "pydantic_settings", "rich", "libtmux", "PIL", "asyncio"}
-    | {"bus.settings", "bus.worker_commands", "bus.hash_record", "worker.service.process", "worker.git.repo"}
+    | {"bus.settings.settings", "bus.commands.worker_commands", "bus.stores.hash_record"}
+    | {"worker.service.process", "worker.git.repo"}
     | {"worker.tmux.client", "worker.agents.talk", "worker.auto.loop", "worker.review.review"}
     | {"worker.frontends.dashboard", "worker.frontends.status_node", "worker.merges.land"}
 )

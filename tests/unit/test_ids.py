@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from bus.errors import InvalidInput
-from bus.ids import MAX_ID_LENGTH, folder_project, slugify, validate_id
+from bus.wire.ids import MAX_ID_LENGTH, folder_project, slugify, validate_id
 
 
 @pytest.mark.parametrize(

@@ -1,10 +1,11 @@
-"""Inside worker/ and inside bot/, imports only go down: each area (a subpackage, or a module at the top of
+"""Inside worker/, bot/ and bus/, imports only go down: each area (a subpackage, or a module at the top of
 the package) imports only the areas listed below it in its package's order (`LAYERS` for worker,
-`BOT_LAYERS` for bot). An arrow back up is allowed only by name in `ALLOWED_UP`, with why; a new one fails
-here. Lazy and TYPE_CHECKING imports count like the others.
+`BOT_LAYERS` for bot, `BUS_LAYERS` for bus). An arrow back up is allowed only by name in `ALLOWED_UP`, with
+why; a new one fails here. Lazy and TYPE_CHECKING imports count like the others.
 
 `python -c "from tests.unit.test_import_layers import print_arrows; print_arrows()"` prints every arrow
-between the areas, with the imports that draw it (`print_arrows("bot")` for bot's).
+between the areas, with the imports that draw it (`print_arrows("bot")` for bot's, `print_arrows("bus")` for
+bus's).
 """
 
 from __future__ import annotations
@@ -64,14 +65,32 @@ BOT_LAYERS = (
 what people do, `runtime` is what the handlers share, and `render` (pure) imports nothing of bot's but
 `errors`."""
 
-ORDERS = {"worker": LAYERS, "bot": BOT_LAYERS}
+BUS_LAYERS = (
+    "commands",
+    "readers",
+    "inbox",
+    "tasks",
+    "stores",
+    "events",
+    "connection",
+    "settings",
+    "costs",
+    "wire",
+    "poll",
+    "errors",
+)
+"""bus's rooms from the top down: the worker commands may import every other room, the readers of the events
+stream read the inbox's and the tasks' stores, and `wire` (the light client, the key names) imports nothing
+of bus's but `poll` and `errors`."""
+
+ORDERS = {"worker": LAYERS, "bot": BOT_LAYERS, "bus": BUS_LAYERS}
 
 ALLOWED_UP = {
     ("service", "frontends"): "the worker starts its repository's status node (StatusNodeStarter), and the "
     "dashboard in frontends/ reads the stack's state from service/",
 }
 """The arrows of worker that run back up on purpose, each with why (the import carries the same comment).
-bot has none."""
+bot and bus have none."""
 
 
 def _area(module: str, package: str) -> str | None:

@@ -1,4 +1,4 @@
-"""`ib listen`'s default types are one list (`bus.envelope.LISTEN_TYPES`); its help, the README and the
+"""`ib listen`'s default types are one list (`bus.events.envelope.LISTEN_TYPES`); its help, the README and the
 guides name exactly that list, so none of them can promise a wake-up the listener does not give."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from bus.envelope import ALL_TYPES, LISTEN_TYPES
+from bus.events.envelope import ALL_TYPES, LISTEN_TYPES
 from tests.cli import IB
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -1,11 +1,11 @@
 """The manager note the Stop hook writes by hand (the hook cannot load pydantic) is the `send` command
-the worker decodes, on the field bus.worker_rpc reads."""
+the worker decodes, on the field bus.commands.worker_rpc reads."""
 
 from __future__ import annotations
 
-from bus import worker_rpc
-from bus.worker_commands import Send
-from bus.worker_rpc import Received, decode_command
+from bus.commands import worker_rpc
+from bus.commands.worker_commands import Send
+from bus.commands.worker_rpc import Received, decode_command
 from worker.hooks.manager_notes import COMMAND_FIELD, note_command
 
 

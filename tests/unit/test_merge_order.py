@@ -1,13 +1,14 @@
-"""The merge order (bus/merge_order.py), table-driven: arrival order, except the smaller of two requests that
-change a file in common goes first, a merge under way stays first, and each request put ahead says why."""
+"""The merge order (bus/tasks/merge_order.py), table-driven: arrival order, except the smaller of two requests
+that change a file in common goes first, a merge under way stays first, and each request put ahead says
+why."""
 
 from __future__ import annotations
 
 import pytest
 
 from bot.handlers.task_handlers import merge_queue_text
-from bus.merge_order import merge_order, position
-from bus.merge_request import MergeRequest
+from bus.tasks.merge_order import merge_order, position
+from bus.tasks.merge_request import MergeRequest
 
 
 def req(merge_id: str, size: int, *changed: str, status: str = "queued") -> MergeRequest:

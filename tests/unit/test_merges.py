@@ -8,10 +8,10 @@ from typing import Any, cast
 import fakeredis
 import pytest
 
-from bus.keys import Keys
-from bus.merge_order import Placed
-from bus.merge_request import MergeRequest
-from bus.merges import MergeStore, result_event
+from bus.tasks.merge_order import Placed
+from bus.tasks.merge_request import MergeRequest
+from bus.tasks.merges import MergeStore, result_event
+from bus.wire.keys import Keys
 
 REQ = MergeRequest(
     id="7",

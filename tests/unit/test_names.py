@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bus.names import name_problem, stream_id_problem, worker_id_problem
+from bus.wire.names import name_problem, stream_id_problem, worker_id_problem
 
 GOOD_NAMES = ["default", "ci-bot", "team.a", "listen:2", "A1", "x" * 64]
 BAD_NAMES = {

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from bus.defaults import AGENT_PROGRAMS
 from bus.errors import InvalidInput
+from bus.settings.defaults import AGENT_PROGRAMS
 from worker.permissions.config_file import read_config, shape_problem
 from worker.programs import registry
 

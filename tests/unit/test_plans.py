@@ -7,7 +7,7 @@ import json
 import pytest
 
 from bus.errors import InvalidInput
-from bus.plans import find_cycle, parse_plan, render_tree
+from bus.tasks.plans import find_cycle, parse_plan, render_tree
 
 
 def tasks(*specs: tuple[str, list[str]]) -> str:

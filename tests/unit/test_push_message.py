@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from bus.session_inbox import inbox_of, session_pid
-from bus.session_socket import LINE_LIMIT, problem, process_state, wire
+from bus.inbox.session_inbox import inbox_of, session_pid
+from bus.inbox.session_socket import LINE_LIMIT, problem, process_state, wire
 from worker.hooks.post_tool_use import reminder
 from worker.service.push_message import EXCERPT, event_line, fold
 

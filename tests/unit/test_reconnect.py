@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import redis
 
-from bus.reconnect import CAP_S, FIRST_S, Outage, backoff
+from bus.connection.reconnect import CAP_S, FIRST_S, Outage, backoff
 
 
 @pytest.mark.parametrize(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bus.relay_port import relay_port
+from bus.settings.relay_port import relay_port
 from worker.boundary.relay_client import RelayDown, _direct, reads_stdin
 from worker.boundary.relay_wire import (
     BadLine,

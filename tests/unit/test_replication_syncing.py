@@ -1,8 +1,9 @@
-"""Whether a write's replicas may still confirm it, read off `INFO replication` (bus.append_once.syncing)."""
+"""Whether a write's replicas may still confirm it, read off `INFO replication`
+(bus.events.append_once.syncing)."""
 
 import pytest
 
-from bus.append_once import syncing
+from bus.events.append_once import syncing
 
 NEVER_PROMOTED = "# Replication\r\nrole:master\r\nconnected_slaves:{n}\r\nsecond_repl_offset:-1\r\n"
 PROMOTED = "# Replication\r\nrole:master\r\nconnected_slaves:{n}\r\nsecond_repl_offset:5821\r\n"

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from bus.address import Address
 from bus.errors import ConfigError
-from bus.resp import Reply, ServerError, encode_command, parse_reply, refusal
+from bus.wire.address import Address
+from bus.wire.resp import Reply, ServerError, encode_command, parse_reply, refusal
 
 
 def test_encode_command() -> None:

@@ -20,7 +20,7 @@ from bot.render.review_render import (
     shown_from,
     staleness,
 )
-from bus.review_prompt import Comment, changes_prompt
+from bus.inbox.review_prompt import Comment, changes_prompt
 from worker.review.diff_files import FileDiff, parse_diff, printable, unquote
 from worker.review.diff_picture import WIDTH, file_rows, lexer_for, render_file, wrap
 from worker.review.review import review_of

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bus.secret_file import exposure
+from bus.settings.secret_file import exposure
 
 CASES = {
     "ignored-plain-file": (False, True, None, None),

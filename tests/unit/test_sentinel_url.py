@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from bus import defaults
-from bus.address import Address
 from bus.errors import ConfigError
+from bus.settings import defaults
+from bus.wire.address import Address
 
 
 @pytest.mark.parametrize(

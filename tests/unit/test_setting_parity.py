@@ -8,10 +8,10 @@ import os
 
 import pytest
 
-from bus import defaults
 from bus.errors import ConfigError
-from bus.hotconf import read_hotconf
-from bus.settings import Settings, load_settings
+from bus.settings import defaults
+from bus.settings.hotconf import read_hotconf
+from bus.settings.settings import Settings, load_settings
 
 SETTINGS = sorted(defaults.ENV_PREFIX + name.upper() for name in Settings.model_fields)
 VALUES = {

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from bus.errors import ConfigError
-from bus.hotconf import read_hotconf
-from bus.repo_paths import agent_from_path, repo_root
-from bus.settings import Settings, load_settings
+from bus.settings.hotconf import read_hotconf
+from bus.settings.repo_paths import agent_from_path, repo_root
+from bus.settings.settings import Settings, load_settings
 
 ENVS = [
     {},

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from bus.errors import ConfigError
-from bus.settings_file import MAX_BYTES, read_text
+from bus.settings.settings_file import MAX_BYTES, read_text
 
 
 def _refusal(path: Path, cap: int = MAX_BYTES) -> str:

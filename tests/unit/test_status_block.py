@@ -9,7 +9,7 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from bus.ages import format_age
+from bus.inbox.ages import format_age
 from worker.frontends.status_block import (
     NOTICE,
     STATUS_CLOSE,

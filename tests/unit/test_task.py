@@ -7,7 +7,7 @@ import json
 import pytest
 
 from bus.errors import Conflict, InvalidInput
-from bus.task_model import (
+from bus.tasks.task_model import (
     Note,
     Task,
     check_after,
@@ -19,7 +19,7 @@ from bus.task_model import (
     check_text,
     check_title,
 )
-from bus.task_store import script_refusal
+from bus.tasks.task_store import script_refusal
 
 FULL = {
     "id": "design-auth",

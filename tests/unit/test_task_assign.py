@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bus.task_model import Task
+from bus.tasks.task_model import Task
 from worker.tasks.assign import refusal, task_goal
 
 

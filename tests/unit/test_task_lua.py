@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from bus.keys import Keys
-from bus.task_lua import MARK, SCRIPTS, done_call, fixed_args, script_text, task_keys
+from bus.tasks.task_lua import MARK, SCRIPTS, done_call, fixed_args, script_text, task_keys
+from bus.wire.keys import Keys
 
 K = Keys("ns:")
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bus.task_model import Note, Task
+from bus.tasks.task_model import Note, Task
 from worker.tasks.views import row, show_lines, table_lines, tree_lines
 
 T = 1_700_000_000_000

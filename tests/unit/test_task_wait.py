@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from bus.envelope import make_event
-from bus.task_wait import wakes
+from bus.events.envelope import make_event
+from bus.tasks.task_wait import wakes
 
 
 def entry(type_: str, project: str | None) -> dict[str, str]:

@@ -1,12 +1,12 @@
-"""The files a task touches: what a person may give, and when two tasks overlap (bus.touches)."""
+"""The files a task touches: what a person may give, and when two tasks overlap (bus.tasks.touches)."""
 
 from __future__ import annotations
 
 import pytest
 
 from bus.errors import InvalidInput
-from bus.plans import parse_plan
-from bus.touches import Hold, Running, check_overlap_mode, check_touches, claim_order, covers, holds
+from bus.tasks.plans import parse_plan
+from bus.tasks.touches import Hold, Running, check_overlap_mode, check_touches, claim_order, covers, holds
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,4 @@
-"""bus.uninterrupted.stop_after: a stop during an ack lands after it; a second one does not wait."""
+"""bus.readers.uninterrupted.stop_after: a stop during an ack lands after it; a second one does not wait."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import signal
 
 import pytest
 
-from bus.uninterrupted import stop_after
+from bus.readers.uninterrupted import stop_after
 
 
 def test_a_signal_during_the_block_is_raised_after_it() -> None:

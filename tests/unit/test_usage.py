@@ -8,8 +8,8 @@ from collections.abc import Mapping
 
 import pytest
 
-from bus.prices import family, parse_prices, price_of
-from bus.usage import Usage, spend, spend_data, spend_line
+from bus.costs.prices import family, parse_prices, price_of
+from bus.costs.usage import Usage, spend, spend_data, spend_line
 from worker.programs.claude.usage import UsageReader, read_transcript
 
 

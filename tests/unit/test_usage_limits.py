@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from bus.usage_limits import (
+from bus.costs.usage_limits import (
     UNKNOWN_RESET_WAIT,
     WINDOWS,
     Limit,

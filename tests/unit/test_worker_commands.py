@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from bus.worker_commands import (
+from bus.commands.worker_commands import (
     BY_OP,
     COMMAND_TYPES,
     DEFAULT_TIMEOUT,
@@ -42,7 +42,14 @@ from bus.worker_commands import (
     TakeScreenshot,
     parse_command,
 )
-from bus.worker_rpc import COMMAND_FIELD, NotACommand, Received, Refused, decode_command, encode_command
+from bus.commands.worker_rpc import (
+    COMMAND_FIELD,
+    NotACommand,
+    Received,
+    Refused,
+    decode_command,
+    encode_command,
+)
 
 
 def _entry(body: object) -> dict[str, str]:

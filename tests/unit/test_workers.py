@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from bot.feeds.worker_watch import sweep_interval
-from bus.names import worker_id_problem
-from bus.workers import describe_age
+from bus.commands.workers import describe_age
+from bus.wire.names import worker_id_problem
 
 GOOD = ["wa", "build-box.example.com", "W_2", "a" * 64, "9lives"]
 BAD = ["", "w:b", "w b", "w*", "-lead", ".dot", "a" * 65, "wä", "w/b", "w{b}"]

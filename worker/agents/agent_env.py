@@ -14,7 +14,7 @@ import os
 import shlex
 from collections.abc import Iterable, Mapping
 
-from bus.session_inbox import SOCKET_VAR, TOKEN_VAR
+from bus.inbox.session_inbox import SOCKET_VAR, TOKEN_VAR
 
 PASS_NAMES = (
     "HOME",
@@ -65,7 +65,7 @@ PASS_PREFIXES = ("LC_", "XDG_", "ANTHROPIC_", "CLAUDE_", "DISABLE_", "GEMINI_", 
 fake agent's own settings, the one `IB_*` family an agent program reads)."""
 NEVER_PASSED = frozenset({SOCKET_VAR, TOKEN_VAR})
 """The inbox of the person's Claude Code session (when it spawned the agent): an agent has its own, and
-with the person's its hooks would record the person's inbox as the agent's (bus.session_inbox)."""
+with the person's its hooks would record the person's inbox as the agent's (bus.inbox.session_inbox)."""
 
 
 def passed_names(spawner_env: Iterable[str], extra: Iterable[str] = ()) -> list[str]:

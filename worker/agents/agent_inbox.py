@@ -1,6 +1,6 @@
 """Which way another agent's message reaches an agent: into its Claude Code inbox, or typed into its pane.
 
-A Claude Code agent (>= 2.1.224) has an inbox its SessionStart hook records (bus.session_inbox). A
+A Claude Code agent (>= 2.1.224) has an inbox its SessionStart hook records (bus.inbox.session_inbox). A
 message from another agent (a manager's `ib send`, a worker's note to its manager) goes there: Claude
 Code takes it between tool calls and holds it while a dialog is open, so it is never typed into one.
 Without an inbox (another program, an older Claude Code, `CLAUDE_CODE_HARBOR_KITE=0`, a stale one), and
@@ -14,11 +14,11 @@ import logging
 from dataclasses import dataclass
 from typing import Literal
 
-from bus import push_store
-from bus.agent_store import Agent
-from bus.push_store import AgentInbox, SessionInbox
-from bus.session_inbox import this_host
-from bus.session_socket import StaleSession, deliver, stale
+from bus.inbox import push_store
+from bus.inbox.push_store import AgentInbox, SessionInbox
+from bus.inbox.session_inbox import this_host
+from bus.inbox.session_socket import StaleSession, deliver, stale
+from bus.stores.agent_store import Agent
 from worker.runtime import Runtime
 
 log = logging.getLogger(__name__)

@@ -1,6 +1,6 @@
 """Answering the dialogs agents show: `ib approve`, `ib deny`, `ib answer` and the Telegram buttons.
 
-The dialog on the pane is the truth: the recorded prompt (bus/prompts.py) only makes the answer happen
+The dialog on the pane is the truth: the recorded prompt (bus/inbox/prompts.py) only makes the answer happen
 once. A dialog that went away before the answer lands gets a clear message and nothing is typed.
 """
 
@@ -10,11 +10,11 @@ import time
 from collections.abc import Callable
 from contextlib import suppress
 
-from bus.agent_store import Agent
 from bus.errors import Conflict, DialogOpen, NotFound
+from bus.inbox.prompts import Prompt
+from bus.inbox.questions import Question
 from bus.poll import wait_until
-from bus.prompts import Prompt
-from bus.questions import Question
+from bus.stores.agent_store import Agent
 from worker.agents import talk
 from worker.agents.ownership import AgentRef, owned
 from worker.agents.talk import look, send

@@ -18,7 +18,7 @@ import secrets
 from dataclasses import dataclass
 from pathlib import Path
 
-from bus.repo_paths import STATE_DIR, ensure_state_dir
+from bus.settings.repo_paths import STATE_DIR, ensure_state_dir
 
 SESSION_PREFIX = "ib"
 RELAY_QUEUE_FOLDER = "relay-queue"

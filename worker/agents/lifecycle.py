@@ -8,9 +8,9 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-from bus.agent_store import Agent
 from bus.errors import Conflict
 from bus.poll import wait_until
+from bus.stores.agent_store import Agent
 from worker.agents import agent_log
 from worker.agents.layout import AgentPaths
 from worker.agents.ownership import AgentRef, owned

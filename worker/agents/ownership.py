@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from bus.agent_store import Agent
+from bus.stores.agent_store import Agent
 from worker.errors import WorkerError
 from worker.runtime import Runtime
 
 if TYPE_CHECKING:  # pydantic's command models load with the commands, not with every reader of agents
-    from bus.worker_commands import Command
+    from bus.commands.worker_commands import Command
 
 
 class NotOwner(WorkerError):

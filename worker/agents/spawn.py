@@ -20,16 +20,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from bus.agent_store import Agent
+from bus.commands.worker_commands import NewAgent
 from bus.errors import Conflict, InvalidInput
-from bus.ids import folder_project, validate_id
-from bus.permission_modes import BYPASS, permission_mode
-from bus.relay_port import RELAY_QUEUE, VIA_RELAY, relay_address
-from bus.repo_paths import agent_from_path, ensure_state_dir, shared_git_dir
-from bus.settings import MODEL_PROGRAMS
-from bus.settings_file import read_text
-from bus.spool import spool_dirs
-from bus.worker_commands import NewAgent
+from bus.events.spool import spool_dirs
+from bus.settings.permission_modes import BYPASS, permission_mode
+from bus.settings.relay_port import RELAY_QUEUE, VIA_RELAY, relay_address
+from bus.settings.repo_paths import agent_from_path, ensure_state_dir, shared_git_dir
+from bus.settings.settings import MODEL_PROGRAMS
+from bus.settings.settings_file import read_text
+from bus.stores.agent_store import Agent
+from bus.wire.ids import folder_project, validate_id
 from worker.agents import agent_log
 from worker.agents.agent_env import agent_path, env_command, passed_names
 from worker.agents.layout import AgentPaths, session_name

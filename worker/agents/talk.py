@@ -8,10 +8,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from bus.agent_store import Agent
 from bus.errors import DialogOpen, InvalidInput
-from bus.event_options import listed
-from bus.questions import Question
+from bus.events.event_options import listed
+from bus.inbox.questions import Question
+from bus.stores.agent_store import Agent
 from worker.agents import agent_inbox, agent_log
 from worker.agents.layout import AgentPaths
 from worker.agents.ownership import AgentRef, owned

@@ -15,10 +15,10 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from bus.agent_store import Agent
 from bus.errors import UnmergedWork
-from bus.limit_store import LimitStore
 from bus.poll import wait_until
+from bus.stores.agent_store import Agent
+from bus.stores.limit_store import LimitStore
 from worker.agents import agent_log
 from worker.agents.layout import AgentPaths, archive_root
 from worker.agents.ownership import AgentRef, NotOwner, owned

@@ -3,7 +3,7 @@
 The offset lives on the agent's record, with the transcript it is in (a program that starts a new
 session names a new one), so a restarted worker goes on where it stopped; a line cut in half stays for the
 next tick. Read once a tick, and at once when an agent's turn ends. The same lines give
-the tokens of each model answer (`bus.usage_store`); the agent's running cost rides on the items that
+the tokens of each model answer (`bus.stores.usage_store`); the agent's running cost rides on the items that
 carry the context's size, for the live status line.
 """
 
@@ -15,11 +15,11 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from bus import usage_store
-from bus.activity import TURN_END
-from bus.agent_store import Agent
-from bus.hashes import append_entry, read_hash
-from bus.usage import Usage, spend
+from bus.costs.usage import Usage, spend
+from bus.events.activity import TURN_END
+from bus.stores import usage_store
+from bus.stores.agent_store import Agent
+from bus.stores.hashes import append_entry, read_hash
 from worker.programs.program import TranscriptReading
 from worker.programs.registry import program_of
 from worker.runtime import Runtime

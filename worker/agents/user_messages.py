@@ -1,11 +1,11 @@
 """Messages for the person's primary session: `ib send user TEXT` queues one (its kind from the seed's
-prefixes), `ib acknowledge m-...` / `--all` removes them. They wait in Redis (`bus.messages`) and show in
-the CLAUDE.md status block until acknowledged."""
+prefixes), `ib acknowledge m-...` / `--all` removes them. They wait in Redis (`bus.inbox.messages`) and show
+in the CLAUDE.md status block until acknowledged."""
 
 from __future__ import annotations
 
 from bus.errors import InvalidInput
-from bus.messages import Message, MessageStore, is_message_id
+from bus.inbox.messages import Message, MessageStore, is_message_id
 from worker.message_kinds import classify_message
 from worker.runtime import Runtime
 

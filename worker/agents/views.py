@@ -7,10 +7,10 @@ import shlex
 from collections.abc import Collection
 from pathlib import Path
 
-from bus import budget_store
-from bus.agent_store import Agent
-from bus.ages import format_age
 from bus.errors import Conflict
+from bus.inbox.ages import format_age
+from bus.stores import budget_store
+from bus.stores.agent_store import Agent
 from worker.agents import agent_inbox
 from worker.agents.ownership import AgentRef, owned
 from worker.runtime import Runtime

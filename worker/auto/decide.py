@@ -10,9 +10,9 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar
 
-from bus.auto_state import AutoState
-from bus.event_model import Event
-from bus.ids import MAX_ID_LENGTH
+from bus.events.event_model import Event
+from bus.stores.auto_state import AutoState
+from bus.wire.ids import MAX_ID_LENGTH
 
 # what happened
 

@@ -12,14 +12,14 @@ import time
 from pathlib import Path
 from typing import cast
 
-from bus.auto_state import AutoState
-from bus.auto_store import AutoStore, Outbox
-from bus.envelope import now_ts
+from bus.costs.usage_limits import DEFAULT_ACCOUNT, until_text
 from bus.errors import BusError, Conflict, InvalidInput, NotFound
-from bus.event_model import Event
-from bus.ids import validate_id
-from bus.limit_store import LimitStore
-from bus.usage_limits import DEFAULT_ACCOUNT, until_text
+from bus.events.envelope import now_ts
+from bus.events.event_model import Event
+from bus.stores.auto_state import AutoState
+from bus.stores.auto_store import AutoStore, Outbox
+from bus.stores.limit_store import LimitStore
+from bus.wire.ids import validate_id
 from worker.agents import teardown
 from worker.agents.spawn import SpawnRequest, new_agent
 from worker.agents.talk import press, send
@@ -208,7 +208,7 @@ class AutoLoops:
             self.rt.client.hset(self.rt.keys.auto(state.project), PARKED_FIELD, mark)
             ready = self.rt.claims.candidates(state.project)
             why = f"parked: account {limit.account} is limited until {until_text(limit.reset_at, now)}"
-            if ready:  # an observation: the one note kind for what happened to a task (bus.task_model)
+            if ready:  # an observation: the one note kind for what happened to a task (bus.tasks.task_model)
                 self.rt.tasks.add_note(
                     ready[0], "observation", f"{why}; auto mode gives it out after the reset"
                 )

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from bus.task_model import Task
+from bus.tasks.task_model import Task
 from worker.markers import COMPLETION_MARKER
 
 MERGE_PROMPT_FILE = "merge.md"

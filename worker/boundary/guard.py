@@ -12,16 +12,16 @@ from typer._click.core import Command, Context, ParameterSource  # typer vendors
 from typer._click.globals import get_current_context
 from typer.core import TyperGroup
 
-from bus import worker_commands as cmd
+from bus.commands import worker_commands as cmd
 from bus.errors import BusError
-from bus.repo_paths import agent_from_path
+from bus.settings.repo_paths import agent_from_path
 from worker.boundary.identity import AgentCaller
 from worker.boundary.paths import READ, WRITE, confined
 from worker.boundary.rules import AGENT_ID, Request, decide
 from worker.errors import WorkerError
 
 if TYPE_CHECKING:
-    from bus.agent_store import AgentStore
+    from bus.stores.agent_store import AgentStore
 
 ManagerOf = Callable[[str], "str | None"]
 """An agent's manager (`""` for a top agent), or None when there is no such agent."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 import itertools
 import os
 
-from bus.record import Record
+from bus.wire.record import Record
 
 TYPE_CHECKING = False  # typing costs milliseconds on the hooks' path; the checker still sees the types
 if TYPE_CHECKING:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 
 from bus.errors import BusError
-from bus.relay_port import VIA_RELAY
+from bus.settings.relay_port import VIA_RELAY
 
 SANDBOX_MARK = "SANDBOX_RUNTIME"
 """Claude Code puts `SANDBOX_RUNTIME=1` in the environment of every command it runs in its sandbox."""
@@ -47,10 +47,12 @@ def unreachable(argv: list[str]) -> str | None:
         return BOXED
     if not sandboxed():
         return None
-    from bus.address import Address
-    from bus.hotconf import read_hotconf  # only inside the sandbox: the embedded bus's module is slow
-    from bus.redis_url import bus_url
-    from bus.resp import Connection
+    from bus.connection.redis_url import bus_url
+    from bus.settings.hotconf import (
+        read_hotconf,  # only inside the sandbox: the embedded bus's module is slow
+    )
+    from bus.wire.address import Address
+    from bus.wire.resp import Connection
 
     try:
         conf = read_hotconf()

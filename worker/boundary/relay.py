@@ -31,7 +31,7 @@ import subprocess
 import threading
 from typing import IO
 
-from bus.relay_port import HOST, VIA_RELAY
+from bus.settings.relay_port import HOST, VIA_RELAY
 from worker.boundary.identity import RELAYED, AgentCaller, caller_at
 from worker.boundary.paths import inside
 from worker.boundary.relay_wire import (

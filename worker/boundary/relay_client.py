@@ -53,7 +53,7 @@ class RelayDown(Exception):
 def _queue(line: bytes) -> str:
     """A hook the relay did not take, left in the agent's queue for the worker (worker.boundary.
     relay_queue); what to say of it, or "" when there is no queue or it cannot be written."""
-    from bus.relay_port import RELAY_QUEUE
+    from bus.settings.relay_port import RELAY_QUEUE
 
     folder = os.environ.get(RELAY_QUEUE, "")
     if not folder:

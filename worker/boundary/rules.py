@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-AGENT_ID = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")  # bus.ids: what an agent id may look like
+AGENT_ID = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")  # bus.wire.ids: what an agent id may look like
 
 SELF = "self"
 """The command acts on the caller alone (any agent id it names must be the caller's)."""

@@ -12,10 +12,10 @@ import logging
 from collections import defaultdict
 from collections.abc import Iterable
 
-from bus import budget_store
-from bus.agent_store import Agent
-from bus.budgets import Budget, next_step, pause_reason, raise_step
-from bus.usage import Usage, spend
+from bus.costs.budgets import Budget, next_step, pause_reason, raise_step
+from bus.costs.usage import Usage, spend
+from bus.stores import budget_store
+from bus.stores.agent_store import Agent
 from worker.runtime import Runtime
 
 log = logging.getLogger(__name__)

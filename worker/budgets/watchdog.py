@@ -13,11 +13,11 @@ from typing import cast
 
 import redis
 
-from bus import budget_store
-from bus.activity import THINKING
 from bus.errors import BusError
-from bus.streams import Group, consumer_name
-from bus.usage_store import entry_record
+from bus.events.activity import THINKING
+from bus.events.streams import Group, consumer_name
+from bus.stores import budget_store
+from bus.stores.usage_store import entry_record
 from worker.budgets.runaway import (
     AgentCalls,
     Call,

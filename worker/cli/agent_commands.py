@@ -11,16 +11,16 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from bus.errors import BusUnavailable, InvalidInput, NoBusHere
-from bus.ids import validate_id
-from bus.repo_paths import agent_from_path
+from bus.settings.repo_paths import agent_from_path
+from bus.wire.ids import validate_id
 from worker.cli.context import Context
 from worker.cli.output import console
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from bus.agent_store import Agent
-    from bus.worker_commands import NewAgent
+    from bus.commands.worker_commands import NewAgent
+    from bus.stores.agent_store import Agent
     from worker.agents.talk import Screenshot
     from worker.runtime import Runtime
 
@@ -95,7 +95,7 @@ def new_agent_command(
     cli: str | None = None,
 ) -> NewAgent:
     """The `NewAgent` command `ib new-agent` (and the MCP tool `spawn`) sends, its values checked first."""
-    from bus.worker_commands import NewAgent
+    from bus.commands.worker_commands import NewAgent
     from worker.agents.spawn import SpawnRequest, read_goal, requested_mode
     from worker.programs.registry import program
 
@@ -149,7 +149,7 @@ def list_cmd(as_json: bool = typer.Option(False, "--json", help="print JSON")) -
     from rich.markup import escape
     from rich.table import Table
 
-    from bus.ages import format_age
+    from bus.inbox.ages import format_age
     from worker.agents import views
 
     ctx = Context()
@@ -237,7 +237,7 @@ def look(
 
     Example: ib look agent-1 --lines 100; ib look agent-1 --png agent-1.png
     """
-    from bus.worker_commands import Look, TakeScreenshot
+    from bus.commands.worker_commands import Look, TakeScreenshot
     from worker.agents.talk import Screenshot
 
     ctx = Context()
@@ -293,7 +293,7 @@ def send(
 
 def deliver(ctx: Context, agent_id: str, message: str, sender: str | None) -> str:
     """Type `message` into the agent's session, or queue it for the person (`user`); what was done."""
-    from bus.worker_commands import Send
+    from bus.commands.worker_commands import Send
     from worker.agents import user_messages
 
     if agent_id in user_messages.USER_TARGETS:  # the person's primary session: see `ib messages`
@@ -305,7 +305,7 @@ def deliver(ctx: Context, agent_id: str, message: str, sender: str | None) -> st
 
 def status(agent_id: str = typer.Argument(..., help="agent id")) -> None:
     """The agent's commits and uncommitted changes."""
-    from bus.worker_commands import Status
+    from bus.commands.worker_commands import Status
 
     print(Context().on_owner(Status(agent=agent_id)))
 
@@ -315,7 +315,7 @@ def diff(
     stat: bool = typer.Option(False, "--stat", help="a summary of changed files"),
 ) -> None:
     """Everything the agent's branch changed since it started."""
-    from bus.worker_commands import Diff
+    from bus.commands.worker_commands import Diff
 
     print(Context().on_owner(Diff(agent=agent_id, stat=stat)), end="")
 
@@ -353,7 +353,7 @@ def kill(
 
     Example: ib kill agent-1 --force
     """
-    from bus.worker_commands import Kill
+    from bus.commands.worker_commands import Kill
 
     Context().on_owner(Kill(agent=agent_id, force=force))
     console().print(f"killed {agent_id}")
@@ -361,7 +361,7 @@ def kill(
 
 def esc(agent_id: str = typer.Argument(..., help="agent id")) -> None:
     """Press Escape in the agent's pane (interrupt what it is doing, as /esc does)."""
-    from bus.worker_commands import PressKeys
+    from bus.commands.worker_commands import PressKeys
 
     Context().on_owner(PressKeys(agent=agent_id, keys=("Escape",)))
     console().print(f"Escape sent to {agent_id}")
@@ -369,7 +369,7 @@ def esc(agent_id: str = typer.Argument(..., help="agent id")) -> None:
 
 def pause(agent_id: str = typer.Argument(..., help="agent id")) -> None:
     """Interrupt an agent and leave it waiting."""
-    from bus.worker_commands import Pause
+    from bus.commands.worker_commands import Pause
 
     Context().on_owner(Pause(agent=agent_id))
     console().print(f"paused {agent_id}")
@@ -377,7 +377,7 @@ def pause(agent_id: str = typer.Argument(..., help="agent id")) -> None:
 
 def resume(agent_id: str = typer.Argument(..., help="agent id")) -> None:
     """Let a paused agent go on, or restart a stopped agent's session with its conversation."""
-    from bus.worker_commands import Resume
+    from bus.commands.worker_commands import Resume
 
     console().print(Context().on_owner(Resume(agent=agent_id)))
 
@@ -390,7 +390,7 @@ def merge(
 
     Example: ib merge agent-1 --into main
     """
-    from bus.worker_commands import Merge
+    from bus.commands.worker_commands import Merge
 
     console().print(merged_line(Context().on_owner(Merge(agent=agent_id, into=into))))
 
@@ -407,7 +407,7 @@ def merge_check(
     into: str = typer.Option(None, "--into", help="target branch"),
 ) -> None:
     """Tell whether the agent would merge cleanly now, changing nothing (exit 1 when it would conflict)."""
-    from bus.worker_commands import MergeCheck
+    from bus.commands.worker_commands import MergeCheck
 
     files = Context().on_owner(MergeCheck(agent=agent_id, into=into))
     if files:
@@ -422,7 +422,7 @@ def nuke(
 ) -> None:
     """Emergency stop: kill an agent and everything below it (on every machine), or all agents of this
     repository on this machine. With the bus down it still stops them all, found by their tmux sessions."""
-    from bus.worker_commands import Nuke
+    from bus.commands.worker_commands import Nuke
     from worker.cli.stopping import bus_problem, nuke_without_bus
 
     ctx = Context()
@@ -445,8 +445,8 @@ def nuke(
 def _nuke_tree(ctx: Context, agent_id: str) -> list[str]:
     """Deepest first, each agent on its own worker; every worker is checked first, so a worker that is
     gone stops the nuke before anything is killed."""
-    from bus.worker_commands import Nuke
-    from bus.workers import require_alive
+    from bus.commands.worker_commands import Nuke
+    from bus.commands.workers import require_alive
 
     rt = ctx.runtime
     doomed = [*rt.agents.descendants(agent_id), rt.agents.get(agent_id)]

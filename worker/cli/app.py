@@ -252,7 +252,7 @@ def _redis_failure(error: redis.RedisError) -> str:
     """Wrong credentials or database are a setting to fix; a connection lost half way is an outage."""
     import redis
 
-    from bus.clients import refusal
+    from bus.connection.clients import refusal
 
     refused = refusal(error)
     if refused is not None:

@@ -11,7 +11,7 @@ from worker.cli.context import Context
 from worker.cli.output import console
 
 if TYPE_CHECKING:
-    from bus.attention import Item
+    from bus.inbox.attention import Item
 from worker.terminal_text import printable
 
 
@@ -22,7 +22,7 @@ def attention(as_json: bool = typer.Option(False, "--json", help="print JSON")) 
     agent moves on; unanswered, the bot repeats it (IB_ATTENTION_*).
     Example: ib attention
     """
-    from bus.attention import listing
+    from bus.inbox.attention import listing
 
     rt = Context().runtime
     items, now = rt.attention.open_items(), rt.attention.now()

@@ -10,15 +10,15 @@ from typing import TYPE_CHECKING, Any, cast
 
 import typer
 
-from bus.envelope import Envelope, to_jsonl
 from bus.errors import Conflict, InvalidInput, NotFound
+from bus.events.envelope import Envelope, to_jsonl
 from worker.cli.context import Context
 
 if TYPE_CHECKING:
     import redis
 
-    from bus.auto_state import AutoState
-    from bus.worker_commands import AutoPause, AutoStop
+    from bus.commands.worker_commands import AutoPause, AutoStop
+    from bus.stores.auto_state import AutoState
 
 ENDINGS = ("auto_finished", "auto_stopped", "auto_paused")
 CONTROL_TIMEOUT = 30.0  # stopping or pausing a loop is quick; its start waits longer (AutoStart.timeout)
@@ -44,8 +44,8 @@ def auto(
 
     Example: ib auto --project backend --worktrees
     """
-    from bus.follow import EventFilter, follow
-    from bus.reconnect import Reconnect
+    from bus.connection.reconnect import Reconnect
+    from bus.readers.follow import EventFilter, follow
 
     if typer_ctx.invoked_subcommand is not None:
         return
@@ -89,10 +89,10 @@ def start_loop(
 ) -> AutoState:
     """Start (or resume) a project's loop on worker `on` (default: this machine's) and return its state
     once that worker has it; `client` blocks for the answer."""
-    from bus.auto_state import AutoState
-    from bus.worker_commands import AutoStart
-    from bus.worker_rpc import request
-    from bus.workers import validate_worker_id
+    from bus.commands.worker_commands import AutoStart
+    from bus.commands.worker_rpc import request
+    from bus.commands.workers import validate_worker_id
+    from bus.stores.auto_state import AutoState
 
     if not project:
         raise InvalidInput("which project? ib auto --project NAME [--worktrees] (see `ib task list`)")
@@ -112,7 +112,7 @@ def stop(
     reason: str = typer.Option("", "--reason", help="why, for the record"),
 ) -> None:
     """End a project's /auto loop; the task in hand stays claimed and its agent keeps running."""
-    from bus.worker_commands import AutoStop
+    from bus.commands.worker_commands import AutoStop
 
     state = _control(AutoStop(project=project, reason=reason))
     print(f"auto mode stopped for {project}" + (f"; {state.task} stays claimed" if state.task else ""))
@@ -124,7 +124,7 @@ def pause(
     interrupt: bool = typer.Option(False, "--interrupt", help="also press Escape in the loop's agent"),
 ) -> None:
     """Hold a project's /auto loop; `ib auto --project P` resumes it."""
-    from bus.worker_commands import AutoPause
+    from bus.commands.worker_commands import AutoPause
 
     _control(AutoPause(project=project, interrupt=interrupt))
     print(f"auto mode paused for {project}; resume with: ib auto --project {project}")
@@ -148,7 +148,7 @@ def status(
 
 def loop_states(ctx: Context, project: str | None) -> list[AutoState]:
     """One project's loop (none when it has none), or every loop."""
-    from bus.auto_store import AutoStore
+    from bus.stores.auto_store import AutoStore
 
     store = AutoStore(ctx.client, ctx.keys)
     return [s for s in ([store.get(project)] if project else store.all()) if s is not None]
@@ -164,10 +164,10 @@ def status_line(s: AutoState) -> str:
 
 def _control(command: AutoStop | AutoPause) -> AutoState:
     """Through the loop's worker when it runs (so nothing races with it), else on Redis directly."""
-    from bus.auto_state import AutoState
-    from bus.auto_store import AutoStore
-    from bus.worker_commands import AutoStop
-    from bus.worker_rpc import request, worker_alive
+    from bus.commands.worker_commands import AutoStop
+    from bus.commands.worker_rpc import request, worker_alive
+    from bus.stores.auto_state import AutoState
+    from bus.stores.auto_store import AutoStore
     from worker.auto.loop import AutoLoops
 
     ctx = Context()

@@ -8,7 +8,7 @@ import json
 
 import typer
 
-from bus.budgets import CONTINUE_NOTE, TURN_OVER, Amount, Budget, parse_amount, raised_note
+from bus.costs.budgets import CONTINUE_NOTE, TURN_OVER, Amount, Budget, parse_amount, raised_note
 from bus.errors import InvalidInput, NotFound
 from worker.cli.context import Context
 
@@ -51,7 +51,7 @@ def set_budget(
 
     Example: ib budget set --agent agent-1 2.50$ (or --task design-auth 400k, or --day 20$)
     """
-    from bus import budget_store
+    from bus.stores import budget_store
 
     limit = budget_amount(amount, "AMOUNT")
     scope, target = _scope(agent, task, day)
@@ -68,7 +68,7 @@ def clear(
     day: bool = typer.Option(False, "--day", help="the standing day budget (IB_DAY_BUDGET still applies)"),
 ) -> None:
     """Remove a budget (a pause it caused is lifted at the worker's next look)."""
-    from bus import budget_store
+    from bus.stores import budget_store
 
     scope, target = _scope(agent, task, day)
     ctx = Context()
@@ -80,7 +80,7 @@ def clear(
 @budget_app.command("list")
 def list_budgets(as_json: bool = typer.Option(False, "--json", help="one JSON object, for scripts")) -> None:
     """Every budget with its limit, what is spent and the share; today's day budget among them."""
-    from bus import budget_store
+    from bus.stores import budget_store
 
     ctx = Context()
     found = budget_store.listed(ctx.client, ctx.keys, ctx.settings.day_limit)
@@ -115,7 +115,7 @@ def raise_budget(
 
     Example: ib budget raise agent-1 1.50$
     """
-    from bus import budget_store
+    from bus.stores import budget_store
 
     step = budget_amount(by, "BY") if by is not None else None
     ctx = Context()
@@ -133,7 +133,7 @@ def go_on(agent: str = typer.Argument(..., help="the agent the runaway watchdog 
 
     Example: ib budget continue agent-1
     """
-    from bus import budget_store
+    from bus.stores import budget_store
 
     ctx = Context()
     found = ctx.runtime.agents.find(agent)
@@ -147,7 +147,7 @@ def go_on(agent: str = typer.Argument(..., help="the agent the runaway watchdog 
 
 def _tell(ctx: Context, agent: str, note: str) -> None:
     """An agent that ended its turn on the refused call gets `note` typed in: no next call comes by itself."""
-    from bus.worker_commands import Send
+    from bus.commands.worker_commands import Send
 
     found = ctx.runtime.agents.find(agent)
     if found is not None and found.state in TURN_OVER:

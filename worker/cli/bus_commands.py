@@ -11,14 +11,15 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from bus import defaults, spool
-from bus.address import Address, masked_url, without_password
-from bus.embedded import Embedded
-from bus.envelope import LISTEN_TYPES, Envelope
+from bus.connection.embedded import Embedded
+from bus.connection.redis_url import NO_BUS_HERE
 from bus.errors import BusUnavailable
-from bus.names import name_problem, stream_id_problem
-from bus.redis_url import NO_BUS_HERE
-from bus.resp import Connection
+from bus.events import spool
+from bus.events.envelope import LISTEN_TYPES, Envelope
+from bus.settings import defaults
+from bus.wire.address import Address, masked_url, without_password
+from bus.wire.names import name_problem, stream_id_problem
+from bus.wire.resp import Connection
 from worker.cli.context import Context
 from worker.cli.output import console, emit_jsonl
 from worker.cli.values import seconds
@@ -26,7 +27,7 @@ from worker.cli.values import seconds
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from bus.settings import Settings
+    from bus.settings.settings import Settings
 
 bus_app = typer.Typer(help="The embedded Redis bus: status, start, stop.", no_args_is_help=True)
 
@@ -67,8 +68,8 @@ def listen(
     name: str = typer.Option(None, help="listener name (default: IB_LISTENER_NAME)"),
     types: list[str] = typer.Option(None, "--types", "--type", help="event types, comma-separated"),
 ) -> None:
-    from bus.listener import TIMEOUT_MESSAGE, Listener, ListenerBusy
-    from bus.reconnect import Reconnect
+    from bus.connection.reconnect import Reconnect
+    from bus.readers.listener import TIMEOUT_MESSAGE, Listener, ListenerBusy
 
     chosen = _split(types)
     if types is not None and not chosen:
@@ -120,9 +121,9 @@ def events(
 
     Example: ib events --project backend --type task_done --type merge_merged
     """
-    from bus import dead_letters
-    from bus.follow import EventFilter, follow, follow_group
-    from bus.reconnect import Reconnect
+    from bus.connection.reconnect import Reconnect
+    from bus.readers import dead_letters
+    from bus.readers.follow import EventFilter, follow, follow_group
 
     if since not in ("now", "$") and stream_id_problem(since):
         raise typer.BadParameter(
@@ -284,7 +285,7 @@ def config(as_json: bool = typer.Option(False, "--json", help="print JSON")) -> 
     """
     from rich.table import Table
 
-    from bus.settings import sources
+    from bus.settings.settings import sources
 
     ctx = Context()
     rows = sources(ctx.settings, ctx.cwd)

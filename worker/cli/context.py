@@ -10,14 +10,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bus.errors import NotReplicated
-from bus.keys import Keys
+from bus.wire.keys import Keys
 from worker.runtime import repository_root
 
 if TYPE_CHECKING:  # the settings, redis-py and the stores load when a command first asks for them
     import redis
 
-    from bus.settings import Settings
-    from bus.worker_commands import Command
+    from bus.commands.worker_commands import Command
+    from bus.settings.settings import Settings
     from worker.runtime import Runtime
 
 
@@ -27,7 +27,7 @@ class Context:
 
     @cached_property
     def settings(self) -> Settings:
-        from bus.settings import load_settings
+        from bus.settings.settings import load_settings
 
         return load_settings(self.cwd)
 
@@ -45,8 +45,8 @@ class Context:
         """The bus (an embedded one is started again only where `ib up` made it); the spool is flushed on
         first contact. A flush that Redis took but no replica confirmed is a warning: what this command
         reads or writes next needs no earlier event, and the spool keeps them for the next flush."""
-        from bus.clients import hotconf, resolve_url
-        from bus.publish import open_bus
+        from bus.connection.clients import hotconf, resolve_url
+        from bus.events.publish import open_bus
 
         conf = hotconf(self.settings, self.cwd)
         try:
@@ -57,7 +57,7 @@ class Context:
 
     @cached_property
     def client(self) -> redis.Redis:
-        from bus.clients import client_for
+        from bus.connection.clients import client_for
 
         return client_for(self.url)
 
@@ -69,13 +69,13 @@ class Context:
 
     def blocking_redis(self) -> redis.Redis:
         """A client for BLOCK reads: no socket timeout."""
-        from bus.clients import client_for
+        from bus.connection.clients import client_for
 
         return client_for(self.url, blocking=True)
 
     def on_owner(self, command: Command, on: str | None = None) -> Any:
         """Run a worker command on the agent's own machine: here, or through its worker over the bus."""
-        from bus.repo_paths import agent_from_path
+        from bus.settings.repo_paths import agent_from_path
         from worker.service.route import (
             run_on_owner,  # loads every operation: only for the commands that need it
         )
@@ -89,8 +89,8 @@ class Context:
     def _seen(self, command: Command) -> None:
         """The person acted on an agent (approved, answered, looked, diffed, merged…): what was pushed
         into their session about it is acknowledged."""
-        from bus import push_store
-        from bus.worker_commands import OnAgent
+        from bus.commands.worker_commands import OnAgent
+        from bus.inbox import push_store
 
         if isinstance(command, OnAgent):
             push_store.acknowledge_agent(self.client, self.keys, command.agent)

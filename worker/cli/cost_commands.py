@@ -8,9 +8,9 @@ import time
 
 import typer
 
-from bus.cost_report import report, report_json, report_lines, since_seconds
+from bus.costs.cost_report import report, report_json, report_lines, since_seconds
+from bus.costs.usage import Spend
 from bus.errors import InvalidInput, NotFound
-from bus.usage import Spend
 from worker.cli.context import Context
 
 
@@ -39,7 +39,7 @@ def cost_report(
     ctx: Context, agent: str | None, task: str | None, project: str | None, since: str | None
 ) -> tuple[dict[str, Spend], dict[str, str]]:
     """What was spent in one scope (every agent's when none is named), and the scope's names."""
-    from bus import usage_store
+    from bus.stores import usage_store
 
     scopes = (("AGENT", agent), ("--task", task), ("--project", project))
     if empty := next((name for name, value in scopes if value is not None and not value.strip()), None):

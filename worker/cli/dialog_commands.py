@@ -21,7 +21,7 @@ def approve(
 
     Example: ib approve agent-1 --always
     """
-    from bus.worker_commands import Approve
+    from bus.commands.worker_commands import Approve
 
     console().print(Context().on_owner(Approve(agent=agent_id, always=always, prompt=prompt)))
 
@@ -35,7 +35,7 @@ def deny(
 
     Example: ib deny agent-1 "do not touch the database; use the fixtures"
     """
-    from bus.worker_commands import Deny
+    from bus.commands.worker_commands import Deny
 
     console().print(Context().on_owner(Deny(agent=agent_id, reason=" ".join(reason or []), prompt=prompt)))
 
@@ -50,6 +50,6 @@ def answer(
 
     Example: ib answer agent-1 2    ib answer agent-1 SQLite
     """
-    from bus.worker_commands import Choose
+    from bus.commands.worker_commands import Choose
 
     console().print(Context().on_owner(Choose(agent=agent_id, answer=" ".join(option), prompt=prompt)))

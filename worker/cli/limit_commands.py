@@ -7,7 +7,7 @@ import time
 
 import typer
 
-from bus.usage_limits import Limit, limit_lines
+from bus.costs.usage_limits import Limit, limit_lines
 from worker.cli.context import Context
 
 
@@ -32,7 +32,7 @@ def limits(as_json: bool = typer.Option(False, "--json", help="one JSON object, 
 
 def limited(ctx: Context) -> list[Limit]:
     """Every account held by its usage limit."""
-    from bus.limit_store import LimitStore
+    from bus.stores.limit_store import LimitStore
 
     return LimitStore(ctx.client, ctx.keys).all()
 

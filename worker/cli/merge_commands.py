@@ -1,5 +1,5 @@
-"""`ib merge-queue`: each project's merge queue in the order it will be merged (bus.merge_order), with the
-size of each change and, for a request that goes before earlier ones, why."""
+"""`ib merge-queue`: each project's merge queue in the order it will be merged (bus.tasks.merge_order), with
+the size of each change and, for a request that goes before earlier ones, why."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import typer
 from worker.cli.context import Context
 
 if TYPE_CHECKING:
-    from bus.merge_order import Placed
+    from bus.tasks.merge_order import Placed
 
 
 def queue_lines(project: str, order: list[Placed]) -> list[str]:
@@ -36,7 +36,7 @@ def merge_queue(
 
     Example: ib merge-queue --project shop
     """
-    from bus.merges import MergeStore
+    from bus.tasks.merges import MergeStore
 
     ctx = Context()
     store = MergeStore(ctx.client, ctx.keys, ctx.settings.events_maxlen)

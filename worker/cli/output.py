@@ -10,11 +10,11 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from bus.envelope import Envelope
+    from bus.events.envelope import Envelope
 
 
 def emit_jsonl(event: Envelope) -> None:
-    from bus.envelope import to_jsonl
+    from bus.events.envelope import to_jsonl
 
     sys.stdout.write(to_jsonl(event) + "\n")
     sys.stdout.flush()

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, cast
 
 import typer
 
-from bus.envelope import EVENT_FIELD
+from bus.events.envelope import EVENT_FIELD
 from worker.cli import values
 from worker.cli.context import Context
 from worker.errors import WorkerError
@@ -21,7 +21,7 @@ from worker.runtime import Runtime
 if TYPE_CHECKING:
     import redis
 
-    from bus.plan_store import PlanDraft
+    from bus.tasks.plan_store import PlanDraft
 
 
 class PlanFailed(WorkerError):
@@ -40,7 +40,7 @@ def plan(
 
     Example: ib plan "add rate limiting to the API" --yes
     """
-    from bus.plans import render_tree
+    from bus.tasks.plans import render_tree
     from worker.tasks import planning
 
     ctx = Context()
@@ -71,7 +71,7 @@ def _last_event_id(rt: Runtime) -> str:
 def _wait(rt: Runtime, reader: redis.Redis, draft: PlanDraft, since: str, limit: float) -> PlanDraft:
     """Block on the events stream until the planner ends its turn (settled here, or by the worker:
     whichever comes first) or `limit` passes (the plan fails and the planner stops)."""
-    from bus.event_model import Event
+    from bus.events.event_model import Event
     from worker.tasks import planning
 
     deadline = time.monotonic() + limit
@@ -124,7 +124,7 @@ def plan_edit(
     ),
 ) -> None:
     """Send changes back to the planner and print the new tree when it is done."""
-    from bus.plans import render_tree
+    from bus.tasks.plans import render_tree
     from worker.tasks import planning
 
     ctx = Context()

@@ -7,13 +7,13 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from bus import push_store
+from bus.inbox import push_store
 from worker.cli.context import Context
 
 if TYPE_CHECKING:
     import redis
 
-    from bus.keys import Keys
+    from bus.wire.keys import Keys
 
 
 def ack(
@@ -47,8 +47,8 @@ def session_lines(client: redis.Redis, keys: Keys, root: str, home: str) -> list
     """The person's sessions with an inbox, what is pending, and the sessions dropped lately. A session
     of this machine that exited or was killed is dropped here, as the pusher would at its next message;
     one in bypassPermissions is said with the setting that lets it take the messages."""
-    from bus.session_inbox import this_host
-    from bus.session_socket import stale
+    from bus.inbox.session_inbox import this_host
+    from bus.inbox.session_socket import stale
 
     lines = []
     for s in push_store.sessions(client, keys):

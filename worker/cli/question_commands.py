@@ -8,8 +8,8 @@ from pathlib import Path
 
 import typer
 
-from bus.ages import format_age
-from bus.repo_paths import agent_from_path
+from bus.inbox.ages import format_age
+from bus.settings.repo_paths import agent_from_path
 from worker.cli.context import Context
 from worker.cli.output import console
 from worker.terminal_text import printable
@@ -61,7 +61,7 @@ def answer(
 
     Example: ib reply q-1a2b3c4d "Postgres"
     """
-    from bus.worker_commands import Answer
+    from bus.commands.worker_commands import Answer
 
     ctx = Context()
     asker = ctx.runtime.questions.get(question_id).agent

@@ -1,6 +1,6 @@
 """`ib review AGENT`: the review from the phone, in the terminal. The file list, one file's change with its
 old and new line numbers (highlighted like the /diff pictures), comments on it kept with those made in
-Telegram (bus.review_comments), and --request-changes, which sends them to the agent as one prompt."""
+Telegram (bus.inbox.review_comments), and --request-changes, which sends them to the agent as one prompt."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import re
 import typer
 
 from bus.errors import InvalidInput
-from bus.repo_paths import agent_from_path
-from bus.review_prompt import Comment, changes_prompt, comment_prompt
+from bus.inbox.review_prompt import Comment, changes_prompt, comment_prompt
+from bus.settings.repo_paths import agent_from_path
 from worker.cli.context import Context
 from worker.cli.output import console
 from worker.review.diff_files import FileDiff, parse_diff, printable
@@ -84,7 +84,7 @@ def _show_or_comment(
     from rich.markup import escape
     from rich.text import Text
 
-    from bus.worker_commands import Diff
+    from bus.commands.worker_commands import Diff
     from worker.review.diff_picture import file_rows
 
     if comment is not None and file is not None:
@@ -108,8 +108,8 @@ def _show_or_comment(
 def keep_comment(ctx: Context, agent_id: str, file: str, comment: str, lines: str | None) -> tuple[str, int]:
     """Keep a comment on `file` of the agent's change (about `lines`, A-B, or every line its diff shows)
     until the changes are requested; the prompt line it becomes and how many comments wait."""
-    from bus.review_comments import ReviewComments
-    from bus.worker_commands import Diff
+    from bus.commands.worker_commands import Diff
+    from bus.inbox.review_comments import ReviewComments
     from worker.review.diff_picture import file_rows
 
     text = str(ctx.on_owner(Diff(agent=agent_id)))
@@ -138,8 +138,8 @@ def _request_changes(ctx: Context, agent_id: str) -> None:
 def request_changes(ctx: Context, agent_id: str) -> str:
     """Every comment waiting for the agent, as one prompt (what was sent); they go once the agent's worker
     has it."""
-    from bus.review_comments import ReviewComments
-    from bus.worker_commands import Send
+    from bus.commands.worker_commands import Send
+    from bus.inbox.review_comments import ReviewComments
 
     store = ReviewComments(ctx.client, ctx.keys)
     comments, read = store.waiting(agent_id)

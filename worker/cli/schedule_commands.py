@@ -6,7 +6,7 @@ import json
 
 import typer
 
-from bus.task_defaults import DEFAULT_MAX_ATTEMPTS, DEFAULT_PRIORITY
+from bus.tasks.task_defaults import DEFAULT_MAX_ATTEMPTS, DEFAULT_PRIORITY
 from worker.cli.context import Context
 
 schedule_app = typer.Typer(
@@ -31,7 +31,7 @@ def add(
 
     Example: ib task schedule add "0 3 * * *" "Update the dependencies" --priority 3
     """
-    from bus.schedules import TaskTemplate
+    from bus.tasks.schedules import TaskTemplate
     from worker.cli import task_commands as tasks
 
     ctx = Context()

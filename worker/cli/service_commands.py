@@ -6,7 +6,7 @@ import logging
 
 import typer
 
-from bus.address import masked_url
+from bus.wire.address import masked_url
 from worker.cli.context import Context
 from worker.cli.output import console
 from worker.hooks.install import install, status, uninstall

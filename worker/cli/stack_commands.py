@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from bus.embedded import Embedded
+from bus.connection.embedded import Embedded
 from bus.errors import BusError, ConfigError
-from bus.repo_paths import ensure_state_dir
+from bus.settings.repo_paths import ensure_state_dir
 from worker.cli.context import Context
 from worker.cli.output import console
 
@@ -71,8 +71,8 @@ def up(
 
     Example: ib up
     """
-    from bus.secret_file import token_file_problem
-    from bus.telegram_setup import missing_telegram_settings
+    from bus.settings.secret_file import token_file_problem
+    from bus.settings.telegram_setup import missing_telegram_settings
     from worker.frontends.dashboard import Dashboard
     from worker.service.supervisor import StackError, Supervisor, new_record, service_specs
 
@@ -282,7 +282,7 @@ def _client(ctx: Context) -> redis.Redis | None:
     """The bus if it answers; `ib ps` never starts the embedded one."""
     import redis
 
-    from bus.clients import client_for, resolve_url
+    from bus.connection.clients import client_for, resolve_url
 
     try:
         client = client_for(resolve_url(ctx.settings, ctx.cwd, start=False), connect_timeout=1.0)

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import typer
 
-from bus.address import masked_url
-from bus.ages import format_age
 from bus.errors import BusUnavailable
+from bus.inbox.ages import format_age
+from bus.wire.address import masked_url
 from worker.cli.context import Context
 from worker.cli.output import console
 from worker.frontends.status_block import STATUS_FILE

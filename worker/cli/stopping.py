@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from bus.embedded import Embedded
+from bus.connection.embedded import Embedded
 from bus.errors import BusError
 from worker.cli.context import Context
 
@@ -138,7 +138,7 @@ def _listed(parts: list[str]) -> str:
 def _nuke_all(ctx: Context) -> list[str]:
     """Through the bus when it answers (records and work trees go too); then whatever still runs in tmux,
     by name (agents of another worker id here, or all of them while the bus is away)."""
-    from bus.worker_commands import Nuke
+    from bus.commands.worker_commands import Nuke
     from worker.agents.sessions_here import stop_sessions
     from worker.tmux.client import Tmux
 

@@ -15,16 +15,16 @@ from typing import TYPE_CHECKING
 import typer
 
 from bus.errors import InvalidInput
-from bus.ids import folder_project, validate_id
-from bus.repo_paths import agent_from_path
-from bus.task_defaults import DEFAULT_MAX_ATTEMPTS, DEFAULT_PRIORITY
-from bus.touches import Hold
+from bus.settings.repo_paths import agent_from_path
+from bus.tasks.task_defaults import DEFAULT_MAX_ATTEMPTS, DEFAULT_PRIORITY
+from bus.tasks.touches import Hold
+from bus.wire.ids import folder_project, validate_id
 from worker.cli import values
 from worker.cli.context import Context
 
 if TYPE_CHECKING:
-    from bus.task_model import Task
-    from bus.task_store import TaskStore
+    from bus.tasks.task_model import Task
+    from bus.tasks.task_store import TaskStore
 from worker.errors import WorkerError
 
 # What few commands need is imported in them (the agent programs, the agents' views, running a task's
@@ -95,7 +95,7 @@ def _whole_number(what: str, text: str | None, default: int) -> int:
 
 def _priority(text: str) -> int:
     """0-10 from what was typed; "high", 11 and -1 get the store's one message."""
-    from bus.task_model import check_priority
+    from bus.tasks.task_model import check_priority
 
     try:
         value: object = int(text.strip())
@@ -209,7 +209,7 @@ def add_task(
     budget: str | None = None,
 ) -> Task:
     """`ib task add` (and the MCP tool `task_add`): the values as typed, checked, then the task stored."""
-    from bus import budget_store
+    from bus.stores import budget_store
     from worker.cli.budget_commands import budget_amount
     from worker.programs.registry import program
 
@@ -375,7 +375,7 @@ def claim(
 
     Example: ib task claim --wait --timeout 600 --json
     """
-    from bus.task_wait import claim_wait
+    from bus.tasks.task_wait import claim_wait
 
     ctx = Context()
     if timeout is not None and not wait:

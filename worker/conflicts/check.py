@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bus.agent_store import Agent
+from bus.stores.agent_store import Agent
 from worker.agents.layout import AgentPaths
 from worker.conflicts import overlap
 from worker.conflicts.merge_tree import MergeOutcome, parse_hunks

@@ -11,7 +11,7 @@ import threading
 import redis
 
 from bus.errors import BusError
-from bus.streams import Group, consumer_name
+from bus.events.streams import Group, consumer_name
 from worker.conflicts.check import ConflictCheck
 from worker.errors import WorkerError
 from worker.runtime import Runtime

@@ -27,18 +27,18 @@ import redis
 from rich.console import Console
 from rich.live import Live
 
-from bus import dead_letters
-from bus.activity import IDLE_STATES, activity_line, current, item_usd
-from bus.agent_store import Agent
-from bus.envelope import Envelope
+from bus.commands.worker_commands import Answer, Command, Look, Send
+from bus.commands.worker_rpc import request
 from bus.errors import BusError
-from bus.hashes import members
-from bus.keys import Keys
-from bus.merges import MergeStore
-from bus.streams import Entry, entries_of
-from bus.task_model import Task
-from bus.worker_commands import Answer, Command, Look, Send
-from bus.worker_rpc import request
+from bus.events.activity import IDLE_STATES, activity_line, current, item_usd
+from bus.events.envelope import Envelope
+from bus.events.streams import Entry, entries_of
+from bus.readers import dead_letters
+from bus.stores.agent_store import Agent
+from bus.stores.hashes import members
+from bus.tasks.merges import MergeStore
+from bus.tasks.task_model import Task
+from bus.wire.keys import Keys
 from worker.agents.dialog_answer import answer
 from worker.agents.talk import look, send
 from worker.errors import WorkerError

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from rich.console import Group
 from rich.text import Text
 
-from bus.usage import dollars
+from bus.costs.usage import dollars
 from worker.service.supervisor_state import span
 from worker.terminal_text import printable
 
@@ -46,8 +46,8 @@ class AgentRow:
     task: str = ""
     goal: str = ""
     paused: bool = False
-    doing: str = ""  # the live status line of a working agent (bus.activity), shown under its row
-    usd: float | None = None  # what it has cost so far (bus.usage); None: no answer read yet
+    doing: str = ""  # the live status line of a working agent (bus.events.activity), shown under its row
+    usd: float | None = None  # what it has cost so far (bus.costs.usage); None: no answer read yet
     cli: str = "claude"  # the agent program it runs
 
 

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import NotRequired, TypedDict, cast
 
-from bus.ages import format_age
+from bus.inbox.ages import format_age
 from worker.message_kinds import MessageKind
 
 STATUS_FILE = "CLAUDE.md"  # the file the block lives in, from the repository root

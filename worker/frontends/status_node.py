@@ -16,14 +16,14 @@ from pathlib import Path
 
 import redis
 
-from bus import dead_letters
-from bus.agent_store import Agent, AgentStore
-from bus.envelope import AGENT_TYPES
-from bus.heartbeat import Heartbeat
-from bus.keys import Keys
-from bus.messages import Message, MessageStore
-from bus.repo_paths import ensure_state_dir
-from bus.streams import Entry, Group, consumer_name
+from bus.events.envelope import AGENT_TYPES
+from bus.events.streams import Entry, Group, consumer_name
+from bus.inbox.messages import Message, MessageStore
+from bus.readers import dead_letters
+from bus.settings.repo_paths import ensure_state_dir
+from bus.stores.agent_store import Agent, AgentStore
+from bus.stores.heartbeat import Heartbeat
+from bus.wire.keys import Keys
 from worker.errors import StatusFileError, WorkerError
 from worker.frontends.claude_md import write_if_changed
 from worker.frontends.status_block import (

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import time
 
-from bus import fastjson
-from bus.keys import Keys
+from bus.wire import fastjson
+from bus.wire.keys import Keys
 from worker.hooks.payload_hook import run_payload_hook
 from worker.hooks.prompt_tell import texts
 
@@ -21,9 +21,9 @@ TYPE_CHECKING = False  # typing costs milliseconds on the hooks' path; the check
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from bus.envelope import Envelope
-    from bus.hotconf import HotConf
-    from bus.resp import Connection
+    from bus.events.envelope import Envelope
+    from bus.settings.hotconf import HotConf
+    from bus.wire.resp import Connection
     from worker.hooks.payloads import Outcome
 
 
@@ -50,8 +50,8 @@ def _with_quota(payload: dict[str, object]) -> dict[str, object]:
 def handle_outcome(payload: dict[str, object], agent_id: str, cwd: str, found: Outcome) -> None:
     """Publish what a hook payload decided (Claude Code's, or another program's read by its own reader)."""
     from bus.errors import BusError, ConfigError
-    from bus.hotconf import read_hotconf
-    from bus.publish import keep, open_bus
+    from bus.events.publish import keep, open_bus
+    from bus.settings.hotconf import read_hotconf
 
     conf = read_hotconf(cwd=cwd)
     try:
@@ -105,7 +105,7 @@ def apply(conn: Connection, conf: HotConf, agent_id: str, payload: dict[str, obj
             return
         data = {**data, "from_state": previous, "to_state": found.state}
         message = f"{agent_id}: {previous} → {found.state}"
-    from bus.publish import publish
+    from bus.events.publish import publish
 
     publish(conf, _event(event_type, message, agent_id, project, task, data), conn)
     if found.state == "stopped":  # as the pane watcher does when it sees the session gone first
@@ -117,7 +117,7 @@ def apply(conn: Connection, conf: HotConf, agent_id: str, payload: dict[str, obj
 def _event(
     event_type: str, message: str, agent_id: str, project: str, task: str, data: dict[str, object]
 ) -> Envelope:
-    from bus.envelope import make_event
+    from bus.events.envelope import make_event
 
     return make_event(
         event_type,

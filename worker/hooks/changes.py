@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import sys
 
-from bus import fastjson
+from bus.wire import fastjson
 
 TYPE_CHECKING = False  # typing costs milliseconds on the hooks' path; the checker still sees the types
 if TYPE_CHECKING:
@@ -47,7 +47,7 @@ def commands(
     namespace: str, agent: str, worker: str, tool: str
 ) -> list[tuple[str | bytes | int | float, ...]]:
     """Take the agent's waiting notes; ask its worker for a check when the tool may have changed files."""
-    from bus.keys import Keys
+    from bus.wire.keys import Keys
 
     keys = Keys(namespace)
     out: list[tuple[str | bytes | int | float, ...]] = [("LPOP", keys.conflict_notes(agent), NOTES_READ)]
@@ -74,7 +74,7 @@ def run(stdin_text: str, env: Mapping[str, str]) -> str | None:
     tool = tool_of(stdin_text) if agent else None
     if not agent or tool is None:
         return None
-    from bus.hotconf import read_hotconf
+    from bus.settings.hotconf import read_hotconf
     from worker.hooks.hold import connect
 
     conf = read_hotconf(env, cwd=env.get("IB_AGENT_WORKTREE") or os.getcwd())

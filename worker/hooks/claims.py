@@ -4,12 +4,12 @@ The task script refuses a claim already given back, so whichever notices second 
 
 from __future__ import annotations
 
-from bus.keys import Keys
+from bus.wire.keys import Keys
 
 TYPE_CHECKING = False  # typing costs milliseconds on the hooks' path; the checker still sees the types
 if TYPE_CHECKING:
-    from bus.hotconf import HotConf
-    from bus.resp import Connection
+    from bus.settings.hotconf import HotConf
+    from bus.wire.resp import Connection
 
 
 def held_by(conn: Connection, keys: Keys, agent_id: str) -> list[str]:
@@ -25,9 +25,9 @@ def held_by(conn: Connection, keys: Keys, agent_id: str) -> list[str]:
 
 def fail_claims(conn: Connection, conf: HotConf, agent_id: str) -> list[str]:
     """Fail each claim `agent_id` holds; the ids this call failed."""
-    from bus.confirmed_call import confirmed_call
-    from bus.resp import ServerError
-    from bus.task_lua import fail_call
+    from bus.events.confirmed_call import confirmed_call
+    from bus.tasks.task_lua import fail_call
+    from bus.wire.resp import ServerError
     from worker.hooks.payloads import stopped_reason
 
     keys = Keys(conf.namespace)

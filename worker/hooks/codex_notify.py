@@ -21,7 +21,7 @@ def main(argv: Sequence[str]) -> int:
         if payload is None:
             return 0
         cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else os.getcwd()
-        from bus.repo_paths import agent_from_path
+        from bus.settings.repo_paths import agent_from_path
 
         agent_id = os.environ.get("IB_AGENT_ID") or agent_from_path(str(cwd))
         reading = read_notify(payload, agent_id) if agent_id else None

@@ -97,8 +97,8 @@ def handle(payload: Mapping[str, object], agent_id: str, cwd: str) -> None:
     if found is None:
         return
     from bus.errors import BusError, ConfigError
-    from bus.hotconf import read_hotconf
-    from bus.publish import keep, open_bus
+    from bus.events.publish import keep, open_bus
+    from bus.settings.hotconf import read_hotconf
     from worker.hooks.agent_event import apply
 
     conf = read_hotconf(cwd=cwd)
@@ -109,7 +109,7 @@ def handle(payload: Mapping[str, object], agent_id: str, cwd: str) -> None:
         raise
     except BusError as e:  # Redis away: what a person must see waits in the spool (states are the pane's)
         if found.event_type not in ("state", ""):
-            from bus.envelope import make_event
+            from bus.events.envelope import make_event
 
             event = make_event(
                 found.event_type, found.message, sender=agent_id, agent=agent_id, data=found.data

@@ -14,7 +14,7 @@ ignored, missing ones read as empty.
 
 from __future__ import annotations
 
-from bus.event_options import listed
+from bus.events.event_options import listed
 from worker.hooks.payloads import MAX_TEXT, PERMISSION_OPTIONS, Outcome
 from worker.hooks.stop_message import COMPLETE, turn_end
 

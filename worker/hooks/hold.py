@@ -10,14 +10,14 @@ from __future__ import annotations
 import time
 import zlib
 
-from bus import fastjson
+from bus.wire import fastjson
 
 TYPE_CHECKING = False  # typing costs milliseconds on the hooks' path; the checker still sees the types
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from bus.hotconf import HotConf
-    from bus.resp import Connection
+    from bus.settings.hotconf import HotConf
+    from bus.wire.resp import Connection
 
 CALLS_MAXLEN = 10_000
 SUMMARY_WIDTH = 160
@@ -61,7 +61,7 @@ def arguments(
     namespace: str, agent: str, worker: str, tool: str, tool_input: Mapping[str, object]
 ) -> tuple[str | int, ...]:
     """The EVAL command's keys and arguments for one call (after the script and the key count)."""
-    from bus.keys import Keys
+    from bus.wire.keys import Keys
 
     keys = Keys(namespace)
     said, at = summary(tool, tool_input), f"{time.time():.3f}"
@@ -81,11 +81,11 @@ def connect(conf: HotConf) -> Connection:
     """The light client on the bus for an agent's hooks; with IB_REDIS_URL set, straight there (the embedded
     bus's lookup costs a hook ~25 ms of imports; the spool is the event hooks' to send, not these)."""
     if not conf.redis_url:
-        from bus.publish import open_bus
+        from bus.events.publish import open_bus
 
         return open_bus(conf, start=False)
-    from bus.address import Address
-    from bus.resp import Connection
+    from bus.wire.address import Address
+    from bus.wire.resp import Connection
 
     return Connection(Address.from_url(conf.redis_url), conf.connect_timeout)
 
@@ -97,7 +97,7 @@ def pause_reason(env: Mapping[str, str], tool: str, tool_input: Mapping[str, obj
         return None
     import os
 
-    from bus.hotconf import read_hotconf
+    from bus.settings.hotconf import read_hotconf
 
     try:
         conf = read_hotconf(env, cwd=env.get("IB_AGENT_WORKTREE") or os.getcwd())

@@ -15,8 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from bus.errors import ConfigError
-from bus.repo_paths import exclude_from_git
-from bus.settings_file import read_text
+from bus.settings.repo_paths import exclude_from_git
+from bus.settings.settings_file import read_text
 from worker.errors import HooksError
 from worker.programs.claude.settings import HOOK_TIMEOUT, hook_command
 

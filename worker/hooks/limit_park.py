@@ -4,7 +4,7 @@ when. The worker resumes the agent at the reset (worker.service.limit_resume).
 
 Claude Code 2.1.332 hands its hooks no reset time (the header stays inside it): the reset is read from the
 error's text ("… · resets 3pm"), else the account's limit already on the bus, else it is unknown and the
-agent is tried again after a while (bus.usage_limits).
+agent is tried again after a while (bus.costs.usage_limits).
 """
 
 from __future__ import annotations
@@ -12,12 +12,20 @@ from __future__ import annotations
 import time
 from datetime import datetime
 
-from bus.keys import Keys
-from bus.usage_limits import DEFAULT_ACCOUNT, Reset, park_commands, read_reset, settle, until_text, window_of
+from bus.costs.usage_limits import (
+    DEFAULT_ACCOUNT,
+    Reset,
+    park_commands,
+    read_reset,
+    settle,
+    until_text,
+    window_of,
+)
+from bus.wire.keys import Keys
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from bus.resp import Connection
+    from bus.wire.resp import Connection
 
 
 def park(

@@ -13,22 +13,22 @@ from __future__ import annotations
 import fcntl
 import os
 
-from bus import fastjson
-from bus.keys import Keys
+from bus.wire import fastjson
+from bus.wire.keys import Keys
 
 TYPE_CHECKING = False  # typing costs milliseconds on the hooks' path; the checker still sees the types
 if TYPE_CHECKING:
-    from bus.hotconf import HotConf
-    from bus.resp import Connection
+    from bus.settings.hotconf import HotConf
+    from bus.wire.resp import Connection
 
-COMMAND_FIELD = "c"  # bus.worker_rpc.COMMAND_FIELD, which loads redis and pydantic: too heavy for a hook
-STREAM_MAXLEN = 10_000  # as bus.worker_rpc.submit trims a command stream
-NOTES_SUFFIX = ".notes"  # not `.jsonl`: the spool's own listing (bus.spool.pending) reads those as events
+COMMAND_FIELD = "c"  # bus.commands.worker_rpc.COMMAND_FIELD, which loads redis and pydantic: too heavy here
+STREAM_MAXLEN = 10_000  # as bus.commands.worker_rpc.submit trims a command stream
+NOTES_SUFFIX = ".notes"  # not `.jsonl`: the spool's listing (bus.events.spool.pending) reads those as events
 
 
 def note_command(manager: str, text: str, sender: str) -> str:
     """A command-stream entry asking the manager's worker to give it `text` from agent `sender`
-    (bus.worker_commands Send, encoded as bus.worker_rpc.encode_command does). Pure but for the fresh id."""
+    (worker_commands.Send, as bus.commands.worker_rpc.encode_command does it). Pure but for the fresh id."""
     entry = {
         "id": os.urandom(16).hex(),
         "op": "send",
@@ -84,7 +84,7 @@ def flush_waiting(conf: HotConf) -> int:
     path = notes_path(conf)
     if not (os.path.exists(path) and os.path.getsize(path)):
         return 0
-    from bus.publish import open_bus
+    from bus.events.publish import open_bus
 
     with open_bus(conf, start=False) as conn:
         return flush(conn, conf)
@@ -92,8 +92,8 @@ def flush_waiting(conf: HotConf) -> int:
 
 def notes_path(conf: HotConf) -> str:
     """The file notes wait in for this bus: beside the bus's spool file."""
-    from bus.publish import target_of
-    from bus.spool import spool_path
+    from bus.events.publish import target_of
+    from bus.events.spool import spool_path
 
     return (
         spool_path(str(conf.spool_dir), target_of(conf), conf.namespace).removesuffix(".jsonl") + NOTES_SUFFIX

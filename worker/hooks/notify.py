@@ -8,12 +8,12 @@ from __future__ import annotations
 import os
 import sys
 
-from bus.envelope import NOTIFY_TYPES, make_event
 from bus.errors import BusError
-from bus.hotconf import HotConf, read_hotconf
-from bus.names import name_problem
-from bus.record import Record
-from bus.repo_paths import agent_from_path
+from bus.events.envelope import NOTIFY_TYPES, make_event
+from bus.settings.hotconf import HotConf, read_hotconf
+from bus.settings.repo_paths import agent_from_path
+from bus.wire.names import name_problem
+from bus.wire.record import Record
 from worker.boundary.identity import agent_caller
 
 TYPE_CHECKING = False  # typing costs milliseconds on the hooks' path; the checker still sees the types
@@ -144,7 +144,7 @@ def main(argv: Sequence[str]) -> int:
         return 1
     agent = sender if sender not in ("unknown", "system", "user") else None
     event = make_event(args.type_, message, sender=sender, project=args.project, agent=agent, task=args.task)
-    from bus.publish import publish
+    from bus.events.publish import publish
 
     try:
         published = publish(conf, event)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import sys
 
-from bus import fastjson
+from bus.wire import fastjson
 
 TYPE_CHECKING = False  # typing costs milliseconds on the hooks' path; the checker still sees the types
 if TYPE_CHECKING:
@@ -25,7 +25,7 @@ def run_payload_hook(hook: str, handle: Callable[[dict[str, object], str, str], 
         if not isinstance(payload, dict):
             return 0
         cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else os.getcwd()
-        from bus.repo_paths import agent_from_path
+        from bus.settings.repo_paths import agent_from_path
 
         agent_id = os.environ.get("IB_AGENT_ID") or agent_from_path(str(cwd))
         if agent_id:

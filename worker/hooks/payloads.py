@@ -8,7 +8,7 @@ Claude Code versions (unknown types, missing or extra fields) still give an outc
 
 from __future__ import annotations
 
-from bus.event_options import listed
+from bus.events.event_options import listed
 
 TYPE_CHECKING = False  # typing costs milliseconds on the hooks' path; the checker still sees the types
 if TYPE_CHECKING:
@@ -206,7 +206,7 @@ def _stop_failure(payload: Mapping[str, object], agent_id: str) -> Outcome:
     if limits:
         data["reset_header"], data["claim"] = limits.get("resets_at"), limits.get("rate_limit_type")
     if kind == "rate_limit":
-        from bus.usage_limits import is_plan_limit
+        from bus.costs.usage_limits import is_plan_limit
 
         if is_plan_limit(limits, last):  # parked until its reset (worker.hooks.limit_park)
             return Outcome("limited", "limited", f"{agent_id} is limited", data)

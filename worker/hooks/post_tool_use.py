@@ -1,6 +1,6 @@
 """`ib hook post-tool-use` (PostToolUse and UserPromptSubmit of the primary session): how events reach it.
 
-Records the session's inbox (Claude Code >= 2.1.224; bus.session_inbox) so the worker pushes events into
+Records the session's inbox (Claude Code >= 2.1.224; bus.inbox.session_inbox) so the worker pushes events into
 it. When agents are active and neither a push nor a live `ib listen` reaches the session, injects the
 seed's reminder into Claude's context (saying so when the session has no inbox). Must never fail the
 session: bad stdin, Redis down, anything → exit 0 with nothing printed.
@@ -12,13 +12,13 @@ import itertools
 import os
 import sys
 
-from bus import fastjson
+from bus.wire import fastjson
 
 TYPE_CHECKING = False  # typing costs milliseconds on the hooks' path; the checker still sees the types
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from bus.keys import Keys
+    from bus.wire.keys import Keys
 
 WARNING = (
     "[ib] WARNING: Notification listener is not running. Restart it now:\n"
@@ -67,7 +67,7 @@ def reminder(
 
 def _record(keys: Keys, payload: object, root: str) -> list[tuple[str, ...]]:
     """The commands that record this session's inbox; none without an inbox or a session id."""
-    from bus.session_inbox import inbox_of, record_commands
+    from bus.inbox.session_inbox import inbox_of, record_commands
 
     inbox = inbox_of(os.environ)
     session_id = payload.get("session_id") if isinstance(payload, dict) else None
@@ -95,17 +95,17 @@ def _payload(text: str) -> object:
 def main(argv: Sequence[str]) -> int:
     try:
         payload = _payload(sys.stdin.read())
-        from bus.hotconf import read_hotconf
-        from bus.repo_paths import agent_from_path
+        from bus.settings.hotconf import read_hotconf
+        from bus.settings.repo_paths import agent_from_path
 
         cwd = payload.get("cwd") if isinstance(payload, dict) else None
         cwd = cwd if isinstance(cwd, str) and cwd else os.getcwd()
         conf = read_hotconf(cwd=cwd)
         if conf.agent_id or agent_from_path(cwd) or not (conf.redis_url or conf.root):
             return 0  # agents have their own hooks; outside a repository without a URL there is no bus
-        from bus.keys import Keys
-        from bus.publish import open_bus
-        from bus.session_inbox import inbox_of, this_host
+        from bus.events.publish import open_bus
+        from bus.inbox.session_inbox import inbox_of, this_host
+        from bus.wire.keys import Keys
 
         keys = Keys(conf.namespace)
         starting = keys.listener_starting(conf.listener_name)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import sys
 
-from bus import fastjson
+from bus.wire import fastjson
 from worker.permissions.policy import (
     MANDATORY_DENY,
     Decision,
@@ -73,14 +73,14 @@ def read_permissions(settings_path: str) -> Permissions:
     """The rules of the agent's generated settings.json; the mandatory ones when it is unreadable."""
     fallback = Permissions(mandatory_allow(), MANDATORY_DENY)
     from bus.errors import ConfigError
-    from bus.settings_file import read_text
+    from bus.settings.settings_file import read_text
 
     try:  # through the settings-file reader: a FIFO or a device in its place never blocks the agent
         settings = fastjson.loads(read_text(settings_path) or "")
         rules = settings.get("permissions", {})
         allow, deny = rules.get("allow", []), rules.get("deny", [])
     except (ConfigError, ValueError, AttributeError, SystemError):
-        # SystemError: CPython's C scanner (bus.fastjson) raises it for some malformed objects (`{nope`)
+        # SystemError: CPython's C scanner (bus.wire.fastjson) raises it for some malformed objects (`{nope`)
         # while json.decoder is not loaded; a broken file must still leave the mandatory rules in force.
         return fallback
     if not (isinstance(allow, list) and isinstance(deny, list)):

@@ -1,7 +1,7 @@
 """`ib hook primary-pre-tool-use`: the main repository's own Claude may not `cd` into an agent's worktree.
 
 Everything else gets no decision. Runs on every Bash call of the primary session: stdlib only (plus
-bus.repo_paths); bad stdin or anything unexpected → exit 0 with nothing printed.
+bus.settings.repo_paths); bad stdin or anything unexpected → exit 0 with nothing printed.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ def check(stdin_text: str, env: Mapping[str, str], cwd: str) -> str | None:
     if call is None or call[0] != "Bash":
         return None
     tool_name, tool_input, payload_cwd = call
-    from bus.repo_paths import repo_root
+    from bus.settings.repo_paths import repo_root
 
     here = payload_cwd or cwd
     root = repo_root(here) or env.get("CLAUDE_PROJECT_DIR")

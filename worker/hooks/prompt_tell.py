@@ -3,8 +3,8 @@
 of it when the watcher saw it first.
 
 Both may tell one dialog at the same instant: the record is set only if it is still the one read
-(bus.prompt_record, the script both share), and the one that loses reads it again. A hook that runs late,
-after the watcher told its dialog and that dialog was answered or closed, tells nothing: the watcher
+(bus.inbox.prompt_record, the script both share), and the one that loses reads it again. A hook that runs
+late, after the watcher told its dialog and that dialog was answered or closed, tells nothing: the watcher
 remembers a dialog it saw close for `prompt_record.TOLD_LATE` seconds (`prompt-closed:<agent>`).
 Runs on the light client, on the hooks' path.
 """
@@ -14,13 +14,14 @@ from __future__ import annotations
 import os
 import time
 
-from bus import fastjson, prompt_record
-from bus.keys import Keys
+from bus.inbox import prompt_record
+from bus.wire import fastjson
+from bus.wire.keys import Keys
 from worker.markers import FROM_PANE
 
 TYPE_CHECKING = False  # typing costs milliseconds on the hooks' path; the checker still sees the types
 if TYPE_CHECKING:
-    from bus.resp import Connection
+    from bus.wire.resp import Connection
 
 RECORDED, DRAWN, OVER = "recorded", "drawn", "over"
 _READ = ("id", "tool", "kind", "question", "at")  # what `_drawn_first` compares
@@ -91,7 +92,7 @@ def _same(kind: str, data: dict[str, object], recorded_kind: str, question: str)
 
 
 def _set(conn: Connection, keys: Keys, agent_id: str, read_id: str, how: str, fields: dict[str, str]) -> bool:
-    """Set `fields` in the agent's record if it is still `read_id` (bus.prompt_record)."""
+    """Set `fields` in the agent's record if it is still `read_id` (bus.inbox.prompt_record)."""
     told = prompt_record.command(keys, agent_id, read_id, how, fields)
     return prompt_record.outcome(conn.call(*told))[0]
 
@@ -106,8 +107,8 @@ def drop_prompt(conn: Connection, keys: Keys, agent_id: str) -> None:
 
 
 def _labels(options: object) -> list[str]:
-    """The labels the stores keep (bus.questions, bus.prompts) of the event's options."""
-    from bus.event_options import options_of
+    """The labels the stores keep (bus.inbox.questions, bus.inbox.prompts) of the event's options."""
+    from bus.events.event_options import options_of
 
     return [label for _number, label in options_of(options) or []]
 

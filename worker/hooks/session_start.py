@@ -1,5 +1,5 @@
 """`ib hook session-start` (an agent's SessionStart hook): record the Claude session, its transcript and
-its inbox (bus.session_inbox: other agents' messages go there), and remind the agent who it is. Never
+its inbox (bus.inbox.session_inbox: other agents' messages go there), and remind the agent who it is. Never
 fails the session."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ import os
 import sys
 from collections.abc import Sequence
 
-from bus import fastjson
-from bus.keys import Keys
+from bus.wire import fastjson
+from bus.wire.keys import Keys
 
 
 def context_for(agent_id: str, role: str, root: str) -> str:
@@ -25,7 +25,7 @@ def context_for(agent_id: str, role: str, root: str) -> str:
 def _inbox_commands(keys: Keys, agent_id: str, cwd: str, root: str) -> list[tuple[str, ...]]:
     """The commands that record this session's inbox for the agent; none without one (and then an
     inbox of the agent's earlier session is forgotten: it is gone with that session)."""
-    from bus.session_inbox import agent_record_commands, inbox_of
+    from bus.inbox.session_inbox import agent_record_commands, inbox_of
 
     inbox = inbox_of(os.environ)
     if inbox is None:
@@ -40,8 +40,8 @@ def main(argv: Sequence[str]) -> int:
         agent_id = os.environ.get("IB_AGENT_ID")
         if not isinstance(payload, dict) or not agent_id:
             return 0
-        from bus.hotconf import read_hotconf
-        from bus.publish import open_bus
+        from bus.events.publish import open_bus
+        from bus.settings.hotconf import read_hotconf
 
         conf = read_hotconf(cwd=str(payload.get("cwd") or os.getcwd()))
         fields = []

@@ -11,17 +11,17 @@ import sys
 import time
 import zlib
 
-from bus import fastjson
-from bus.keys import Keys
+from bus.wire import fastjson
+from bus.wire.keys import Keys
 
 TYPE_CHECKING = False  # typing costs milliseconds on the hooks' path; the checker still sees the types
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
-    from bus.envelope import Envelope
-    from bus.hotconf import HotConf
-    from bus.resp import Connection
-    from bus.usage import Usage
+    from bus.costs.usage import Usage
+    from bus.events.envelope import Envelope
+    from bus.settings.hotconf import HotConf
+    from bus.wire.resp import Connection
 
 FIELDS = ("manager", "project", "task", "role", "session")
 SUMMARY_CHARS = 500  # of the first line, when the hook finishes the agent's task
@@ -96,8 +96,8 @@ def handle(payload: Mapping[str, object], agent_id: str, cwd: str) -> None:
     if not decision:
         return
     from bus.errors import BusError, ConfigError
-    from bus.hotconf import read_hotconf
-    from bus.publish import keep, open_bus
+    from bus.events.publish import keep, open_bus
+    from bus.settings.hotconf import read_hotconf
 
     conf = read_hotconf(cwd=cwd)
     try:
@@ -117,7 +117,7 @@ def _publish_turn(
     conn: Connection, conf: HotConf, decision: str, agent_id: str, payload: Mapping[str, object]
 ) -> None:
     from bus.errors import BusError
-    from bus.publish import keep, publish
+    from bus.events.publish import keep, publish
 
     keys = Keys(conf.namespace)
     record: dict[str, str] = {}
@@ -158,7 +158,7 @@ def _publish_turn(
 def _event(
     decision: str, agent_id: str, record: Mapping[str, str], payload: Mapping[str, object], prices: str = ""
 ) -> Envelope:
-    from bus.envelope import make_event
+    from bus.events.envelope import make_event
 
     last = payload.get("last_assistant_message")
     data: dict[str, object] = {"last_message": last[-2000:] if isinstance(last, str) else ""}
@@ -213,8 +213,8 @@ def wait_for_last_words(path: str, last: str) -> bool:
 
 
 def session_usage(path: object, prices: str, program: str = "") -> dict[str, object] | None:
-    """The tokens and cost of the agent's session so far, from its transcript (`bus.usage`'s JSON): Claude
-    Code's, or the log of the `program` the payload names (codex, gemini); None when there is no
+    """The tokens and cost of the agent's session so far, from its transcript (`bus.costs.usage`'s JSON):
+    Claude Code's, or the log of the `program` the payload names (codex, gemini); None when there is no
     transcript, or one too long to read within a hook's time."""
     if not isinstance(path, str) or not path:
         return None
@@ -223,8 +223,8 @@ def session_usage(path: object, prices: str, program: str = "") -> dict[str, obj
             return None
     except OSError:
         return None
-    from bus.prices import parse_prices
-    from bus.usage import spend, spend_data
+    from bus.costs.prices import parse_prices
+    from bus.costs.usage import spend, spend_data
 
     try:
         overrides = parse_prices(prices)
@@ -279,8 +279,8 @@ def task_summary(last_message: str) -> str:
 def _finish_task(conn: Connection, conf: HotConf, agent_id: str, task_id: str, last_message: str) -> None:
     """The agent completed without `ib task done`: finish its task for it while it still holds it. A task
     with a test command is left to `ib task done`, which runs the tests (too slow for a hook)."""
-    from bus.resp import ServerError
-    from bus.task_lua import done_call
+    from bus.tasks.task_lua import done_call
+    from bus.wire.resp import ServerError
 
     keys = Keys(conf.namespace)
     found = conn.call("HMGET", keys.task(task_id), "status", "claimed_by", "test_cmd")
@@ -290,7 +290,7 @@ def _finish_task(conn: Connection, conf: HotConf, agent_id: str, task_id: str, l
     script, script_keys, args = done_call(
         keys, conf.events_maxlen, task_id, agent_id, task_summary(last_message)
     )
-    from bus.confirmed_call import confirmed_call
+    from bus.events.confirmed_call import confirmed_call
 
     wait = (conf.wait_replicas, conf.wait_ms)  # a `done` the failover lost would be done and merged again
     try:  # noqa: SIM105 - contextlib costs this hook 2.7 ms at import
@@ -325,7 +325,7 @@ def main(argv: Sequence[str]) -> int:
         if payload is None:
             return 0  # not a hook payload: nothing to say about it
         cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else os.getcwd()
-        from bus.repo_paths import agent_from_path
+        from bus.settings.repo_paths import agent_from_path
 
         agent_id = os.environ.get("IB_AGENT_ID") or agent_from_path(str(cwd))
         if agent_id:

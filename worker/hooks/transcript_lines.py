@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 
-from bus import fastjson
+from bus.wire import fastjson
 
 
 def tail(path: object, size: int) -> list[str]:

@@ -17,9 +17,9 @@ def record_transcript(payload: Mapping[str, object], agent_id: str, cwd: str) ->
     if not isinstance(path, str) or not path:
         return
     from bus.errors import BusError, ConfigError
-    from bus.hotconf import read_hotconf
-    from bus.keys import Keys
-    from bus.publish import open_bus
+    from bus.events.publish import open_bus
+    from bus.settings.hotconf import read_hotconf
+    from bus.wire.keys import Keys
 
     conf = read_hotconf(cwd=cwd)
     try:

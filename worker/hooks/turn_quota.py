@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 
-from bus import fastjson
+from bus.wire import fastjson
 from worker.hooks.transcript_lines import tail
 
 TRANSCRIPT_TAIL = 65536  # bytes read back: the error's entry is among the last few lines

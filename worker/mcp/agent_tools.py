@@ -7,8 +7,18 @@ from typing import Literal
 
 from mcp.types import CallToolResult, ImageContent
 
+from bus.commands.worker_commands import (
+    Approve,
+    Choose,
+    Deny,
+    Diff,
+    Kill,
+    Look,
+    Merge,
+    Resume,
+    TakeScreenshot,
+)
 from bus.errors import InvalidInput
-from bus.worker_commands import Approve, Choose, Deny, Diff, Kill, Look, Merge, Resume, TakeScreenshot
 from worker.agents import views
 from worker.cli import agent_commands, review_commands
 from worker.mcp.session import Session, reply

@@ -9,13 +9,13 @@ from typing import Annotated
 from mcp.types import CallToolResult
 from pydantic import Field
 
-from bus.attention import listing
-from bus.cost_report import report_json, report_lines
-from bus.envelope import LISTEN_TYPES, Envelope
+from bus.costs.cost_report import report_json, report_lines
+from bus.costs.usage_limits import limit_lines
 from bus.errors import InvalidInput
-from bus.event_cursor import newest, read_after
-from bus.task_model import Task
-from bus.usage_limits import limit_lines
+from bus.events.envelope import LISTEN_TYPES, Envelope
+from bus.inbox.attention import listing
+from bus.readers.event_cursor import newest, read_after
+from bus.tasks.task_model import Task
 from worker.cli import attention_commands, auto_commands, cost_commands, limit_commands, task_commands
 from worker.mcp.session import Session, reply
 from worker.programs.mcp_registration import MAX_WAIT

@@ -15,7 +15,7 @@ from typing import Any
 
 from mcp.server.mcpserver import MCPServer
 
-from bus.repo_paths import ensure_state_dir
+from bus.settings.repo_paths import ensure_state_dir
 from worker.errors import WorkerError
 
 HOST = "127.0.0.1"

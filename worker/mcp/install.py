@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 
-from bus.repo_paths import exclude_from_git
+from bus.settings.repo_paths import exclude_from_git
 from worker.errors import HooksError
 from worker.hooks.install import SETTINGS_FILE, load_object, settings_path, write_object
 from worker.programs.mcp_registration import NAME, server_entry

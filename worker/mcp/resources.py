@@ -12,8 +12,8 @@ from typing import Any, ParamSpec
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
 
+from bus.commands.worker_commands import Look
 from bus.errors import NotFound
-from bus.worker_commands import Look
 from worker.cli import agent_commands, task_commands
 from worker.cli.app import error_line
 from worker.mcp.session import REFUSALS, Session

@@ -13,9 +13,9 @@ import redis
 from mcp.types import CallToolResult, ContentBlock, TextContent
 from typer._click.exceptions import ClickException  # typer vendors click
 
-from bus.agent_store import Agent
+from bus.commands.worker_commands import Command
 from bus.errors import BusError
-from bus.worker_commands import Command
+from bus.stores.agent_store import Agent
 from worker.boundary import guard
 from worker.boundary.identity import AgentCaller
 from worker.cli import agent_commands

@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NoReturn
 
-from bus.agent_store import Agent
 from bus.errors import Conflict
+from bus.stores.agent_store import Agent
 from worker.agents import agent_log
 from worker.agents.layout import AgentPaths
 from worker.agents.ownership import AgentRef, owned

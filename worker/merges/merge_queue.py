@@ -1,6 +1,6 @@
 """The worker's side of the merge queue: ask for an agent's branch to be merged (recording the files and
-lines it changes, which bus.merge_order reads), and run a project's queue in merge order — rebase onto the
-target, merge commit, tear the agent down — for the requests whose agent this worker owns. A conflict or a
+lines it changes, which bus.tasks.merge_order reads), and run a project's queue in merge order — rebase onto
+the target, merge commit, tear the agent down — for the requests whose agent this worker owns. A conflict or a
 failure leaves the repository and the agent as they were.
 """
 
@@ -9,10 +9,10 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from bus.agent_store import Agent
 from bus.errors import BusError, Conflict
-from bus.merge_request import MergeRequest
-from bus.merges import MergeStore
+from bus.stores.agent_store import Agent
+from bus.tasks.merge_request import MergeRequest
+from bus.tasks.merges import MergeStore
 from worker.agents import agent_log
 from worker.agents.layout import AgentPaths
 from worker.agents.teardown import agent_repository, teardown
@@ -67,8 +67,8 @@ class MergeQueue:
             return ChangeSize()
 
     def process(self, project: str) -> list[MergeRequest]:
-        """Merge the project's queue from its head (bus.merge_order) while the head's agent is this worker's;
-        returns what was finished. Another worker's request at the head waits for that worker."""
+        """Merge the project's queue from its head (bus.tasks.merge_order) while the head's agent is this
+        worker's; returns what was finished. Another worker's request at the head waits for that worker."""
         finished = []
         while (head := self.store.head(project)) is not None and head.request.worker == self.rt.worker_id:
             req = head.request

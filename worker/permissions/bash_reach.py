@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import posixpath
 
-from bus.record import Record
+from bus.wire.record import Record
 from worker.permissions.paths import normalize
 from worker.permissions.shell_words import assignments, cd_moves, command_parts, expand
 

@@ -1,6 +1,6 @@
 """The permission lists a person writes in `.ib/config.json` (and `~/.ib/config.json` for every repository):
-read through the one settings-file reader (`bus.settings_file`) and checked whole where read, so a wrong
-shape is one line naming the file and the field, whichever role the agent being made has.
+read through the one settings-file reader (`bus.settings.settings_file`) and checked whole where read, so a
+wrong shape is one line naming the file and the field, whichever role the agent being made has.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 from bus.errors import InvalidInput
-from bus.settings_file import read_text
+from bus.settings.settings_file import read_text
 from worker.permissions.policy import ROLES
 
 LISTS = ("allow", "deny")

@@ -10,7 +10,7 @@ the calls that need them.
 
 from __future__ import annotations
 
-from bus.record import Record
+from bus.wire.record import Record
 from worker.permissions.paths import Unparsable, file_tool_paths, mcp_paths, normalize, resolve
 
 TYPE_CHECKING = False  # typing costs milliseconds on the hooks' path; the checker still sees the types

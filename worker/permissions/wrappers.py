@@ -9,7 +9,7 @@ from __future__ import annotations
 import posixpath
 import shlex
 
-from bus.record import Record
+from bus.wire.record import Record
 
 MAX_LAYERS = 16
 """Wrappers around wrappers are followed this deep (`nice nice nice ... git push`)."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from bus.record import Record
+from bus.wire.record import Record
 
 
 class Confinement(Record):

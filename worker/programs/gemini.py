@@ -14,7 +14,7 @@ import re
 import shlex
 from pathlib import Path
 
-from bus.usage_limits import RecordedLimit
+from bus.costs.usage_limits import RecordedLimit
 from worker.markers import COMPLETION_MARKER
 from worker.permissions.policy import GIT_UNASKED
 from worker.programs import probe

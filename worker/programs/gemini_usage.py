@@ -1,12 +1,12 @@
 """The tokens in Gemini CLI's chat log (see worker.programs.gemini_chat): each answer of the model is a
 `gemini` message with its `tokens` (`input` includes the `cached` part, `thoughts` and `tool` are apart)
-and `model`, written again whole when its tool calls ran; counted once by its id, as `bus.usage.Usage`.
+and `model`, written again whole when its tool calls ran; counted once by its id, as `bus.costs.usage.Usage`.
 Pure; light enough for the Stop hook (no json or re).
 """
 
 from __future__ import annotations
 
-from bus.usage import Usage
+from bus.costs.usage import Usage
 from worker.programs.jsonl import entries
 from worker.programs.usage_lines import cut_short, each_line, read_all, stamp_seconds, token_count
 

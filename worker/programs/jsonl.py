@@ -3,7 +3,7 @@ log): the objects on the complete lines, and the bytes those lines take. Pure an
 
 from __future__ import annotations
 
-from bus import fastjson
+from bus.wire import fastjson
 
 
 def entries(data: bytes) -> tuple[list[dict[str, object]], int]:

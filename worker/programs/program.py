@@ -16,8 +16,8 @@ from worker.errors import WorkerError
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-    from bus.usage import Usage
-    from bus.usage_limits import RecordedLimit
+    from bus.costs.usage import Usage
+    from bus.costs.usage_limits import RecordedLimit
     from worker.permissions.policy import Permissions
     from worker.programs.confinement import Confinement
     from worker.programs.output import OutputItem
@@ -99,7 +99,8 @@ class Start:
     environment: Mapping[str, str] = field(default_factory=dict)
     relayed: bool = False
     """The pane gets no bus address (a command of the agent could read it in the program's environment):
-    its `ib`, hooks included, reaches the bus only through the worker's relay (bus.relay_port.VIA_RELAY)."""
+    its `ib`, hooks included, reaches the bus only through the worker's relay
+    (bus.settings.relay_port.VIA_RELAY)."""
 
 
 class TranscriptReading(Protocol):

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from bus.agent_store import Agent
-from bus.defaults import AGENT_PROGRAMS
+from bus.settings.defaults import AGENT_PROGRAMS
+from bus.stores.agent_store import Agent
 from worker.programs.claude.program import ClaudeCode
 from worker.programs.codex.program import CodexCli
 from worker.programs.gemini import GeminiCli

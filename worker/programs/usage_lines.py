@@ -9,7 +9,7 @@ if TYPE_CHECKING:  # no `typing` at run time: the Stop hook imports this
     from collections.abc import Callable, Iterable
     from typing import Protocol
 
-    from bus.usage import Usage
+    from bus.costs.usage import Usage
 
     class LineReader(Protocol):
         unreadable: int

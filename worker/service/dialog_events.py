@@ -10,9 +10,9 @@ from __future__ import annotations
 import logging
 import time
 
-from bus.agent_store import Agent
-from bus.prompt_record import TRIES
-from bus.prompts import Prompt
+from bus.inbox.prompt_record import TRIES
+from bus.inbox.prompts import Prompt
+from bus.stores.agent_store import Agent
 from worker.markers import FROM_PANE
 from worker.programs.registry import program_of
 from worker.runtime import Runtime
@@ -25,7 +25,7 @@ def tell_dialog(rt: Runtime, agent: Agent, text: str) -> Dialog | None:
     """The dialog the pane shows (None when none), published when it is new and no hook told it.
 
     The agent's hook may tell the same dialog at the same instant: the record is set only if it is
-    still the one read (bus.prompt_record), so one of the two records and publishes it, and the other,
+    still the one read (bus.inbox.prompt_record), so one of the two records and publishes it, and the other,
     reading again, finds it recorded."""
     dialog = program_of(agent).read_dialog(text)
     prompt = rt.prompts.get(agent.id)

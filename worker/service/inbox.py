@@ -11,8 +11,8 @@ from typing import cast
 
 import redis
 
-from bus.keys import Keys
-from bus.streams import Entry, Group
+from bus.events.streams import Entry, Group
+from bus.wire.keys import Keys
 
 READ_COUNT = 1000
 

@@ -2,8 +2,8 @@
 parked agents that is still `limited` is sent RESUME_TEXT (its turn continues where the limit cut it), a
 `resumed` event tells the person, and the limit is lifted once nobody is parked on it.
 
-Runs on every worker tick from what the bus holds (bus.limit_store), so a worker restarted while agents
-are parked resumes them at the reset all the same.
+Runs on every worker tick from what the bus holds (bus.stores.limit_store), so a worker restarted while
+agents are parked resumes them at the reset all the same.
 """
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ from __future__ import annotations
 import logging
 import time
 
-from bus.agent_store import Agent
-from bus.limit_store import LimitStore
+from bus.costs.usage_limits import Limit, limit_line, until_text
 from bus.poll import wait_until
-from bus.usage_limits import Limit, limit_line, until_text
+from bus.stores.agent_store import Agent
+from bus.stores.limit_store import LimitStore
 from worker.agents import talk
 from worker.errors import SessionGone, WorkerError
 from worker.runtime import Runtime

@@ -11,10 +11,7 @@ import logging
 import time
 from datetime import datetime
 
-from bus.agent_store import Agent
-from bus.event_model import Event
-from bus.limit_store import LimitStore
-from bus.usage_limits import (
+from bus.costs.usage_limits import (
     DEFAULT_ACCOUNT,
     limit_line,
     limit_text,
@@ -23,6 +20,9 @@ from bus.usage_limits import (
     until_text,
     window_of,
 )
+from bus.events.event_model import Event
+from bus.stores.agent_store import Agent
+from bus.stores.limit_store import LimitStore
 from worker.programs.registry import program_of
 from worker.runtime import Runtime
 

@@ -1,4 +1,4 @@
-"""The operations a worker runs for commands (bus.worker_commands), whether they come from this
+"""The operations a worker runs for commands (bus.commands.worker_commands), whether they come from this
 machine's CLI or over the bus: the same functions either way.
 
 Each takes the runtime and its command and returns something JSON can carry; `@operation(Kind)`
@@ -13,9 +13,9 @@ from collections.abc import Callable
 from enum import Enum
 from typing import Any, TypeVar
 
-from bus import worker_commands as cmd
-from bus.agent_store import Agent
-from bus.worker_commands import Command
+from bus.commands import worker_commands as cmd
+from bus.commands.worker_commands import Command
+from bus.stores.agent_store import Agent
 from worker.agents.ownership import NotOwner, owner, subject_of
 from worker.errors import WorkerError
 from worker.runtime import Runtime
@@ -32,7 +32,7 @@ OPERATIONS: dict[type[Command], Registered] = {}
 
 ANSWERS = (cmd.Approve, cmd.Deny, cmd.Choose, cmd.Answer, cmd.Send)
 """Commands that answer what an agent waits for (from the CLI, a Telegram button or reply): once one
-has run, whatever the agent waited on a person for is answered (bus.attention)."""
+has run, whatever the agent waited on a person for is answered (bus.inbox.attention)."""
 
 
 class _Unread(Enum):

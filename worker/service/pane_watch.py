@@ -20,8 +20,8 @@ import logging
 import time
 from dataclasses import dataclass, field
 
-from bus.agent_store import Agent
 from bus.errors import Conflict
+from bus.stores.agent_store import Agent
 from worker.errors import SessionGone
 from worker.hooks.payloads import stopped_reason
 from worker.markers import FROM_PANE

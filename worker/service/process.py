@@ -21,20 +21,21 @@ from typing import Any
 
 import redis
 
-from bus import dead_letters, workers
-from bus.address import masked_url
-from bus.clients import hotconf
-from bus.dead_letters import Poison
-from bus.embedded import Embedded
-from bus.envelope import LISTEN_TYPES, MERGE_TYPES
+from bus.commands import workers
+from bus.commands.worker_rpc import COMMAND_FIELD, NotACommand, Received, Refused, decode_command, reply
+from bus.connection.clients import hotconf
+from bus.connection.embedded import Embedded
 from bus.errors import BusError
-from bus.event_model import Event
-from bus.heartbeat import Heartbeat
-from bus.publish import flush_spool
-from bus.relay_port import relay_port
-from bus.repo_paths import ensure_state_dir
-from bus.streams import consumer_name, first_time
-from bus.worker_rpc import COMMAND_FIELD, NotACommand, Received, Refused, decode_command, reply
+from bus.events.envelope import LISTEN_TYPES, MERGE_TYPES
+from bus.events.event_model import Event
+from bus.events.publish import flush_spool
+from bus.events.streams import consumer_name, first_time
+from bus.readers import dead_letters
+from bus.readers.dead_letters import Poison
+from bus.settings.relay_port import relay_port
+from bus.settings.repo_paths import ensure_state_dir
+from bus.stores.heartbeat import Heartbeat
+from bus.wire.address import masked_url
 from worker.agents.transcript_tail import TranscriptTailer
 from worker.auto.loop import AutoLoops
 from worker.boundary import guard
@@ -339,7 +340,8 @@ class WorkerService:
         """The merge queue moves on at every merge event of a project; the /auto loops see every event.
         A turn's end has its agent's transcript read at once (the bot shows the words above the end) and
         ends the close watch of its pane; a state change may start one (worker.service.pane_watch). A
-        "needs you" opens an attention item; the agent moving on closes its earlier ones (bus.attention)."""
+        "needs you" opens an attention item; the agent moving on closes its earlier ones
+        (bus.inbox.attention)."""
         try:
             if park_spooled(self.rt, event):
                 log.info("worker %s: agent %s parked on its spooled limit", self.me, event.agent)

@@ -1,8 +1,8 @@
 """Run a command where it belongs: here when this machine's worker owns the agent it names, else on
 the owner's worker over its command stream (`cmd:<worker>`, the answer on `reply:<id>`).
 
-Generic over bus.worker_commands: a command's `routed_by` names the field (an agent or a question) that
-decides its worker, so commands added there are covered without a change here.
+Generic over bus.commands.worker_commands: a command's `routed_by` names the field (an agent or a question)
+that decides its worker, so commands added there are covered without a change here.
 """
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from typing import Any
 
 import redis
 
-from bus.worker_commands import Command
-from bus.worker_rpc import request
-from bus.workers import validate_worker_id
+from bus.commands.worker_commands import Command
+from bus.commands.worker_rpc import request
+from bus.commands.workers import validate_worker_id
 from worker.agents.ownership import owner, subject_of
 from worker.runtime import Runtime
 from worker.service.operations import run_operation

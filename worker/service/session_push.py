@@ -1,8 +1,8 @@
 """The worker's thread that pushes what the person must act on into their own Claude Code sessions.
 
 It reads the events stream through its own consumer group, makes each event the person must act on
-pending (bus.push_store), and writes the pending ones each session has not had yet into that session's
-inbox (bus.session_socket) as one folded message. Only sessions on this machine and in this
+pending (bus.inbox.push_store), and writes the pending ones each session has not had yet into that session's
+inbox (bus.inbox.session_socket) as one folded message. Only sessions on this machine and in this
 repository are pushed to; a session at most every MIN_GAP seconds (the inbox lets a sender about 30
 messages, then one every 2 s), so a burst becomes one message. A stale session is dropped with a line
 for `ib ps`; a failed write is tried again with backoff. Nothing here sleeps: it blocks in Redis.
@@ -18,11 +18,11 @@ from collections.abc import Collection
 
 import redis
 
-from bus import push_store
-from bus.push_store import Pending, SessionInbox
-from bus.session_inbox import this_host
-from bus.session_socket import StaleSession, deliver
-from bus.streams import Group, consumer_name, envelopes
+from bus.events.streams import Group, consumer_name, envelopes
+from bus.inbox import push_store
+from bus.inbox.push_store import Pending, SessionInbox
+from bus.inbox.session_inbox import this_host
+from bus.inbox.session_socket import StaleSession, deliver
 from worker.runtime import Runtime
 from worker.service.push_message import event_line, fold
 

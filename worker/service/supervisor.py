@@ -23,9 +23,9 @@ from typing import IO
 
 import redis
 
-from bus.keys import Keys
 from bus.poll import wait_until
-from bus.repo_paths import ensure_state_dir, state_dir
+from bus.settings.repo_paths import ensure_state_dir, state_dir
+from bus.wire.keys import Keys
 from worker.errors import WorkerError
 from worker.service.supervisor_state import BOT_HINT, Probe, ServiceRecord, StackRecord, describe_exit
 

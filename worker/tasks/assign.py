@@ -11,11 +11,11 @@ import secrets
 from collections.abc import Callable
 from dataclasses import replace
 
-from bus.agent_store import Agent
+from bus.commands.worker_commands import NewAgent
 from bus.errors import BusError, Conflict, InvalidInput
-from bus.ids import validate_id
-from bus.task_model import Task
-from bus.worker_commands import NewAgent
+from bus.stores.agent_store import Agent
+from bus.tasks.task_model import Task
+from bus.wire.ids import validate_id
 from worker.agents.spawn import SpawnRequest, new_agent
 from worker.runtime import Runtime
 

@@ -2,9 +2,10 @@
 
 The planner writes `plan.json` at the root of its worktree (a file rather than its last message: the file
 holds exactly the JSON, with no prose or fences around it and no length limit). When its turn ends
-(`complete` or `waiting`) the plan is read, validated (bus/plans.py) and stored (bus/plan_store.py), and
-`plan_ready` or `plan_failed` says so. Approve adds its tasks; Edit sends changes back to the same
-planner; Discard and Approve stop the planner. A planner that gives no answer in time fails the plan.
+(`complete` or `waiting`) the plan is read, validated (bus/tasks/plans.py) and stored
+(bus/tasks/plan_store.py), and `plan_ready` or `plan_failed` says so. Approve adds its tasks; Edit sends
+changes back to the same planner; Discard and Approve stop the planner. A planner that gives no answer in time
+fails the plan.
 """
 
 from __future__ import annotations
@@ -13,10 +14,10 @@ import logging
 from pathlib import Path
 
 from bus.errors import BusError, Conflict, InvalidInput
-from bus.event_model import Event
-from bus.plan_store import PlanDraft, PlanStore
-from bus.plans import parse_plan, render_tree
-from bus.task_model import Task
+from bus.events.event_model import Event
+from bus.tasks.plan_store import PlanDraft, PlanStore
+from bus.tasks.plans import parse_plan, render_tree
+from bus.tasks.task_model import Task
 from worker.agents import teardown
 from worker.agents.spawn import SpawnRequest, new_agent
 from worker.agents.talk import send

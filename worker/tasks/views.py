@@ -8,8 +8,8 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Mapping, Sequence
 
-from bus.task_model import Task
-from bus.touches import Hold
+from bus.tasks.task_model import Task
+from bus.tasks.touches import Hold
 from worker.terminal_text import printable
 
 MARKS = {"draft": "✎", "pending": "·", "ready": "○", "claimed": "●", "done": "✓", "failed": "✗"}

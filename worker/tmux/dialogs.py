@@ -20,7 +20,7 @@ from worker.tmux.dialog_shape import Shape, read_key_hints, read_shape
 from worker.tmux.pane_screen import conversation_column
 
 if TYPE_CHECKING:
-    from bus.prompts import Prompt
+    from bus.inbox.prompts import Prompt
 
 BOTTOM_LINES = 40  # a dialog sits at the bottom of the screen, below the conversation
 STILL_CLOSING = 3.0  # seconds an answered dialog may stay drawn before the agent redraws its screen

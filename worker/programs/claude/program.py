@@ -10,9 +10,9 @@ import shlex
 import sys
 from pathlib import Path
 
-from bus.permission_modes import BYPASS
-from bus.repo_paths import main_checkout
-from bus.usage_limits import RecordedLimit
+from bus.costs.usage_limits import RecordedLimit
+from bus.settings.permission_modes import BYPASS
+from bus.settings.repo_paths import main_checkout
 from worker.programs.claude import sandbox, settings, trust, version
 from worker.programs.claude.transcript import TranscriptParser
 from worker.programs.claude.usage import UsageReader

@@ -23,7 +23,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from bus.repo_paths import git_dir, shared_git_dir
+from bus.settings.repo_paths import git_dir, shared_git_dir
 from worker.permissions.policy import SECRET_PLACES
 from worker.programs.confinement import Confinement
 

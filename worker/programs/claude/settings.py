@@ -11,8 +11,8 @@ import shlex
 from collections.abc import Iterator
 
 from bus.errors import ConfigError
-from bus.permission_modes import DEFAULT_PERMISSION_MODE
-from bus.settings_file import read_text
+from bus.settings.permission_modes import DEFAULT_PERMISSION_MODE
+from bus.settings.settings_file import read_text
 from worker.errors import WorkerError
 from worker.permissions.policy import ROLES, Permissions
 from worker.programs.mcp_registration import ALLOW_RULE

@@ -1,4 +1,4 @@
-"""The tokens in a Claude Code transcript: each assistant line's `message.usage` as a `bus.usage.Usage`,
+"""The tokens in a Claude Code transcript: each assistant line's `message.usage` as a `bus.costs.usage.Usage`,
 one per answer of the model. Pure; stays on the light imports, the Stop hook reads a whole transcript.
 
 Claude Code writes one answer as several lines (one per content block: thinking, text, each tool use)
@@ -9,8 +9,8 @@ assistant lines that used no token (Claude Code's own `<synthetic>` error answer
 
 from __future__ import annotations
 
-from bus import fastjson
-from bus.usage import Usage
+from bus.costs.usage import Usage
+from bus.wire import fastjson
 from worker.programs.usage_lines import cut_short, each_line, read_all, stamp_seconds, token_count
 
 TYPE_CHECKING = False

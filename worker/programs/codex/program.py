@@ -13,8 +13,8 @@ import shlex
 import shutil
 from pathlib import Path
 
-from bus.permission_modes import BYPASS
-from bus.usage_limits import RecordedLimit
+from bus.costs.usage_limits import RecordedLimit
+from bus.settings.permission_modes import BYPASS
 from worker.programs import probe
 from worker.programs.bubblewrap import box, boxed_unfinished
 from worker.programs.codex.rollout import RolloutParser, recorded_limit

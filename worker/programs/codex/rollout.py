@@ -1,6 +1,6 @@
 """Reading Codex CLI's session log (its "rollout", `$CODEX_HOME/sessions/YYYY/MM/DD/rollout-*.jsonl`, one
 JSON entry a line, appended as the session goes): the agent's output as `OutputItem`s and the tokens of
-each model answer as `bus.usage.Usage` (worker.programs.codex.usage). Pure.
+each model answer as `bus.costs.usage.Usage` (worker.programs.codex.usage). Pure.
 
 What 0.169.0 writes (tests/fixtures/codex-0.169.0/rollout-two-turns.jsonl): `response_item` entries hold
 the conversation as the Responses API has it (user and assistant messages, `function_call` /
@@ -19,8 +19,8 @@ them (then its screen says only "try again later" and the rollout's `resets_at` 
 
 from __future__ import annotations
 
-from bus import fastjson
-from bus.usage_limits import RecordedLimit, reset_from_header, window_of_minutes
+from bus.costs.usage_limits import RecordedLimit, reset_from_header, window_of_minutes
+from bus.wire import fastjson
 from worker.programs.claude.transcript import MAX_PENDING, shorten, tool_use_text
 from worker.programs.jsonl import entries
 from worker.programs.output import OutputItem

@@ -14,7 +14,7 @@ know are kept in the event's `data["extra"]`, never an error.
 
 from __future__ import annotations
 
-from bus.event_options import listed
+from bus.events.event_options import listed
 from worker.markers import COMPLETION_MARKER
 
 TYPE_CHECKING = False  # typing costs milliseconds on the hooks' path; the checker still sees the types
@@ -195,7 +195,7 @@ def read_notify(payload: Mapping[str, object], agent_id: str, session: str = "")
 
 def notify_payload(argument: str) -> dict[str, object] | None:
     """The JSON notify passes as its last argument; None for what is no JSON object."""
-    from bus import fastjson
+    from bus.wire import fastjson
 
     try:
         payload = fastjson.loads(argument)

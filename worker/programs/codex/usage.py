@@ -1,14 +1,14 @@
 """The tokens in Codex CLI's session log (its "rollout", see worker.programs.codex.rollout): one
 `token_usage_record` per answer of the model, with its `response_id` and `usage` (`input_tokens` include
-the cached ones, `output_tokens` the reasoning), as `bus.usage.Usage`; each turn's `turn_context` names
+the cached ones, `output_tokens` the reasoning), as `bus.costs.usage.Usage`; each turn's `turn_context` names
 the model. Pure; light enough for the Stop hook (no json or re). The hidden thread that names the
 session writes no log, so its tokens are not counted.
 """
 
 from __future__ import annotations
 
-from bus import fastjson
-from bus.usage import Usage
+from bus.costs.usage import Usage
+from bus.wire import fastjson
 from worker.programs.usage_lines import cut_short, each_line, read_all, stamp_seconds, token_count
 
 TYPE_CHECKING = False

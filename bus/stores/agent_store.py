@@ -1,0 +1,161 @@
+"""Agents on the bus: one hash per agent (`agent:<id>`) and the index of live agents (`agents`).
+
+Any machine can read an agent's record; only its worker (the machine that runs its tmux session)
+changes the session itself. `bus.stores.hash_record` converts the record to and from the hash.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import redis
+
+from bus.errors import NotFound
+from bus.stores.hash_record import HashRecord
+from bus.stores.hashes import members, read_hash, read_hashes, write_hash
+from bus.wire.keys import Keys
+
+RESERVATION_TTL = 600  # seconds an agent id stays claimed by a spawn that never finished
+
+
+class Agent(HashRecord):
+    id: str
+    goal: str = ""
+    role: str = "manager"  # manager | worker
+    manager: str = ""  # the parent agent, "" for a root agent
+    project: str = ""
+    task: str = ""  # the task it works on, when it was given one
+    root: str = ""  # the main repository
+    worktree: str = ""  # "" with --no-worktree
+    branch: str = ""
+    base_branch: str = ""
+    session: str = ""  # tmux session name
+    worker: str = ""  # the worker (machine) that owns the session
+    model: str = ""
+    program: str = ""  # the agent program (`--cli`): claude, codex, gemini; "" for agents made before: claude
+    permission_mode: str = ""  # Claude Code's, as written into its settings ("" for agents made before)
+    created_at: float = 0.0
+    state: str = "creating"
+    state_at: float = 0.0
+    state_by: str = ""  # "hook" when Claude Code's own hook decided the state (authoritative)
+    detail: str = ""  # what the pane adds: "retrying (rate_limit) · attempt 4/10"; how a stopped one ended
+    ending: str = ""  # set by ittybus's own teardown before it ends the session: "ib kill ended it"
+    claude_session: str = ""
+    transcript_path: str = ""
+    paused: bool = False
+    account: str = ""  # the API key / Claude login it runs under ("": the one default account)
+    limited_until: float = 0.0  # the reset of the usage limit it is parked on (worker.hooks.limit_park)
+    limit_line: str = ""  # the pane's limit line the watcher parked it on, so one line parks it once
+
+    def event_fields(self) -> dict[str, str | None]:
+        """The envelope fields of an event about this agent: agent, project, task."""
+        return {"agent": self.id, "project": self.project or None, "task": self.task or None}
+
+    @property
+    def cli(self) -> str:
+        """The agent program's `--cli` name; agents made before there was a choice ran Claude Code."""
+        return self.program or "claude"
+
+    @property
+    def age(self) -> float:
+        return max(0.0, time.time() - self.created_at)
+
+
+class AgentStore:
+    def __init__(self, client: redis.Redis, keys: Keys) -> None:
+        self.client = client
+        self.keys = keys
+
+    def reserve(self, agent_id: str, worker: str) -> str | None:
+        """Claim an agent id for `worker` before spawning it, so two machines never both make it.
+
+        None when claimed; else the worker that has it. The claim expires unless `save` follows."""
+        key = self.keys.agent(agent_id)
+        pipe = self.client.pipeline()
+        pipe.hsetnx(key, Agent.hash_key("worker"), worker)
+        pipe.hget(key, Agent.hash_key("worker"))
+        claimed, holder = pipe.execute()
+        if claimed:
+            self.client.expire(key, RESERVATION_TTL)
+            return None
+        return str(holder or "another worker")
+
+    def save(self, agent: Agent) -> None:
+        pipe = self.client.pipeline()
+        write_hash(pipe, self.keys.agent(agent.id), agent.to_hash())
+        pipe.persist(self.keys.agent(agent.id))
+        pipe.sadd(self.keys.agents, agent.id)
+        pipe.execute()
+
+    def get(self, agent_id: str) -> Agent:
+        key = self.keys.agent(agent_id)
+        data = read_hash(self.client, key)
+        if not data:
+            raise NotFound(f"no agent {agent_id!r} (see `ib list`)")
+        return Agent.from_hash(data, key=key)
+
+    def find(self, agent_id: str) -> Agent | None:
+        key = self.keys.agent(agent_id)
+        data = read_hash(self.client, key)
+        return Agent.from_hash(data, key=key) if data else None
+
+    def all(self) -> list[Agent]:
+        keys = [self.keys.agent(i) for i in sorted(members(self.client, self.keys.agents))]
+        found = zip(keys, read_hashes(self.client, keys), strict=True)
+        return sorted((Agent.from_hash(d, key=k) for k, d in found if d), key=lambda a: (a.created_at, a.id))
+
+    def update(self, agent_id: str, **changes: Any) -> None:
+        """Change some fields; each name must be a field of `Agent` and each value must fit it."""
+        write_hash(self.client, self.keys.agent(agent_id), Agent.hash_fields(**changes))
+
+    def state_of(self, agent_id: str) -> tuple[str, str, float]:
+        """(state, who decided it, when it was set: epoch seconds, 0 if never) as stored now."""
+        fields = [Agent.hash_key("state"), Agent.hash_key("state_by"), Agent.hash_key("state_at")]
+        state, by, at = self.client.hmget(self.keys.agent(agent_id), fields)
+        try:
+            since = float(at or 0)
+        except ValueError:
+            since = 0.0
+        return str(state or ""), str(by or ""), since
+
+    def ending_of(self, agent_id: str) -> str:
+        """Why ittybus itself is ending the agent's session ("" when it is not)."""
+        return str(self.client.hget(self.keys.agent(agent_id), Agent.hash_key("ending")) or "")
+
+    def set_state(self, agent_id: str, state: str, by: str = "") -> str | None:
+        """Record a new state (`by`: who decided it, "hook" or "" for the pane and the operations);
+        returns the previous one when it changed, else None."""
+        key = self.keys.agent(agent_id)
+        previous = self.client.hget(key, Agent.hash_key("state"))
+        if previous == state:
+            return None
+        write_hash(self.client, key, Agent.hash_fields(state=state, state_at=time.time(), state_by=by))
+        return str(previous or "")
+
+    def remove(self, agent_id: str) -> None:
+        """Forget an agent; its pause, budget and what counted against that go with it (a new agent of the
+        same name starts clean), its usage stays (`ib cost` of its project and tasks stays whole)."""
+        k = self.keys
+        pipe = self.client.pipeline()
+        pipe.delete(k.agent(agent_id), k.stop_turn(agent_id), k.output(agent_id), k.hold(agent_id))
+        pipe.delete(k.agent_inbox(agent_id))
+        pipe.delete(k.budget("agent", agent_id), k.spent("agent", agent_id))
+        pipe.srem(k.budgets, f"agent:{agent_id}")
+        pipe.srem(k.agents, agent_id)
+        pipe.execute()
+
+    def children(self, agent_id: str) -> list[Agent]:
+        return [a for a in self.all() if a.manager == agent_id]
+
+    def descendants(self, agent_id: str) -> list[Agent]:
+        """Every agent below `agent_id`, deepest first (the order to tear them down in)."""
+        everyone = self.all()
+        below: list[Agent] = []
+        frontier = [agent_id]
+        while frontier:
+            current = frontier.pop()
+            kids = [a for a in everyone if a.manager == current]
+            below.extend(kids)
+            frontier.extend(k.id for k in kids)
+        return list(reversed(below))
