@@ -111,18 +111,23 @@ def test_a_used_up_quota_is_told_once_as_limited_until_the_reset_gemini_names(
     assert len(_told(rds, keys)) == 2  # the person's Stop, and the error on screen, added nothing
 
 
-def test_at_the_reset_the_parked_agent_goes_on(
-    gemini_ib: IbRunner, gemini: FakeGemini, rds: redis.Redis, keys: Keys, gemini_worker: Worker
-) -> None:
-    """The worker resumes the agent at its reset as any other: its Enter picks the dialog's "1. Keep
-    trying" when the dialog still asks (the text it pastes first goes nowhere), or it sends "continue";
-    the turn goes on and completes."""
+def _limited_on_a_turn(gemini_ib: IbRunner, gemini: FakeGemini, rds: redis.Redis, keys: Keys) -> None:
+    """Agent `capped` waits; the turn `ib send` starts meets a used-up quota, told once as `limited`."""
     gemini.script(reply(f"Ready.\n\n{WAITING_MARKER}"))
     _ready(gemini_ib, rds, keys, "capped")
     gemini.set_default(quota(3600))
     sent = gemini_ib.run("send", "capped", "go on")
     assert sent.returncode == 0, sent.stderr
     retry_until(lambda: [e["type"] for e in _told(rds, keys)][1:] == ["limited"], TURN, what="the limit told")
+
+
+def test_at_the_reset_the_parked_agent_goes_on(
+    gemini_ib: IbRunner, gemini: FakeGemini, rds: redis.Redis, keys: Keys, gemini_worker: Worker
+) -> None:
+    """The worker resumes the agent at its reset as any other: its Enter picks the dialog's "1. Keep
+    trying" when the dialog still asks (the text it pastes first goes nowhere), or it sends "continue";
+    the turn goes on and completes."""
+    _limited_on_a_turn(gemini_ib, gemini, rds, keys)
     gemini.set_default(reply(f"Done now.\n\n{COMPLETION_MARKER}"))  # the quota is back
     rds.hset(keys.limit("default"), "reset_at", f"{time.time() - 1:.3f}")  # and so is the reset
     retry_until(lambda: len(_told(rds, keys)) == 3, TURN, what="the turn's end")
@@ -135,12 +140,7 @@ def test_at_the_reset_a_quota_still_used_up_parks_the_agent_again(
 ) -> None:
     """ "Keep trying" into a quota still used up draws the same dialog again: a new limit, told once and
     parked on (the agent stayed `limited` with nothing parked, and was never resumed again)."""
-    gemini.script(reply(f"Ready.\n\n{WAITING_MARKER}"))
-    _ready(gemini_ib, rds, keys, "capped")
-    gemini.set_default(quota(3600))
-    sent = gemini_ib.run("send", "capped", "go on")
-    assert sent.returncode == 0, sent.stderr
-    retry_until(lambda: [e["type"] for e in _told(rds, keys)][1:] == ["limited"], TURN, what="the limit told")
+    _limited_on_a_turn(gemini_ib, gemini, rds, keys)
     tries = len(gemini.turns_taken())
     rds.hset(keys.limit("default"), "reset_at", f"{time.time() - 1:.3f}")  # the reset came; the quota did not
     retry_until(lambda: len(_told(rds, keys)) == 3, TURN, what="the limit told again")
