@@ -4,6 +4,7 @@ tool calls, and HTTP errors. Pure data and builders; `sse` turns them into the b
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import threading
@@ -51,6 +52,7 @@ class Reply:
     items: tuple[Item, ...]
     chunk_delay: float = 0.0
     hold: threading.Event | None = None
+    headers: tuple[tuple[str, str], ...] = ()  # sent with the stream (the rate-limit windows' use)
 
     @property
     def calls_tools(self) -> bool:
@@ -109,6 +111,21 @@ def server_error() -> ApiError:
 def rate_limited(retry_after: int = 1) -> ApiError:
     message = "Rate limit reached for requests per min. Please try again shortly."
     return ApiError(429, "requests", message, code="rate_limit_exceeded", retry_after=retry_after)
+
+
+def near_usage_limits(turn: Reply, used_percent: int = 95, resets_in: int = 3000) -> Reply:
+    """`turn` with the rate-limit headers of a plan near both its limits (5-hour and weekly): Codex CLI
+    0.169.0 then warns, and offers to switch to a cheaper model in a menu that stops the session."""
+    at = int(time.time() + resets_in)
+    headers = (
+        ("x-codex-primary-used-percent", str(used_percent)),
+        ("x-codex-primary-window-minutes", "300"),
+        ("x-codex-primary-reset-after-seconds", str(resets_in)),
+        ("x-codex-primary-reset-at", str(at)),
+        ("x-codex-secondary-used-percent", str(used_percent)),
+        ("x-codex-secondary-window-minutes", "10080"),
+    )
+    return dataclasses.replace(turn, headers=headers)
 
 
 def usage_limit_reached(resets_in: int, plan: str = "plus", *, now: float | None = None) -> ApiError:

@@ -88,6 +88,7 @@ class _Handler(ScriptedHandler["FakeOpenAI"]):
 
     def _stream(self, turn: Reply, response_id: str, model: str, request_id: str) -> None:
         headers = {"Content-Type": "text/event-stream; charset=utf-8", "x-request-id": request_id}
+        headers.update(turn.headers)
         item_ids = [self.fake.next_id("item") for _ in turn.items]
         events = (
             sse.stream_head(response_id, model),

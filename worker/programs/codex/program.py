@@ -84,6 +84,9 @@ def overrides(launch: Launch) -> list[str]:
     settings = {
         "notify": json.dumps([launch.ib_command, "hook", "codex-notify"]),
         "check_for_update_on_startup": "false",
+        # near a usage limit Codex stops the agent with a menu (switch to a cheaper model / keep this one)
+        # that nobody is at the screen to answer, and a message typed then picks its first option
+        "notice.hide_rate_limit_model_nudge": "true",
         "sandbox_workspace_write.writable_roots": json.dumps(writable),
         "sandbox_workspace_write.exclude_slash_tmp": "true",
         "sandbox_workspace_write.exclude_tmpdir_env_var": "true",
