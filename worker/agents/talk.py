@@ -11,6 +11,7 @@ from pathlib import Path
 from bus.errors import DialogOpen, InvalidInput
 from bus.events.event_options import listed
 from bus.inbox.questions import Question
+from bus.poll import wait_until
 from bus.stores.agent_store import Agent
 from worker.agents import agent_inbox, agent_log
 from worker.agents.layout import AgentPaths
@@ -108,13 +109,7 @@ def _told_not_drawn(rt: Runtime, agent: Agent) -> bool:
 
 def _drawn_dialog(rt: Runtime, agent: Agent, program: AgentProgram) -> Dialog | None:
     """The dialog once the program draws it, DRAWING_WAIT at most (None: it never showed, or closed)."""
-    deadline = time.monotonic() + DRAWING_WAIT
-    while time.monotonic() < deadline:
-        dialog = program.read_dialog(rt.tmux.capture(agent.session))
-        if dialog is not None:
-            return dialog
-        time.sleep(0.05)
-    return None
+    return wait_until(lambda: program.read_dialog(rt.tmux.capture(agent.session)), DRAWING_WAIT)
 
 
 def _started_screen(rt: Runtime, agent: Agent, program: AgentProgram) -> str:

@@ -58,20 +58,12 @@ def chat_end(path: object, wait: bool = False) -> tuple[str, str]:
 
 
 def _chat_end(path: object) -> tuple[str, str]:
-    if not isinstance(path, str) or not path:
+    if not isinstance(path, str):
         return "", ""
-    try:
-        with open(path, "rb") as log:
-            size = log.seek(0, 2)
-            log.seek(max(0, size - CHAT_TAIL))
-            tail = log.read()
-    except OSError:
-        return "", ""
-    if size > CHAT_TAIL:
-        tail = tail[tail.find(b"\n") + 1 :]  # from the first whole line
     from worker.programs.gemini_chat import turn_end
+    from worker.programs.jsonl import tail
 
-    return turn_end(tail)
+    return turn_end(tail(path, CHAT_TAIL))
 
 
 def handle(payload: Mapping[str, object], agent_id: str, cwd: str) -> None:

@@ -24,15 +24,20 @@ def entries(data: bytes) -> tuple[list[dict[str, object]], int]:
 def last_entries(path: str, size: int) -> list[dict[str, object]]:
     """The JSON objects on the whole lines of the last `size` bytes of the log at `path` (the line cut at
     the start left out); [] when there is no path or it cannot be read."""
+    data = tail(path, size)
+    return entries(data if data.endswith(b"\n") else data + b"\n")[0]
+
+
+def tail(path: str, size: int) -> bytes:
+    """The last `size` bytes of the log at `path` from its first whole line; b"" when there is no path or
+    it cannot be read."""
     if not path:
-        return []
+        return b""
     try:
         with open(path, "rb") as log:
             end = log.seek(0, 2)
             log.seek(max(0, end - size))
             data = log.read()
     except OSError:
-        return []
-    if end > size:
-        data = data[data.find(b"\n") + 1 :]
-    return entries(data if data.endswith(b"\n") else data + b"\n")[0]
+        return b""
+    return data[data.find(b"\n") + 1 :] if end > size else data

@@ -87,10 +87,10 @@ def _resume(rt: Runtime, store: LimitStore, limit: Limit, agent_id: str, now: fl
 
 def _went_on(rt: Runtime, agent: Agent) -> None:
     """The agent works again: the limit line it was parked on is forgotten once it leaves the screen, or
-    LIMIT_GONE_WAIT after the resume if it stays, and the pane watcher tells and parks on whatever limit
-    the screen shows after that. Gemini CLI's "Keep trying" into a quota still used up draws the same
-    dialog again at once (no frame without it), and the agent stayed `limited`, parked on nothing, never
-    resumed again."""
+    LIMIT_GONE_WAIT after the resume if it stays (until then the watcher would park it on the dialog the
+    program has not redrawn yet), and the pane watcher tells and parks on whatever limit the screen shows
+    after that. Gemini CLI's "Keep trying" into a quota still used up draws the same dialog again at once
+    (no frame without it), and the agent stayed `limited`, parked on nothing, never resumed again."""
     if not agent.limit_line:
         return
 

@@ -47,7 +47,7 @@ _ESC = " (esc)"
 _RESUMING = "Resuming session..."
 _WARNING = "⚠"
 # the status row over the input box, drawn before the rest of the screen ("? for shortcuts")
-_STATUS_ROW = re.compile(r"^\s*(?:Executing Hook:.*|\S.*\s{2,})?\? for shortcuts\s*$|^\s*Executing Hook:")
+_STATUS_ROW = re.compile(r"^\s*Executing Hook:|\? for shortcuts\s*$")
 _ONCE, _SESSION = "Allow once", "Allow for this session"
 
 
@@ -96,7 +96,7 @@ def _starting(lines: list[str]) -> bool:
             in_warning = False
         elif line.lstrip().startswith(_WARNING):
             in_warning = True
-        elif not (in_warning and line.startswith(" ")) and not _STATUS_ROW.match(line):
+        elif not (in_warning and line.startswith(" ")) and not _STATUS_ROW.search(line):
             return False  # the header, the conversation, anything drawn by a program that started
     return True
 
