@@ -116,16 +116,22 @@ def rate_limited(retry_after: int = 1) -> ApiError:
 def near_usage_limits(turn: Reply, used_percent: int = 95, resets_in: int = 3000) -> Reply:
     """`turn` with the rate-limit headers of a plan near both its limits (5-hour and weekly): Codex CLI
     0.169.0 then warns, and offers to switch to a cheaper model in a menu that stops the session."""
-    at = int(time.time() + resets_in)
-    headers = (
+    weekly = (
+        ("x-codex-secondary-used-percent", str(used_percent)),
+        ("x-codex-secondary-window-minutes", "10080"),
+    )
+    five_hours = _five_hour_window(used_percent, resets_in, int(time.time() + resets_in))
+    return dataclasses.replace(turn, headers=five_hours + weekly)
+
+
+def _five_hour_window(used_percent: int, resets_in: int, at: int) -> tuple[tuple[str, str], ...]:
+    """The `x-codex-primary-*` headers: how much of the 5-hour window is used, and its reset both ways."""
+    return (
         ("x-codex-primary-used-percent", str(used_percent)),
         ("x-codex-primary-window-minutes", "300"),
         ("x-codex-primary-reset-after-seconds", str(resets_in)),
         ("x-codex-primary-reset-at", str(at)),
-        ("x-codex-secondary-used-percent", str(used_percent)),
-        ("x-codex-secondary-window-minutes", "10080"),
     )
-    return dataclasses.replace(turn, headers=headers)
 
 
 def usage_limit_reached(resets_in: int, plan: str = "plus", *, now: float | None = None) -> ApiError:
@@ -135,12 +141,7 @@ def usage_limit_reached(resets_in: int, plan: str = "plus", *, now: float | None
     reads `resets_at` and `x-codex-primary-reset-at` only; the reset is `now` (default: the time of the
     call) + `resets_in`, in whole seconds."""
     at = int((time.time() if now is None else now) + resets_in)
-    headers = (
-        ("x-codex-primary-used-percent", "100"),
-        ("x-codex-primary-window-minutes", "300"),
-        ("x-codex-primary-reset-after-seconds", str(resets_in)),
-        ("x-codex-primary-reset-at", str(at)),
-    )
+    headers = _five_hour_window(100, resets_in, at)
     message = "The usage limit has been reached"
     fields = (("plan_type", plan), ("resets_at", at), ("resets_in_seconds", resets_in))
     return ApiError(429, "usage_limit_reached", message, fields=fields, headers=headers)
