@@ -41,7 +41,7 @@ from tests.fake_gemini.script import reply
 from tests.fake_gemini.server import FakeGemini
 from worker.agents.layout import AgentPaths, session_name
 from worker.markers import COMPLETION_MARKER
-from worker.programs.gemini import pane_state
+from worker.programs.gemini.program import pane_state
 from worker.tmux.pane_state import PaneState
 
 PATHS = ("hooks", "pane")

@@ -20,7 +20,7 @@ from pathlib import Path
 from tests.unit.test_import_cycles import _cycles
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("bus", "worker", "bot")
+PACKAGES = ("bus", "worker", "bot", "web")
 BASELINE = "fa5589f"  # the last commit before issue 13: worker/ as one flat folder
 DOC = ROOT / "ARCHITECTURE.md"
 FIGURES_START = "<!-- figures: python -m bench.package_figures --write -->"

@@ -2,6 +2,7 @@
 
     .venv/bin/python -m bench.scale_bench                 # 1 × 100, then 10 × 100
     .venv/bin/python -m bench.scale_bench 4x100 10x100    # any WxA
+    .venv/bin/python -m bench.scale_bench 4x250 --restart-redis   # and then Redis restarted
 
 What is real and what is simulated. Each worker is a process running the real `WorkerService` (its
 heartbeat, the sweep for dead workers, its inbox — one XREADGROUP on its command stream and on every
@@ -10,17 +11,28 @@ simulated: the pane watcher's tick is replaced by a schedule that, for every age
 state through the real `PaneWatcher.record` (the same writes and `state` event the watcher makes when
 a pane changes). Every agent changes state every 2–4 s (uniform), so 1,000 agents make about 333
 events a second. One consumer process reads the events stream through a consumer group (as `ib listen`
-and `ib events --group` do) and notes each event's age; the real bot (`python -m bot`) runs against
-the fake Bot API (limits off, its own pacing ×1000), routing every event, while probe events
-(`task_added` in a bound project topic, 4 a second) measure event → sendMessage.
+and `ib events --group` do) and notes each event's age; the real bot (`python -m bot -v`: its log says
+what it folded) runs against the fake Bot API (limits off; the bot's own pacing on a clock TIME_SCALE
+times faster than Telegram's: 20 messages per 0.61 s), routing every event. The first TOPICS_PER_WORKER
+agents of each worker have a topic of their own, so their `state` events reach Telegram (more than the
+chat's budget carries: the bot folds them into digests); needs-you probes (a `question` of a probe
+agent, 4 a second, in the bound project topic and the probe's own) measure event → sendMessage, and the
+bot's log gives the routine events folded.
 
-Redis is a redis-server of the benchmark's own (no persistence), so its CPU is ours alone. CPU % is
-CPU time over wall time in the measured window (100 % = one core); memory is the resident set.
+Redis is a redis-server of the benchmark's own (no persistence unless restarted), so its CPU is ours
+alone. CPU % is CPU time over wall time in the measured window (100 % = one core); memory is the resident
+set. Each worker logs (warnings and up, as `ib worker`) to a file of the run, the bot (`-v`) to another:
+no worker ever stops, so every "worker … stopped answering" in them is a false liveness alarm.
+
+`--restart-redis`: Redis keeps an append-only file (`appendfsync everysec`, so the window's figures include
+its writes), and after the window it is restarted (SIGTERM, then started again on the same port and dir);
+bench/redis_restart.py says what is measured then.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import multiprocessing as mp
 import os
 import random
@@ -33,12 +45,14 @@ import sys
 import tempfile
 import threading
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
 import redis
 
+from bench import redis_restart
 from bench.bot_bench import TimedFake
 from bench.common import percentile
 from bus.connection.clients import client_for
@@ -56,8 +70,13 @@ WARMUP = float(os.environ.get("IB_BENCH_WARMUP", "8"))
 WINDOW = float(os.environ.get("IB_BENCH_WINDOW", "20"))
 STATES = ("running", "waiting", "complete", "compacting")
 PROBES_PER_SECOND = 4
-PROBE = re.compile(r"\+ probe-(\d+) added")
+PROBE = re.compile(r"probe-(\d+) needs you")
+FOLDED_IN_ALL = re.compile(r"\((\d+) folded in all\)")
+FOLDED = re.compile(r"(\d+) events? folded")
+TIME_SCALE = os.environ.get("IB_BENCH_TIME_SCALE", "100")  # the bot's clock against Telegram's
+TOPICS_PER_WORKER = int(os.environ.get("IB_BENCH_TOPICS", "100"))  # agents of each worker with a topic
 NAMESPACE = "ib:"
+DRAIN = 30.0  # seconds the probes may take to show after the window
 TICKS = 100  # clock ticks per second (/proc/<pid>/stat)
 
 
@@ -87,9 +106,9 @@ class SimulatedPanes:
     rng: random.Random
     due: dict[str, float] = field(default_factory=dict)
 
-    def tick(self) -> None:
+    def tick(self, agents: list[Agent] | None = None) -> None:
         rt = self.watcher.rt
-        agents = [a for a in rt.agents.all() if a.worker == rt.worker_id]  # as PaneWatcher.tick reads them
+        agents = rt.agents.of_worker(rt.worker_id) if agents is None else agents  # as PaneWatcher.tick
         now = time.monotonic()
         for agent in agents:
             when = self.due.setdefault(agent.id, now + self.rng.uniform(0, 3))
@@ -99,6 +118,11 @@ class SimulatedPanes:
 
 
 def run_worker(url: str, worker_id: str, agents: int, folder: str) -> None:
+    log_file = (Path(folder) / f"{worker_id}.log").open("a")  # the process's stderr until it ends
+    os.dup2(log_file.fileno(), 2)  # a traceback the worker dies of lands there too
+    logging.basicConfig(
+        level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s %(message)s", force=True
+    )
     settings = Settings(
         redis_url=url,
         namespace=NAMESPACE,
@@ -151,17 +175,21 @@ class Run:
     worker_cpu: list[float] = field(default_factory=list)
     worker_mb: list[float] = field(default_factory=list)
     bot_cpu: float = 0.0
+    probes: int = 0  # needs-you probes published
+    routed: int = 0  # state events of agents with a topic, while probing (the window and the probes' drain)
+    folded: int = 0  # routine events the bot folded into digests, over the whole run
+    in_digests: int = 0  # of those, shown in a digest Telegram accepted before the end
+    alarms: int = 0  # "worker … stopped answering" in the workers' and the bot's logs (none stopped)
+    errors: list[str] = field(default_factory=list)  # error lines and tracebacks in those logs
+    restart: redis_restart.Restart | None = None  # --restart-redis: what the restart after the window did
 
 
-def scenario(workers: int, agents: int) -> Run:
+def scenario(workers: int, agents: int, restart_redis: bool = False) -> Run:
     folder = tempfile.mkdtemp(prefix="ib-scale-")
     subprocess.run(["git", "init", "-q", folder], check=True)  # the workers' repository (no agents use it)
     port = free_port()
-    server = subprocess.Popen(
-        ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-         "--dir", folder],
-        stdout=subprocess.DEVNULL,
-    )  # fmt: skip
+    command = redis_restart.server_command(port, folder, persistent=restart_redis)
+    server = subprocess.Popen(command, stdout=subprocess.DEVNULL)
     url = f"redis://127.0.0.1:{port}/0"
     fake = TimedFake(time_scale=1000.0, limits=False)
     procs: list[mp.process.BaseProcess] = []
@@ -172,6 +200,7 @@ def scenario(workers: int, agents: int) -> Run:
         keys = Keys(NAMESPACE)
         fake.start()
         client.hset(keys.topics("project"), "bench", str(fake.create_topic("bench")))
+        topics = _bind_agent_topics(client, keys, fake, workers, min(agents, TOPICS_PER_WORKER))
         bot = _start_bot(url, fake, folder)
         ctx = mp.get_context("fork")
         for w in range(workers):
@@ -194,12 +223,28 @@ def scenario(workers: int, agents: int) -> Run:
         after = [cpu_seconds(server.pid), *[cpu_seconds(p) for p in pids], cpu_seconds(bot.pid)]
         used = [(b - a) / wall * 100 for a, b in zip(before, after, strict=True)]
         run = Run(workers, agents)
-        run.events_per_s = len(stream_entries(client, keys.events, first_id, "+")) / wall
+        window = stream_entries(client, keys.events, first_id, "+")
+        run.events_per_s = len(window) / wall
+        run.routed = sum(1 for _i, f in window if json.loads(f["e"]).get("agent") in topics)
         run.redis_cpu, run.worker_cpu, run.bot_cpu = used[0], used[1:-1], used[-1]
         run.worker_mb = [rss_mb(p) for p in pids]
         run.consumer = cast(list[float], out.get(timeout=60))
         consumer.join()
         run.bot = _probe_latencies(fake, sent)
+        run.probes = len(sent)
+        run.folded = _folded(Path(folder) / "bot.log")
+        run.in_digests = sum(
+            int(n)
+            for thread in set(topics.values())
+            for text in fake.topic_texts(thread)
+            for n in FOLDED.findall(text)
+        )
+        names = [f"sw{w}" for w in range(workers)]
+        run.alarms, run.errors = _logged(Path(folder), names)
+        if restart_redis:
+            server, run.restart = redis_restart.restart(
+                server, command, url, names, pids, Path(folder), cpu_seconds, workers * agents / 3
+            )
         return run
     finally:
         for proc in procs:
@@ -214,6 +259,34 @@ def scenario(workers: int, agents: int) -> Run:
         server.terminate()
         server.wait(10)
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def _logged(folder: Path, workers: list[str]) -> tuple[int, list[str]]:
+    """False liveness alarms, and error lines or tracebacks, in the workers' and the bot's logs so far."""
+    alarms, errors = 0, []
+    for name in [*workers, "bot"]:
+        path = folder / f"{name}.log"
+        for line in path.read_text(errors="replace").splitlines() if path.exists() else []:
+            alarms += bool(redis_restart.STOPPED.search(line))
+            if redis_restart.ERRORS.search(line):
+                errors.append(f"{name}: {line.strip()}")
+    return alarms, errors
+
+
+def _folded(bot_log: Path) -> int:
+    """Routine events the bot folded into digests, as its last digest line says."""
+    found = FOLDED_IN_ALL.findall(bot_log.read_text(errors="replace")) if bot_log.exists() else []
+    return int(found[-1]) if found else 0
+
+
+def _bind_agent_topics(
+    client: redis.Redis, keys: Keys, fake: TimedFake, workers: int, each: int
+) -> dict[str, int]:
+    """A topic for the first `each` agents of every worker (as the bot made them when they spawned)."""
+    topics = {f"sw{w}-a{n}": fake.create_topic(f"sw{w}-a{n}") for w in range(workers) for n in range(each)}
+    if topics:
+        client.hset(keys.topics("agent"), mapping={agent: str(thread) for agent, thread in topics.items()})
+    return topics
 
 
 def _pings(client: redis.Redis) -> bool:
@@ -246,10 +319,12 @@ def _start_bot(url: str, fake: TimedFake, folder: str) -> subprocess.Popen[bytes
         IB_TELEGRAM_CHAT_ID=str(fake.chat_id),
         IB_TELEGRAM_ALLOWED_USERS="4242",
         IB_TELEGRAM_API_URL=fake.base_url,
-        IB_TELEGRAM_TIME_SCALE="1000",
+        IB_TELEGRAM_TIME_SCALE=TIME_SCALE,
     )
     with (Path(folder) / "bot.log").open("ab") as log:
-        proc = subprocess.Popen([sys.executable, "-m", "bot"], env=env, cwd=folder, stdout=log, stderr=log)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "bot", "-v"], env=env, cwd=folder, stdout=log, stderr=log
+        )
     _wait(lambda: fake.calls("getUpdates") > 0 or proc.poll() is not None, "the bot")
     return proc
 
@@ -259,12 +334,15 @@ def _probe(client: redis.Redis, keys: Keys, fake: TimedFake, stop_at: float) -> 
     sent: dict[str, float] = {}
     n = 0
     while time.time() < stop_at:
-        marker = f"+ probe-{n} added"
+        marker = f"probe-{n} needs you"
         sent[marker] = time.monotonic()
-        publish(client, keys, make_event("task_added", task=f"probe-{n}", project="bench"), 100_000)
+        question = make_event(
+            "question", agent="probe", project="bench", data={"question": marker, "question_id": f"q{n}"}
+        )
+        publish(client, keys, question, 100_000)
         n += 1
         time.sleep(1 / PROBES_PER_SECOND)
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + DRAIN
     while time.monotonic() < deadline and len(_probe_latencies(fake, sent)) < len(sent):
         time.sleep(0.05)
     return sent
@@ -276,7 +354,7 @@ def _probe_latencies(fake: TimedFake, sent: dict[str, float]) -> list[float]:
     found: dict[str, float] = {}
     for t, text in arrived:
         for n in PROBE.findall(text):
-            marker = f"+ probe-{n} added"
+            marker = f"probe-{n} needs you"
             if marker in sent and marker not in found:
                 found[marker] = (t - sent[marker]) * 1000
     return list(found.values())
@@ -293,20 +371,32 @@ def report(run: Run) -> None:
     print(f"== {run.workers} worker(s) × {run.agents} agents = {total} agents; window {WINDOW:g} s")
     print(f"  state events/s (all kinds on the stream): {run.events_per_s:,.0f}")
     print(f"  event → consumer group reader:        {_ms(run.consumer)}")
-    print(f"  event → sendMessage at the fake (bot): {_ms(run.bot)}")
+    shown = f"{len(run.bot)} of {run.probes} shown within {DRAIN:g} s"
+    print(f"  needs-you → sendMessage (bot, probes): {_ms(run.bot)} ({shown})")
+    print(
+        f"  state events of agents with a topic: {run.routed:,} while probing;"
+        f" routine events folded: {run.folded:,} ({run.in_digests:,} shown in digests by the end)"
+    )
     print(f"  Redis CPU: {run.redis_cpu:.1f} % of a core   bot CPU: {run.bot_cpu:.1f} %")
     cpu = ", ".join(f"{c:.1f}" for c in run.worker_cpu)
     mb = ", ".join(f"{m:.0f}" for m in run.worker_mb)
     print(f"  workers' CPU % of a core: {cpu}   (sum {sum(run.worker_cpu):.1f} %)")
     print(f"  workers' memory (RSS, MB): {mb}")
+    print(f"  false liveness alarms (worker … stopped answering; none stopped): {run.alarms}")
+    print(f"  errors and tracebacks in the workers' and the bot's logs: {len(run.errors)}")
+    for line, n in Counter(run.errors).most_common(10):
+        print(f"    {n}× {line[:300]}")
+    if run.restart is not None:
+        redis_restart.report(run.restart)
 
 
 def main() -> None:
-    shapes = sys.argv[1:] or ["1x100", "10x100"]
+    restart_redis = "--restart-redis" in sys.argv[1:]
+    shapes = [a for a in sys.argv[1:] if a != "--restart-redis"] or ["1x100", "10x100"]
     print(f"({os.cpu_count()} CPUs; Redis {redis_version()} of the benchmark's own; warm-up {WARMUP:g} s)")
     for shape in shapes:
         workers, agents = (int(x) for x in shape.split("x"))
-        report(scenario(workers, agents))
+        report(scenario(workers, agents, restart_redis))
 
 
 def redis_version() -> str:

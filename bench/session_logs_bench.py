@@ -24,8 +24,8 @@ from worker.programs.claude.transcript import TranscriptParser
 from worker.programs.claude.usage import read_transcript
 from worker.programs.codex.rollout import RolloutParser
 from worker.programs.codex.usage import read_rollout
-from worker.programs.gemini_chat import ChatParser
-from worker.programs.gemini_usage import read_chat
+from worker.programs.gemini.chat import ChatParser
+from worker.programs.gemini.usage import read_chat
 from worker.programs.program import TranscriptReading
 
 MB = int(os.environ.get("IB_BENCH_LOG_MB", "8"))

@@ -13,24 +13,18 @@ import contextlib
 import logging
 import signal
 import sys
-from collections.abc import Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
 import redis.asyncio as aredis
 from redis.exceptions import RedisError
 from telegram import Update
-from telegram.error import InvalidToken, TelegramError
-from telegram.ext import (
-    Application,
-    CallbackQueryHandler,
-    ContextTypes,
-    MessageHandler,
-    TypeHandler,
-    filters,
-)
+from telegram.error import BadRequest, InvalidToken, NetworkError, TelegramError
+from telegram.ext import Application, ContextTypes, TypeHandler
 
 from bot.attention.channels import load_channels
 from bot.attention.escalation import Escalation, schedule_for
+from bot.bot_runtime import RUNTIME_KEY, BotRuntime
 from bot.config import BotConfig, bot_config
 from bot.delivery.budget import SharedBudget
 from bot.delivery.forum import Forum
@@ -44,18 +38,17 @@ from bot.feeds.status_board import StatusBoard
 from bot.feeds.worker_watch import watch_workers
 from bot.handlers.agent_handlers import AGENT_HANDLERS
 from bot.handlers.attention_handlers import ATTENTION_HANDLERS
-from bot.handlers.chat_commands import COMMANDS, command_of
+from bot.handlers.chat_commands import COMMANDS
 from bot.handlers.cost_handlers import COST_HANDLERS
 from bot.handlers.gate import gate
 from bot.handlers.limit_handlers import LIMIT_HANDLERS
 from bot.handlers.plan_handlers import PLAN_HANDLERS
-from bot.handlers.relay import on_button, on_text
 from bot.handlers.schedule_handlers import SCHEDULE_HANDLERS
 from bot.handlers.task_handlers import TASK_HANDLERS
+from bot.handlers.to_agents import RELAY_HANDLERS
 from bot.handlers.topic_handlers import TOPIC_HANDLERS
 from bot.review import approval
 from bot.review.review import ReviewRecords
-from bot.runtime import RUNTIME_KEY, BotRuntime
 from bot.topics.topics import TopicRegistry
 from bus.connection.clients import async_client_for, client_for, resolve_url
 from bus.errors import BusError, ConfigError
@@ -68,16 +61,18 @@ from bus.wire.keys import Keys
 log = logging.getLogger(__name__)
 
 POLL_TIMEOUT = 10
-HANDLERS = {
-    **TOPIC_HANDLERS,
-    **AGENT_HANDLERS,
-    **TASK_HANDLERS,
-    **PLAN_HANDLERS,
-    **SCHEDULE_HANDLERS,
-    **COST_HANDLERS,
-    **ATTENTION_HANDLERS,
-    **LIMIT_HANDLERS,
-}
+START_PAUSE_S, START_PAUSE_MAX_S = 1.0, 30.0  # Telegram not answering at the start: tried again after
+HANDLERS = (  # in one group: the first that takes an update handles it, so the relay's come last
+    *TOPIC_HANDLERS,
+    *AGENT_HANDLERS,
+    *TASK_HANDLERS,
+    *PLAN_HANDLERS,
+    *SCHEDULE_HANDLERS,
+    *COST_HANDLERS,
+    *ATTENTION_HANDLERS,
+    *LIMIT_HANDLERS,
+    *RELAY_HANDLERS,
+)
 
 
 async def on_error(update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -85,27 +80,9 @@ async def on_error(update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
     log.error("handling update %r failed", update, exc_info=context.error)
 
 
-async def on_message(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-    """A text message: one of our commands, else text for the topic's agent (its own slash commands too).
-
-    Commands are read from the text, not from entities, so `/cmd@thisbot` works and `/cmd@otherbot`
-    is left alone.
-    """
-    message = update.effective_message
-    if message is None or message.text is None:
-        return
-    name = command_of(message.text, context.bot.username)
-    handler = HANDLERS.get(name) if name is not None else None
-    if handler is not None:
-        await handler(update, context)
-    elif name is None and message.text.startswith("/") and "@" in message.text.split()[0]:
-        return  # a command for another bot
-    else:
-        await on_text(update, context)
-
-
 def build_application(config: BotConfig) -> Application[Any, Any, Any, Any, Any, Any]:
-    """The PTB application with the gate first, then the commands, typed text and button taps."""
+    """The PTB application with the gate first (group -1), then the commands, the button taps and, last,
+    the text and taps no other handler took (the relay's)."""
     application = (
         Application.builder()
         .token(config.token)
@@ -114,8 +91,7 @@ def build_application(config: BotConfig) -> Application[Any, Any, Any, Any, Any,
         .build()
     )
     application.add_handler(TypeHandler(Update, gate), group=-1)
-    application.add_handler(MessageHandler(filters.TEXT, on_message))
-    application.add_handler(CallbackQueryHandler(on_button))
+    application.add_handlers(HANDLERS)
     application.add_error_handler(on_error)
     return application
 
@@ -169,8 +145,9 @@ async def serve(config: BotConfig, url: str, settings: Settings, stop: asyncio.E
     consumer.notes = runtime.notes
     escalation = _escalation(application.bot, sync, keys, settings, config)
     try:
-        async with application:
-            await forum.register_commands(COMMANDS)
+        if not await _meet_telegram(application, forum, stop):
+            return
+        async with application:  # initialized by _meet_telegram: entering calls Telegram no more
             await consumer.prepare()
             await approval.resume(runtime)  # its notes are open before the events that fold into them
             tasks = [
@@ -214,6 +191,40 @@ def _escalation(bot: Any, sync: Any, keys: Keys, settings: Settings, config: Bot
 
 def _task(coroutine: Coroutine[Any, Any, Any], name: str) -> asyncio.Task[Any]:
     return asyncio.get_running_loop().create_task(coroutine, name=name)
+
+
+async def _meet_telegram(
+    application: Application[Any, Any, Any, Any, Any, Any], forum: Forum, stop: asyncio.Event
+) -> bool:
+    """The bot's first calls (getMe, setMyCommands), once Telegram answers them; False when stopped first."""
+    if not await _when_telegram_answers(application.initialize, "its first call (getMe)", stop):
+        return False
+    if not await _when_telegram_answers(lambda: forum.register_commands(COMMANDS), "setMyCommands", stop):
+        await application.shutdown()
+        return False
+    return True
+
+
+async def _when_telegram_answers(
+    call: Callable[[], Awaitable[object]], what: str, stop: asyncio.Event
+) -> bool:
+    """`call` once Telegram answers it: a timeout or a network failure at the start is waited out, more slowly
+    each time (as the bot waits for Redis), not the end of the bot; a refusal (a bad token, a bad request)
+    still is. False when stopped meanwhile."""
+    pause = START_PAUSE_S
+    while True:
+        try:
+            await call()
+            return True
+        except BadRequest:
+            raise
+        except NetworkError as e:  # TimedOut too; BadRequest is one, and was raised above
+            log.warning("telegram: %s did not go through (%s); trying again in %.0f s", what, e, pause)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), pause)
+        if stop.is_set():
+            return False
+        pause = min(pause * 2, START_PAUSE_MAX_S)
 
 
 async def _serve_until_signalled(config: BotConfig, url: str, settings: Settings) -> None:

@@ -16,12 +16,13 @@ from pathlib import Path
 import redis
 
 from bus.wire.keys import Keys
-from tests.cli import IB, IbRunner
+from tests.cli import IbRunner
 from tests.fake_telegram import FakeTelegram
 from tests.waiting import retry_until
 
 USER = 4242  # the person allowed to talk to the bot
 SCALE = 20.0
+STARTING = 90.0  # a hang guard: at load 12 the bot took 20 s to import and load before it polled
 
 
 @dataclass
@@ -38,16 +39,18 @@ class BotProcess:
         polls = self.fake.calls("getUpdates")
         with self.log.open("ab") as out:
             self.proc = subprocess.Popen(
-                [IB, "bot", "-v"],
+                [self.ib.program, "bot", "-v"],
                 stdout=out,
                 stderr=subprocess.STDOUT,
                 env=self.ib.environ(self.env),
                 cwd=self.ib.cwd,
             )
         proc = self.proc
-        retry_until(
-            lambda: self.fake.calls("getUpdates") > polls or proc.poll() is not None, 30, 0.02, "polling"
-        )
+
+        def polling() -> bool:
+            return self.fake.calls("getUpdates") > polls or proc.poll() is not None
+
+        retry_until(polling, STARTING, 0.02, "polling")
         assert proc.poll() is None, self.log.read_text()
 
     def stop(self, sig: int = signal.SIGTERM) -> None:
@@ -82,7 +85,11 @@ def worker_running(runner: IbRunner, log: Path, rds: redis.Redis, keys: Keys) ->
     printed."""
     with log.open("ab") as out:
         proc = subprocess.Popen(
-            [IB, "worker", "-v"], stdout=out, stderr=subprocess.STDOUT, env=runner.environ(), cwd=runner.cwd
+            [runner.program, "worker", "-v"],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env=runner.environ(),
+            cwd=runner.cwd,
         )
     worker_id = runner.env["IB_WORKER_ID"]
     retry_until(lambda: rds.exists(keys.worker(worker_id)) or proc.poll() is not None, 30, 0.05, "the worker")

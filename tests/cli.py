@@ -19,6 +19,7 @@ class IbRunner:
     cwd: Path
     env: dict[str, str] = field(default_factory=dict)
     unset_prefixes: tuple[str, ...] = ("IB_",)  # variables of this process that `ib` must not see
+    program: str = IB  # the `ib` it runs: the checkout's (editable) unless a test installs another
 
     def environ(self, extra: Mapping[str, str] | None = None) -> dict[str, str]:
         base = {
@@ -38,7 +39,7 @@ class IbRunner:
     ) -> subprocess.CompletedProcess[str]:
         data = stdin.decode() if isinstance(stdin, bytes) else stdin
         return subprocess.run(
-            [IB, *args],
+            [self.program, *args],
             input=data,
             capture_output=True,
             text=True,
@@ -52,7 +53,7 @@ class IbRunner:
         self, *args: str, env: Mapping[str, str] | None = None, cwd: Path | None = None
     ) -> subprocess.Popen[str]:
         return subprocess.Popen(
-            [IB, *args],
+            [self.program, *args],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,

@@ -31,6 +31,7 @@ from tests.fake_openai import FakeOpenAI, codex_binary, write_codex_home
 from tests.fake_openai.client import KEY_VARIABLE, CodexMissing
 from tests.fake_telegram import FakeTelegram
 from tests.schedule import spread, weight
+from tests.wheel import Installed, installed_once
 
 REDIS_URL = os.environ.get("IB_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
 
@@ -180,6 +181,17 @@ def claude_ib(
         }
     )
     return ib
+
+
+@pytest.fixture(scope="session")
+def installed_wheel(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Installed:
+    """ittybus built and installed from its wheel (with the `web` extra) into a fresh virtual environment,
+    once per test run: the test processes (xdist's workers, each with a folder of its own in the run's
+    temporary folder) share one in that run's folder (tests/wheel.py)."""
+    run_folder = tmp_path_factory.getbasetemp()
+    if hasattr(request.config, "workerinput"):
+        run_folder = run_folder.parent
+    return installed_once(run_folder / "installed-wheel")
 
 
 @pytest.fixture

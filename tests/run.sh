@@ -17,6 +17,8 @@ command -v socat >/dev/null 2>&1 || need_apt+=(socat)               # ... and it
 [[ -f /usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf ]] || need_apt+=(fonts-dejavu-core)
 # ... and the glyphs it lacks (emoji: 🔐 ⏳ ✅)
 [[ -f /usr/share/fonts/truetype/ancient-scripts/Symbola_hint.ttf ]] || need_apt+=(fonts-symbola)
+# the browser ib web's tests drive through Playwright (executable_path; Playwright downloads no browser)
+command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
 if ((${#need_apt[@]})); then
     echo "== installing ${need_apt[*]}"
     apt-get update -qq && apt-get install -y -qq "${need_apt[@]}" >/dev/null

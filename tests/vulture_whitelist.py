@@ -1,6 +1,7 @@
 """Names vulture reports as unused that are used all the same, each by something vulture cannot see: a library
-that calls or reads it, a string that names it, a reader of the data it describes. `make lint` runs vulture
-over bus/, worker/, bot/ and this file ([tool.vulture] in pyproject.toml, with the decorators it ignores).
+that calls or reads it, a string that names it, a reader of the data it describes. `make lint` runs
+vulture over bus/, worker/, bot/, web/ and this file ([tool.vulture] in pyproject.toml, with the decorators it
+ignores).
 A name only tests use is dead code and is deleted, not listed here, unless its reason below says why not.
 Each line marks one name as used; nothing imports this module, and mypy keeps its names real."""
 
@@ -22,13 +23,20 @@ from bus.tasks.plans import Plan, PlannedTask
 from bus.tasks.schedules import Schedule
 from bus.wire.fastjson import _ScanContext
 from worker.boundary import relay_wire
-from worker.cli import agent_commands, bus_commands, plan_commands, question_commands, stack_commands
+from worker.cli import (
+    agent_commands,
+    bus_commands,
+    plan_commands,
+    question_commands,
+    stack_commands,
+    web_commands,
+)
 from worker.frontends.status_node import StatusNode
 from worker.git.repo import Git
-from worker.hooks import stop_message
 from worker.mcp import http
 from worker.mcp.agent_tools import AgentTools
 from worker.mcp.board_tools import BoardTools
+from worker.programs import stop_message
 from worker.service.supervisor_state import ServiceRecord, StackRecord
 from worker.tmux import gemini_screen
 from worker.tmux.client import Tmux
@@ -94,6 +102,15 @@ plan_commands.plan_edit
 plan_commands.plan_discard
 question_commands.parse_state
 stack_commands.ps
+web_commands.web
+
+# the page's templates read these by name (web/templates/board.html)
+_.machine  # web.board.AgentRow
+_.linkable  # web.board.AgentRow
+_.waiting_on  # web.queues.TaskRow
+_.graphs  # web.queues.Queues (web/templates/queues.html)
+_.ghost  # web.task_graph.Box (web/templates/task_graph.html)
+_.box_size  # web.task_graph.Graph
 
 # the CLI module's __getattr__ (PEP 562) builds `app` when asked; commands whose help is made at run time
 _.__getattr__

@@ -3,7 +3,8 @@
 Pure: times are passed in (seconds on one monotonic clock). `bot.delivery.sender` sends what `take` hands out
 and reports back with `sent`, `put_back` or `hold`; nothing here talks to Telegram. Every message and
 every edit spends one unit of the group's minute budget, which several bot processes share through
-Redis (`bot.delivery.budget`): `heard` tells a chat's pacer what the others spent.
+Redis (`bot.delivery.budget`): `heard` tells a chat's pacer what the others spent. When the budget
+cannot keep up, routine events fold into one digest per topic (`bot.delivery.folding`).
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from collections import deque
 from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
+from bot.delivery.folding import DIGEST_RESERVE, Folder
+from bot.delivery.outgoing import Document, Outgoing
 from bot.delivery.pacing import Limits, Pacer
 from bot.delivery.status_lines import STATUS_EVERY, STATUS_RESERVE, StatusLine, StatusStep
 from bot.render.render import Button
@@ -25,36 +28,6 @@ TopicKey = tuple[int, int | None]  # (chat, message_thread_id); None is the Gene
 JOINER = "\n"
 OUTPUT_EDIT_EVERY = 10.0  # Telegram seconds between two edits of a topic's output message (more piles up)
 OUTPUT_RESERVE = 4  # agents' output never spends the minute's last units: they are for events
-
-
-@dataclass(frozen=True)
-class Document:
-    filename: str
-    content: bytes
-    photo: bool = False  # an image shown as a picture (sendPhoto), not as a file
-
-
-@dataclass(frozen=True)
-class Outgoing:
-    """One thing to show in a topic. `tokens` are confirmed once Telegram accepted it.
-
-    `anchor` marks a message people may reply to (a question id); a message with buttons or an anchor
-    ends a merged message, so its buttons sit under it and replies find it. Only `mergeable` items
-    (event renderings) are merged; replies to people and documents always go alone, and so does an
-    `edit`: the new text of message `edit` (a dialog told again, bot.feeds.dialog_messages).
-    """
-
-    chat: int
-    thread: int | None
-    text: str
-    buttons: tuple[tuple[Button, ...], ...] = ()
-    tokens: tuple[str, ...] = ()
-    anchor: str | None = None
-    reply_to: int | None = None
-    document: Document | None = None
-    urgent: bool = False
-    mergeable: bool = True
-    edit: int | None = None
 
 
 @dataclass(frozen=True)
@@ -87,6 +60,7 @@ class Batch:
     status: StatusStep | None = None  # a change of the topic's status line
     delete: int | None = None  # a status message to delete
     ahead: bool = False  # output that goes ahead of a message queued after it: it spends as that would
+    digest: bool = False  # the topic's digest of folded events (their items in `entries`)
 
     @property
     def key(self) -> TopicKey:
@@ -107,6 +81,8 @@ class Batch:
         the events' share."""
         if self.status is not None:
             return STATUS_RESERVE
+        if self.digest:
+            return DIGEST_RESERVE
         return OUTPUT_RESERVE if self.streaming and not self.ahead else 0
 
     @property
@@ -121,7 +97,7 @@ class _Head(NamedTuple):
     urgent: bool
     seq: int
     key: TopicKey
-    kind: str  # messages | stream | status
+    kind: str  # messages | stream | status | digest
 
 
 @dataclass
@@ -147,11 +123,24 @@ class Outbox:
         self.status_every = STATUS_EVERY / limits.time_scale
         self.output_every = OUTPUT_EDIT_EVERY / limits.time_scale
         self._seq = itertools.count()
+        self.folder = Folder(limits, message_limit)
 
     # --- putting in ----------------------------------------------------------------------------------
 
-    def put(self, item: Outgoing) -> None:
-        self._queues.setdefault((item.chat, item.thread), deque()).append((next(self._seq), item))
+    def put(self, item: Outgoing, now: float = 0.0) -> None:
+        """Queue `item` (at `now`); a routine one goes in its topic's digest while its chat folds, and
+        the chat folds once its routine backlog outgrows the budget."""
+        key, seq = (item.chat, item.thread), next(self._seq)
+        if self.folder.fold(key, seq, item, now):
+            return
+        self._queues.setdefault(key, deque()).append((seq, item))
+        self.folder.queued(key, item)
+        if self.folder.overflowing(item.chat):
+            self.folder.start(item.chat, self._queues, now)
+
+    def folding(self, chat: int) -> bool:
+        """Whether routine events for `chat` are folded into digests now."""
+        return self.folder.folding(chat)
 
     def put_output(self, chat: int, thread: int | None, text: str, tokens: tuple[str, ...] = ()) -> None:
         """A streaming item (Telegram HTML), appended to the topic's streaming message when it fits."""
@@ -186,9 +175,8 @@ class Outbox:
 
     def __len__(self) -> int:
         """Messages and streaming items waiting."""
-        return sum(len(q) for q in self._queues.values()) + sum(
-            len(s.pending) for s in self._streams.values()
-        )
+        streams = sum(len(s.pending) for s in self._streams.values())
+        return sum(len(q) for q in self._queues.values()) + streams + self.folder.pending()
 
     # --- handing out -------------------------------------------------------------------------------------
 
@@ -208,6 +196,7 @@ class Outbox:
         for key, stream in self._streams.items():
             if stream.pending:
                 heads.append(_Head(False, stream.pending[0].seq, key, "stream"))
+        heads.extend(_Head(False, seq, key, "digest") for seq, key in self.folder.heads(self.pacer, now))
         busy = {h.key[0] for h in heads if self._wait(h, now) <= 0}
         for key, line in self._status.items():
             if _removal(line):  # before anything else: the line never shows beside what replaces it
@@ -220,13 +209,7 @@ class Outbox:
         """Seconds before `head` may go: streaming items with nothing to show go at once; a status
         change goes at most once every `status_every`, with a spare token, leaving the events' reserve."""
         if head.kind == "stream":
-            stream = self._streams[head.key]
-            if not any(p.text for p in stream.pending):
-                return 0.0
-            pace = self.pacer(head.key[0]).wait(now, OUTPUT_RESERVE)
-            if _starts_new_message(stream):
-                return pace  # a new message goes at once; edits wait their interval, and more piles up
-            return max(pace, stream.changed_at + self.output_every - now)
+            return self._wait_stream(head.key, now)
         if head.kind == "status":
             line = self._status[head.key]
             if _removal(line):
@@ -234,10 +217,22 @@ class Outbox:
             pace = self.pacer(head.key[0]).wait(now, STATUS_RESERVE, spare=True)
             due = line.due(now, self.status_every)
             return max(pace, 0.0 if due else line.changed_at + self.status_every - now)
+        if head.kind == "digest":
+            return self.folder.wait(head.key, self.pacer(head.key[0]), now)
         return self.pacer(head.key[0]).wait(now)
+
+    def _wait_stream(self, key: TopicKey, now: float) -> float:
+        stream = self._streams[key]
+        if not any(p.text for p in stream.pending):
+            return 0.0
+        pace = self.pacer(key[0]).wait(now, OUTPUT_RESERVE)
+        if _starts_new_message(stream):
+            return pace  # a new message goes at once; edits wait their interval, and more piles up
+        return max(pace, stream.changed_at + self.output_every - now)
 
     def wait(self, now: float) -> float | None:
         """Seconds until `take` has something (0: now), None when nothing waits."""
+        self.folder.review(now)
         heads = self._heads(now)
         if not heads:
             return None
@@ -245,6 +240,7 @@ class Outbox:
 
     def take(self, now: float) -> Batch | None:
         """The next batch the limits allow now (urgent first, then oldest), taken off the queues."""
+        self.folder.review(now)
         ready = [h for h in self._heads(now) if self._wait(h, now) <= 0]
         if not ready:
             return None
@@ -255,6 +251,12 @@ class Outbox:
             return self._take_stream(head.key)
         if head.kind == "status":
             return self._take_status(head.key)
+        if head.kind == "digest":
+            text, edit, entries = self.folder.take(head.key)
+            tokens = tuple(t for _seq, item in entries for t in item.tokens)
+            return Batch(
+                head.key[0], head.key[1], text, tokens=tokens, edit=edit, entries=entries, digest=True
+            )
         return self._take_messages(head.key)
 
     def _output_before(self, head: _Head) -> bool:
@@ -288,6 +290,8 @@ class Outbox:
             closed = bool(nxt.buttons) or nxt.anchor is not None
         if not queue:
             del self._queues[key]
+        for _seq, item in entries:
+            self.folder.queued(key, item, -1)
         last = entries[-1][1]
         return Batch(
             chat=key[0],
@@ -356,6 +360,10 @@ class Outbox:
             return
         if batch.edit is None and not batch.empty and (line := self._status.get(batch.key)) is not None:
             line.buried = line.message_id is not None
+        if batch.digest:
+            self.folder.shown(batch.key, now, batch.edit, message_id)
+        elif batch.edit is None and not batch.empty:
+            self.folder.below(batch.key)
         if batch.buffer is not None:
             stream = self._streams.setdefault(batch.key, _Stream())
             stream.buffer = batch.buffer
@@ -377,15 +385,23 @@ class Outbox:
         """A batch that was not shown goes back to the front of its topic's queue, in its order."""
         if batch.status is not None:
             return  # the status line is recomputed from what is wanted, latest first
+        if batch.digest:
+            self.folder.put_back(batch.key, batch.entries)
+            return
         if batch.streaming:
             stream = self._streams.setdefault(batch.key, _Stream())
             stream.pending.extendleft(reversed(batch.parts))
             return
         queue = self._queues.setdefault(batch.key, deque())
         queue.extendleft(reversed(batch.entries))
+        for _seq, item in batch.entries:
+            self.folder.queued(batch.key, item)
 
     def put_back_new(self, batch: Batch) -> None:
         """An edit whose message is gone goes back as a new message."""
+        if batch.digest:
+            self.folder.put_back(batch.key, batch.entries, gone=True)
+            return
         entries = tuple((seq, replace(item, edit=None)) for seq, item in batch.entries)
         self.put_back(replace(batch, entries=entries, edit=None))
 
@@ -404,8 +420,12 @@ class Outbox:
         """Everything waiting for topic `old` goes to topic `new` (a topic re-created, or given up)."""
         if old == new:
             return
+        self.folder.move(chat, old, new)
         queue = self._queues.pop((chat, old), None)
         if queue:
+            for _seq, item in queue:
+                self.folder.queued((chat, old), item, -1)
+                self.folder.queued((chat, new), item)
             moved = [(seq, replace(item, thread=new)) for seq, item in queue]
             merged = sorted([*self._queues.get((chat, new), ()), *moved], key=lambda entry: entry[0])
             self._queues[(chat, new)] = deque(merged)

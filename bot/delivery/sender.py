@@ -6,7 +6,7 @@ shared with every other bot process through Redis (`bot.delivery.budget`); refus
 window. 429: hold that chat for retry_after (Telegram's seconds, on the bot's possibly scaled clock)
 and send the same batch again. A deleted topic is re-created (or given up for the project topic, then
 General) and its bindings moved; a closed one is reopened; HTML Telegram refuses goes again as plain
-text. A batch counts as shown only when Telegram accepted it.
+text. A batch counts as shown only when Telegram accepted it (a digest: with every event folded in it).
 """
 
 from __future__ import annotations
@@ -57,12 +57,29 @@ class Sender:
         self._errors = 0
         self._loaded = asyncio.Event()
         self._loaded.set()
+        self._loading_since: float | None = None  # when the backlog being read began to be read
         self._started = 0.0  # when the call to Telegram under way began
         self._tidying: set[asyncio.Task[None]] = set()
+        self._folding: set[int] = set()  # chats folding routine events, as last logged
 
     def put(self, item: Outgoing) -> None:
-        self.outbox.put(item)
+        self.outbox.put(item, self.clock())
+        self._told_folding(item.chat)
+        if item.urgent:
+            self._loaded.set()  # what waits on a person does not wait for a backlog to be read
         self._wake.set()
+
+    def _told_folding(self, chat: int) -> None:
+        """One line in the log when the chat starts or stops folding routine events into digests."""
+        folding = self.outbox.folding(chat)
+        if folding != (chat in self._folding):
+            if folding:
+                self._folding.add(chat)
+                backlog = self.outbox.folder.backlog(chat)
+                log.info("chat %s: folding routine events into digests (%d messages waiting)", chat, backlog)
+            else:
+                self._folding.discard(chat)
+                log.info("chat %s: routine events one message each again", chat)
 
     def put_output(self, thread: int | None, text: str, tokens: tuple[str, ...]) -> None:
         self.outbox.put_output(self.forum.chat_id, thread, text, tokens)
@@ -136,22 +153,30 @@ class Sender:
         return spent.granted
 
     def loading(self, busy: bool) -> None:
-        """A backlog is being read: hold new messages until it is all queued, so it merges."""
+        """A backlog is being read: hold new messages until it is all queued, so it merges; for at most
+        MAX_LOADING from when the reading began (a stream that never goes quiet is always being read)."""
         if busy:
+            if self._loading_since is None:
+                self._loading_since = self.clock()
             self._loaded.clear()
         else:
+            self._loading_since = None
             self._loaded.set()
 
     async def run(self) -> None:
         if self.budget is not None:  # what an earlier (or another) bot spent in the last minute
             self.outbox.pacer(self.forum.chat_id).heard(await self.budget.look())
         while True:
-            if not self._loaded.is_set():
+            held = (
+                self._loading_since + MAX_LOADING - self.clock() if self._loading_since is not None else 0.0
+            )
+            if not self._loaded.is_set() and held > 0:
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._loaded.wait(), MAX_LOADING)
+                    await asyncio.wait_for(self._loaded.wait(), held)
             self._wake.clear()
             now = self.clock()
             batch = self.outbox.take(now)
+            self._told_folding(self.forum.chat_id)
             if batch is None:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._wake.wait(), self.outbox.wait(now))
@@ -215,6 +240,14 @@ class Sender:
         self._refusals.pop(batch.key, None)
         self._errors = 0
         self.outbox.sent(batch, self._started, message_id)
+        if batch.digest:
+            folded = self.outbox.folder.folded
+            log.info(
+                "topic %s: digest shows %d more events (%d folded in all)",
+                batch.thread,
+                len(batch.entries),
+                folded,
+            )
         await self.accepted(batch, message_id)
 
     def _back_off(self, batch: Batch, error: TelegramError) -> None:

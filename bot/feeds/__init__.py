@@ -4,5 +4,5 @@ before its end (`last_words`); agents' output streams into their topics (`output
 live status line (`status_board`, decided by the pure `agent_status`); and the sweep that marks a
 worker whose heartbeat expired as down (`worker_watch`).
 
-May import delivery, topics, render, errors and bus; never the handlers or bot.runtime.
+May import delivery, topics, render, errors and bus; never the handlers or bot.bot_runtime.
 """

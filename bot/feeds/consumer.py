@@ -3,7 +3,9 @@ shows it, and acknowledge it only once Telegram accepted every message that show
 
 Consumer group `telegram` (XREADGROUP BLOCK). Each (event, topic role) shown is recorded in Redis after
 Telegram accepted it, before the XACK; after a crash the unacknowledged events are read again and
-whatever was recorded as shown is not shown twice.
+whatever was recorded as shown is not shown twice. What waits on a person goes first (`urgent`); a
+routine event carries how it reads in a digest, for when the chat's budget cannot keep up and its
+topic's events are folded (bot.delivery.folding): it is acknowledged once its digest was accepted.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from bot.delivery.teardown_note import TeardownNotes
 from bot.feeds.dialog_memory import DialogMemory
 from bot.feeds.dialog_messages import Dialog, DialogMessages, Edit, Wait
 from bot.feeds.last_words import LastWords, Release
+from bot.render.digest_render import fold_of, waits_on_person
 from bot.render.plan_render import ANCHOR_PREFIX
 from bot.render.render import SAYS_LAST_MESSAGE, Style, escape, render
 from bot.render.review_render import ANCHOR_PREFIX as REVIEW_ANCHOR
@@ -91,6 +94,9 @@ class EventConsumer:
         # shown, but Redis failed to record it (a dead connection just after a restart): kept until it is
         # recorded, so reading the entry again (the group still holds it) does not show it twice
         self.unrecorded = Unrecorded()
+        # accepted by Telegram, no longer pending, its record in Redis under way: read again meanwhile (the
+        # recovery after a restart), it is shown already
+        self.recording: set[str] = set()  # "<entry id>:<role>"
         self.observers: list[Callable[[Event], None]] = []  # told of every event read (the status board)
         self.clock = clock
         self.last_words: LastWords[_Show] = LastWords()  # turn ends waiting for their last words
@@ -269,13 +275,16 @@ class EventConsumer:
     async def _already_shown(self, shows: list[_Show]) -> list[bool]:
         if not shows:
             return []
+        idents = [f"{show.entry_id}:{show.role}" for show in shows]
+        # before the read: one whose record ends during it is in Redis by then, or still in `recording`
+        in_hand = [i in self.recording or i in self.unrecorded.shown for i in idents]
         pipe = self.client.pipeline(transaction=False)
-        for show in shows:
-            pipe.exists(self.keys.seen(SEEN_SCOPE, f"{show.entry_id}:{show.role}"))
+        for ident in idents:
+            pipe.exists(self.keys.seen(SEEN_SCOPE, ident))
         found = await pipe.execute()
         return [
-            bool(n) or f"{s.entry_id}:{s.role}" in self.unrecorded.shown
-            for s, n in zip(shows, found, strict=True)
+            held or bool(n) or i in self.unrecorded.shown
+            for i, held, n in zip(idents, in_hand, found, strict=True)
         ]
 
     async def _recall_dialogs(self, shows: list[_Show]) -> None:
@@ -344,6 +353,8 @@ class EventConsumer:
         if show.event.type == "plan_ready" and show.event.data.get("plan"):
             question = f"{ANCHOR_PREFIX}{show.event.data['plan']}"  # a reply to it is changes for the planner
         anchor = str(question) if question and show.style is Style.FULL else None
+        urgent = waits_on_person(show.event.type)
+        fold = fold_of(show.event) if len(parts) == 1 and dialog is None else None
         for i, part in enumerate(parts):
             last = i == len(parts) - 1
             self.sender.put(
@@ -356,6 +367,8 @@ class EventConsumer:
                     anchor=anchor if last else None,
                     edit=edit if len(parts) == 1 else None,
                     mergeable=dialog is None,  # a dialog's message holds it alone: an edit keeps the rest
+                    urgent=urgent,
+                    fold=fold,
                 )
             )
 
@@ -365,6 +378,14 @@ class EventConsumer:
         """Record what `batch` showed, then acknowledge the events now shown everywhere they go."""
         shown: list[str] = []
         finished: list[str] = []
+        try:
+            await self._confirm(batch, message_id, shown, finished)
+        finally:
+            self.recording.difference_update(shown)
+
+    async def _confirm(
+        self, batch: Batch, message_id: int | None, shown: list[str], finished: list[str]
+    ) -> None:
         for token in batch.tokens:
             prefix, _, rest = token.partition("|")
             if prefix != TOKEN_PREFIX:
@@ -377,6 +398,7 @@ class EventConsumer:
                 if not roles:
                     del self.pending[entry_id]
                     finished.append(entry_id)
+        self.recording.update(shown)  # from here until recorded: no longer pending, not yet in Redis
         dialogs = self.dialogs.shown(batch.tokens, message_id)
         for waited in dialogs.ready:
             self._queue(waited)  # now an edit of the dialog's message

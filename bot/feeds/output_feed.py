@@ -81,6 +81,9 @@ class OutputFeed:
         while True:
             try:
                 if self._reader_id is None:
+                    # PING first: a restarted Redis answers CLIENT ID while it loads its data, and refuses
+                    # the reads (LOADING) that would make the feed say "lost" again and again
+                    await self.reader.ping()
                     self._reader_id = await self.reader.client_id()
                     if said := outage.back():
                         log.warning("%s", said)

@@ -59,6 +59,7 @@ class StatusBoard:
         self.statuses: dict[str, AgentStatus] = {}  # every agent heard of, with a topic or not (yet)
         self._met: set[str] = set()  # agents whose output the feed reads
         self._left: dict[int, int] = {}  # status messages an earlier bot left in agents' topics
+        self._live: set[str] = set()  # agents whose line changes as time passes: refreshed each `every`
 
     async def load(self) -> None:
         """The status messages an earlier bot left: the sender will change or delete them. Those in an
@@ -79,7 +80,7 @@ class StatusBoard:
             state = str(await self.client.hget(self.keys.agent(agent), Agent.hash_key("state")) or "")
             fields = [f for _id, f in reversed(cast(list[tuple[str, dict[str, str]]], tail))]
             known = self.statuses.get(agent, AgentStatus())
-            self.statuses[agent] = seeded(known, fields, state, self.clock())
+            self._keep(agent, seeded(known, fields, state, self.clock()))
         self._met.add(agent)
         thread = self.registry.thread_of("agent", agent)
         left = self._left.pop(thread, None) if thread is not None else None
@@ -115,8 +116,15 @@ class StatusBoard:
 
     def _update(self, agent: str, status: AgentStatus) -> None:
         if status != self.statuses.get(agent):
-            self.statuses[agent] = status
+            self._keep(agent, status)
             self._show(agent)
+
+    def _keep(self, agent: str, status: AgentStatus) -> None:
+        self.statuses[agent] = status
+        if status.live:
+            self._live.add(agent)
+        else:
+            self._live.discard(agent)
 
     def _show(self, agent: str) -> None:
         thread = self.registry.thread_of("agent", agent)
@@ -128,6 +136,5 @@ class StatusBoard:
     async def run(self) -> None:
         while True:
             await asyncio.sleep(self.every)
-            for agent, status in list(self.statuses.items()):
-                if status.live:
-                    self._show(agent)
+            for agent in list(self._live):  # not every agent heard of: 10,000 took 40 ms a refresh
+                self._show(agent)

@@ -8,18 +8,17 @@ from __future__ import annotations
 
 import base64
 import binascii
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
 from telegram.error import TelegramError
 
+from bot.bot_runtime import BotRuntime
 from bot.errors import BotError
 from bot.handlers.chat_commands import LOOK_LINES
 from bot.render.callbacks import Action, Callback
 from bot.render.render import Button, escape
 from bot.review import review
-from bot.runtime import BotRuntime
 from bus.commands.worker_commands import Kill, Look, Merge, PressKeys, Send, Status, TakeScreenshot
 from bus.commands.worker_rpc import CommandFailed
 from bus.costs.budgets import CONTINUE_NOTE, TURN_OVER, raised_note
@@ -195,15 +194,3 @@ async def _go_on_told(ask: Ask, agent: Agent, note: str) -> None:
     now = await ask.rt.find_agent(agent.id)
     if now is not None and now.state in TURN_OVER:
         await ask.rt.command(now.worker, Send(agent=now.id, text=note), ask.sender)
-
-
-BUTTONS: dict[Action, Callable[[Ask, Agent], Awaitable[None]]] = {
-    Action.DIFF: diff,
-    Action.MERGE: merge,
-    Action.KILL: kill,
-    Action.KILL_ANYWAY: kill_anyway,
-    Action.LOOK: look,
-    Action.SHOT: screenshot,
-    Action.RAISE: raise_budget,
-    Action.CONTINUE: go_on,
-}

@@ -9,12 +9,12 @@ import time
 from typing import Any, cast
 
 from telegram import Update
-from telegram.ext import ContextTypes
+from telegram.ext import CommandHandler, ContextTypes
 
 from bot.errors import BotError, CommandUsage
 from bot.handlers import actions
 from bot.handlers.chat_commands import LOOK_LINES, parse_new, parse_target, rest_of
-from bot.handlers.command_context import Handler, answering, asked, words
+from bot.handlers.command_context import answering, asked, words
 from bot.handlers.task_handlers import AUTO_TIMEOUT, auto_line
 from bot.render.render import escape, shorten
 from bus.commands.worker_commands import AutoPause, NewAgent, Pause, Resume, Send
@@ -166,17 +166,17 @@ async def questions_command(update: Update, context: ContextTypes.DEFAULT_TYPE) 
     rt.say(ask.thread, "\n".join(lines) or "No pending questions.", ask.reply_to)
 
 
-AGENT_HANDLERS: dict[str, Handler] = {
-    "agents": agents_command,
-    "new": new_command,
-    "esc": esc_command,
-    "look": look_command,
-    "shot": shot_command,
-    "diff": diff_command,
-    "merge": merge_command,
-    "kill": kill_command,
-    "pause": pause_command,
-    "resume": resume_command,
-    "send": send_command,
-    "questions": questions_command,
-}
+AGENT_HANDLERS = (
+    CommandHandler("agents", agents_command),
+    CommandHandler("new", new_command),
+    CommandHandler("esc", esc_command),
+    CommandHandler("look", look_command),
+    CommandHandler("shot", shot_command),
+    CommandHandler("diff", diff_command),
+    CommandHandler("merge", merge_command),
+    CommandHandler("kill", kill_command),
+    CommandHandler("pause", pause_command),
+    CommandHandler("resume", resume_command),
+    CommandHandler("send", send_command),
+    CommandHandler("questions", questions_command),
+)

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from telegram import Update
-from telegram.ext import ContextTypes
+from telegram.ext import CommandHandler, ContextTypes
 
-from bot.handlers.command_context import Handler, answering, asked
+from bot.handlers.command_context import answering, asked
 from bot.render.render import escape
 from bus.inbox.attention import AttentionStore, Item, listing
 
@@ -29,4 +29,4 @@ async def attention_command(update: Update, context: ContextTypes.DEFAULT_TYPE) 
     rt.say(ask.thread, attention_text(items, now), ask.reply_to)
 
 
-ATTENTION_HANDLERS: dict[str, Handler] = {"attention": attention_command}
+ATTENTION_HANDLERS = (CommandHandler("attention", attention_command),)

@@ -8,11 +8,11 @@ import time
 from collections.abc import Mapping
 
 from telegram import Update
-from telegram.ext import ContextTypes
+from telegram.ext import CommandHandler, ContextTypes
 
 from bot.errors import CommandUsage
 from bot.handlers.chat_commands import parse_cost
-from bot.handlers.command_context import Handler, answering, asked, words
+from bot.handlers.command_context import answering, asked, words
 from bot.render.render import escape
 from bus.costs.cost_report import report, since_seconds
 from bus.costs.usage import Spend, kilo_tokens, spend_line
@@ -64,4 +64,4 @@ async def cost_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> No
     rt.say(ask.thread, cost_text(report(found, rt.prices), title), ask.reply_to)
 
 
-COST_HANDLERS: dict[str, Handler] = {"cost": cost_command}
+COST_HANDLERS = (CommandHandler("cost", cost_command),)

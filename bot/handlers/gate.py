@@ -10,7 +10,7 @@ import logging
 from telegram import Update
 from telegram.ext import ApplicationHandlerStop, ContextTypes
 
-from bot.runtime import runtime
+from bot.bot_runtime import runtime
 
 log = logging.getLogger(__name__)
 

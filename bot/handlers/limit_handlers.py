@@ -7,9 +7,9 @@ import time
 from collections.abc import Sequence
 
 from telegram import Update
-from telegram.ext import ContextTypes
+from telegram.ext import CommandHandler, ContextTypes
 
-from bot.handlers.command_context import Handler, answering, asked
+from bot.handlers.command_context import answering, asked
 from bot.render.render import escape
 from bus.costs.usage_limits import Limit, limit_lines
 from bus.stores.limit_store import LimitStore
@@ -30,4 +30,4 @@ async def limits_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> 
     rt.say(ask.thread, limits_text(found, time.time()), ask.reply_to)
 
 
-LIMIT_HANDLERS: dict[str, Handler] = {"limits": limits_command}
+LIMIT_HANDLERS = (CommandHandler("limits", limits_command),)

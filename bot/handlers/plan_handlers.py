@@ -5,17 +5,16 @@ planner. The plan itself shows up as a `plan_ready` or `plan_failed` event in th
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from typing import Any
 
-from telegram import Update
-from telegram.ext import ContextTypes
+from telegram import CallbackQuery, Update
+from telegram.ext import CallbackQueryHandler, CommandHandler, ContextTypes
 
 from bot.errors import BotError, CommandUsage
 from bot.handlers.actions import Ask
 from bot.handlers.chat_commands import rest_of
-from bot.handlers.command_context import Handler, answering, asked
-from bot.render.callbacks import Action
+from bot.handlers.command_context import answering, asked, tapping
+from bot.render.callbacks import Action, Callback, pattern
 from bot.render.render import escape, shorten
 from bus.commands.worker_commands import PlanApprove, PlanDiscard, PlanEdit, PlanStart
 from bus.tasks.plan_store import PlanDraft, PlanStore
@@ -57,21 +56,24 @@ async def _draft(ask: Ask, plan_id: str) -> PlanDraft:
     return await ask.rt.blocking(PlanStore(ask.rt.sync, ask.rt.keys).get, plan_id)
 
 
-async def approve(ask: Ask, plan_id: str) -> None:
-    draft = await _draft(ask, plan_id)
-    await ask.rt.command(draft.worker, PlanApprove(plan=plan_id), ask.sender)
+async def approve(ask: Ask, tapped: Callback, query: CallbackQuery) -> None:
+    await query.answer()
+    draft = await _draft(ask, tapped.target)
+    await ask.rt.command(draft.worker, PlanApprove(plan=draft.id), ask.sender)
 
 
-async def discard(ask: Ask, plan_id: str) -> None:
-    draft = await _draft(ask, plan_id)
-    await ask.rt.command(draft.worker, PlanDiscard(plan=plan_id), ask.sender)
+async def discard(ask: Ask, tapped: Callback, query: CallbackQuery) -> None:
+    await query.answer()
+    draft = await _draft(ask, tapped.target)
+    await ask.rt.command(draft.worker, PlanDiscard(plan=draft.id), ask.sender)
 
 
-async def ask_for_changes(ask: Ask, plan_id: str) -> None:
-    draft = await _draft(ask, plan_id)
+async def ask_for_changes(ask: Ask, tapped: Callback, query: CallbackQuery) -> None:
+    await query.answer()
+    draft = await _draft(ask, tapped.target)
     if draft.status not in ("ready", "failed"):
-        raise BotError(f"{plan_id} is {draft.status}: only a ready or failed plan can be edited")
-    ask.rt.say(ask.thread, escape(f"✎ Reply to the plan message of {plan_id} with the changes you want."))
+        raise BotError(f"{draft.id} is {draft.status}: only a ready or failed plan can be edited")
+    ask.rt.say(ask.thread, escape(f"✎ Reply to the plan message of {draft.id} with the changes you want."))
 
 
 async def send_changes(ask: Ask, plan_id: str, changes: str) -> None:
@@ -81,9 +83,10 @@ async def send_changes(ask: Ask, plan_id: str, changes: str) -> None:
     ask.rt.say(ask.thread, escape(f"✎ sent to {draft.agent}; the new plan shows here"), ask.reply_to)
 
 
-PLAN_TAPS: dict[Action, Callable[[Ask, str], Awaitable[None]]] = {
-    Action.PLAN_APPROVE: approve,
-    Action.PLAN_EDIT: ask_for_changes,
-    Action.PLAN_DISCARD: discard,
-}
-PLAN_HANDLERS: dict[str, Handler] = {"plan": plan_command, "plans": plans_command}
+PLAN_HANDLERS = (
+    CommandHandler("plan", plan_command),
+    CommandHandler("plans", plans_command),
+    CallbackQueryHandler(tapping(approve), pattern(Action.PLAN_APPROVE)),
+    CallbackQueryHandler(tapping(ask_for_changes), pattern(Action.PLAN_EDIT)),
+    CallbackQueryHandler(tapping(discard), pattern(Action.PLAN_DISCARD)),
+)

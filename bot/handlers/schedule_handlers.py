@@ -7,11 +7,11 @@ the store, in a thread.
 from __future__ import annotations
 
 from telegram import Update
-from telegram.ext import ContextTypes
+from telegram.ext import CommandHandler, ContextTypes
 
 from bot.errors import CommandUsage
 from bot.handlers.chat_commands import parse_schedule, rest_of
-from bot.handlers.command_context import Handler, answering, asked, words
+from bot.handlers.command_context import answering, asked, words
 from bot.render.render import escape
 from bus.tasks.schedules import TaskTemplate
 from bus.wire.ids import validate_id
@@ -53,8 +53,8 @@ async def unschedule_command(update: Update, context: ContextTypes.DEFAULT_TYPE)
     rt.say(ask.thread, escape(f"✗ deleted {schedule_id}; the tasks it added stay"), ask.reply_to)
 
 
-SCHEDULE_HANDLERS: dict[str, Handler] = {
-    "schedules": schedules_command,
-    "schedule": schedule_command,
-    "unschedule": unschedule_command,
-}
+SCHEDULE_HANDLERS = (
+    CommandHandler("schedules", schedules_command),
+    CommandHandler("schedule", schedule_command),
+    CommandHandler("unschedule", unschedule_command),
+)

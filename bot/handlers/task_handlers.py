@@ -5,11 +5,11 @@ tasks on a worker), /stop and /merges (the merge queue in merge order). One asyn
 from __future__ import annotations
 
 from telegram import Update
-from telegram.ext import ContextTypes
+from telegram.ext import CommandHandler, ContextTypes
 
 from bot.errors import BotError
 from bot.handlers.chat_commands import parse_add, parse_auto_options
-from bot.handlers.command_context import Handler, answering, asked, words
+from bot.handlers.command_context import answering, asked, words
 from bot.render.render import escape, shorten
 from bus.commands.worker_commands import AutoStart, AutoStop
 from bus.stores.auto_state import AutoState
@@ -107,10 +107,10 @@ def auto_line(answer: object) -> str:
     return f"{loop.status}, {loop.phase}{reason} — {loop.summary}{task}"
 
 
-TASK_HANDLERS: dict[str, Handler] = {
-    "tasks": tasks_command,
-    "add": add_command,
-    "auto": auto_command,
-    "stop": stop_command,
-    "merges": merges_command,
-}
+TASK_HANDLERS = (
+    CommandHandler("tasks", tasks_command),
+    CommandHandler("add", add_command),
+    CommandHandler("auto", auto_command),
+    CommandHandler("stop", stop_command),
+    CommandHandler("merges", merges_command),
+)

@@ -8,12 +8,12 @@ from __future__ import annotations
 from typing import cast
 
 from telegram import Update
-from telegram.ext import ContextTypes
+from telegram.ext import CommandHandler, ContextTypes
 
 from bot.errors import BotError
 from bot.handlers import actions
 from bot.handlers.chat_commands import help_text, parse_project, parse_target
-from bot.handlers.command_context import Handler, answering, asked, words
+from bot.handlers.command_context import answering, asked, words
 from bot.handlers.task_handlers import auto_line
 from bot.render.render import escape
 from bot.topics.topics import TopicInfo
@@ -78,10 +78,9 @@ async def status_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> 
     rt.say(ask.thread, "\n".join(lines), ask.reply_to)
 
 
-TOPIC_HANDLERS: dict[str, Handler] = {
-    "help": help_command,
-    "start": help_command,
-    "project": project_command,
-    "unbind": unbind_command,
-    "status": status_command,
-}
+TOPIC_HANDLERS = (
+    CommandHandler(("help", "start"), help_command),
+    CommandHandler("project", project_command),
+    CommandHandler("unbind", unbind_command),
+    CommandHandler("status", status_command),
+)

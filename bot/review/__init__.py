@@ -3,6 +3,6 @@ picture kept as comments until Request changes sends them (`review`), and Approv
 follows the change through the merge queue (`approval`), with the notes it follows kept in Redis so a
 restarted bot carries them on (`approval_memory`).
 
-May import bot.runtime and the rooms under it (delivery, topics, render, errors) and bus; the handlers
+May import bot.bot_runtime and the rooms under it (delivery, topics, render, errors) and bus; the handlers
 and bot.app call it.
 """

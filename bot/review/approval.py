@@ -16,11 +16,11 @@ from collections.abc import Awaitable, Callable
 from redis.exceptions import RedisError
 from telegram.error import TelegramError
 
+from bot.bot_runtime import BotRuntime
 from bot.render.render import escape
 from bot.render.review_render import approval, merge_stage, queued_stage
 from bot.review.approval_memory import ApprovalMemory, Followed
 from bot.review.review import Ask
-from bot.runtime import BotRuntime
 from bus.commands.worker_commands import QueueMerge
 from bus.errors import BusError, NotFound
 from bus.inbox.review_comments import ReviewComments

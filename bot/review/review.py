@@ -15,6 +15,7 @@ import redis.asyncio as aredis
 from redis.exceptions import RedisError
 from telegram import Message
 
+from bot.bot_runtime import BotRuntime
 from bot.delivery.outbound import Batch
 from bot.errors import BotError
 from bot.render.callbacks import Action, Callback
@@ -28,7 +29,6 @@ from bot.render.review_render import (
     shown_from,
     staleness,
 )
-from bot.runtime import BotRuntime
 from bus.commands.worker_commands import DiffReview
 from bus.errors import BusError
 from bus.stores.agent_store import Agent

@@ -2,8 +2,9 @@
 
 The bot and other machines ask a worker to act on its agents this way; the worker runs the same
 operation the CLI runs locally and pushes the result to the reply list, which expires on its own.
-On the stream a command is `{"id", "op", "args", "from"}`: the command's tag, its other fields as
-`args`, so entries queued by older versions decode as they are (bus.commands.worker_commands has the models).
+On the stream a command is `{"id", "op", "args", "from"}` (bus.commands.command_wire): the command's tag,
+its other fields as `args`, so entries queued by older versions decode as they are
+(bus.commands.worker_commands has the models).
 
 Both directions wait for the replicas (`wait`, bus.events.replication): a command the failover lost would
 never run, though `submit` said it was queued; a reply it lost is the only record of an operation that ran and
@@ -19,15 +20,14 @@ from typing import Any, cast
 
 import redis
 
+from bus.commands.command_wire import COMMAND_FIELD, COMMANDS_KEPT, entry, xadd
 from bus.commands.worker_commands import BadCommand, Command, WorkerCommand, parse_command
 from bus.commands.workers import alive, require_alive
 from bus.errors import BusError, BusUnavailable
 from bus.events.replication import NO_WAIT, Wait, commit, confirmed
 from bus.wire.keys import Keys
 
-COMMAND_FIELD = "c"
 REPLY_TTL = 300
-COMMANDS_KEPT = 10_000  # a worker's command stream is trimmed to about this many
 
 
 class CommandFailed(BusError):
@@ -71,8 +71,7 @@ def worker_alive(client: redis.Redis, keys: Keys, worker: str) -> bool:
 
 def encode_command(command_id: str, command: Command, sender: str = "") -> str:
     """The JSON of one stream entry. Pure."""
-    args = command.model_dump(mode="json", exclude={"op"})
-    return json.dumps({"id": command_id, "op": command.op, "args": args, "from": sender}, ensure_ascii=False)
+    return entry(command_id, command.op, command.model_dump(mode="json", exclude={"op"}), sender)
 
 
 def submit(
@@ -85,8 +84,7 @@ def submit(
     if not wait[0]:
         client.xadd(keys.commands(worker), {COMMAND_FIELD: body}, maxlen=COMMANDS_KEPT, approximate=True)
         return command_id
-    add = ("XADD", keys.commands(worker), "MAXLEN", "~", COMMANDS_KEPT, "*", COMMAND_FIELD, body)
-    confirmed(client, [add], wait, f"command {command.op} for worker {worker}")
+    confirmed(client, [xadd(keys.commands(worker), body)], wait, f"command {command.op} for worker {worker}")
     return command_id
 
 

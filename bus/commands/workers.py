@@ -2,8 +2,8 @@
 
 A worker renews its heartbeat `worker:<id>` and records the Redis time of each renewal in `worker-seen`,
 so "last seen" never depends on the clocks of two machines agreeing. Any process may sweep: a worker of
-`workers` whose heartbeat expired is marked down once and its agents become `unreachable`, in one script;
-the worker, once back, puts them back (bus/lua/worker_down.lua, worker_back.lua).
+`workers` whose heartbeat expired is marked down once and its agents (its agent index) become `unreachable`,
+in one script; the worker, once back, puts them back (bus/lua/worker_down.lua, worker_back.lua).
 """
 
 from __future__ import annotations
@@ -102,15 +102,17 @@ def sweep(client: redis.Redis, keys: Keys, events_maxlen: int) -> list[str]:
     """Mark down every registered worker whose heartbeat expired (its agents: unreachable)."""
     gone = client.eval(
         _script("worker_down"),
-        4,
+        5,
         keys.workers,
         keys.workers_down,
         keys.agents,
         keys.events,
+        keys.agent_index,
         keys.worker(_MARK),
         keys.agent(_MARK),
         events_maxlen,
         now_ts(),
+        keys.worker_agents(_MARK),
     )
     return [str(w) for w in cast(list[str], gone)]
 
@@ -119,10 +121,12 @@ def come_back(client: redis.Redis, keys: Keys, worker: str, events_maxlen: int) 
     """`worker` runs again: its unreachable agents get their states back; returns their ids."""
     back = client.eval(
         _script("worker_back"),
-        3,
+        5,
         keys.workers_down,
         keys.agents,
         keys.events,
+        keys.agent_index,
+        keys.worker_agents(worker),
         keys.agent(_MARK),
         events_maxlen,
         now_ts(),

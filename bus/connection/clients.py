@@ -65,6 +65,9 @@ def client_options(url: str) -> dict[str, Any]:
         "decode_responses": True,
         "encoding_errors": "surrogateescape",
         "health_check_interval": 30,
+        # no CLIENT SETINFO after connecting: two round trips on every new connection, and redis-py reads its
+        # own version from the installed package's metadata (an e-mail parser over METADATA) for it
+        "driver_info": None,
     }
     if address.path:
         options["unix_socket_path"] = address.path

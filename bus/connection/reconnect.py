@@ -70,6 +70,8 @@ class Reconnect:
     say: Callable[[str], None]
     first_s: float = FIRST_S
     cap_s: float = CAP_S
+    pause: Callable[[float], object] = time.sleep  # a thread's stop event's wait: returns at the stop
+    missed: Callable[[], None] = lambda: None  # after each ping Redis did not answer (may raise to give up)
 
     def __post_init__(self) -> None:
         # redis-py would otherwise retry a lost command on its own, silently, for up to a minute
@@ -80,10 +82,11 @@ class Reconnect:
         self.say(f"{self.who}: lost the connection to Redis ({error}); reconnecting")
         delay = self.first_s
         while keep_going():
-            time.sleep(delay)  # nothing to block on in Redis while it is away
+            self.pause(delay)  # nothing to block on in Redis while it is away
             try:
                 self.client.ping()
             except LOST:
+                self.missed()
                 delay = min(self.cap_s, delay * 2)
                 continue
             self.say(f"{self.who}: connected to Redis again")

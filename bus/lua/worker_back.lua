@@ -1,9 +1,11 @@
 -- A worker that was marked down is back: it leaves the down set, and every agent of its own that was
--- `unreachable` gets back the state it had (`reachable_state`), with a `state` event.
---   KEYS[1] workers down (set)  KEYS[2] agents (set)  KEYS[3] events stream
+-- `unreachable` gets back the state it had (`reachable_state`), with a `state` event. It reads the worker's
+-- agent index, not every agent of the bus; on bus data from before the indexes (no mark), `agents`.
+--   KEYS[1] workers down (set)  KEYS[2] agents (set)  KEYS[3] events stream  KEYS[4] the agent index mark
+--   KEYS[5] the worker's agent index
 --   ARGV[1] agent key template  ARGV[2] events MAXLEN  ARGV[3] the envelope's ts  ARGV[4] the worker
 -- Returns the ids of the agents that came back.
-local DOWN, AGENTS, EVENTS = KEYS[1], KEYS[2], KEYS[3]
+local DOWN, AGENTS, EVENTS, MARK, INDEX = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local AGENT, MAXLEN, TS, WORKER = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 
 local function key(tmpl, id)
@@ -14,7 +16,8 @@ end
 redis.call("SREM", DOWN, WORKER)
 local back = {}
 local now = redis.call("TIME")[1]
-for _, id in ipairs(redis.call("SMEMBERS", AGENTS)) do
+local ids = redis.call("SMEMBERS", (redis.call("EXISTS", MARK) == 1 and INDEX) or AGENTS)
+for _, id in ipairs(ids) do
   local k = key(AGENT, id)
   local f = redis.call("HMGET", k, "worker", "state", "project", "task", "reachable_state")
   if f[1] == WORKER and f[2] == "unreachable" then

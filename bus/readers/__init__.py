@@ -1,4 +1,5 @@
-"""What reads the events stream for a person or a script: `ib events` (`follow`), `ib listen` (`listener`),
+"""What reads the streams: the one blocking read loop every background reader runs on (`stream_reader`), and
+for a person or a script `ib events` (`follow`), `ib listen` (`listener`),
 the events after a cursor for `ib mcp` (`event_cursor`), the entries nobody can read (`dead_letters`), and an
 acknowledgement a stop waits for (`uninterrupted`).
 

@@ -11,11 +11,11 @@ from dataclasses import dataclass
 
 import redis
 
-from bus.connection.reconnect import LOST, Reconnect
+from bus.connection.reconnect import Reconnect
 from bus.events.envelope import Envelope
-from bus.events.streams import Entry, Group, consumer_name, entries_of
+from bus.events.streams import Entry, consumer_name
 from bus.readers import dead_letters
-from bus.readers.uninterrupted import stop_after
+from bus.readers.stream_reader import Cursor, InGroup, StreamReader
 from bus.wire.keys import Keys
 
 BLOCK_MS = 5000
@@ -47,21 +47,21 @@ def follow(
     """Emit every matching event after `since` (`now`, `0` for all kept history, or an id) until stopped."""
     # "now" is pinned to the last id once, so nothing published between two reads slips past
     cursor = (_last_id(client, keys) or "0-0") if since == "now" else since
-    while keep_going():
-        try:
-            reply = client.xread({keys.events: cursor}, count=1000, block=BLOCK_MS)
-        except LOST as e:
-            if reconnect is None or not reconnect.wait(e, keep_going):
-                raise
-            continue
-        entries = entries_of(reply)
-        if not entries:
-            continue
+
+    def show(entries: list[Entry]) -> None:
         events, _poison = dead_letters.sort(client, keys, keys.events, entries)
         for event in events:
             if wanted(event):
                 emit(event)
-        cursor = entries[-1][0]
+
+    StreamReader(
+        Cursor(client, keys.events, cursor),
+        show,
+        "ib events",
+        keep_going=keep_going,
+        reconnect=reconnect,
+        block_ms=lambda: BLOCK_MS,
+    ).run()
 
 
 def follow_group(
@@ -80,44 +80,28 @@ def follow_group(
     filter, what it does not show stays pending in the group, for a follower of the same group without
     one to take over (never acknowledged unseen)."""
     filtered = bool(wanted.projects or wanted.types)
-    group = Group(client, keys.events, group_name, consumer_name())
+
+    def show(entries: list[Entry]) -> list[str] | None:
+        ((entry_id, fields),) = entries
+        found = dead_letters.read_entry(keys.events, entry_id, fields)
+        if isinstance(found, dead_letters.Poison):
+            dead_letters.dead_letter(client, keys, found)
+        elif wanted(found):
+            emit(found)  # stopped while printing: not acknowledged, so printed again
+        elif filtered:
+            return []  # not shown: left pending, not acknowledged
+        return None
+
     start = "$" if since == "now" else since
-    group.ensure(start)
-    batch: list[Entry] = group.take_over(claim_idle_ms)
-    done: list[str] = []  # emitted, not yet acknowledged: never emitted again
-    lost = False
-    while keep_going():
-        try:
-            if lost:  # a Redis that came back without its data has no group any more
-                group.ensure(start)
-            group.ack(done)
-            done = []
-            if lost:  # what is still ours and pending: a read whose reply was lost with Redis
-                batch = batch or group.mine_pending()
-                lost = False
-            batch = batch or group.read(block_ms=BLOCK_MS)
-            while batch:
-                entry_id, fields = batch[0]
-                found = dead_letters.read_entry(keys.events, entry_id, fields)
-                shown: Envelope | None = None
-                if isinstance(found, dead_letters.Poison):
-                    dead_letters.dead_letter(client, keys, found)
-                elif wanted(found):
-                    shown = found
-                elif filtered:
-                    batch.pop(0)
-                    continue  # not shown: left pending, not acknowledged
-                if shown is not None:
-                    emit(shown)  # stopped while printing: not acknowledged, so printed again
-                with stop_after():  # stopped once printed: acknowledged first, never printed twice
-                    batch.pop(0)
-                    done.append(entry_id)
-                    group.ack(done)
-                    done = []
-        except LOST as e:
-            if reconnect is None or not reconnect.wait(e, keep_going):
-                raise
-            lost = True
+    StreamReader(
+        InGroup(client, keys.events, group_name, consumer_name(), start, claim_idle_ms),
+        show,
+        "ib events",
+        keep_going=keep_going,
+        reconnect=reconnect,
+        block_ms=lambda: BLOCK_MS,
+        one_by_one=True,  # stopped once printed: acknowledged first, never printed twice
+    ).run()
 
 
 def _last_id(client: redis.Redis, keys: Keys) -> str | None:

@@ -20,11 +20,11 @@ import redis
 from bus.connection.reconnect import LOST, Reconnect
 from bus.errors import BusError
 from bus.events.envelope import Envelope
-from bus.events.streams import Entry, Group, consumer_name
+from bus.events.streams import Entry, consumer_name
 from bus.inbox import push_store
 from bus.readers import dead_letters
 from bus.readers.event_cursor import stream_id
-from bus.readers.uninterrupted import stop_after
+from bus.readers.stream_reader import InGroup, StreamReader
 from bus.stores.heartbeat import Heartbeat
 from bus.wire.keys import Keys
 
@@ -48,10 +48,6 @@ class Listener:
     reconnect: Reconnect | None = None
     backlog_before: str = ""  # a group made by this run: its past events before this id are backlog
 
-    @property
-    def group(self) -> Group:
-        return Group(self.client, self.keys.events, f"listen:{self.name}", consumer_name())
-
     def run(self, timeout: float, emit: Callable[[list[Envelope]], None]) -> bool:
         """Wait up to `timeout` seconds; True when events were emitted (and acknowledged)."""
         heartbeat = Heartbeat(self.client, self.keys.listener(self.name), self.heartbeat_ttl)
@@ -69,33 +65,41 @@ class Listener:
 
     def _listen(self, timeout: float, emit: Callable[[list[Envelope]], None], heartbeat: Heartbeat) -> bool:
         deadline = time.monotonic() + timeout
-        group = self.group
         start, now = self._start_ids()
+        group = InGroup(self.client, self.keys.events, f"listen:{self.name}", consumer_name(), start)
         if group.ensure(start):
             self.backlog_before = now
-        entries: list[Entry] = group.take_over(min_idle_ms=0)
         renew_every = max(1.0, self.heartbeat_ttl / 3)
-        lost = False
-        while True:
-            try:
-                if lost:  # a Redis that came back without its data has no group any more
-                    group.ensure(start)
-                    heartbeat.renew()
-                    entries = group.mine_pending()  # a read whose reply was lost with Redis
-                    lost = False
-                if self._deliver(group, entries, emit):
-                    return True
-                entries = []
-                if (left := deadline - time.monotonic()) <= 0:
-                    return False
-                entries = group.read(block_ms=max(1, int(min(left, renew_every) * 1000)))
-                heartbeat.renew()
-            except LOST as e:
-                if self.reconnect is None:
-                    raise
-                if not self.reconnect.wait(e, lambda: time.monotonic() < deadline):
-                    return False  # the timeout ran out while Redis was away: the restart reminder
-                lost = True
+        shown: list[Envelope] = []
+
+        def deliver(entries: list[Entry]) -> list[str] | None:
+            wanted, ids = self._sort(entries)
+            if wanted:  # printed and flushed before the ack: a crash here means "print again", never "lost"
+                emit(wanted)
+                shown.extend(wanted)
+            return ids if self.filtered else None
+
+        def next_block() -> int:
+            heartbeat.renew()  # before each read: after the last one, and when Redis came back
+            return max(1, int(min(deadline - time.monotonic(), renew_every) * 1000))
+
+        StreamReader(
+            group,
+            deliver,
+            "ib listen",
+            keep_going=lambda: not shown and time.monotonic() < deadline,
+            reconnect=self.reconnect,
+            block_ms=next_block,
+            ack_before_stop=True,  # printed: acknowledged through a Redis restart, never printed again
+        ).run()
+        if shown:
+            with contextlib.suppress(
+                *LOST
+            ):  # printed: no longer to push into the session (bus.inbox.push_store)
+                push_store.acknowledge(self.client, self.keys, [str(e["id"]) for e in shown])
+            with contextlib.suppress(*LOST):  # housekeeping: the next listener does it
+                group.forget_idle_consumers()
+        return bool(shown)
 
     def _start_ids(self) -> tuple[str, str]:
         """A new group starts `backlog_s` back, so events sent before the first listener still arrive;
@@ -119,35 +123,10 @@ class Listener:
         gone = ended - alive
         return {str(e["id"]) for e in past if str(e["agent"]) in gone}
 
-    def _deliver(
-        self, group: Group, entries: list[tuple[str, dict[str, str]]], emit: Callable[[list[Envelope]], None]
-    ) -> bool:
-        if not entries:
-            return False
+    def _sort(self, entries: list[Entry]) -> tuple[list[Envelope], list[str]]:
+        """The events to print, and the ids to acknowledge with them: theirs, the backlog's gone agents' and
+        the unreadable entries'."""
         events, poison = dead_letters.sort(self.client, self.keys, self.keys.events, entries)
         gone = self._gone(events)
         wanted = [e for e in events if e.get("type") in self.types and str(e["id"]) not in gone]
-        ids = [str(e["id"]) for e in wanted] + sorted(gone) + [p.entry_id for p in poison]
-        acked = ids if self.filtered else [entry_id for entry_id, _ in entries]
-        if wanted:
-            emit(wanted)  # printed and flushed before the ack: a crash here means "print again", never "lost"
-        # a Ctrl-C once they are printed waits for the ack: never printed twice
-        with stop_after(), contextlib.suppress(*LOST):
-            group.ack(acked)
-            acked = []
-        self._ack(group, acked)  # Redis went away meanwhile: wait for it, interruptible
-        with contextlib.suppress(*LOST):  # printed: no longer to push into the session (bus.inbox.push_store)
-            push_store.acknowledge(self.client, self.keys, [str(e["id"]) for e in wanted])
-        with contextlib.suppress(*LOST):  # housekeeping: the next listener does it
-            group.forget_idle_consumers()
-        return bool(wanted)
-
-    def _ack(self, group: Group, ids: list[str]) -> None:
-        """Acknowledge what was printed, through a Redis restart if need be (never print it again)."""
-        while True:
-            try:
-                group.ack(ids)
-                return
-            except LOST as e:
-                if self.reconnect is None or not self.reconnect.wait(e):
-                    raise
+        return wanted, [str(e["id"]) for e in wanted] + sorted(gone) + [p.entry_id for p in poison]

@@ -37,6 +37,7 @@ NUMBERS: dict[str, tuple[bool, float, float, bool]] = {
     "IB_TELEGRAM_TIME_SCALE": (False, 0, math.inf, False),
     "IB_TELEGRAM_CHAT_ID": (True, -math.inf, math.inf, True),
     "IB_EMBEDDED_PORT": (True, 1024, 65535, True),
+    "IB_WEB_PORT": (True, 1024, 65535, True),
     "IB_ATTENTION_DM_AFTER": (False, 0, math.inf, True),
     "IB_ATTENTION_CHANNELS_AFTER": (False, 0, math.inf, True),
     "IB_ATTENTION_REPEAT": (False, 0, math.inf, True),
@@ -71,7 +72,7 @@ def number(raw: str, integer: bool) -> int | float:
 
 def value_problem(name: str, raw: str) -> str | None:
     """What is wrong with `raw` as the value of setting `name`, or None (also for settings without a rule)."""
-    if name == "IB_EMBEDDED_PORT":
+    if name in ("IB_EMBEDDED_PORT", "IB_WEB_PORT"):
         return _port_problem(raw)
     if name in NUMBERS:
         return _number_problem(raw, *NUMBERS[name])

@@ -88,28 +88,22 @@ class Settings(BaseSettings):
         defaults.NAMESPACE, description="prefix of every key, so installations can share a Redis"
     )
     events_maxlen: int = Field(
-        defaults.EVENTS_MAXLEN, ge=100, description="approximate length the events stream is trimmed to"
+        defaults.EVENTS_MAXLEN, description="approximate length the events stream is trimmed to"
     )
     connect_timeout: float = Field(
-        defaults.CONNECT_TIMEOUT, gt=0, le=30, description="seconds to wait for Redis before spooling"
+        defaults.CONNECT_TIMEOUT, description="seconds to wait for Redis before spooling"
     )
     embedded_port: int | None = Field(
         None,
-        ge=1024,
-        le=65535,
         description="the embedded bus's port; unset: a free one, kept across restarts",
     )
     redis_wait_replicas: int | None = Field(
         None,
-        ge=0,
-        le=100,
         description="replicas that must hold an event or a task, merge, message or command change before it "
         "counts as done; unset: 1 behind Sentinel",
     )
     redis_wait_ms: int = Field(
         defaults.REDIS_WAIT_MS,
-        ge=1,
-        le=60_000,
         description="milliseconds such a write waits for those replicas (`WAIT`)",
     )
     spool_dir: Path = Field(
@@ -117,20 +111,18 @@ class Settings(BaseSettings):
         description="where events wait while Redis is down",
     )
     max_message_bytes: int = Field(
-        defaults.MAX_MESSAGE_BYTES, ge=1024, description="largest message `ib notify` accepts"
+        defaults.MAX_MESSAGE_BYTES, description="largest message `ib notify` accepts"
     )
 
     # listeners
-    listen_timeout: float = Field(
-        570.0, gt=0, description="seconds `ib listen` waits before the restart reminder"
-    )
+    listen_timeout: float = Field(570.0, description="seconds `ib listen` waits before the restart reminder")
     listener_name: str = Field(
         defaults.LISTENER_NAME, min_length=1, max_length=64, description="default `ib listen --name`"
     )
     listen_backlog: int = Field(
-        3600, ge=0, description="seconds of past events a brand-new listener group starts with"
+        3600, description="seconds of past events a brand-new listener group starts with"
     )
-    heartbeat_ttl: int = Field(15, ge=2, le=3600, description="seconds a heartbeat key lives without renewal")
+    heartbeat_ttl: int = Field(15, description="seconds a heartbeat key lives without renewal")
     push_to_session: bool = Field(
         True,
         description="the worker pushes what you must act on into your own Claude Code sessions' inboxes "
@@ -176,36 +168,31 @@ class Settings(BaseSettings):
         description="comma-separated names of more variables agents get from the tmux server (never IB_*)",
     )
     tmux_socket: str | None = Field(None, description="tmux server socket name (tmux -L); unset: the default")
-    pane_interval: float = Field(
-        1.0, gt=0, le=60, description="seconds between two looks at the agents' panes"
-    )
-    send_delay: float = Field(
-        0.1, ge=0, le=5, description="seconds between typing into a pane and pressing Enter"
-    )
+    pane_interval: float = Field(1.0, description="seconds between two looks at the agents' panes")
+    send_delay: float = Field(0.1, description="seconds between typing into a pane and pressing Enter")
     overlap: str = Field(
         "hold",
         description="a ready task whose --touches overlap a task in flight: hold (wait for its merge), "
         "warn (claim it with a note) or ignore",
     )
     task_test_timeout: float = Field(
-        600.0, gt=0, description="seconds `ib task done` lets a task's test command run before failing it"
+        600.0, description="seconds `ib task done` lets a task's test command run before failing it"
     )
     schedule_min_interval: float = Field(
-        60.0, ge=60, description="seconds a schedule must leave between two firings at least (cron: >= 60)"
+        60.0, description="seconds a schedule must leave between two firings at least (cron: >= 60)"
     )
     plan_timeout: float = Field(
         600.0,
-        gt=0,
         description="seconds a planner (/plan, ib plan) has to write its plan before it fails",
     )
-    plan_max_tasks: int = Field(100, ge=1, le=1000, description="most tasks a plan may have; more is refused")
+    plan_max_tasks: int = Field(100, description="most tasks a plan may have; more is refused")
 
     # the CLAUDE.md status block (`ib status-node`)
     status_max_messages: int = Field(
-        50, ge=1, le=1000, description="messages for the person the status block shows (the newest)"
+        50, description="messages for the person the status block shows (the newest)"
     )
     status_debounce: float = Field(
-        2.0, ge=0, le=300, description="seconds between two writes of the status block (then a final one)"
+        2.0, description="seconds between two writes of the status block (then a final one)"
     )
     status_node_auto: bool = Field(
         True, description="the worker starts `ib status-node --auto` when the first root agent appears"
@@ -220,16 +207,14 @@ class Settings(BaseSettings):
     # what waits on a person, repeated until answered (bus.inbox.attention, bot/attention/escalation.py)
     attention_dm_after: float = Field(
         300.0,
-        ge=0,
         description="seconds unanswered before a needs-you is repeated to each allowed user as a DM",
     )
     attention_channels_after: float = Field(
         900.0,
-        ge=0,
         description="seconds unanswered before a needs-you goes out through IB_ATTENTION_CHANNELS",
     )
     attention_repeat: float = Field(
-        0.0, ge=0, description="seconds between two repeats of each of those while unanswered; 0: once"
+        0.0, description="seconds between two repeats of each of those while unanswered; 0: once"
     )
     attention_channels: SecretStr | None = Field(
         None,
@@ -244,18 +229,22 @@ class Settings(BaseSettings):
     )
     runaway_repeats: int = Field(
         6,
-        ge=2,
-        le=1000,
         description="the same tool call with the same arguments this many times in a row pauses the agent",
     )
     runaway_quiet_minutes: float = Field(
-        20.0, gt=0, description="minutes of a turn with no file change and no new text that pause the agent"
+        20.0, description="minutes of a turn with no file change and no new text that pause the agent"
     )
     runaway_tokens_per_minute: int = Field(
         500_000,
-        ge=1,
         description="fresh tokens (input, output, cache writes) a minute, over 5 minutes, that pause "
         "the agent",
+    )
+
+    # the page
+    web_port: int | None = Field(
+        None,
+        description="the port of `ib web`, the page (on 127.0.0.1); set, `ib up` starts it too; unset: a "
+        "free port, and `ib up` starts no page",
     )
 
     # telegram
@@ -266,7 +255,7 @@ class Settings(BaseSettings):
     )
     telegram_api_url: str = Field("https://api.telegram.org/bot", description="Bot API base URL")
     telegram_time_scale: float = Field(
-        1.0, gt=0, description="how much faster the bot's flood limits run: 1 for Telegram (tests: >1)"
+        1.0, description="how much faster the bot's flood limits run: 1 for Telegram (tests: >1)"
     )
 
     @classmethod
@@ -286,14 +275,17 @@ class Settings(BaseSettings):
     @field_validator(*(n.removeprefix(defaults.ENV_PREFIX).lower() for n in NUMBERS), mode="before")
     @classmethod
     def _plain_number(cls, value: Any, info: ValidationInfo) -> Any:
-        """Numbers are read as the hot paths read them (`bus.settings.setting_checks.number`)."""
-        if isinstance(value, str):
-            name = defaults.ENV_PREFIX + str(info.field_name).upper()
-            found = value_problem(name, value)
-            if found:
-                raise ValueError(found)
-            return number(value, NUMBERS[name][0])
-        return value
+        """Numbers are read and bounded as the hot paths read them: by `bus.settings.setting_checks`, whose
+        NUMBERS table holds each one's bounds (the only place they are written). A number given by a program
+        (`Settings(events_maxlen=…)`) is held to the same bounds."""
+        if value is None or isinstance(value, bool):
+            return value  # an optional number left unset; a bool fails the field's own type
+        name = defaults.ENV_PREFIX + str(info.field_name).upper()
+        raw = value if isinstance(value, str) else str(value)
+        found = value_problem(name, raw)
+        if found:
+            raise ValueError(found)
+        return number(raw, NUMBERS[name][0]) if isinstance(value, str) else value
 
     @field_validator("listener_name")
     @classmethod

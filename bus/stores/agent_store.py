@@ -1,7 +1,10 @@
-"""Agents on the bus: one hash per agent (`agent:<id>`) and the index of live agents (`agents`).
+"""Agents on the bus: one hash per agent (`agent:<id>`), the index of live agents (`agents`) and each
+worker's own (`worker-agents:<worker>`, bus.stores.agent_index), written with the record in one step.
 
 Any machine can read an agent's record; only its worker (the machine that runs its tmux session)
-changes the session itself. `bus.stores.hash_record` converts the record to and from the hash.
+changes the session itself. A worker reads its own agents (`of_worker`), never the whole bus each tick;
+`all` is for what shows the whole fleet, once per request. `bus.stores.hash_record` converts the record to
+and from the hash.
 """
 
 from __future__ import annotations
@@ -12,11 +15,13 @@ from typing import Any
 import redis
 
 from bus.errors import NotFound
+from bus.stores import agent_index
 from bus.stores.hash_record import HashRecord
 from bus.stores.hashes import members, read_hash, read_hashes, write_hash
 from bus.wire.keys import Keys
 
 RESERVATION_TTL = 600  # seconds an agent id stays claimed by a spawn that never finished
+USAGE_USD = "usage_usd"  # a field beside the record: dollars the transcript tail summed (worker.agents)
 
 
 class Agent(HashRecord):
@@ -82,11 +87,8 @@ class AgentStore:
         return str(holder or "another worker")
 
     def save(self, agent: Agent) -> None:
-        pipe = self.client.pipeline()
-        write_hash(pipe, self.keys.agent(agent.id), agent.to_hash())
-        pipe.persist(self.keys.agent(agent.id))
-        pipe.sadd(self.keys.agents, agent.id)
-        pipe.execute()
+        """Write the whole record, list it in `agents` and in its worker's index (out of another's)."""
+        agent_index.write(self.client, self.keys, agent.id, agent.to_hash(), agent.worker, save=True)
 
     def get(self, agent_id: str) -> Agent:
         key = self.keys.agent(agent_id)
@@ -101,13 +103,50 @@ class AgentStore:
         return Agent.from_hash(data, key=key) if data else None
 
     def all(self) -> list[Agent]:
-        keys = [self.keys.agent(i) for i in sorted(members(self.client, self.keys.agents))]
+        """Every agent of the bus, oldest first: for what shows the whole fleet, once per request."""
+        return self._read(members(self.client, self.keys.agents))
+
+    def all_with(self, field: str) -> list[tuple[Agent, str]]:
+        """Every agent of the bus, oldest first, with a field its hash keeps beside the record (`USAGE_USD`):
+        one read of each hash for both."""
+        ids = sorted(members(self.client, self.keys.agents))
+        keys = [self.keys.agent(i) for i in ids]
+        found = [
+            (Agent.from_hash(d, key=k), d.get(field, ""))
+            for k, d in zip(keys, read_hashes(self.client, keys), strict=True)
+            if d
+        ]
+        return sorted(found, key=lambda pair: (pair[0].created_at, pair[0].id))
+
+    def ids(self) -> set[str]:
+        """The ids of every agent of the bus, without their records."""
+        return members(self.client, self.keys.agents)
+
+    def of_worker(self, worker: str) -> list[Agent]:
+        """The agents `worker` owns, oldest first: its index and their records, not the whole bus. An id
+        left in the index whose record names another worker is not among them (`agent_index.repair`)."""
+        pipe = self.client.pipeline(transaction=False)
+        pipe.exists(self.keys.agent_index)
+        pipe.smembers(self.keys.worker_agents(worker))
+        built, ids = pipe.execute()
+        if not built:
+            agent_index.build(self.client, self.keys)
+            ids = members(self.client, self.keys.worker_agents(worker))
+        return [a for a in self._read(ids) if a.worker == worker]
+
+    def _read(self, ids: set[str]) -> list[Agent]:
+        keys = [self.keys.agent(i) for i in sorted(ids)]
         found = zip(keys, read_hashes(self.client, keys), strict=True)
         return sorted((Agent.from_hash(d, key=k) for k, d in found if d), key=lambda a: (a.created_at, a.id))
 
     def update(self, agent_id: str, **changes: Any) -> None:
-        """Change some fields; each name must be a field of `Agent` and each value must fit it."""
-        write_hash(self.client, self.keys.agent(agent_id), Agent.hash_fields(**changes))
+        """Change some fields; each name must be a field of `Agent` and each value must fit it. A new
+        `worker` moves the agent to that worker's index in the same step."""
+        fields = Agent.hash_fields(**changes)
+        if "worker" in changes:
+            agent_index.write(self.client, self.keys, agent_id, fields, str(changes["worker"]), save=False)
+        else:
+            write_hash(self.client, self.keys.agent(agent_id), fields)
 
     def state_of(self, agent_id: str) -> tuple[str, str, float]:
         """(state, who decided it, when it was set: epoch seconds, 0 if never) as stored now."""
@@ -118,6 +157,13 @@ class AgentStore:
         except ValueError:
             since = 0.0
         return str(state or ""), str(by or ""), since
+
+    def worker_of(self, agent_id: str) -> str | None:
+        """The worker that owns the agent ("" when its record names none), None when it has no record."""
+        found = self.client.hget(self.keys.agent(agent_id), Agent.hash_key("worker"))
+        if found is None:
+            return None
+        return found.decode() if isinstance(found, bytes) else str(found)
 
     def ending_of(self, agent_id: str) -> str:
         """Why ittybus itself is ending the agent's session ("" when it is not)."""
@@ -138,11 +184,11 @@ class AgentStore:
         same name starts clean), its usage stays (`ib cost` of its project and tasks stays whole)."""
         k = self.keys
         pipe = self.client.pipeline()
-        pipe.delete(k.agent(agent_id), k.stop_turn(agent_id), k.output(agent_id), k.hold(agent_id))
+        agent_index.forget(pipe, k, agent_id)
+        pipe.delete(k.stop_turn(agent_id), k.output(agent_id), k.hold(agent_id))
         pipe.delete(k.agent_inbox(agent_id))
         pipe.delete(k.budget("agent", agent_id), k.spent("agent", agent_id))
         pipe.srem(k.budgets, f"agent:{agent_id}")
-        pipe.srem(k.agents, agent_id)
         pipe.execute()
 
     def children(self, agent_id: str) -> list[Agent]:

@@ -82,12 +82,22 @@ def _read(
 ) -> list[Budget]:
     """The budgets of `targets` that are set, with what their scopes spent: one round trip."""
     pipe = client.pipeline()
+    _ask(pipe, keys, targets)
+    pipe.hgetall(keys.budget("day", ""))
+    replies = cast("list[dict[str, str]]", pipe.execute())
+    return _found(replies[:-1], targets, _limit(replies[-1]) or day_default)
+
+
+def _ask(pipe: redis.client.Pipeline, keys: Keys, targets: list[tuple[str, str]]) -> None:
     for scope, target in targets:
         pipe.hgetall(keys.budget(scope, target))
         pipe.hgetall(keys.spent(scope, target))
-    pipe.hgetall(keys.budget("day", ""))
-    replies = cast("list[dict[str, str]]", pipe.execute())
-    standing = _limit(replies[-1]) or day_default
+
+
+def _found(
+    replies: list[dict[str, str]], targets: list[tuple[str, str]], standing: Amount | None
+) -> list[Budget]:
+    """The budgets `_ask` read for `targets`; a date with none of its own has the `standing` one."""
     found = []
     for n, (scope, target) in enumerate(targets):
         limit, spent = _limit(replies[2 * n]), replies[2 * n + 1]
@@ -105,6 +115,35 @@ def covering(
     """The budgets an agent's spending counts against now: its own, its task's, the day's."""
     targets = [("agent", agent)] + ([("task", task)] if task else []) + [("day", day)]
     return _read(client, keys, targets, day_default)
+
+
+def covering_each(
+    client: redis.Redis, keys: Keys, agents: list[tuple[str, str]], day: str, day_default: Amount | None
+) -> list[tuple[list[Budget], dict[str, str]]]:
+    """For each (agent, task): what `covering` reads, and the agent's hold (`hold_of`), in two round trips
+    for any number of agents; the day's budget is read once, an agent's or a task's only when it is set.
+    A worker looks at all its agents every tick: two round trips each cost it most of a core at 1,000."""
+    named = {str(name) for name in cast("set[str]", client.smembers(keys.budgets))}
+    pipe = client.pipeline()
+    pipe.hgetall(keys.budget("day", ""))
+    _ask(pipe, keys, [("day", day)])
+    own: list[list[tuple[str, str]]] = []
+    for agent, task in agents:
+        targets = [
+            (scope, name) for scope, name in (("agent", agent), ("task", task)) if f"{scope}:{name}" in named
+        ]
+        _ask(pipe, keys, targets)
+        pipe.hgetall(keys.hold(agent))
+        own.append(targets)
+    replies = cast("list[dict[str, str]]", pipe.execute())
+    standing = _limit(replies[0]) or day_default
+    days = _found(replies[1:3], [("day", day)], standing)
+    found, at = [], 3
+    for targets in own:
+        end = at + 2 * len(targets)
+        found.append((_found(replies[at:end], targets, standing) + days, replies[end]))
+        at = end + 1
+    return found
 
 
 def listed(client: redis.Redis, keys: Keys, day_default: Amount | None) -> list[Budget]:

@@ -21,7 +21,8 @@ def write_hash(client: redis.Redis | redis.client.Pipeline, key: str, values: Ma
 
 
 def read_hashes(client: redis.Redis, keys: list[str]) -> list[dict[str, str]]:
-    pipe = client.pipeline()
+    """Many hashes in one round trip (no MULTI: a read of thousands needs no transaction)."""
+    pipe = client.pipeline(transaction=False)
     for key in keys:
         pipe.hgetall(key)
     return cast(list[dict[str, str]], pipe.execute())

@@ -46,6 +46,16 @@ class Keys(Record):
     def agents(self) -> str:
         return self._k("agents")
 
+    def worker_agents(self, worker_id: str) -> str:
+        """Set: the ids of the agents a worker owns, kept in the same transaction as each agent's record."""
+        return self._k("worker-agents", worker_id)
+
+    @property
+    def agent_index(self) -> str:
+        """Set once the per-worker agent sets were built (bus.stores.agent_index): bus data from before
+        them gets them built once."""
+        return self._k("agent-index")
+
     def usage(self, agent_id: str) -> str:
         """The tokens of each model answer of an agent (stream), kept after the agent is gone."""
         return self._k("usage", agent_id)

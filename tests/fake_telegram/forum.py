@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import itertools
+import re
 import threading
 import time
 from collections import Counter
@@ -18,6 +19,8 @@ BOT_ID = 7000001
 CHAT_ID = -1001234567890
 GENERAL = None
 ICON_COLORS = (0x6FB9F0, 0xFFD67E, 0xCB86DB, 0x8EEE98, 0xFF93B2, 0xFB6F5F)
+# A word that is a bot command, as Telegram marks one: `/name` or `/name@botname`, then no word goes on.
+BOT_COMMAND = re.compile(r"(?<![\w/<>])/[A-Za-z0-9_]{1,64}(?:@[A-Za-z0-9_]{3,32})?(?![\w/])")
 
 
 @dataclass
@@ -74,6 +77,18 @@ class FakeMessage:
         """The inline keyboard as rows of (label, callback data); url buttons show the url."""
         rows = (self.reply_markup or {}).get("inline_keyboard") or []
         return [[(b["text"], b.get("callback_data") or b.get("url", "")) for b in row] for row in rows]
+
+
+def command_entities(text: str) -> list[dict[str, Any]]:
+    """The `bot_command` entities Telegram puts on a message's commands (offsets in UTF-16 code units)."""
+
+    def units(part: str) -> int:
+        return len(part.encode("utf-16-le")) // 2
+
+    return [
+        {"type": "bot_command", "offset": units(text[: m.start()]), "length": units(m.group())}
+        for m in BOT_COMMAND.finditer(text)
+    ]
 
 
 @dataclass
@@ -192,6 +207,8 @@ class Forum:
                 out["caption"] = m.text
         else:
             out["text"] = m.text
+            if commands := command_entities(m.text):
+                out["entities"] = commands
         if m.reply_markup is not None:
             out["reply_markup"] = m.reply_markup
         if m.edit_date is not None:

@@ -69,8 +69,9 @@ class FakeTelegram:
 
     # --- lifecycle --------------------------------------------------------------------------------------
 
-    def start(self) -> FakeTelegram:
-        self._httpd = _Server(("127.0.0.1", 0), _Handler)
+    def start(self, port: int = 0) -> FakeTelegram:
+        """Serve on `port` (0: a free one)."""
+        self._httpd = _Server(("127.0.0.1", port), _Handler)
         self._httpd.fake = self
         self._thread = serve(self._httpd, "fake-telegram")
         return self

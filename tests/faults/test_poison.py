@@ -13,6 +13,7 @@ import redis
 from bus.connection.clients import client_for
 from bus.events.envelope import make_event
 from bus.events.streams import publish
+from bus.readers.stream_reader import StreamReader
 from bus.wire.keys import Keys
 from tests.bot_process import BotProcess, bot_env
 from tests.cli import IbRunner
@@ -83,9 +84,9 @@ def _dashboard(url: str, keys: Keys) -> list[str]:
 def _status_node(url: str, keys: Keys, tmp_path: Path) -> int:
     """The node's group from the start: it reads the whole stream, says a trigger came, acknowledges all."""
     node = StatusNode(client_for(url), client_for(url, blocking=True), keys, tmp_path / "CLAUDE.md")
-    node.group.ensure("0")
-    triggered = node._read(2.0)
-    assert triggered
+    node.group.start_id = "0"  # from the start of the stream
+    StreamReader(node.group, node.take, "status node").drain()
+    assert node.dirty  # a trigger came
     return int(client_for(url).xpending(keys.events, node.group.name)["pending"])
 
 

@@ -19,7 +19,7 @@ from tests.cli import IbRunner, git
 from tests.waiting import retry_until
 from worker.programs import probe
 from worker.programs.codex.program import VERSION_SHAPE as CODEX_SHAPE
-from worker.programs.gemini import VERSION_SHAPE as GEMINI_SHAPE
+from worker.programs.gemini.program import VERSION_SHAPE as GEMINI_SHAPE
 
 KNOWN = "use one of: claude, codex, gemini"
 

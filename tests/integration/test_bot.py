@@ -21,6 +21,7 @@ import pytest
 import redis
 
 from bot.feeds.consumer import GROUP
+from bus.connection.embedded import free_port
 from bus.events.envelope import make_event
 from bus.events.streams import publish
 from bus.stores.agent_store import Agent, AgentStore
@@ -113,6 +114,38 @@ def test_refuses_to_start_and_says_which_setting(
     assert done.returncode == 1
     assert said in done.stderr and "Traceback" not in done.stderr
     assert "1:wrong" not in done.stderr  # a token is never printed
+
+
+def test_a_telegram_that_does_not_answer_at_the_start_is_waited_for(ib: IbRunner, tmp_path: Path) -> None:
+    """Nothing listens where the Bot API should be when the bot starts (a network that is not up yet, a
+    Telegram that times out): the bot says so and tries again, and serves once it answers."""
+    port, late = free_port(), FakeTelegram(time_scale=SCALE)
+    env = {
+        "IB_TELEGRAM_TOKEN": late.token,
+        "IB_TELEGRAM_CHAT_ID": str(late.chat_id),
+        "IB_TELEGRAM_ALLOWED_USERS": str(USER),
+        "IB_TELEGRAM_API_URL": f"http://127.0.0.1:{port}/bot",
+        "IB_TELEGRAM_TIME_SCALE": str(SCALE),
+    }
+    log = tmp_path / "bot.log"
+    with log.open("ab") as out:
+        proc = subprocess.Popen(
+            [ib.program, "bot"], stdout=out, stderr=subprocess.STDOUT, env=ib.environ(env), cwd=ib.cwd
+        )
+    try:
+        retry_until(lambda: "did not go through" in log.read_text() or proc.poll() is not None, 30)
+        assert proc.poll() is None, log.read_text()
+        with late.start(port):
+            retry_until(lambda: late.calls("getUpdates") > 0 or proc.poll() is not None, 60, what="polling")
+            assert proc.poll() is None, log.read_text()
+            proc.send_signal(signal.SIGTERM)
+            assert proc.wait(30) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    said = log.read_text()
+    assert "telegram: its first call (getMe) did not go through" in said and "Traceback" not in said, said
 
 
 # --- events in topics -----------------------------------------------------------------------------------

@@ -28,7 +28,7 @@ from tests.integration.test_bot import (
 )
 from tests.reads import pane_text
 from tests.waiting import retry_until
-from worker.hooks.payloads import PERMISSION_OPTIONS
+from worker.programs.hook_outcome import PERMISSION_OPTIONS
 
 
 def test_a_dialog_with_drawn_options_is_answered_by_its_button(
@@ -120,7 +120,9 @@ PANE_DIALOG: dict[str, Any] = {  # the dialog as the pane watcher reads it (work
     "default": 0,
     "question_id": "q-5f3c2a1b",
 }
-HOOK_DIALOG: dict[str, Any] = {  # the hook's telling (worker.hooks.payloads): options by meaning, not drawn
+HOOK_DIALOG: dict[
+    str, Any
+] = {  # the hook's telling (worker.programs.claude.signals): options by meaning, not drawn
     "kind": "permission",
     "tool": "Bash",
     "detail": "touch told.txt",

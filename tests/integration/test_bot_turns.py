@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import re
 
 import redis
 
@@ -39,11 +40,17 @@ def output_read(rds: redis.Redis, keys: Keys, agent: str) -> bool:
     return last is not None and rds.hget(keys.topics("output"), agent) == last[0]
 
 
+STATE_LINE = re.compile(r"^\S+: \S+ → \S+$")  # a `state` event's line: `talker: running → waiting`
+
+
 def said_once_above_its_end(texts: list[str], words: str, end: str) -> int:
-    """Where the one message with `words` is; the first `end` after it follows it."""
+    """Where the one message with `words` is; the next message after it, state lines aside, is `end`. A
+    state line may come between: the agent's state changed (an event before the end) after the tail had
+    already shown the words it read from the transcript in the middle of the turn."""
     holding = [i for i, text in enumerate(texts) if words in text]
     assert len(holding) == 1, texts
-    assert end in texts[holding[0] + 1], texts
+    after = [text for text in texts[holding[0] + 1 :] if not STATE_LINE.match(text)]
+    assert after and end in after[0], texts
     return holding[0]
 
 

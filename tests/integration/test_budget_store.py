@@ -78,3 +78,27 @@ def test_a_raise_too_small_keeps_the_pause(rds: redis.Redis, keys: Keys) -> None
     with pytest.raises(Conflict, match="paused by a budget, not the watchdog"):
         budget_store.go_on(rds, keys, "a-1", "w-1")  # Continue never lifts a budget's pause
     assert rds.exists(keys.hold("a-1"))
+
+
+@pytest.mark.parametrize("standing", [None, Amount(USD, 20.0)], ids=["no-day-budget", "a-standing-day"])
+def test_every_agent_at_once_reads_as_each_alone(
+    rds: redis.Redis, keys: Keys, standing: Amount | None
+) -> None:
+    """What the worker's tick reads for all its agents in one go is what `covering` and `hold_of` read for
+    each: agent, task and day budgets, set or not, over or not, held or not."""
+    if standing is not None:
+        budget_store.set_budget(rds, keys, "day", "", standing)
+    budget_store.set_budget(rds, keys, "agent", "a-1", Amount(USD, 5.0))
+    budget_store.set_budget(rds, keys, "task", "paint", Amount(TOKENS, 1000))
+    spend(rds, keys, "a-1", 6.0, 400)
+    spend(rds, keys, "a-2", 1.0, 700)
+    budget_store.hold(rds, keys, "a-1", budget_store.BUDGET, "its budget is used up")
+    agents = [("a-1", "paint"), ("a-2", "paint"), ("a-3", ""), ("a-4", "sand")]
+    setting = Amount(USD, 30.0)
+    each = [
+        (budget_store.covering(rds, keys, agent, task, DAY, setting), budget_store.hold_of(rds, keys, agent))
+        for agent, task in agents
+    ]
+    assert budget_store.covering_each(rds, keys, agents, DAY, setting) == each
+    assert [len(budgets) for budgets, _held in each] == [3, 2, 1, 1]  # a-1's, paint's, and the day's
+    assert budget_store.covering_each(rds, keys, [], DAY, None) == []

@@ -18,7 +18,8 @@ from tests.fake_openai import FakeOpenAI, add_file, exec_command, reply
 from tests.fake_openai.capture import DIALOG, INPUT_BOX, TURN_END, WORKING, Stage
 from worker.markers import COMPLETION_MARKER
 from worker.programs.codex.screen import codex_option_keys, codex_pane_state, read_codex_dialog
-from worker.programs.codex.signals import Reading, read_hook, read_notify
+from worker.programs.codex.signals import read_hook, read_notify
+from worker.programs.hook_outcome import Outcome, TurnEnd
 from worker.tmux.dialogs import pick
 from worker.tmux.pane_state import PaneState
 
@@ -46,7 +47,7 @@ def _ended(turns: int) -> Callable[[str], bool]:
     return check
 
 
-def _signals(log: Path) -> list[Reading]:
+def _signals(log: Path) -> list[Outcome]:
     """The readings of every signal Codex sent, in the order they came."""
     readings = []
     for line in log.read_text(encoding="utf-8").splitlines():
@@ -73,9 +74,9 @@ def test_a_turn_with_a_command_and_a_patch_ends_once(stage: Stage) -> None:
     assert stage.fake.user_texts() == ["greet and write notes"]
     outputs = [o for r in stage.fake.turns_taken() for o in r.tool_outputs()]
     assert any("hello" in json.dumps(o) for o in outputs)
-    readings = stage.wait_for_signals(log, lambda rs: sum(r.ends_turn for r in rs) >= 2, _signals)
+    readings = stage.wait_for_signals(log, lambda rs: sum(isinstance(r, TurnEnd) for r in rs) >= 2, _signals)
     # one turn, told by Stop and by notify under one turn id: the Stop hook publishes it once, as complete
-    ends = [r for r in readings if r.ends_turn]
+    ends = [r for r in readings if isinstance(r, TurnEnd)]
     told = [{r.event_type for r in group} for _turn, group in groupby(ends, key=lambda r: r.turn)]
     assert told == [{"complete"}]
     assert next(r.state for r in readings if r.state) == "running"  # UserPromptSubmit, before any end

@@ -27,8 +27,9 @@ from bus.wire.resp import Connection
 from tests.cli import IbRunner
 from tests.streams import stream_entries
 from worker.hooks.agent_event import apply
-from worker.hooks.payloads import Outcome, outcome
+from worker.programs.claude.signals import outcome
 from worker.programs.codex.signals import read_hook
+from worker.programs.hook_outcome import Outcome
 from worker.runtime import Runtime
 from worker.service.dialog_events import tell_dialog
 
@@ -63,9 +64,9 @@ def _codex(command: str) -> Outcome:
     path = FIXTURES / "codex-0.169.0" / "signals" / "permission-hook-permission-request.json"
     payload = json.loads(path.read_text(encoding="utf-8"))
     payload["tool_input"]["command"] = command
-    reading = read_hook(payload, "teller")
-    assert reading is not None
-    return Outcome(reading.state, reading.event_type, reading.message, reading.data, reading.prompt)
+    found = read_hook(payload, "teller")
+    assert found is not None
+    return found
 
 
 PERMISSIONS = {  # program: its screen with the dialog, what its hook tells, the command
@@ -86,7 +87,7 @@ class Tellers:
         return lambda: tell_dialog(self.rt, self.agent, screen)
 
     def hook(self, conn: Connection, found: Outcome) -> Callable[[], object]:
-        return lambda: apply(conn, self.conf, self.agent.id, {"hook_event_name": "PermissionRequest"}, found)
+        return lambda: apply(conn, self.conf, self.agent.id, found)
 
 
 @pytest.fixture(params=["claude"])

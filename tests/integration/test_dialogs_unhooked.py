@@ -38,9 +38,14 @@ def worker(agents_ib: IbRunner, rds: redis.Redis, keys: Keys) -> Iterator[Popen[
 
 @pytest.fixture
 def slow_worker(agents_ib: IbRunner, rds: redis.Redis, keys: Keys) -> Iterator[Popen[str]]:
-    """A worker that looks at all its panes once a minute: at start, then after every test's deadline."""
-    process = agents_ib.popen("worker", env=agents_ib.environ({"IB_PANE_INTERVAL": "60"}))
-    retry_until(lambda: rds.exists(keys.worker(agents_ib.env["IB_WORKER_ID"])), TIMEOUT, what="the worker")
+    """A worker that looks at all its panes once a minute: at start (it says it runs once that look was
+    taken), then after every test's deadline. Each look records when the worker was seen; so does its
+    heartbeat thread, every third of the heartbeat's TTL: an hour's TTL keeps that record to the looks."""
+    rare = {"IB_PANE_INTERVAL": "60", "IB_HEARTBEAT_TTL": "3600"}
+    process = agents_ib.popen("worker", env=agents_ib.environ(rare))
+    assert process.stdout is not None
+    banner = process.stdout.readline()  # printed after its first look at every pane
+    assert "running on" in banner, (banner, process.poll())
     yield process
     if process.poll() is None:
         process.send_signal(signal.SIGTERM)

@@ -17,6 +17,7 @@ from tests.cli import IbRunner
 from tests.fake_gemini.script import reply
 from tests.fake_gemini.server import FakeGemini, Request
 from tests.integration.test_gemini_agents import TURN, _events_all, _spawn, _wait_event, gemini_worker
+from tests.reads import pane_text
 from worker.markers import COMPLETION_MARKER, WAITING_MARKER
 
 pytestmark = [pytest.mark.gemini, pytest.mark.timeout(600)]
@@ -44,7 +45,10 @@ def test_ib_send_submits_every_message_whole(
     for count, text in enumerate(TEXTS, start=2):
         sent = gemini_ib.run("send", "reader", text)
         assert sent.returncode == 0, sent.stderr
-        gemini.wait_for(functools.partial(_turns_at_least, count), TURN, what=f"turn {count}")
+        try:
+            gemini.wait_for(functools.partial(_turns_at_least, count), TURN, what=f"turn {count}")
+        except AssertionError as e:  # what the send left on screen says why (seen once in a full run)
+            raise AssertionError(f"{e}\nthe agent's screen:\n{pane_text(gemini_ib, 'reader')}") from None
         _wait_event(rds, keys, "waiting", count)
     assert [r.user_text() for r in gemini.turns_taken()[1:]] == TEXTS
     for empty in ("", "\n"):

@@ -41,11 +41,11 @@ def test_help_is_grouped_with_the_plumbing_last(ib: IbRunner) -> None:
     assert list(panels) == PANELS
     assert panels["Start here"] == ["up", "new-agent", "list", "look", "watch"]
     assert {"notify", "listen", "ack", "events", "bus"} == set(panels["Bus and events"])
-    assert {"down", "ps", "worker", "hooks"} <= set(panels["Stack"])
+    assert {"down", "ps", "worker", "hooks", "web"} <= set(panels["Stack"])
     assert panels["Telegram"] == ["bot"]
     assert {"hook", "spool", "parse-state", "status-node"} <= set(panels[PANELS[-1]])
     assert {"info", "send", "diff", "review", "merge", "merge-queue", "kill", "cost", "budget"} <= set(
         panels["Agents"]
     )
     commands = [c for title, names in panels.items() if title != "Options" for c in names]
-    assert len(commands) == len(set(commands)) == 55
+    assert len(commands) == len(set(commands)) == 56

@@ -22,7 +22,7 @@ from bus.wire.keys import Keys
 from tests.cli import IbRunner
 from tests.streams import stream_entries
 from tests.waiting import retry_until
-from worker.hooks.payloads import outcome
+from worker.programs.claude.signals import outcome
 
 WORKER = "w-limits"
 YEAR = 365 * 86400

@@ -15,6 +15,7 @@ from bus.stores.hashes import write_hash
 from bus.wire.keys import Keys
 from tests.cli import IbRunner
 from tests.streams import stream_entries
+from tests.waiting import retry_until
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
@@ -27,6 +28,18 @@ def _show(ib: IbRunner, rds: redis.Redis, keys: Keys, socket: str, capture: Path
          f"cat {capture}; sleep 600"],
         check=True,
     )  # fmt: skip
+    last = [line.strip() for line in capture.read_text(encoding="utf-8").splitlines() if line.strip()][-1]
+
+    def drawn() -> bool:  # the worker's look must find the screen: `cat` on a busy machine takes a moment
+        shown = subprocess.run(
+            ["tmux", "-L", socket, "capture-pane", "-p", "-t", session],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        return last in shown.stdout
+
+    retry_until(drawn, 10, what="the capture on the pane")
     worker = ib.env["IB_WORKER_ID"]
     record = {"id": "screen", "session": session, "worker": worker, "state": "running", "root": str(ib.cwd)}
     write_hash(rds, keys.agent("screen"), record)

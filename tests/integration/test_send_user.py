@@ -107,6 +107,8 @@ def test_acknowledge_one_then_all(ib: IbRunner, rds: redis.Redis, keys: Keys) ->
         pytest.param(("acknowledge",), "give a question id (q-...), a message id (m-...)", id="no-id"),
         pytest.param(("send", "user", "?"), "nothing to send", id="empty-question"),
         pytest.param(("send", "user", "   "), "nothing to send", id="blank"),
+        # the text is wrong before the agent is looked up: said first, not "no agent"
+        pytest.param(("send", "nosuch", " "), "nothing to send", id="blank-to-unknown-agent"),
     ],
 )
 def test_clear_errors_and_nothing_removed(ib: IbRunner, args: tuple[str, ...], says: str) -> None:

@@ -11,8 +11,9 @@ from subprocess import Popen
 import pytest
 import redis
 
+from bus.commands.command_wire import COMMAND_FIELD
 from bus.commands.worker_commands import Look, Nuke
-from bus.commands.worker_rpc import COMMAND_FIELD, CommandFailed, request
+from bus.commands.worker_rpc import CommandFailed, request
 from bus.connection.clients import client_for
 from bus.readers.dead_letters import listing
 from bus.wire.keys import Keys

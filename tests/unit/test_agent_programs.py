@@ -14,8 +14,8 @@ from worker.programs.claude.program import ClaudeCode
 from worker.programs.codex.program import VERSION_SHAPE as CODEX_SHAPE
 from worker.programs.codex.program import CodexCli
 from worker.programs.confinement import Confinement
-from worker.programs.gemini import VERSION_SHAPE as GEMINI_SHAPE
-from worker.programs.gemini import GeminiCli
+from worker.programs.gemini.program import VERSION_SHAPE as GEMINI_SHAPE
+from worker.programs.gemini.program import GeminiCli
 from worker.programs.program import (
     Launch,
     Sandbox,

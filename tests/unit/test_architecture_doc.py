@@ -1,6 +1,6 @@
 """ARCHITECTURE.md stays true: its map lists worker's areas and bot's and bus's rooms in the order the layer
 test holds them (tests/unit/test_import_layers.py `LAYERS`, `BOT_LAYERS`, `BUS_LAYERS`), its table has a row
-for each area of worker and names bot's and bus's rooms in order in their rows, and its figures are the
+for each area of worker and names bot's, web's and bus's rooms in order in their rows, and its figures are the
 code's (`python -m bench.package_figures --write` writes them again)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 
 from bench.package_figures import FIGURES_END, FIGURES_START, current_figures
-from tests.unit.test_import_layers import BOT_LAYERS, BUS_LAYERS, LAYERS
+from tests.unit.test_import_layers import BOT_LAYERS, BUS_LAYERS, LAYERS, WEB_LAYERS
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = (ROOT / "ARCHITECTURE.md").read_text(encoding="utf-8")
@@ -44,6 +44,19 @@ def test_the_bot_row_names_its_rooms_in_the_layer_order() -> None:
     assert named == [room for room in BOT_LAYERS if room != "__main__"]
 
 
+def test_the_map_lists_every_module_of_web_in_the_layer_order() -> None:
+    block = DOC.split("```", 2)[1]
+    rooms = [found.group(1) for line in block.splitlines() if (found := re.match(r" web\.(\w+)", line))]
+    assert rooms == list(WEB_LAYERS)
+
+
+def test_the_web_row_names_its_modules_in_the_layer_order() -> None:
+    row = re.search(r"^\| `web` \|(.*)$", DOC, flags=re.MULTILINE)
+    assert row is not None
+    named = [name for name in re.findall(r"`(\w+)`", row.group(1)) if name in WEB_LAYERS]
+    assert list(dict.fromkeys(named)) == list(WEB_LAYERS)
+
+
 def test_the_map_lists_every_room_of_bus_in_the_layer_order() -> None:
     block = DOC.split("```", 2)[1]
     rooms = [found.group(1) for line in block.splitlines() if (found := re.match(r" bus\.(\w+)", line))]
@@ -67,3 +80,17 @@ def test_the_table_has_a_row_for_every_area() -> None:
 def test_the_figures_are_the_codes() -> None:
     written = DOC.split(FIGURES_START, 1)[1].split(FIGURES_END, 1)[0].strip()
     assert written == current_figures().strip(), "run: .venv/bin/python -m bench.package_figures --write"
+
+
+def test_tmux_runs_only_in_its_area() -> None:
+    """The map's word that tmux runs through worker.tmux (`server`, and `in_pane` for the hooks): no other
+    module of the three packages starts a `tmux` process."""
+    starts = re.compile(r"""[\[(]\s*["']tmux["']\s*,""")
+    area = ROOT / "worker" / "tmux"
+    outside = [
+        str(path.relative_to(ROOT))
+        for package in ("bus", "worker", "bot")
+        for path in (ROOT / package).rglob("*.py")
+        if not path.is_relative_to(area) and starts.search(path.read_text(encoding="utf-8"))
+    ]
+    assert outside == []

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from telegram.ext import CommandHandler
 
+from bot.app import HANDLERS
 from bot.errors import CommandUsage
 from bot.handlers.chat_commands import (
     COMMANDS,
@@ -176,6 +178,12 @@ def test_every_command_is_in_the_help_and_valid_for_telegram() -> None:
     for name, description in COMMANDS:
         assert f"/{name} — {description}" in text
         assert name.islower() and len(name) <= 32 and 1 <= len(description) <= 256
+
+
+def test_every_listed_command_has_a_handler_and_no_handler_is_unlisted() -> None:
+    """/help and setMyCommands list exactly the commands the bot's handlers take (and /start, Telegram's)."""
+    taken = {name for handler in HANDLERS if isinstance(handler, CommandHandler) for name in handler.commands}
+    assert taken == {name for name, _ in COMMANDS} | {"start"}
 
 
 @pytest.mark.parametrize(

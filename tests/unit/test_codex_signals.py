@@ -14,13 +14,8 @@ import pytest
 
 from tests.fake_openai.client import CODEX_VERSION
 from worker.markers import COMPLETION_MARKER
-from worker.programs.codex.signals import (
-    Reading,
-    is_title_thread,
-    notify_payload,
-    read_hook,
-    read_notify,
-)
+from worker.programs.codex.signals import is_title_thread, notify_payload, read_hook, read_notify
+from worker.programs.hook_outcome import Outcome, TurnEnd
 
 SIGNALS = sorted(
     (Path(__file__).resolve().parent.parent / "fixtures" / f"codex-{CODEX_VERSION}" / "signals").glob(
@@ -36,7 +31,7 @@ def _load(path: Path) -> dict[str, object]:
     return loaded
 
 
-def _read(payload: dict[str, object], session: str = "") -> Reading | None:
+def _read(payload: dict[str, object], session: str = "") -> Outcome | None:
     if "hook_event_name" in payload:
         return read_hook(payload, AGENT)
     return read_notify(payload, AGENT, session)
@@ -73,7 +68,7 @@ def test_permission_request_names_the_command_and_the_justification() -> None:
 
 
 def test_stop_and_notify_of_one_turn_are_published_once() -> None:
-    ends = [r for p in SIGNALS if (r := _read(_load(p))) is not None and r.ends_turn]
+    ends = [r for p in SIGNALS if isinstance(r := _read(_load(p)), TurnEnd)]
     turns = [r.turn for r in ends]
     assert len(turns) == 4 and len(set(turns)) == 2  # two turns, each told by Stop and by notify
     # the Stop hook publishes one end per turn id (worker.hooks.stop): a turn's two signals carry it, agreeing

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from bot.handlers.relay import _to_worker
-from bot.runtime import BotRuntime
+from bot.bot_runtime import BotRuntime
+from bot.handlers.to_agents import _to_worker
 from bus.commands.worker_commands import BY_OP, COMMAND_TYPES, Command
 from bus.commands.worker_rpc import request, submit
 from worker.cli.context import Context
@@ -43,9 +43,9 @@ ENTRY_POINTS: dict[str, Callable[..., Any]] = {
 }
 DYNAMIC = frozenset({"parse_command", "BY_OP"})  # a command built from a name: for the bus's decoder only
 NOT_COMMANDS = {
-    # the Stop hook cannot load pydantic (tests/unit/test_hot_imports.py), so it writes the one command it
-    # sends in its wire form; tests/unit/test_manager_notes.py decodes that entry into a `Send`
-    "worker/hooks/manager_notes.py": ['32: a dict with an "op" key'],
+    # the Stop hook cannot load pydantic (tests/unit/test_hot_imports.py), so it encodes the one command it
+    # sends by its wire name; tests/unit/test_manager_notes.py decodes that entry into a `Send`
+    "worker/hooks/manager_notes.py": ["31: 'send' given to entry"],
     # not wire names: the allow-list is keyed by `ib` command paths (`new-agent`, `task add`), which the
     # guard maps worker commands onto by their type (worker.boundary.guard.RULE_OF)
     "worker/boundary/rules.py": [
@@ -92,9 +92,10 @@ def _is_op(node: ast.AST) -> bool:
 
 
 def _in_a_call(node: ast.Call) -> Iterator[str]:
-    """Wire names handed to an entry point, or to anything as `op=`."""
+    """Wire names handed to an entry point or to the stream entry's encoder (bus.commands.command_wire),
+    or to anything as `op=`."""
     callee = _callee(node)
-    if callee in ENTRY_POINTS:
+    if callee in ENTRY_POINTS or callee == "entry":
         for argument in [*node.args, *(k.value for k in node.keywords)]:
             yield from (f"{name!r} given to {callee}" for name in _wire_names(argument))
     for keyword in node.keywords:
@@ -164,6 +165,7 @@ OLD_CODE = {
     "dashboard": 'self._on_worker(agent_id, "look", {"agent": agent_id}, here)',
     "route": "return run_operation(rt, op, args)\nTIMEOUTS = {}\nx = run_operation(rt, 'merge', {})",
     "worker-rpc": 'body = {"id": command_id, "op": op, "args": args, "from": sender}',
+    "encoded-by-name": 'command_wire.entry(command_id, "queue-merge", {"agent": a}, sender)',
     "keyword": 'submit(client, keys, worker, op="queue-merge", args={"agent": a})',
     "annotated": 'op: str = "plan-edit"',
     "by-name": "command = BY_OP[name](**args)",

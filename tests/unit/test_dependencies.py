@@ -16,7 +16,7 @@ from pathlib import Path
 from packaging.requirements import Requirement
 
 ROOT = Path(__file__).resolve().parents[2]
-OWN = {"bus", "worker", "bot", "tests", "bench", "docs"}  # docs: its pictures' scripts (docs.pictures)
+OWN = {"bus", "worker", "bot", "web", "tests", "bench", "docs"}  # docs: its pictures' scripts (docs.pictures)
 # dev extras that are never imported, and why they are declared anyway
 DEV_NOT_IMPORTED = {
     "mypy": "a tool: tests/run.sh runs it",
@@ -24,7 +24,7 @@ DEV_NOT_IMPORTED = {
     "vulture": "a tool: tests/run.sh and make lint run it (dead code)",
     "pytest-timeout": "a pytest plugin: the timeout setting and marker",
     "pytest-xdist": "a pytest plugin: tests/run.sh runs the tests in several processes (-n)",
-    "build": "run as `python -m build` by tests/integration/test_install.py",
+    "build": "run as `python -m build` by tests/wheel.py (the installed wheel's tests)",
     "mkdocs": "a tool: tests/run.sh builds the docs site with it (docs/hooks/ run inside it)",
     "mkdocs-material": "the docs site's theme, loaded by mkdocs",
     "types-pygments": "type hints for mypy (Pygments ships none)",
@@ -32,6 +32,7 @@ DEV_NOT_IMPORTED = {
     "types-jsonschema": "type hints for mypy over tests (jsonschema ships none)",
     "pytest-cov": "a pytest plugin: tests/run.sh measures line coverage (--cov)",
     "coverage": "a tool: tests/run.sh prints its per-package totals; [tool.coverage] configures it",
+    "ittybus": "ittybus[web]: the page's extra in the test environment (its own imports are checked below)",
 }
 
 
@@ -83,6 +84,8 @@ def distributions(modules: dict[str, set[str]]) -> dict[str, set[str]]:
 PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
 RUNTIME = declared(PROJECT["dependencies"])
 DEV = declared(PROJECT["optional-dependencies"]["dev"])
+WEB = declared(PROJECT["optional-dependencies"]["web"])
+SELF = "ittybus"
 
 
 def test_the_packages_import_exactly_the_declared_dependencies() -> None:
@@ -90,6 +93,16 @@ def test_the_packages_import_exactly_the_declared_dependencies() -> None:
     undeclared = {dist: sorted(files) for dist, files in used.items() if dist not in RUNTIME}
     assert not undeclared, f"imported but not in [project.dependencies]: {undeclared}"
     assert RUNTIME - set(used) == set(), "declared in [project.dependencies] but never imported"
+
+
+def test_the_page_imports_the_dependencies_and_its_extra() -> None:
+    """web/ (`ib web`) imports the core's dependencies and the `web` extra's, and the extra's are all used."""
+    used = distributions(imported_modules(("web",)))
+    undeclared = {dist: sorted(files) for dist, files in used.items() if dist not in RUNTIME | WEB}
+    assert not undeclared, (
+        f"imported by web/ but not in [project.dependencies] or the web extra: {undeclared}"
+    )
+    assert WEB - set(used) == set(), "declared in the web extra but never imported"
 
 
 def test_tests_and_benchmarks_import_only_declared_dependencies() -> None:
@@ -111,9 +124,12 @@ def test_the_lock_pins_every_dependency_inside_its_declared_range() -> None:
     """A dependency added or a range moved in pyproject.toml without `make lock` fails here, not in CI's
     install (tests/run.sh installs the lock, then ittybus without its dependencies)."""
     pins = locked()
-    for text in PROJECT["dependencies"] + PROJECT["optional-dependencies"]["dev"]:
+    extras = PROJECT["optional-dependencies"]
+    for text in PROJECT["dependencies"] + extras["dev"] + extras["web"]:
         requirement = Requirement(text)
         name = normalized(requirement.name)
+        if name == SELF:  # ittybus[web] in dev: the extra's own requirements are checked in this loop
+            continue
         assert name in pins, f"{requirement.name} is not in requirements-dev.lock: run `make lock`"
         version = pins[name]
         assert requirement.specifier.contains(version, prereleases=True), (

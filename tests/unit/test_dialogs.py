@@ -132,6 +132,14 @@ def test_no_dialog(text: str) -> None:
     assert read_dialog(text) is None
 
 
+@pytest.mark.parametrize("path", sorted((FIXTURES / "closed").glob("*.txt")), ids=lambda p: p.name)
+def test_a_dialog_the_program_wrote_under_is_closed(path: Path) -> None:
+    text = path.read_text(encoding="utf-8")
+    assert read_dialog(text) is None
+    drawn = text.split("Claude Code didn't start")[0]  # the same screen before the program wrote under it
+    assert read_dialog(drawn) is not None
+
+
 def test_refusal_names_the_dialog_and_the_command() -> None:
     line = refusal("a1", _dialog("permission-bash-80.claude-2.1.332.txt"))
     assert line == (

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from bus.costs.usage import spend
-from worker.programs.gemini import GeminiCli
-from worker.programs.gemini_chat import ChatParser, result_text, shell_output, turn_end
-from worker.programs.gemini_usage import UsageReader, read_chat
+from worker.programs.gemini.chat import ChatParser, result_text, shell_output, turn_end
+from worker.programs.gemini.program import GeminiCli
+from worker.programs.gemini.usage import UsageReader, read_chat
 from worker.programs.output import OutputItem
 
 CHAT = Path(__file__).parents[1] / "fixtures" / "gemini-0.61.0" / "chat-two-turns.jsonl"

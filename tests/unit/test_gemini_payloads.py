@@ -10,10 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from worker.hooks.gemini_event import chat_end, stop_payload
-from worker.hooks.gemini_payloads import failed_turn, outcome, outcomes, turn_reply
-from worker.hooks.stop_message import turn_end
 from worker.markers import COMPLETION_MARKER, WAITING_MARKER
+from worker.programs.gemini.hook import chat_end, read_hook
+from worker.programs.gemini.signals import failed_turn, outcome, outcomes, read_usage, turn_end, turn_reply
+from worker.programs.hook_outcome import TurnEnd
+from worker.programs.stop_message import turn_end as message_end
 
 A = "agent-7"
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "gemini-0.61.0"
@@ -160,11 +161,11 @@ def test_turn_reply_cuts_the_repeated_chunk(given: str, expected: str) -> None:
 
 def test_after_agent_reaches_the_stop_hook_as_its_last_message() -> None:
     payload = _event("AfterAgent", prompt_response="Done.\nI HAVE COMPLETED THE GOAL HE GOAL")
-    made = stop_payload(payload)
-    assert made["last_assistant_message"] == "Done.\nI HAVE COMPLETED THE GOAL"
-    assert made["session_id"] == "s-1@2026-11-27T01:48:29Z"
+    made = turn_end(payload, A)
+    assert made.last_message == "Done.\nI HAVE COMPLETED THE GOAL"
+    assert (made.state, made.session, made.turn) == ("complete", "s-1@2026-11-27T01:48:29Z", "")
     # the chat log goes on the agent's record, and the turn's tokens are read from it as Gemini writes it
-    assert (made["transcript_path"], made["program"]) == ("/tmp/t.jsonl", "gemini")
+    assert (made.log, made.read_usage) == ("/tmp/t.jsonl", read_usage)
 
 
 def test_the_chat_log_s_answer_wins_over_a_garbled_prompt_response(tmp_path: Path) -> None:
@@ -181,8 +182,11 @@ def test_the_chat_log_s_answer_wins_over_a_garbled_prompt_response(tmp_path: Pat
         encoding="utf-8",
     )
     payload = _event("AfterAgent", prompt_response=garbled, transcript_path=str(log))
-    assert stop_payload(payload, chat_end(str(log))[0])["last_assistant_message"] == whole
-    assert turn_end(whole) == "complete"
+    assert turn_end(payload, A, chat_end(str(log))[0]).last_message == whole
+    assert message_end(whole) == "complete"
+    found = read_hook(payload, A)  # the hook reads the chat log itself
+    assert isinstance(found, TurnEnd)
+    assert (found.last_message, found.state) == (whole, "complete")
     assert chat_end(str(tmp_path / "gone.jsonl")) == chat_end(None) == ("", "")
 
 
@@ -237,3 +241,6 @@ def test_after_agent_reads_the_error_from_the_chat_log(tmp_path: Path) -> None:
     ]
     log.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
     assert chat_end(str(log)) == ("", "[API Error: You have exhausted your daily quota on this model.]")
+    found = read_hook(_event("AfterAgent", prompt_response="[no response text]", transcript_path=str(log)), A)
+    assert found is not None and not isinstance(found, TurnEnd)  # told as an error, not a turn's end
+    assert (found.state, found.event_type) == ("limited", "limited")

@@ -12,11 +12,11 @@ import pytest
 
 from tests.unit.test_agent_programs import _launch
 from worker.agents.dialog_answer import refusal_note
-from worker.hooks.gemini_payloads import HOOKED
 from worker.markers import COMPLETION_MARKER
 from worker.programs.bubblewrap import box
 from worker.programs.confinement import Confinement
-from worker.programs.gemini import REDACTED, GeminiCli, approval_mode, policy, settings
+from worker.programs.gemini.program import REDACTED, GeminiCli, approval_mode, policy, settings
+from worker.programs.gemini.signals import HOOKED
 from worker.tmux.gemini_screen import read_screen
 from worker.tmux.pane_state import PaneState
 

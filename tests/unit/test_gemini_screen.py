@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from bus.costs.usage_limits import limit_line, limit_text
-from worker.programs.gemini import GeminiCli
+from worker.programs.gemini.program import GeminiCli
 from worker.tmux.dialogs import Dialog, DialogError
 from worker.tmux.gemini_screen import LIMITED, STATES, GeminiScreen, read_screen
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from worker.hooks.payloads import error_kind, outcome, says_nothing_new, stopped_reason
+from worker.programs.claude.signals import error_kind, outcome
+from worker.programs.hook_outcome import Outcome, says_nothing_new, stopped_reason
 
 A = "agent-1"
 
@@ -200,7 +201,29 @@ QUIET_CASES = {
     ("hook_event", "state", "previous", "quiet"), QUIET_CASES.values(), ids=QUIET_CASES.keys()
 )
 def test_says_nothing_new(hook_event: object, state: str, previous: str, quiet: bool) -> None:
-    assert says_nothing_new(hook_event, state, previous) is quiet
+    found = Outcome(state, state, "", {})
+    found.reminder = hook_event == "Notification"  # as Claude Code's reader marks them (test below)
+    assert says_nothing_new(found, previous) is quiet
+
+
+@pytest.mark.parametrize(
+    ("payload", "reminder"),
+    [
+        ({"hook_event_name": "Notification", "notification_type": "idle_prompt"}, True),
+        ({"hook_event_name": "Notification", "notification_type": "permission_prompt"}, True),
+        ({"hook_event_name": "SessionEnd", "reason": "logout"}, False),
+        ({"hook_event_name": "StopFailure", "error": "overloaded"}, False),
+        ({"hook_event_name": "UserPromptSubmit", "transcript_path": "/t.jsonl"}, False),
+    ],
+    ids=["idle", "permission-prompt", "session-end", "stop-failure", "prompt"],
+)
+def test_a_notification_is_a_reminder_and_the_transcript_its_log(
+    payload: dict[str, object], reminder: bool
+) -> None:
+    found = outcome(payload, A)
+    assert found is not None
+    assert found.reminder is reminder
+    assert found.log == payload.get("transcript_path", "")
 
 
 def test_stopped_reason_names_the_agent() -> None:

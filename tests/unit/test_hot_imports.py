@@ -53,16 +53,26 @@ HOT_MODULES = {
     "pre-tool-use": "worker.hooks.pre_tool_use",
     "primary-guard": "worker.hooks.primary_guard",
     "post-tool-use": "worker.hooks.post_tool_use",
-    "stop": "worker.hooks.stop",
+    "stop": "worker.hooks.claude_stop",
+    "turn-end": "worker.hooks.stop",
     "session-start": "worker.hooks.session_start",
-    "event": "worker.hooks.agent_event",
+    "event": "worker.hooks.claude_event",
+    "outcome": "worker.hooks.agent_event",
+    "codex": "worker.hooks.codex_hook",
+    "codex-notify": "worker.hooks.codex_notify",
+    "gemini": "worker.hooks.gemini_event",
     "changes": "worker.hooks.changes",
-    "payload-outcome": "worker.hooks.payloads",
+    "hook-outcome": "worker.programs.hook_outcome",
+    "claude-signals": "worker.programs.claude.signals",
+    "claude-hook": "worker.programs.claude.hook",
+    "codex-signals": "worker.programs.codex.signals",
+    "gemini-signals": "worker.programs.gemini.signals",
+    "gemini-hook": "worker.programs.gemini.hook",
     "notify": "worker.hooks.notify",
     "entry": "worker.cli.entry",
     "transcript-record": "worker.hooks.transcript_record",
     "codex-usage": "worker.programs.codex.usage",  # the Stop hook reads a Codex turn's tokens with it
-    "gemini-usage": "worker.programs.gemini_usage",
+    "gemini-usage": "worker.programs.gemini.usage",
 }
 
 
@@ -106,13 +116,27 @@ def test_the_probe_sees_what_a_bash_decision_loads() -> None:
 
 # Everyday commands: what building the application for one word loads (the CLI imports only that word's
 # module, and `ib --help` every module) — none of the heavy areas its command body loads when it runs.
-EVERYDAY = ("list", "info", "look", "send", "status", "approve", "deny", "answer", "task", "cost", "events")
+EVERYDAY = (
+    "list",
+    "info",
+    "look",
+    "send",
+    "status",
+    "approve",
+    "deny",
+    "answer",
+    "task",
+    "cost",
+    "events",
+    "web",
+)
 EVERYDAY_SLOW = frozenset(
     {"redis", "pydantic_settings", "rich", "libtmux", "PIL", "asyncio"}
     | {"bus.settings.settings", "bus.commands.worker_commands", "bus.stores.hash_record"}
     | {"worker.service.process", "worker.git.repo"}
     | {"worker.tmux.client", "worker.agents.talk", "worker.auto.loop", "worker.review.review"}
     | {"worker.frontends.dashboard", "worker.frontends.status_node", "worker.merges.land"}
+    | {"web", "starlette", "jinja2", "uvicorn"}  # ib web's, loaded only when it runs
 )
 BUILD = """
 import typer.main
@@ -136,3 +160,10 @@ def test_building_an_everyday_command_loads_nothing_heavy(word: str | None) -> N
     loaded = _loaded_modules(BUILD.format(word=word))
     assert "worker.cli.app" in loaded
     assert loaded & EVERYDAY_SLOW == set()
+
+
+def test_the_warm_server_preloads_neither_the_bot_nor_the_page() -> None:
+    """The warm server loads every module a command may import before it forks; `ib bot` and `ib web` run in
+    processes of their own (worker.cli.warm.wire.UNSERVED), so their packages stay out of it."""
+    loaded = _loaded_modules("from worker.cli.warm.server import _preload\n_preload()")
+    assert loaded & {"bot", "telegram", "web", "jinja2"} == set()

@@ -1,7 +1,9 @@
 """The packages import each other in one direction only: no module reaches itself through its imports.
 
 Every import counts, lazy ones inside functions included, and a `from pkg import name` counts as an
-import of `pkg.name` when that is a module. bus imports neither worker nor bot; bot never imports worker.
+import of `pkg.name` when that is a module. bus imports neither worker, bot nor web; bot never imports worker;
+web imports neither worker nor bot (it reaches agents through the bus, like the bot), and of worker only
+`ib web`'s command imports it.
 """
 
 from __future__ import annotations
@@ -10,7 +12,8 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ("bus", "worker", "bot")
+PACKAGES = ("bus", "worker", "bot", "web")
+WEB_COMMAND = "worker.cli.web_commands"  # `ib web`: the one module of worker that imports web (when it runs)
 
 
 def _modules() -> dict[str, Path]:
@@ -82,7 +85,8 @@ def test_no_import_cycles() -> None:
 
 def test_bus_imports_neither_worker_nor_bot() -> None:
     graph = _graph()
-    offenders = {m: sorted(t for t in ts if t.split(".")[0] in ("worker", "bot")) for m, ts in graph.items()}
+    above = ("worker", "bot", "web")
+    offenders = {m: sorted(t for t in ts if t.split(".")[0] in above) for m, ts in graph.items()}
     assert {m: ts for m, ts in offenders.items() if m.startswith("bus") and ts} == {}
 
 
@@ -90,3 +94,17 @@ def test_bot_never_imports_worker() -> None:
     graph = _graph()
     offenders = {m: sorted(t for t in ts if t.startswith("worker")) for m, ts in graph.items()}
     assert {m: ts for m, ts in offenders.items() if m.startswith("bot") and ts} == {}
+
+
+def test_web_imports_neither_worker_nor_bot() -> None:
+    graph = _graph()
+    offenders = {m: sorted(t for t in ts if t.split(".")[0] in ("worker", "bot")) for m, ts in graph.items()}
+    assert {m: ts for m, ts in offenders.items() if m.startswith("web") and ts} == {}
+
+
+def test_only_the_web_command_imports_web() -> None:
+    graph = _graph()
+    importers = sorted(
+        m for m, ts in graph.items() if not m.startswith("web") and any(t.startswith("web") for t in ts)
+    )
+    assert importers == [WEB_COMMAND]

@@ -1,7 +1,7 @@
-"""Inside worker/, bot/ and bus/, imports only go down: each area (a subpackage, or a module at the top of
-the package) imports only the areas listed below it in its package's order (`LAYERS` for worker,
-`BOT_LAYERS` for bot, `BUS_LAYERS` for bus). An arrow back up is allowed only by name in `ALLOWED_UP`, with
-why; a new one fails here. Lazy and TYPE_CHECKING imports count like the others.
+"""Inside worker/, bot/, bus/ and web/, imports only go down: each area (a subpackage, or a module at the top
+of the package) imports only the areas listed below it in its package's order (`LAYERS` for worker,
+`BOT_LAYERS` for bot, `BUS_LAYERS` for bus, `WEB_LAYERS` for web). An arrow back up is allowed only by name
+in `ALLOWED_UP`, with why; a new one fails here. Lazy and TYPE_CHECKING imports count like the others.
 
 `python -c "from tests.unit.test_import_layers import print_arrows; print_arrows()"` prints every arrow
 between the areas, with the imports that draw it (`print_arrows("bot")` for bot's, `print_arrows("bus")` for
@@ -52,7 +52,7 @@ BOT_LAYERS = (
     "app",
     "handlers",
     "review",
-    "runtime",
+    "bot_runtime",
     "feeds",
     "attention",
     "config",
@@ -62,8 +62,30 @@ BOT_LAYERS = (
     "errors",
 )
 """bot's rooms from the top down: `app` wires them all (`__main__` only calls it), the handlers act on
-what people do, `runtime` is what the handlers share, and `render` (pure) imports nothing of bot's but
+what people do, `bot_runtime` is what the handlers share, and `render` (pure) imports nothing of bot's but
 `errors`."""
+
+WEB_LAYERS = (
+    "invite",
+    "app",
+    "routes",
+    "stream",
+    "actions",
+    "options",
+    "guard",
+    "people_file",
+    "page_token",
+    "people",
+    "render",
+    "queues",
+    "task_graph",
+    "at_risk",
+    "board",
+    "errors",
+)
+"""web's modules from the top down: `invite` (the owner's --invite, --revoke, --people) over `app`, which
+wires uvicorn to the routes, the event stream and the clicks sit under them, and `board` (the bus read into
+what the page shows) imports nothing of web's but `errors`."""
 
 BUS_LAYERS = (
     "commands",
@@ -83,14 +105,14 @@ BUS_LAYERS = (
 stream read the inbox's and the tasks' stores, and `wire` (the light client, the key names) imports nothing
 of bus's but `poll` and `errors`."""
 
-ORDERS = {"worker": LAYERS, "bot": BOT_LAYERS, "bus": BUS_LAYERS}
+ORDERS = {"worker": LAYERS, "bot": BOT_LAYERS, "bus": BUS_LAYERS, "web": WEB_LAYERS}
 
 ALLOWED_UP = {
     ("service", "frontends"): "the worker starts its repository's status node (StatusNodeStarter), and the "
     "dashboard in frontends/ reads the stack's state from service/",
 }
 """The arrows of worker that run back up on purpose, each with why (the import carries the same comment).
-bot and bus have none."""
+bot, bus and web have none."""
 
 
 def _area(module: str, package: str) -> str | None:

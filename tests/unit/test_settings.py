@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 
 from bus.errors import ConfigError
 from bus.settings.hotconf import read_hotconf
@@ -114,3 +115,24 @@ def test_a_model_per_program_falls_back_to_ib_model() -> None:
     ]
     assert Settings(model="", claude_model=" claude-opus-5-5 ").model_for("claude") == "claude-opus-5-5"
     assert Settings(model="").model_for("codex") == ""  # none anywhere: the program's default
+
+
+@pytest.mark.parametrize(
+    ("given", "said"),
+    [
+        ({"events_maxlen": 5}, "must be at least 100"),
+        ({"connect_timeout": 0}, "must be more than 0"),
+        ({"connect_timeout": 31.5}, "must be at most 30"),
+        ({"embedded_port": 80}, "must be a port from 1024 to 65535"),
+        ({"redis_wait_replicas": 101}, "must be at most 100"),
+    ],
+)
+def test_a_number_a_program_gives_has_the_bounds_a_person_gets(given: dict[str, object], said: str) -> None:
+    """The bounds are written once (setting_checks.NUMBERS): a value passed as a number meets the same."""
+    with pytest.raises(ValidationError, match=said):
+        Settings(**given)  # type: ignore[arg-type]
+
+
+def test_numbers_within_their_bounds_and_unset_ones_are_kept() -> None:
+    settings = Settings(events_maxlen=100, connect_timeout=0.5, embedded_port=None, send_delay=0)
+    assert (settings.events_maxlen, settings.connect_timeout, settings.embedded_port) == (100, 0.5, None)

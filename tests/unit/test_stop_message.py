@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from worker.hooks.stop_message import DECISIONS, stop_decision, turn_end
+from worker.programs.stop_message import DECISIONS, stop_decision, turn_end
 from worker.tmux.pane_state import COMPLETION_MARKER
 
 MESSAGES = sorted((Path(__file__).resolve().parent.parent / "fixtures" / "stop-messages").glob("*.txt"))

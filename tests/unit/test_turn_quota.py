@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from worker.hooks.turn_quota import last_api_error, quota_of_entry
+from worker.programs.claude.turn_quota import last_api_error, quota_of_entry
 
 USER = {"type": "user", "message": {"role": "user", "content": "say hi"}}
 LOGIN_LIMIT = {

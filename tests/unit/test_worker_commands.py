@@ -8,6 +8,7 @@ import json
 
 import pytest
 
+from bus.commands.command_wire import COMMAND_FIELD
 from bus.commands.worker_commands import (
     BY_OP,
     COMMAND_TYPES,
@@ -43,7 +44,6 @@ from bus.commands.worker_commands import (
     parse_command,
 )
 from bus.commands.worker_rpc import (
-    COMMAND_FIELD,
     NotACommand,
     Received,
     Refused,

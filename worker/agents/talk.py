@@ -55,13 +55,18 @@ def sent_text(text: str, sender: str | None) -> str:
     return f"[sent by agent {sender}]: {text}" if sender else text
 
 
-def send(rt: Runtime, agent: AgentRef, text: str, sender: str | None = None) -> Agent:
-    """Give the agent `text`. From another agent (`sender`) into its Claude Code inbox when it has one
-    (worker.agents.agent_inbox), else, and always from the person, typed into its pane."""
+def check_text(text: str) -> None:
+    """InvalidInput for a text no agent is given (nothing, or too much): said before anything is looked up."""
     if not text.strip():
         raise InvalidInput('nothing to send: give the text, e.g. ib send agent-1 "run the tests"')
     if len(text.encode("utf-8", "surrogatepass")) > MAX_SEND_BYTES:
         raise InvalidInput(f"the text is over {MAX_SEND_BYTES} bytes; send a file path instead")
+
+
+def send(rt: Runtime, agent: AgentRef, text: str, sender: str | None = None) -> Agent:
+    """Give the agent `text`. From another agent (`sender`) into its Claude Code inbox when it has one
+    (worker.agents.agent_inbox), else, and always from the person, typed into its pane."""
+    check_text(text)
     agent = owned(rt, agent)
     message = sent_text(text, sender)
     if sender and agent_inbox.post(rt, agent, message):  # another agent's word: between its tool calls

@@ -97,11 +97,14 @@ def _stop_session(rt: Runtime, agent: Agent, paths: AgentPaths, graceful: bool) 
     scrollback = ""
     try:
         scrollback = rt.tmux.capture(agent.session, history=True)
+        pid = rt.tmux.pane_pid(agent.session)
         if graceful:
-            _terminate(rt.tmux.pane_pid(agent.session))
+            _terminate(pid)
             agent_log.append(paths.log, "Terminated agent process")
         rt.tmux.kill_session(agent.session)
         agent_log.append(paths.log, "Killed tmux session")
+        if not graceful:  # hung up by the session's end: gone before the kill returns (it may write on exit)
+            _end(pid)
     except SessionGone:
         pass
     return scrollback
@@ -123,10 +126,15 @@ def _terminate(pane_pid: int | None) -> None:
         os.kill(pane_pid, signal.SIGTERM)
     except ProcessLookupError:
         return
-    if wait_until(lambda: _gone(pane_pid), GRACE_SECONDS):
+    _end(pane_pid)
+
+
+def _end(pid: int | None) -> None:
+    """Wait a little for a process told to stop to be gone, then SIGKILL it."""
+    if pid is None or wait_until(lambda: _gone(pid), GRACE_SECONDS):
         return
     with contextlib.suppress(ProcessLookupError):
-        os.kill(pane_pid, signal.SIGKILL)
+        os.kill(pid, signal.SIGKILL)
 
 
 def _archive(agent: Agent, paths: AgentPaths, scrollback: str) -> Path:
@@ -158,7 +166,7 @@ def nuke(rt: Runtime, agent_id: str | None, tree: bool = True) -> list[str]:
             )
     else:
         root = str(rt.root)
-        everyone = [a for a in rt.agents.all() if a.root == root and a.worker == rt.worker_id]
+        everyone = [a for a in rt.agents.of_worker(rt.worker_id) if a.root == root]
         doomed = sorted(everyone, key=lambda a: -_depth(a, {x.id: x for x in everyone}))
     for agent in doomed:
         agent_log.append(_paths(agent).log, "Agent nuked")

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from bus.costs.usage import Usage, spend
 from bus.events.activity import TURN_END
 from bus.stores import usage_store
-from bus.stores.agent_store import Agent
+from bus.stores.agent_store import USAGE_USD, Agent
 from bus.stores.hashes import append_entry, read_hash
 from worker.programs.program import TranscriptReading
 from worker.programs.registry import program_of
@@ -35,10 +35,11 @@ class TranscriptTailer:
     on_answers: Callable[[Agent, list[Usage]], None] | None = None  # the budgets (worker.budgets.keeper)
     parsers: dict[str, TranscriptReading] = field(default_factory=dict)
 
-    def tick(self) -> int:
+    def tick(self, agents: list[Agent] | None = None) -> int:
+        """What this worker's agents' transcripts added (`agents`: as the worker read them for this tick)."""
         published = 0
-        for agent in self.rt.agents.all():
-            if agent.worker == self.rt.worker_id and agent.transcript_path:
+        for agent in self.rt.agents.of_worker(self.rt.worker_id) if agents is None else agents:
+            if agent.transcript_path:
                 published += self._tail(agent)
         return published
 
@@ -76,7 +77,7 @@ class TranscriptTailer:
         items, consumed = parser.feed(data)
         reader = program.usage_reader(record.get("usage_last", ""), agent.task)
         answers = reader.lines(data[:consumed].splitlines())
-        usd = _number(record.get("usage_usd", "")) + spend(answers, self.rt.settings.prices).usd
+        usd = _number(record.get(USAGE_USD, "")) + spend(answers, self.rt.settings.prices).usd
         pipe = self.rt.client.pipeline()
         for item in items:
             fields = {"kind": item.kind, "text": item.text, "tool": item.tool or "", "ts": item.ts or ""}
@@ -85,7 +86,7 @@ class TranscriptTailer:
                 fields["usd"] = f"{usd:.6f}"
             append_entry(pipe, self.rt.keys.output(agent.id), fields, OUTPUT_MAXLEN)
         if usage_store.append(pipe, self.rt.keys, agent.id, agent.project, answers):
-            pipe.hset(key, mapping={"usage_last": reader.last, "usage_usd": f"{usd:.6f}"})
+            pipe.hset(key, mapping={"usage_last": reader.last, USAGE_USD: f"{usd:.6f}"})
         elif reader.last != record.get("usage_last", ""):  # no answer in this piece, but the turn's model
             pipe.hset(key, "usage_last", reader.last)
         pipe.hset(

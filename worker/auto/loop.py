@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 from typing import cast
 
+from bus.connection.reconnect import LOST
 from bus.costs.usage_limits import DEFAULT_ACCOUNT, until_text
 from bus.errors import BusError, Conflict, InvalidInput, NotFound
 from bus.events.envelope import now_ts
@@ -59,8 +60,8 @@ WATCHED = frozenset(
 )
 """The event types a loop can act on; the others are not even looked up."""
 GIVEN_FIELD = "given"
-PARKED_FIELD = "parked"  # the limit (account@reset) the loop's next claim waits out, noted once on its task
 """In `auto:<project>`: the last task (and attempt) handed to an agent, so a retried hand-over is skipped."""
+PARKED_FIELD = "parked"  # the limit (account@reset) the loop's next claim waits out, noted once on its task
 
 
 class AutoLoops:
@@ -155,7 +156,8 @@ class AutoLoops:
             self._feed(state, outbox, event)
 
     def resume_all(self) -> None:
-        """On start: finish what a killed worker left in its loops' outboxes."""
+        """On start, and once Redis answers after an outage cut a step short: finish what is left in the
+        loops' outboxes."""
         for state in self.store.all():
             if state.worker != self.rt.worker_id or state.status != "running":
                 continue
@@ -185,6 +187,8 @@ class AutoLoops:
                 if isinstance(action, Claim) and not action.agent:
                     action = self._name_claimer(state, rest)
                 outcome = self._run(state, action) if action is not None else self._nothing_ready(state)
+            except LOST:  # the bus, not the step: it stays first in the saved outbox, run again (resume_all)
+                raise
             except Exception as e:  # one bad step pauses the loop; it must not take the worker down
                 if not isinstance(e, BusError | WorkerError):
                     log.exception("auto %s: %s crashed", state.project, outbox[0].get("kind"))
@@ -221,7 +225,7 @@ class AutoLoops:
         ready = self.rt.claims.candidates(state.project)
         if not ready:
             return None
-        claim = Claim(task_agent_name(ready[0], [a.id for a in self.rt.agents.all()]))
+        claim = Claim(task_agent_name(ready[0], sorted(self.rt.agents.ids())))
         self.store.save(state, [action_to_dict(claim), *rest])
         return claim
 

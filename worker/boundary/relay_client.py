@@ -33,8 +33,8 @@ SANDBOX_MARK = "SANDBOX_RUNTIME"  # Claude Code's sandbox (worker.boundary.reach
 CONNECT_TIMEOUT = 10.0
 HOOK_TIMEOUT = 8.0
 """Seconds a relayed hook waits for the relay's answer (a hook prints nothing on the way): under the 10 s
-Gemini CLI gives a hook (worker.programs.gemini.HOOK_TIMEOUT_MS), so a hung relay costs an event, not the
-hook."""
+Gemini CLI gives a hook (worker.programs.gemini.program.HOOK_TIMEOUT_MS), so a hung relay costs an event,
+not the hook."""
 # the sandbox's proxy refused a connection now and then on a loaded machine (seen once in a full run, the
 # calls before and after it went through): nothing was sent yet, so it is asked again, this many times
 PROXY_TRIES = 4

@@ -40,10 +40,19 @@ class BudgetKeeper:
         pipe.execute()
         self.look(agent)
 
-    def tick(self) -> None:
-        for agent in self.rt.agents.all():
-            if agent.worker == self.rt.worker_id and agent.state not in GONE:
-                self.look(agent)
+    def tick(self, agents: list[Agent] | None = None) -> None:
+        """Each of this worker's agents held or let go (`agents`: as the worker read them for this tick)."""
+        found = self.rt.agents.of_worker(self.rt.worker_id) if agents is None else agents
+        live = [agent for agent in found if agent.state not in GONE]
+        if not live:
+            return
+        day = budget_store.today()
+        pairs = [(agent.id, agent.task) for agent in live]
+        looks = budget_store.covering_each(
+            self.rt.client, self.rt.keys, pairs, day, self.rt.settings.day_limit
+        )
+        for agent, (covering, held) in zip(live, looks, strict=True):
+            self._settle(agent, covering, held)
 
     def look(self, agent: Agent) -> None:
         """Hold or let go of the agent by its budgets, then send what they ask for (paused, then told)."""
@@ -51,8 +60,11 @@ class BudgetKeeper:
         covering = budget_store.covering(
             client, keys, agent.id, agent.task, budget_store.today(), self.rt.settings.day_limit
         )
+        self._settle(agent, covering, budget_store.hold_of(client, keys, agent.id))
+
+    def _settle(self, agent: Agent, covering: list[Budget], held: dict[str, str]) -> None:
+        client, keys = self.rt.client, self.rt.keys
         over = next((b for b in covering if b.over), None)
-        held = budget_store.hold_of(client, keys, agent.id)
         if over is not None and not held:
             fields = {"scope": over.scope, "target": over.target}
             if budget_store.hold(client, keys, agent.id, budget_store.BUDGET, pause_reason(over), **fields):

@@ -15,7 +15,8 @@ import redis
 
 from bus.errors import BusError
 from bus.events.activity import THINKING
-from bus.events.streams import Group, consumer_name
+from bus.events.streams import Entry, consumer_name
+from bus.readers.stream_reader import InGroup, background
 from bus.stores import budget_store
 from bus.stores.usage_store import entry_record
 from worker.budgets.runaway import (
@@ -36,7 +37,6 @@ log = logging.getLogger(__name__)
 
 GROUP = "watchdog"
 READ_COUNT = 500
-BLOCK_MS = 1000  # the stop flag is looked at this often
 SLOW_LOOK = 5.0  # seconds between two looks for quiet turns and fast burns
 USAGE_READ = 500
 
@@ -49,57 +49,35 @@ def limits_of(rt: Runtime) -> Limits:
 class Watchdog:
     def __init__(self, rt: Runtime, reader: redis.Redis, stopping: threading.Event) -> None:
         self.rt = rt
-        self.stopping = stopping
         self.limits = limits_of(rt)
-        self.group = Group(reader, rt.keys.tool_calls(rt.worker_id), GROUP, consumer_name())
+        group = InGroup(reader, rt.keys.tool_calls(rt.worker_id), GROUP, consumer_name(), "0")
+        self.reader = background(
+            stopping,
+            reader,
+            "runaway watchdog",
+            group,
+            self.handle,
+            count=READ_COUNT,
+            between=self._look_when_due,
+        )
         self.agents: dict[str, AgentCalls] = {}
         self.thread: threading.Thread | None = None
         self.next_look = 0.0
-        self.paused = False
 
     def start(self) -> None:
-        self.thread = threading.Thread(target=self._run, name="runaway-watchdog", daemon=True)
-        self.thread.start()
+        self.thread = self.reader.in_thread("runaway-watchdog")
 
-    def drain(self) -> int:
-        """Take what is waiting now and return (burst mode, tests); the calls read."""
-        self.group.ensure("0")
-        done = 0
-        pending = self.group.mine_pending(READ_COUNT) + self.group.take_over(min_idle_ms=0)
-        if pending:
-            done += self.handle(pending)
-        while entries := self.group.read(block_ms=1, count=READ_COUNT):
-            done += self.handle(entries)
-        return done
+    def drain(self) -> None:
+        """Take what is waiting now and return (burst mode: `ib worker --once`)."""
+        self.reader.drain()
 
-    def _run(self) -> None:
-        while not self.stopping.is_set():
-            try:
-                self.drain()
-                while not self.stopping.is_set():
-                    entries = self.group.read(block_ms=BLOCK_MS, count=READ_COUNT)
-                    self.paused = False
-                    if entries:
-                        self.handle(entries)
-                    if time.monotonic() >= self.next_look:
-                        self.look()
-                        self.next_look = time.monotonic() + SLOW_LOOK
-            except (redis.ConnectionError, redis.TimeoutError) as e:
-                if not self.paused:
-                    log.warning("runaway watchdog: paused until Redis answers (%s)", e)
-                self.paused = True
-                self.stopping.wait(1.0)
-            except redis.ResponseError as e:
-                if "NOGROUP" not in str(e):
-                    log.exception("runaway watchdog: Redis refused a read")
-                self.stopping.wait(0.1)
-            except Exception:  # the watchdog must outlive a bug; said in the log
-                log.exception("runaway watchdog: a look failed")
-                self.stopping.wait(1.0)
+    def _look_when_due(self, _found: bool) -> None:
+        if time.monotonic() >= self.next_look:
+            self.look()
+            self.next_look = time.monotonic() + SLOW_LOOK
 
-    def handle(self, entries: list[tuple[str, dict[str, str]]]) -> int:
+    def handle(self, entries: list[Entry]) -> None:
         """Feed each call to its agent's record; a call repeated N times in a row holds the agent."""
-        seen = 0
         for _entry_id, fields in entries:
             agent = fields.get("agent", "")
             if not agent:
@@ -111,18 +89,15 @@ class Watchdog:
             calls.add(
                 Call(fields.get("tool", ""), fields.get("digest", ""), fields.get("summary", ""), _at(fields))
             )
-            seen += 1
             finding = repeated(calls, self.limits)
             if finding is not None:
                 self.act(agent, finding)
-        self.group.ack([entry_id for entry_id, _fields in entries])
-        return seen
 
     def look(self) -> None:
         """Quiet turns and fast burns of this worker's working agents."""
         now = time.time()
-        for agent in self.rt.agents.all():
-            if agent.worker != self.rt.worker_id or agent.state != "working":
+        for agent in self.rt.agents.of_worker(self.rt.worker_id):
+            if agent.state != "working":
                 continue
             calls = self.agents.setdefault(agent.id, AgentCalls(self.limits.repeats))
             try:

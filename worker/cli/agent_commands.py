@@ -197,7 +197,7 @@ def agent_rows(rt: Runtime, agents: list[Agent]) -> list[dict[str, Any]]:
     from worker.agents import views
 
     sessions = views.live_sessions(rt, agents)
-    return [{**json.loads(a.to_json()), "state": views.live_state(rt, a, sessions)} for a in agents]
+    return [{**a.as_dict(), "state": views.live_state(rt, a, sessions)} for a in agents]
 
 
 def tree() -> None:
@@ -294,11 +294,12 @@ def send(
 def deliver(ctx: Context, agent_id: str, message: str, sender: str | None) -> str:
     """Type `message` into the agent's session, or queue it for the person (`user`); what was done."""
     from bus.commands.worker_commands import Send
-    from worker.agents import user_messages
+    from worker.agents import talk, user_messages
 
     if agent_id in user_messages.USER_TARGETS:  # the person's primary session: see `ib messages`
         queued = user_messages.send_to_user(ctx.runtime, message, sender or _caller(ctx))
         return f"queued {queued.kind} message {queued.id} for the user"
+    talk.check_text(message)  # before the agent is looked up: said first, not "no agent"
     ctx.on_owner(Send(agent=agent_id, text=message, sender=sender or _caller(ctx)))
     return f"sent to {agent_id}"
 

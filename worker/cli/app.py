@@ -122,6 +122,7 @@ COMMANDS: tuple[Entry, ...] = (
     Entry("config", "worker.cli.bus_commands", "config", STACK),
     Entry("hooks", "worker.cli.service_commands", "hooks_app", STACK, group=True),
     Entry("mcp", "worker.mcp.command", "mcp_app", STACK, group=True),  # the MCP server sits above the CLI
+    Entry("web", "worker.cli.web_commands", "web", STACK),
     Entry("bot", "worker.cli.bot_commands", "bot", TELEGRAM),
     Entry("ask", f"worker.cli.{QUESTION}", "ask", PLUMBING),
     Entry("log", f"worker.cli.{AGENT}", "log", PLUMBING),

@@ -29,13 +29,15 @@ def worker(
     ctx = Context()
     service = WorkerService(ctx.runtime, ctx.blocking_redis())
     service.stop_on_signals()
-    if not once:
-        where = masked_url(ctx.url)
+    where = masked_url(ctx.url)
+
+    def ready() -> None:  # once it re-adopted its agents and looked at every pane: running, truly
         console().print(
             f"worker {ctx.settings.worker_id} running on {where} (Ctrl-C stops it; agents keep running)",
             soft_wrap=True,  # one line in a log file too
         )
-    service.run(once=once)
+
+    service.run(once=once, ready=ready)
 
 
 hooks_app = typer.Typer(

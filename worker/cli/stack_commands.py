@@ -95,7 +95,7 @@ def up(
     settings, rt = ctx.settings, ctx.runtime
     with_bot = settings.telegram_token is not None
     record = new_record(_bus_label(ctx, url), settings.namespace, settings.worker_id, detached=background)
-    supervisor = Supervisor(files, service_specs(rt.ib_command, with_bot), record)
+    supervisor = Supervisor(files, service_specs(rt.ib_command, with_bot, settings.web_port), record)
     dashboard = Dashboard(rt, ctx.blocking_redis(), record.bus, files) if watch and not background else None
     stop = threading.Event()
     _on_signals(stop, dashboard)  # before the first child starts: a SIGTERM must never orphan one
@@ -198,7 +198,7 @@ def _farewell(rt: Runtime, stopped: list[str]) -> str:
 
     try:
         sessions = set(rt.tmux.sessions())
-        kept = [a for a in rt.agents.all() if a.worker == rt.worker_id and a.session in sessions]
+        kept = [a for a in rt.agents.of_worker(rt.worker_id) if a.session in sessions]
     except (BusError, redis.RedisError):
         kept = []
     services = ", ".join(stopped) or "nothing"

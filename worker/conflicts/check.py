@@ -70,8 +70,8 @@ class ConflictCheck:
     def _live(self) -> dict[str, Agent]:
         """This worker's agents with a repository of their own, not ended."""
         found = {}
-        for agent in self.rt.agents.all():
-            if agent.worker != self.rt.worker_id or agent.state in ENDED or not agent.branch:
+        for agent in self.rt.agents.of_worker(self.rt.worker_id):
+            if agent.state in ENDED or not agent.branch:
                 continue
             if (AgentPaths(Path(agent.root), agent.id).git_dir / "HEAD").is_file():
                 found[agent.id] = agent

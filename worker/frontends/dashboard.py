@@ -32,9 +32,10 @@ from bus.commands.worker_rpc import request
 from bus.errors import BusError
 from bus.events.activity import IDLE_STATES, activity_line, current, item_usd
 from bus.events.envelope import Envelope
-from bus.events.streams import Entry, entries_of
+from bus.events.streams import Entry
 from bus.readers import dead_letters
-from bus.stores.agent_store import Agent
+from bus.readers.stream_reader import Cursor, StreamReader
+from bus.stores.agent_store import USAGE_USD, Agent
 from bus.stores.hashes import members
 from bus.tasks.merges import MergeStore
 from bus.tasks.task_model import Task
@@ -56,6 +57,7 @@ from worker.frontends.dashboard_render import (
     render_plain,
     tree,
 )
+from worker.frontends.fleet_view import MANY
 from worker.runtime import Runtime
 from worker.service.supervisor import StackFiles, probe, process_alive
 from worker.service.supervisor_state import healthy, service_line
@@ -95,22 +97,21 @@ class EventFeed:
         last = cast("list[Entry]", self.reader.xrevrange(self.keys.events, count=KEEP_EVENTS) or [])
         cursor = str(last[0][0]) if last else "0-0"
         self._take(last[::-1])
-        threading.Thread(target=self._follow, args=(cursor,), name="events", daemon=True).start()
+        StreamReader(
+            Cursor(self.reader, self.keys.events, cursor),
+            self._take,
+            "ib watch",
+            keep_going=lambda: not self.stopping.is_set(),
+            pause=self.stopping.wait,
+            block_ms=lambda: BLOCK_MS,
+            count=500,
+            between=lambda _found: self._down(None) if self.error else None,
+            on_bug=self._down,  # the footer says the bus is down; read again in a second
+        ).in_thread("events")
 
-    def _follow(self, cursor: str) -> None:
-        while not self.stopping.is_set():
-            try:
-                entries = entries_of(self.reader.xread({self.keys.events: cursor}, count=500, block=BLOCK_MS))
-            except redis.RedisError as e:
-                self.error = str(e)
-                self.on_event()
-                self.stopping.wait(1.0)
-                continue
-            self.error = ""
-            if entries:
-                self._take(entries)
-                cursor = entries[-1][0]
-                self.on_event()
+    def _down(self, error: Exception | None) -> None:
+        self.error = "" if error is None else str(error)
+        self.on_event()
 
     def _take(self, entries: Sequence[Entry]) -> None:
         events, _poison = dead_letters.sort(self.reader, self.keys, self.keys.events, entries)
@@ -118,6 +119,7 @@ class EventFeed:
             self.recent.append(event)
             if event.get("project"):
                 self.projects.add(str(event["project"]))
+        self.on_event()
 
 
 class Wake:
@@ -187,9 +189,10 @@ class Dashboard:
 
     def _read(self, width: int, interactive: bool) -> Snapshot:
         now = time.time()
-        records = self.rt.agents.all()
+        spent = self.rt.agents.all_with(USAGE_USD)
+        records = [a for a, _usd in spent]
         doing = self._activities(records, now)
-        costs = self._costs(records)
+        costs = {a.id: item_usd(usd) if usd else None for a, usd in spent}
         agents = [
             AgentRow(
                 a.id,
@@ -202,6 +205,7 @@ class Dashboard:
                 doing.get(a.id, ""),
                 costs[a.id],
                 a.cli,
+                a.project,
             )
             for a in records
         ]
@@ -230,8 +234,11 @@ class Dashboard:
         return snap
 
     def _activities(self, records: Sequence[Agent], now: float) -> dict[str, str]:
-        """The live status line of each working agent, from the tail of its output stream."""
+        """The live status line of each working agent, from the tail of its output stream; of the selected
+        one only when there are many (a screen shows a few of them, a plain snapshot none)."""
         working = [a for a in records if a.state not in IDLE_STATES]
+        if len(records) > MANY:
+            working = [a for a in working if a.id == self.ui.selected]
         pipe = self.rt.client.pipeline(transaction=False)
         for a in working:
             pipe.xrevrange(self.rt.keys.output(a.id), count=ACTIVITY_ITEMS)
@@ -241,14 +248,6 @@ class Dashboard:
             activity = current((fields for _id, fields in reversed(tail)), a.state, now)
             lines[a.id] = activity_line(activity, now)
         return lines
-
-    def _costs(self, records: Sequence[Agent]) -> dict[str, float | None]:
-        """What each agent has cost so far, as the worker's transcript tail last summed it."""
-        pipe = self.rt.client.pipeline(transaction=False)
-        for a in records:
-            pipe.hget(self.rt.keys.agent(a.id), "usage_usd")
-        found = cast(list[str | None], pipe.execute() if records else [])
-        return {a.id: item_usd(usd) if usd else None for a, usd in zip(records, found, strict=True)}
 
     def _services(self, now: float) -> tuple[ServiceRow, ...]:
         record = self.files.read() if self.files is not None else None

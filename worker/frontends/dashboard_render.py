@@ -14,6 +14,7 @@ from rich.console import Group
 from rich.text import Text
 
 from bus.costs.usage import dollars
+from worker.frontends.fleet_view import MANY, Rows, project_rows
 from worker.service.supervisor_state import span
 from worker.terminal_text import printable
 
@@ -49,6 +50,7 @@ class AgentRow:
     doing: str = ""  # the live status line of a working agent (bus.events.activity), shown under its row
     usd: float | None = None  # what it has cost so far (bus.costs.usage); None: no answer read yet
     cli: str = "claude"  # the agent program it runs
+    project: str = ""
 
 
 @dataclass(frozen=True)
@@ -112,7 +114,7 @@ class Snapshot:
 @dataclass
 class Section:
     name: str
-    rows: list[Text]
+    rows: Sequence[Text]  # laid out when shown (fleet_view.Rows) or already
     heading: Text = field(default_factory=Text)
     tail: bool = False  # keep the last rows (a log) rather than the first
     focus: int = 0  # a row that must stay in view (the selected agent)
@@ -323,15 +325,26 @@ def _agents(s: Snapshot, width: int, interactive: bool) -> Section:
     heading = Text(" " * MARK) + heading
     if not s.agents:
         return Section("agents", [Text('  no agents: ib new-agent "goal" starts one', style="dim")], heading)
-    rows: list[Text] = []
+    if not interactive and len(s.agents) > MANY:  # a plain snapshot has no height: count them instead
+        heading = Text(" " * MARK) + Text(f"AGENTS {len(s.agents)}", style="bold")
+        return Section(
+            "agents", project_rows(s.agents, STATE_STYLES), heading + Text(" by project", style="dim")
+        )
+    shown: list[tuple[str, AgentRow, bool]] = []  # (prefix, agent, its activity line)
     focus = 0
     for prefix, agent in tree(s.agents):
-        selected = interactive and agent.id == s.selected
-        focus = len(rows) if selected else focus
-        rows.append(_agent_row(s, prefix, agent, columns, selected))
+        focus = len(shown) if interactive and agent.id == s.selected else focus
+        shown.append((prefix, agent, False))
         if agent.doing:
-            rows.append(Text(" " * (MARK + 2 + len(prefix)) + agent.doing, style="cyan"))
-    return Section("agents", rows, heading, focus=focus)
+            shown.append((prefix, agent, True))
+
+    def row(i: int) -> Text:
+        prefix, agent, doing = shown[i]
+        if doing:
+            return Text(" " * (MARK + 2 + len(prefix)) + agent.doing, style="cyan")
+        return _agent_row(s, prefix, agent, columns, interactive and agent.id == s.selected)
+
+    return Section("agents", Rows(len(shown), row), heading, focus=focus)
 
 
 def _agent_row(s: Snapshot, prefix: str, a: AgentRow, columns: list[tuple[str, int]], selected: bool) -> Text:

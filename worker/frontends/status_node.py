@@ -17,9 +17,10 @@ from pathlib import Path
 import redis
 
 from bus.events.envelope import AGENT_TYPES
-from bus.events.streams import Entry, Group, consumer_name
+from bus.events.streams import Entry, consumer_name
 from bus.inbox.messages import Message, MessageStore
 from bus.readers import dead_letters
+from bus.readers.stream_reader import InGroup, StreamReader
 from bus.settings.repo_paths import ensure_state_dir
 from bus.stores.agent_store import Agent, AgentStore
 from bus.stores.heartbeat import Heartbeat
@@ -92,10 +93,12 @@ class StatusNode:
     def __post_init__(self) -> None:
         self.id = file_id(self.path)
         self.heartbeat = Heartbeat(self.client, self.keys.status_node(self.id), self.heartbeat_ttl)
-        self.group = Group(self.reader, self.keys.events, f"status-node:{self.id}", consumer_name())
+        self.group = InGroup(self.reader, self.keys.events, f"status-node:{self.id}", consumer_name())
         self.agents = AgentStore(self.client, self.keys)
         self.messages = MessageStore(self.client, self.keys)
         self._problem = ""
+        self.renew_every = max(1.0, self.heartbeat_ttl / 3)
+        self.dirty = False  # an event changed what the block shows
 
     def update(self) -> bool:
         """Rebuild the block from the agents and the pending messages; True when the file was written."""
@@ -141,44 +144,46 @@ class StatusNode:
         """Events mark the block dirty; a dirty block is written at once when the last write is older than
         `debounce`, else when it gets that old: at most one write per `debounce`, and the last change is
         always written (also on stop)."""
-        dirty = False
-        last_write = time.monotonic()
-        renew_every = max(1.0, self.heartbeat_ttl / 3)
-        next_renew = last_write + renew_every
-        while not self.stopping.is_set():
-            if self.auto and not self.root_agents and not dirty:
-                log.info("status node for %s: no root agent left, stopping", self.path)
-                return
-            now = time.monotonic()
-            due = last_write + self.debounce if dirty else now + MAX_WAIT
-            wait = min(due, next_renew, now + MAX_WAIT) - now
-            if wait > 0 and self._read(wait):
-                dirty = True
-            now = time.monotonic()
-            if now >= next_renew:
-                self.heartbeat.renew()
-                next_renew = now + renew_every
-                # agents removed without an event (a flushed namespace) must not keep a node alive
-                dirty = dirty or (self.auto and not self.client.scard(self.keys.agents))
-            if dirty and now >= last_write + self.debounce:
-                self._write(strict=False)
-                dirty, last_write = False, time.monotonic()
-        if dirty:
+        self.last_write = time.monotonic()
+        self.next_renew = self.last_write + self.renew_every
+        StreamReader(
+            self.group,
+            self.take,
+            "status node",
+            keep_going=self._going,
+            pause=self.stopping.wait,
+            block_ms=self._wait_ms,
+            between=self._after_read,
+        ).run()
+        if not self.stopping.is_set():
+            log.info("status node for %s: no root agent left, stopping", self.path)
+        if self.dirty:
             self._write(strict=False)
 
-    def _read(self, seconds: float) -> bool:
-        """Wait up to `seconds` for events; True when one of them can change the block."""
-        try:
-            entries: list[Entry] = self.group.read(block_ms=max(1, int(seconds * 1000)))
-        except redis.ResponseError as e:
-            if "NOGROUP" not in str(e) and "UNBLOCKED" not in str(e):
-                raise
-            self.group.ensure("$")  # the stream was deleted under us; start over on the new one
-            return False
-        # acknowledged at once: an event is only a reason to rebuild, and every start rebuilds anyway
-        self.group.ack([entry_id for entry_id, _ in entries])
+    def _going(self) -> bool:
+        return not self.stopping.is_set() and not (self.auto and not self.root_agents and not self.dirty)
+
+    def _wait_ms(self) -> int:
+        now = time.monotonic()
+        due = self.last_write + self.debounce if self.dirty else now + MAX_WAIT
+        return max(1, int((min(due, self.next_renew, now + MAX_WAIT) - now) * 1000))
+
+    def take(self, entries: list[Entry]) -> None:
+        """An event is only a reason to rebuild (and every start rebuilds anyway): one that can change the
+        block marks it dirty."""
         events, _poison = dead_letters.sort(self.reader, self.keys, self.keys.events, entries)
-        return any(event.get("type") in TRIGGERS for event in events)
+        self.dirty = self.dirty or any(event.get("type") in TRIGGERS for event in events)
+
+    def _after_read(self, _found: bool) -> None:
+        now = time.monotonic()
+        if now >= self.next_renew:
+            self.heartbeat.renew()
+            self.next_renew = now + self.renew_every
+            # agents removed without an event (a flushed namespace) must not keep a node alive
+            self.dirty = self.dirty or (self.auto and not self.client.scard(self.keys.agents))
+        if self.dirty and now >= self.last_write + self.debounce:
+            self._write(strict=False)
+            self.dirty, self.last_write = False, time.monotonic()
 
     def _write(self, *, strict: bool) -> None:
         try:

@@ -1,11 +1,14 @@
-"""`ib hook event` (an agent's Notification, PermissionRequest, StopFailure, SessionEnd, PreCompact and
-UserPromptSubmit hooks): the agent's state as Claude Code itself reports it, and the event a person needs.
+"""What a program's hook payload decided (an `Outcome`, read by the program: worker.programs.hook_outcome),
+stored and published: the agent's state as its program itself reports it, and the event a person needs.
+`ib hook event` is Claude Code's (Notification, PermissionRequest, StopFailure, SessionEnd, PreCompact and
+UserPromptSubmit hooks; read by worker.programs.claude.hook); Codex CLI's and Gemini CLI's hooks act here
+too.
 
 A state set here is marked `state_by=hook`: the pane watcher leaves it alone unless it sees stronger
 evidence (worker/service/pane_watch.py). A dialog that waits for a person (permission, plan,
 AskUserQuestion) is recorded in `prompt:<agent>` so `ib approve` / `ib deny` / an answer can find it and
 answer it once.
-Runs on the light client and never fails the session: whatever goes wrong, exit 0.
+Runs on the light client.
 """
 
 from __future__ import annotations
@@ -14,41 +17,18 @@ import time
 
 from bus.wire import fastjson
 from bus.wire.keys import Keys
-from worker.hooks.payload_hook import run_payload_hook
 from worker.hooks.prompt_tell import texts
 
 TYPE_CHECKING = False  # typing costs milliseconds on the hooks' path; the checker still sees the types
 if TYPE_CHECKING:
-    from collections.abc import Sequence
-
     from bus.events.envelope import Envelope
     from bus.settings.hotconf import HotConf
     from bus.wire.resp import Connection
-    from worker.hooks.payloads import Outcome
+    from worker.programs.hook_outcome import Outcome
 
 
-def handle(payload: dict[str, object], agent_id: str, cwd: str) -> None:
-    from worker.hooks.payloads import outcome
-
-    if payload.get("hook_event_name") == "StopFailure" and payload.get("error") == "rate_limit":
-        payload = _with_quota(payload)
-    found = outcome(payload, agent_id)
-    if found is not None:
-        handle_outcome(payload, agent_id, cwd, found)
-
-
-def _with_quota(payload: dict[str, object]) -> dict[str, object]:
-    """A 429's StopFailure payload with the quota the API sent (`rate_limits`), read from the transcript
-    when the payload does not carry it: it tells the plan's usage limit from an ordinary rate limit."""
-    if payload.get("rate_limits"):
-        return payload
-    from worker.hooks.turn_quota import read_quota
-
-    return {**payload, "rate_limits": read_quota(payload.get("transcript_path"))}
-
-
-def handle_outcome(payload: dict[str, object], agent_id: str, cwd: str, found: Outcome) -> None:
-    """Publish what a hook payload decided (Claude Code's, or another program's read by its own reader)."""
+def handle_outcome(found: Outcome, agent_id: str, cwd: str) -> None:
+    """Store and publish what a program's hook payload decided (read by the program's own reader)."""
     from bus.errors import BusError, ConfigError
     from bus.events.publish import keep, open_bus
     from bus.settings.hotconf import read_hotconf
@@ -56,16 +36,16 @@ def handle_outcome(payload: dict[str, object], agent_id: str, cwd: str, found: O
     conf = read_hotconf(cwd=cwd)
     try:
         with open_bus(conf) as conn:
-            apply(conn, conf, agent_id, payload, found)
+            apply(conn, conf, agent_id, found)
     except ConfigError:
-        raise  # said on stderr and in agent.log by main()
+        raise  # said on stderr and in agent.log (worker.hooks.trouble)
     except BusError as e:  # Redis away: what a person must see waits in the spool (states are the pane's)
         if found.event_type not in ("state", ""):
             keep(conf, _event(found.event_type, found.message, agent_id, "", "", found.data), e)
 
 
-def apply(conn: Connection, conf: HotConf, agent_id: str, payload: dict[str, object], found: Outcome) -> None:
-    from worker.hooks.payloads import says_nothing_new
+def apply(conn: Connection, conf: HotConf, agent_id: str, found: Outcome) -> None:
+    from worker.programs.hook_outcome import says_nothing_new
 
     keys = Keys(conf.namespace)
     fields = ("state", "project", "task", "ending", "account")
@@ -73,8 +53,7 @@ def apply(conn: Connection, conf: HotConf, agent_id: str, payload: dict[str, obj
     if not any(values):
         return  # not one of our agents (or already torn down)
     previous, project, task, ending, account = values
-    hook_event = payload.get("hook_event_name")
-    if says_nothing_new(hook_event, found.state, previous) or _late(conn, keys, agent_id, found):
+    if says_nothing_new(found, previous) or _late(conn, keys, agent_id, found):
         return
     if found.state:
         conn.call(
@@ -87,7 +66,7 @@ def apply(conn: Connection, conf: HotConf, agent_id: str, payload: dict[str, obj
         drop_prompt(conn, keys, agent_id)
     data = dict(found.data)
     if found.prompt == "plan" and not data.get("plan"):
-        data["plan"] = _plan_when_written(payload.get("transcript_path"))
+        data["plan"] = _plan_when_written(found.log)
     event_type, message = found.event_type, found.message
     if found.prompt:
         event_type = _told_as(conn, keys, agent_id, project, found, data)
@@ -206,7 +185,3 @@ def _told_as(
         return ""
     data["prompt_id"] = prompt_id
     return found.event_type if how == "recorded" else "dialog_detail"
-
-
-def main(argv: Sequence[str]) -> int:
-    return run_payload_hook("event", handle)

@@ -28,7 +28,7 @@ def fail_claims(conn: Connection, conf: HotConf, agent_id: str) -> list[str]:
     from bus.events.confirmed_call import confirmed_call
     from bus.tasks.task_lua import fail_call
     from bus.wire.resp import ServerError
-    from worker.hooks.payloads import stopped_reason
+    from worker.programs.hook_outcome import stopped_reason
 
     keys = Keys(conf.namespace)
     failed = []

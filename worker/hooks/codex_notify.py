@@ -1,6 +1,7 @@
 """`ib hook codex-notify JSON`: a Codex CLI agent's notify program. Codex passes `agent-turn-complete` as
-the last argument after every turn of every thread; the agent's own turns end as the Stop hook ends them
-(published once per turn id), the hidden thread that names the session ends nothing. Never fails: exit 0.
+the last argument after every turn of every thread; Codex's own reader (worker.programs.codex.signals)
+reads the agent's own turns as their ends, published once per turn id with the Stop hook's
+(worker.hooks.stop); the hidden thread that names the session ends nothing. Never fails: exit 0.
 """
 
 from __future__ import annotations
@@ -24,11 +25,11 @@ def main(argv: Sequence[str]) -> int:
         from bus.settings.repo_paths import agent_from_path
 
         agent_id = os.environ.get("IB_AGENT_ID") or agent_from_path(str(cwd))
-        reading = read_notify(payload, agent_id) if agent_id else None
-        if agent_id and reading is not None:
-            from worker.hooks.codex_hook import end_turn
+        found = read_notify(payload, agent_id) if agent_id else None
+        if agent_id and found is not None:
+            from worker.hooks.payload_hook import act
 
-            end_turn(payload, reading, agent_id, str(cwd))
+            act(found, agent_id, str(cwd))
     except Exception as e:  # the agent's session must go on whatever happens here; but say it
         from worker.hooks.trouble import report
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import fcntl
 import os
 
+from bus.commands import command_wire
 from bus.wire import fastjson
 from bus.wire.keys import Keys
 
@@ -21,21 +22,15 @@ if TYPE_CHECKING:
     from bus.settings.hotconf import HotConf
     from bus.wire.resp import Connection
 
-COMMAND_FIELD = "c"  # bus.commands.worker_rpc.COMMAND_FIELD, which loads redis and pydantic: too heavy here
-STREAM_MAXLEN = 10_000  # as bus.commands.worker_rpc.submit trims a command stream
 NOTES_SUFFIX = ".notes"  # not `.jsonl`: the spool's listing (bus.events.spool.pending) reads those as events
 
 
 def note_command(manager: str, text: str, sender: str) -> str:
     """A command-stream entry asking the manager's worker to give it `text` from agent `sender`
-    (worker_commands.Send, as bus.commands.worker_rpc.encode_command does it). Pure but for the fresh id."""
-    entry = {
-        "id": os.urandom(16).hex(),
-        "op": "send",
-        "args": {"agent": manager, "text": text, "sender": sender},
-        "from": sender,
-    }
-    return fastjson.dumps(entry)
+    (bus.commands.worker_commands.Send). Pure but for the fresh id."""
+    return command_wire.entry(
+        os.urandom(16).hex(), "send", {"agent": manager, "text": text, "sender": sender}, sender
+    )
 
 
 def tell(conn: Connection | None, conf: HotConf, manager: str | None, text: str, sender: str) -> None:
@@ -112,7 +107,7 @@ def _deliver(conn: Connection, keys: Keys, line: str) -> bool:
     if not isinstance(owner, bytes) or not owner:
         return False
     stream = keys.commands(owner.decode())
-    conn.call("XADD", stream, "MAXLEN", "~", STREAM_MAXLEN, "*", COMMAND_FIELD, command)
+    conn.call(*command_wire.xadd(stream, command))
     return True
 
 

@@ -1,13 +1,14 @@
-"""`ib hook stop` (an agent's Stop hook): complete or waiting, published once per turn; the manager is told.
+"""A turn's end (`TurnEnd`, read by the agent's program from its own signal): complete or waiting, published
+once per turn; the task finished, the manager told. `ib hook stop` is Claude Code's Stop hook (its payload
+read by worker.programs.claude.hook, run by worker.hooks.claude_stop); Codex CLI's and Gemini CLI's
+hooks end their turns here too.
 
-Runs at the end of every turn of every agent, so it stays on the light client; only the fallback to the
-pane (a payload with no last message) runs tmux. Never fails the agent's session.
+Runs at the end of every turn of every agent, so it stays on the light client.
 """
 
 from __future__ import annotations
 
 import os
-import sys
 import time
 import zlib
 
@@ -16,12 +17,12 @@ from bus.wire.keys import Keys
 
 TYPE_CHECKING = False  # typing costs milliseconds on the hooks' path; the checker still sees the types
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Mapping
 
-    from bus.costs.usage import Usage
     from bus.events.envelope import Envelope
     from bus.settings.hotconf import HotConf
     from bus.wire.resp import Connection
+    from worker.programs.hook_outcome import TurnEnd, UsageRead
 
 FIELDS = ("manager", "project", "task", "role", "session")
 SUMMARY_CHARS = 500  # of the first line, when the hook finishes the agent's task
@@ -48,53 +49,24 @@ def manager_note(decision: str, agent_id: str) -> str:
     return f"[hook]: Your subtask {agent_id} is now waiting for input"
 
 
-def turn_id(payload: Mapping[str, object]) -> str:
+def turn_key(found: TurnEnd) -> str:
     """Identifies one turn: the id a program that names its turns gives (Codex CLI's `turn_id`, the same
-    in its Stop hook and its notify), else the session and how long its transcript was when it ended."""
-    named = payload.get("turn_id")
-    if isinstance(named, str) and named:
-        return f"turn:{named}"
-    path = payload.get("transcript_path")
+    in its Stop hook and its notify), else the session and how long its log was when the turn ended."""
+    if found.turn:
+        return f"turn:{found.turn}"
     size = -1
-    if isinstance(path, str) and path:
+    if found.log:
         try:
-            size = os.stat(path).st_size
+            size = os.stat(found.log).st_size
         except OSError:
             size = -1
-    last = payload.get("last_assistant_message")
-    tail = last[-64:] if isinstance(last, str) else ""
-    return f"{payload.get('session_id', '')}:{size}:{zlib.crc32(tail.encode('utf-8', 'replace')):08x}"
+    tail = found.last_message[-64:]
+    return f"{found.session}:{size}:{zlib.crc32(tail.encode('utf-8', 'replace')):08x}"
 
 
-def _decide(payload: Mapping[str, object]) -> str:
-    """complete or waiting ("" for what is no Stop payload): the Stop hook runs once the turn is over, so
-    an agent is never still busy here. Claude Code draws the end of the turn a moment after this hook
-    starts, so the pane is read only when the payload has no last message (older Claude Code), and
-    only for the completion marker."""
-    from worker.hooks.stop_message import COMPLETE, WAITING, turn_end
-
-    last = payload.get("last_assistant_message")
-    if isinstance(last, str):
-        return turn_end(last)
-    if payload.get("hook_event_name") != "Stop":
-        return ""
-    pane = os.environ.get("TMUX_PANE")
-    if not pane:
-        return WAITING
-    import subprocess
-
-    from worker.tmux.pane_state import pane_state
-
-    shown = subprocess.run(
-        ["tmux", "capture-pane", "-p", "-t", pane], capture_output=True, text=True, timeout=3, check=False
-    ).stdout
-    return COMPLETE if pane_state(shown).value == COMPLETE else WAITING
-
-
-def handle(payload: Mapping[str, object], agent_id: str, cwd: str) -> None:
-    decision = _decide(payload)
-    if not decision:
-        return
+def end_turn(found: TurnEnd, agent_id: str, cwd: str) -> None:
+    """complete or waiting, published once per turn: the agent's state, the event, its task finished when
+    it completed, its manager told; through the spool when Redis is away."""
     from bus.errors import BusError, ConfigError
     from bus.events.publish import keep, open_bus
     from bus.settings.hotconf import read_hotconf
@@ -103,70 +75,64 @@ def handle(payload: Mapping[str, object], agent_id: str, cwd: str) -> None:
     try:
         conn = open_bus(conf)
     except ConfigError:
-        raise  # said on stderr and in agent.log by main()
+        raise  # said on stderr and in agent.log (worker.hooks.trouble)
     except BusError as e:  # Redis away: the event waits in the spool, with what the agent's folder knows
         record = _local_record(conf.root, agent_id)
-        keep(conf, _event(decision, agent_id, record, payload, conf.prices), e)
-        _tell_manager(None, conf, record.get("manager", ""), decision, agent_id)
+        keep(conf, _event(agent_id, record, found, conf.prices), e)
+        _tell_manager(None, conf, record.get("manager", ""), found.state, agent_id)
         return
     with conn:
-        _publish_turn(conn, conf, decision, agent_id, payload)
+        _publish_turn(conn, conf, agent_id, found)
 
 
-def _publish_turn(
-    conn: Connection, conf: HotConf, decision: str, agent_id: str, payload: Mapping[str, object]
-) -> None:
+def _publish_turn(conn: Connection, conf: HotConf, agent_id: str, found: TurnEnd) -> None:
     from bus.errors import BusError
     from bus.events.publish import keep, publish
 
-    keys = Keys(conf.namespace)
+    decision, keys, turn = found.state, Keys(conf.namespace), turn_key(found)
     record: dict[str, str] = {}
     event = None
     try:
-        found, previous = conn.pipeline(
+        stored, previous = conn.pipeline(
             [
                 ("HMGET", keys.agent(agent_id), *FIELDS),
-                ("SET", keys.stop_turn(agent_id), turn_id(payload), "GET", "EX", 86400),
+                ("SET", keys.stop_turn(agent_id), turn, "GET", "EX", 86400),
             ]
         )
-        if previous == turn_id(payload).encode():
+        if previous == turn.encode():
             return  # this turn was already published
-        found = found if isinstance(found, list) else []
-        values = [v.decode() if isinstance(v, bytes) else "" for v in found]
+        stored = stored if isinstance(stored, list) else []
+        values = [v.decode() if isinstance(v, bytes) else "" for v in stored]
         record = dict(zip(FIELDS, values, strict=False))
-        event = _event(decision, agent_id, record, payload, conf.prices)
+        event = _event(agent_id, record, found, conf.prices)
         fields = {"state": decision, "state_at": f"{time.time():.3f}", "state_by": "hook"}
-        if isinstance(payload.get("transcript_path"), str):
-            fields["transcript_path"] = str(payload["transcript_path"])
+        if found.log:
+            fields["transcript_path"] = found.log
         if any(values):  # else not our agent, or torn down: a state alone would make a record with no id
             conn.call("HSET", keys.agent(agent_id), *[x for kv in fields.items() for x in kv])
         from worker.hooks.prompt_tell import drop_prompt
 
         drop_prompt(conn, keys, agent_id)  # the turn ended: no dialog is open any more
-        last = payload.get("last_assistant_message")
         if decision == "complete" and record.get("task"):
-            _finish_task(conn, conf, agent_id, record["task"], last if isinstance(last, str) else "")
+            _finish_task(conn, conf, agent_id, record["task"], found.last_message)
     except BusError as e:  # Redis went away half way: the event still goes out, through the spool
         record = record or _local_record(conf.root, agent_id)
-        keep(conf, event or _event(decision, agent_id, record, payload, conf.prices), e)
+        keep(conf, event or _event(agent_id, record, found, conf.prices), e)
         _tell_manager(None, conf, record.get("manager", ""), decision, agent_id)
         return
     publish(conf, event, conn)
     _tell_manager(conn, conf, record.get("manager", ""), decision, agent_id)
 
 
-def _event(
-    decision: str, agent_id: str, record: Mapping[str, str], payload: Mapping[str, object], prices: str = ""
-) -> Envelope:
+def _event(agent_id: str, record: Mapping[str, str], found: TurnEnd, prices: str = "") -> Envelope:
     from bus.events.envelope import make_event
 
-    last = payload.get("last_assistant_message")
-    data: dict[str, object] = {"last_message": last[-2000:] if isinstance(last, str) else ""}
+    decision, last = found.state, found.last_message
+    data: dict[str, object] = {"last_message": last[-2000:]}
     if decision == "complete":
-        path = payload.get("transcript_path")
-        if isinstance(path, str) and isinstance(last, str):
-            wait_for_last_words(path, last)
-        usage = session_usage(path, prices, str(payload.get("program") or ""))
+        if found.log:
+            wait_for_last_words(found.log, last)
+        usage = session_usage(found.log, prices, found.read_usage)
         if usage is not None:
             data["usage"] = usage
     return make_event(
@@ -212,11 +178,11 @@ def wait_for_last_words(path: str, last: str) -> bool:
         time.sleep(0.05)
 
 
-def session_usage(path: object, prices: str, program: str = "") -> dict[str, object] | None:
-    """The tokens and cost of the agent's session so far, from its transcript (`bus.costs.usage`'s JSON):
-    Claude Code's, or the log of the `program` the payload names (codex, gemini); None when there is no
-    transcript, or one too long to read within a hook's time."""
-    if not isinstance(path, str) or not path:
+def session_usage(path: str, prices: str, read_usage: UsageRead) -> dict[str, object] | None:
+    """The tokens and cost of the agent's session so far, from its log at `path` read as its program writes
+    it (`read_usage`), as `bus.costs.usage`'s JSON; None when there is no log, or one too long to read
+    within a hook's time."""
+    if not path:
         return None
     try:
         if os.stat(path).st_size > USAGE_READ_LIMIT:
@@ -230,24 +196,8 @@ def session_usage(path: object, prices: str, program: str = "") -> dict[str, obj
         overrides = parse_prices(prices)
     except ValueError:
         overrides = {}  # the settings refuse it at start; a hook never fails the turn for it
-    records, unreadable = _read_usage(path, program)
+    records, unreadable = read_usage(path)
     return {**spend_data(spend(records, overrides)), "unreadable_lines": unreadable}
-
-
-def _read_usage(path: str, program: str) -> tuple[list[Usage], int]:
-    """Each answer's usage in the transcript at `path`, read as `program` writes it (Claude Code's when
-    no other is named), and its unreadable lines."""
-    if program == "codex":
-        from worker.programs.codex.usage import read_rollout
-
-        return read_rollout(path)
-    if program == "gemini":
-        from worker.programs.gemini_usage import read_chat
-
-        return read_chat(path)
-    from worker.programs.claude.usage import read_transcript
-
-    return read_transcript(path)
 
 
 def _local_record(root: str | None, agent_id: str) -> dict[str, str]:
@@ -308,30 +258,3 @@ def _tell_manager(conn: Connection | None, conf: HotConf, manager: str, decision
     from worker.hooks.manager_notes import tell
 
     tell(conn, conf, manager or None, manager_note(decision, agent_id), sender=agent_id)
-
-
-def _payload(raw: str) -> dict[str, object] | None:
-    try:
-        payload = fastjson.loads(raw) if raw.strip() else {}
-    except (ValueError, SystemError):  # SystemError: see worker.hooks.pre_tool_use
-        return None
-    return payload if isinstance(payload, dict) else None
-
-
-def main(argv: Sequence[str]) -> int:
-    agent_id = None
-    try:
-        payload = _payload(sys.stdin.read())
-        if payload is None:
-            return 0  # not a hook payload: nothing to say about it
-        cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else os.getcwd()
-        from bus.settings.repo_paths import agent_from_path
-
-        agent_id = os.environ.get("IB_AGENT_ID") or agent_from_path(str(cwd))
-        if agent_id:
-            handle(payload, agent_id, str(cwd))
-    except Exception as e:  # the agent's turn must end normally whatever happens here; but say it
-        from worker.hooks.trouble import report
-
-        report("stop", str(e) or type(e).__name__, agent_id, os.environ.get("IB_ROOT"))
-    return 0

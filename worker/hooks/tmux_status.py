@@ -5,10 +5,10 @@ tmux. It never raises and always exits 0: a broken indicator must not get in an 
 from __future__ import annotations
 
 import contextlib
-import subprocess
 from collections.abc import Iterator, Mapping, Sequence
 
 from worker.tmux import window_indicator as ti
+from worker.tmux.in_pane import tmux
 
 TMUX_TIMEOUT = 1.0
 TRANSCRIPT_CHUNK = 64 * 1024
@@ -66,18 +66,8 @@ def _chain(commands: list[list[str]]) -> Iterator[list[str]]:
 
 
 def _tmux(env: Mapping[str, str], args: list[str]) -> str:
-    """Run tmux on the server named by $TMUX; `-u` keeps emoji intact whatever the locale."""
-    done = subprocess.run(
-        ["tmux", "-u", *args],
-        env=dict(env),
-        capture_output=True,
-        text=True,
-        encoding="utf-8",
-        errors="replace",
-        timeout=TMUX_TIMEOUT,
-        check=True,
-    )
-    return done.stdout
+    """Run tmux on the server named by $TMUX."""
+    return tmux(args, env=env, timeout=TMUX_TIMEOUT)
 
 
 def _turn_tools(transcript_path: str) -> tuple[str, ...]:

@@ -4,18 +4,10 @@ only once that turn ended. Light: it runs on the hooks' path."""
 
 from __future__ import annotations
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Mapping
 
-
-def record_transcript(payload: Mapping[str, object], agent_id: str, cwd: str) -> None:
-    """Store the payload's `transcript_path` on the agent's record (nothing when it names none). With the
-    bus away it is left out: the turn's end records it again, and the event the hook was run for still
-    goes out."""
-    path = payload.get("transcript_path")
-    if not isinstance(path, str) or not path:
-        return
+def record_transcript(path: str, agent_id: str, cwd: str) -> None:
+    """Store the transcript's `path` on the agent's record. With the bus away it is left out: the turn's
+    end records it again, and the event the hook was run for still goes out."""
     from bus.errors import BusError, ConfigError
     from bus.events.publish import open_bus
     from bus.settings.hotconf import read_hotconf

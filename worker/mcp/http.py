@@ -8,13 +8,14 @@ import errno
 import hmac
 import logging
 import os
-import secrets
 import socket
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
 from mcp.server.mcpserver import MCPServer
 
+from bus.errors import ConfigError
+from bus.settings.kept_token import kept_token
 from bus.settings.repo_paths import ensure_state_dir
 from worker.errors import WorkerError
 
@@ -43,27 +44,10 @@ def token_path(root: str) -> str:
 def load_token(root: str) -> str:
     """The token in `.ib/mcp-token`, made (0600) the first time, so a client's configuration stays valid
     across restarts; delete the file for a new one."""
-    path = token_path(root)
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-    except FileExistsError:
-        return _read_token(path)
-    with os.fdopen(fd, "w", encoding="ascii") as out:
-        out.write(secrets.token_urlsafe(32) + "\n")
-    return _read_token(path)
-
-
-def _read_token(path: str) -> str:
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError as e:
-        raise HttpError(f"cannot read {path} ({e.strerror}): delete it and start ib mcp --http again") from e
-    with os.fdopen(fd, "rb") as f:
-        raw = f.read(256)
-    token = raw.decode("ascii", "replace").strip()
-    if len(token) < 32 or not token.isascii() or any(c.isspace() for c in token):
-        raise HttpError(f"{path} does not hold a token: delete it and start ib mcp --http again")
-    return token
+        return kept_token(token_path(root))
+    except ConfigError as e:
+        raise HttpError(f"{e}: delete it and start ib mcp --http again") from e
 
 
 def bearer_only(app: App, token: str) -> App:

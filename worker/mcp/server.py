@@ -57,16 +57,20 @@ def serve(http_port: int | None = None) -> None:
     if caller is not None:
         act_as(caller)
     ctx = Context()
-    if http_port is None:
-        build(Session(ctx, caller)).run("stdio")
-        return
-    from worker.mcp.http import HttpError, serve_http
+    session = Session(ctx, caller)
+    try:
+        if http_port is None:
+            build(session).run("stdio")
+            return
+        from worker.mcp.http import HttpError, serve_http
 
-    if caller is not None:
-        raise HttpError(
-            f"agent {caller.id} may not serve ib mcp over HTTP: its program starts `ib mcp` itself"
-        )
-    serve_http(build(Session(ctx, None)), str(ctx.root), http_port, _say)
+        if caller is not None:
+            raise HttpError(
+                f"agent {caller.id} may not serve ib mcp over HTTP: its program starts `ib mcp` itself"
+            )
+        serve_http(build(session), str(ctx.root), http_port, _say)
+    finally:
+        session.close()
 
 
 def _say(line: str) -> None:

@@ -37,10 +37,22 @@ class Session:
         self.ctx, self.caller = ctx, caller
         self._lock = threading.Lock()
         self._blocking: redis.Redis | None = None
+        self._runtime: Runtime | None = None
 
     def runtime(self) -> Runtime:
+        """The CLI's runtime, its tmux reading through a control client: a server that lives as long as its
+        client answers many calls, each without a tmux process for its reads."""
         with self._lock:
-            return self.ctx.runtime
+            if self._runtime is None:
+                self._runtime = self.ctx.runtime
+                self._runtime.tmux.keep_control()
+            return self._runtime
+
+    def close(self) -> None:
+        """End what the calls kept open: the tmux control client."""
+        with self._lock:
+            if self._runtime is not None:
+                self._runtime.tmux.close_control()
 
     def agents(self) -> list[Agent]:
         """Every agent, or the line `ib list` says while the bus is down."""

@@ -89,8 +89,8 @@ def land(rt: Runtime, agent: Agent, target: str, message: str) -> tuple[RebaseRe
 def _home(rt: Runtime, root: Git, target: str) -> tuple[Git, Path]:
     """The repository where `target` is worked on, and the folder to fetch it from: the repository of this
     worker's agent whose branch it is, else the person's."""
-    for other in rt.agents.all():
-        if other.branch == target and other.worker == rt.worker_id and other.root == str(root.repo):
+    for other in rt.agents.of_worker(rt.worker_id):
+        if other.branch == target and other.root == str(root.repo):
             repo = agent_repository(other)
             if repo.exists():
                 return repo.git, repo.git_dir

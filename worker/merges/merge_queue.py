@@ -108,7 +108,7 @@ class MergeQueue:
     def _repositories(self) -> list[Git]:
         """The person's repositories of this worker's agents, and the agents' own (a manager's branch is a
         target too)."""
-        mine = [a for a in self.rt.agents.all() if a.worker == self.rt.worker_id and a.root]
+        mine = [a for a in self.rt.agents.of_worker(self.rt.worker_id) if a.root]
         found = {Path(a.root).resolve(): Git(Path(a.root)) for a in mine}
         for agent in mine:
             own = agent_repository(agent)

@@ -8,13 +8,22 @@ import re
 import shlex
 import shutil
 import subprocess
+from typing import Protocol
 
-from worker.programs.program import AgentProgram, Version
+from worker.programs.program import Release, Version
 
 VERSION_TIMEOUT = 30.0
 _VERSION = re.compile(r"(\d+)\.(\d+)\.(\d+)")
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _reported: dict[tuple[str, str], Version | None] = {}  # what each (command line, shape) answered
+
+
+class Installable(Protocol):
+    """What the checks below name of a program: its title, its binary, the line that installs it."""
+
+    title: str
+    binary: str
+    release: Release
 
 
 def parse_version(text: str, shape: re.Pattern[str] | None = None) -> Version | None:
@@ -44,7 +53,7 @@ def installed(command: str, path: str | None = None) -> bool:
     return word is not None and shutil.which(word, path=path) is not None
 
 
-def not_installed(program: AgentProgram, command: str, path: str | None = None) -> str | None:
+def not_installed(program: Installable, command: str, path: str | None = None) -> str | None:
     """Why `command` cannot start `program` (its binary is not on `path`, default PATH, or is a broken
     symlink), with how to install it; None when it is there."""
     if installed(command, path):
@@ -70,7 +79,7 @@ def broken_link(word: str, path: str | None = None) -> str:
     return next((c for c in candidates if os.path.islink(c) and not os.path.exists(c)), "")
 
 
-def hidden_in_box(program: AgentProgram, command: str, path: str | None = None) -> str | None:
+def hidden_in_box(program: Installable, command: str, path: str | None = None) -> str | None:
     """Why `command` cannot run in the bubblewrap box `program` runs in (its binary, the file that is
     behind a link to it, or a script's interpreter lies where the box shows another folder: /tmp), with
     what to do; None when the box shows all of them."""

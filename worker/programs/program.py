@@ -138,6 +138,9 @@ class AgentProgram(Protocol):
     # a hook tells the plan's usage limit exactly (Claude Code's StopFailure): the pane watcher leaves the
     # limit of an agent whose hooks work to it; for the others the screen is the only one that tells
     limit_hook: bool
+    # a hook tells each permission dialog with the call it asks about (Claude Code's PermissionRequest), as
+    # the program draws it: the pane watcher, which knows only the screen, waits HOOK_GRACE for it first
+    permission_hook: bool
     # a message that starts with `!` runs as a shell command however it comes (typed or pasted); one space
     # before it keeps it a message (Codex CLI trims the space, Claude Code keeps it)
     bang_runs_shell: bool

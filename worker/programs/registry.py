@@ -10,7 +10,7 @@ from bus.settings.defaults import AGENT_PROGRAMS
 from bus.stores.agent_store import Agent
 from worker.programs.claude.program import ClaudeCode
 from worker.programs.codex.program import CodexCli
-from worker.programs.gemini import GeminiCli
+from worker.programs.gemini.program import GeminiCli
 from worker.programs.program import (
     AgentProgram,
     ProgramMissing,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 
 from bus.inbox.prompt_record import TRIES
 from bus.inbox.prompts import Prompt
@@ -20,9 +21,14 @@ from worker.tmux.dialogs import STILL_CLOSING, Dialog, DialogError, option_label
 
 log = logging.getLogger(__name__)
 
+TRUST_CLOSING = 15.0  # seconds an answered folder-trust dialog may stay drawn before it is answered again
 
-def tell_dialog(rt: Runtime, agent: Agent, text: str) -> Dialog | None:
-    """The dialog the pane shows (None when none), published when it is new and no hook told it.
+
+def tell_dialog(
+    rt: Runtime, agent: Agent, text: str, hold: Callable[[Dialog], bool] = lambda _d: False
+) -> Dialog | None:
+    """The dialog the pane shows (None when none), published when it is new and no hook told it, unless
+    `hold` says to give the hook a moment more (it tells what the screen cannot: the command asked about).
 
     The agent's hook may tell the same dialog at the same instant: the record is set only if it is
     still the one read (bus.inbox.prompt_record), so one of the two records and publishes it, and the other,
@@ -38,7 +44,9 @@ def tell_dialog(rt: Runtime, agent: Agent, text: str) -> Dialog | None:
         if prompt is not None and recorded_as(prompt, dialog) and not _answered_before(rt, prompt):
             return dialog  # told already: by the hook, or by an earlier look
         replacing = prompt.id if prompt is not None else ""
-        if _trusted_already(rt, agent, dialog, replacing) or _publish(rt, agent, dialog, replacing):
+        if _trusted_already(rt, agent, dialog, replacing) or hold(dialog):
+            return dialog
+        if _publish(rt, agent, dialog, replacing):
             return dialog
         prompt = rt.prompts.get(agent.id)  # the hook recorded it first: look again
     log.warning("agent %s: its dialog's record kept changing; %s not told", agent.id, dialog.describe())
@@ -77,9 +85,13 @@ def _trusted_already(rt: Runtime, agent: Agent, dialog: Dialog, replacing: str) 
 
 def _answered_before(rt: Runtime, prompt: Prompt) -> bool:
     """Whether the prompt was answered longer ago than its dialog takes to close: the same dialog on
-    screen now is a new appearance (the watcher did not look while the screen had none)."""
+    screen now is a new appearance (the watcher did not look while the screen had none), or the answer's
+    keys were dropped. A folder-trust dialog comes once per start, and Claude Code keeps it drawn while it
+    records the trust and starts the session behind it (over 3 s on a busy machine, where it was answered
+    twice): it closes within TRUST_CLOSING."""
     at = rt.prompts.answered_at(prompt.id)
-    return at is not None and time.time() - at > STILL_CLOSING
+    closing = TRUST_CLOSING if prompt.kind == "trust" else STILL_CLOSING
+    return at is not None and time.time() - at > closing
 
 
 def _data(dialog: Dialog) -> dict[str, object]:

@@ -15,6 +15,7 @@ from bus.events.streams import Entry, Group
 from bus.wire.keys import Keys
 
 READ_COUNT = 1000
+BUSY_EVENTS = 20  # events read within a second from which the stream counts as busy (`Pace`)
 
 
 @dataclass
@@ -24,6 +25,22 @@ class Batch:
 
     def __bool__(self) -> bool:
         return bool(self.commands or self.events)
+
+
+@dataclass
+class Pace:
+    """How busy the events stream is: the events read in the current second. Pure."""
+
+    busy_from: int = BUSY_EVENTS
+    since: float = 0.0
+    count: int = 0
+
+    def busy(self, read: int, now: float) -> bool:
+        """Count `read` events read at monotonic time `now`; whether the stream is busy."""
+        if now - self.since >= 1.0:
+            self.since, self.count = now, 0
+        self.count += read
+        return self.count >= self.busy_from
 
 
 class Inbox:

@@ -23,13 +23,13 @@ from dataclasses import dataclass, field
 from bus.errors import Conflict
 from bus.stores.agent_store import Agent
 from worker.errors import SessionGone
-from worker.hooks.payloads import stopped_reason
 from worker.markers import FROM_PANE
+from worker.programs.hook_outcome import stopped_reason
 from worker.programs.registry import program_of
 from worker.runtime import Runtime
 from worker.service.dialog_events import tell_dialog
 from worker.service.limit_watch import forget_gone_line, park_from_pane
-from worker.tmux.dialogs import DRAW_WAIT
+from worker.tmux.dialogs import DRAW_WAIT, Dialog
 from worker.tmux.pane_death import Death
 from worker.tmux.pane_state import PaneState
 from worker.tmux.parse import PaneInfo, needs_capture
@@ -42,6 +42,9 @@ CLOSE_INTERVAL = 0.1  # seconds between two looks at a running auto-mode agent's
 CLOSE_MODES = frozenset({"auto"})  # permission modes whose dialogs no hook tells
 CLOSE_GRACE = 3.0  # seconds a close watch lasts however idle the pane reads
 CLOSE_ENDS = frozenset({"stopped"})  # states that end a close watch at once
+# seconds a permission dialog on the pane waits for the hook that tells it with the call it asks about (a
+# cold `ib hook` on a busy machine is slower than the pane watcher's next look), before the pane tells it
+HOOK_GRACE = 3.0
 
 
 def not_started(agent: Agent, listed: bool) -> bool:
@@ -67,9 +70,11 @@ class PaneWatcher:
     asking: dict[str, str] = field(default_factory=dict)  # agent → prompt of the dialog its pane showed
     drawn: dict[str, str] = field(default_factory=dict)  # agent → its hook's dialog (prompt id) seen drawn
     listed: set[str] = field(default_factory=set)  # agents whose pane a `list-panes` showed
+    held: dict[str, float] = field(default_factory=dict)  # agent → since when its dialog waits for its hook
 
-    def tick(self) -> None:
-        agents = [a for a in self.rt.agents.all() if a.worker == self.rt.worker_id]
+    def tick(self, agents: list[Agent] | None = None) -> None:
+        """One look at this worker's agents (`agents`: as the worker read them for this tick, else read)."""
+        agents = self.rt.agents.of_worker(self.rt.worker_id) if agents is None else agents
         mine = {a.id for a in agents}
         for agent_id in [i for i in self.close if i not in mine]:
             self.unwatch(agent_id)
@@ -132,9 +137,25 @@ class PaneWatcher:
             self.record(agent, PaneState.STOPPED.value, self._death(agent) if pane is not None else None)
             return
         quiet = pane.activity is not None and not needs_capture(pane.activity, self.captured_at.get(agent.id))
-        if quiet and agent.state not in ("creating", "unknown", "unreachable") and not self._answered(agent):
+        settled = agent.state not in ("creating", "unknown", "unreachable") and agent.id not in self.held
+        if quiet and settled and not self._answered(agent):
             return  # nothing printed since we last looked
         self._read(agent)
+
+    def _wait_for_hook(self, agent: Agent, dialog: Dialog, holding: list[Dialog]) -> bool:
+        """Whether a permission dialog no hook told yet waits for the program's hook to tell it (HOOK_GRACE
+        from when the pane first showed it; it is looked at again meanwhile, quiet pane or not): only where
+        that hook runs — the agent's hooks report (they named its transcript), and not in a mode whose
+        dialogs no hook tells (CLOSE_MODES)."""
+        if dialog.kind != "permission" or not program_of(agent).permission_hook:
+            return False
+        if not agent.transcript_path or agent.permission_mode in CLOSE_MODES:
+            return False
+        since = self.held.setdefault(agent.id, time.monotonic())
+        if time.monotonic() - since >= HOOK_GRACE:
+            return False
+        holding.append(dialog)
+        return True
 
     def _answered(self, agent: Agent) -> bool:
         """Whether the dialog the agent showed was answered and the watcher has not seen it close: keys the
@@ -156,7 +177,10 @@ class PaneWatcher:
         forget_gone_line(self.rt, agent, text)
         state = program_of(agent).pane_state(text).value
         self.asking.pop(agent.id, None)
-        dialog = tell_dialog(self.rt, agent, text)
+        holding: list[Dialog] = []
+        dialog = tell_dialog(self.rt, agent, text, lambda shown: self._wait_for_hook(agent, shown, holding))
+        if not holding:
+            self.held.pop(agent.id, None)
         if dialog is not None:
             state = "permission"  # a dialog waits for a person, whatever else the screen shows
             prompt = self.rt.prompts.get(agent.id) if agent.id in self.close else None
@@ -178,7 +202,7 @@ class PaneWatcher:
 
     def forget_all_but(self, mine: set[str]) -> None:
         """Drops what was noted of agents that are no longer this worker's (torn down, or moved)."""
-        for noted in (self.captured_at, self.drawn, self.asking):
+        for noted in (self.captured_at, self.drawn, self.asking, self.held):
             for agent_id in [i for i in noted if i not in mine]:
                 del noted[agent_id]
         self.listed &= mine

@@ -18,20 +18,22 @@ from collections.abc import Collection
 
 import redis
 
-from bus.events.streams import Group, consumer_name, envelopes
+from bus.events.streams import Entry, consumer_name, envelopes
 from bus.inbox import push_store
 from bus.inbox.push_store import Pending, SessionInbox
 from bus.inbox.session_inbox import this_host
 from bus.inbox.session_socket import StaleSession, deliver
+from bus.readers.stream_reader import InGroup, background
 from worker.runtime import Runtime
 from worker.service.push_message import event_line, fold
 
 log = logging.getLogger(__name__)
 
-BLOCK_MS = 1000  # the stop flag is looked at this often
+BLOCK_MS = 1000  # a stop is seen this often
 PUSHER_TTL = 15  # seconds the heartbeat the reminder hook reads outlives a silent pusher
 READ_COUNT = 500
 MIN_GAP = 2.0  # seconds between two messages into one session: what arrives meanwhile is folded
+LINGER = 0.1  # seconds the reader lets a busy stream's events gather between two reads (bus.readers)
 BACKOFF = (1.0, 2.0, 5.0, 15.0, 60.0)  # seconds before trying a session again after a failed write
 
 
@@ -42,61 +44,58 @@ class SessionPusher:
         self.rt = rt
         self.client = rt.client
         self.keys = rt.keys
-        self.stopping = stopping
         self.types = frozenset(types)
-        self.group = Group(reader, rt.keys.events, f"session-push:{rt.worker_id}", consumer_name())
+        group = InGroup(reader, rt.keys.events, f"session-push:{rt.worker_id}", consumer_name())
+        self.reader = background(
+            stopping,
+            reader,
+            "session push",
+            group,
+            self.take,
+            count=READ_COUNT,
+            between=self._round,
+            block_ms=self._block_ms,
+            linger=LINGER,
+        )
         self.host = this_host()
         self.root = os.path.realpath(str(rt.root))
         self.next_at: dict[str, float] = {}  # session → earliest time of its next message
         self.failures: dict[str, int] = {}
         self.thread: threading.Thread | None = None
-        self.waiting = True  # something is pending: look at the sessions every round (at most 1 s)
+        # something may wait for a session here: push on the next round, not only at the next look
+        self.waiting = True
+        self.look_at = 0.0  # monotonic time of the next look for sessions (one may have come since)
+        self.beat_at = 0.0  # monotonic time the heartbeat the reminder hook reads is renewed next
 
     def start(self) -> None:
-        self.thread = threading.Thread(target=self._run, name="session-push", daemon=True)
-        self.thread.start()
+        self.thread = self.reader.in_thread("session-push")
 
     def drain(self) -> None:
         """Take what is waiting now, push once and return (burst mode, tests)."""
-        self.group.ensure("$")
-        self.take(self.group.mine_pending(READ_COUNT) + self.group.take_over(min_idle_ms=0))
-        while entries := self.group.read(block_ms=1, count=READ_COUNT):
-            self.take(entries)
+        self.reader.drain()
         self.push()
 
-    def _run(self) -> None:
-        paused = False
-        while not self.stopping.is_set():
-            try:
-                self.drain()
-                while not self.stopping.is_set():
-                    self.client.set(
-                        self.keys.session_pusher(self.host, self.root), self.rt.worker_id, ex=PUSHER_TTL
-                    )
-                    entries = self.group.read(block_ms=self._block_ms(), count=READ_COUNT)
-                    paused = False
-                    self.take(entries)
-                    if entries or self.waiting:
-                        self.push()
-            except (redis.ConnectionError, redis.TimeoutError) as e:
-                if not paused:
-                    log.warning("session push: paused until Redis answers (%s)", e)
-                paused = True
-                self.stopping.wait(1.0)
-            except Exception:  # the pusher must outlive a bug; said in the log
-                log.exception("session push: a round failed")
-                self.stopping.wait(1.0)
+    def _round(self, _found: bool) -> None:
+        """After each read: a push when something came for the sessions or waits for one, and a look for
+        new sessions once a BLOCK_MS. A busy stream ends a read every few milliseconds: a round that read
+        the pending events and the sessions each time cost every worker a core's share for nothing (all
+        of them at 10,000 agents, where no session was open)."""
+        now = time.monotonic()
+        if now >= self.beat_at:
+            self.client.set(self.keys.session_pusher(self.host, self.root), self.rt.worker_id, ex=PUSHER_TTL)
+            self.beat_at = now + BLOCK_MS / 1000
+        if self.waiting or now >= self.look_at:
+            self.look_at = now + BLOCK_MS / 1000
+            self.push()
 
     def _block_ms(self) -> int:
         due = [t for t in self.next_at.values() if t > time.monotonic()] if self.waiting else []
         wait = min([BLOCK_MS / 1000, *(t - time.monotonic() for t in due)])
         return max(1, int(wait * 1000))
 
-    def take(self, entries: list[tuple[str, dict[str, str]]]) -> None:
-        """Make the wanted events pending, then acknowledge the stream entries (a crash between the two
-        reads them again; making them pending twice changes nothing)."""
-        if not entries:
-            return
+    def take(self, entries: list[Entry]) -> None:
+        """Make the wanted events pending; the reader then acknowledges the stream entries (a crash between
+        the two reads them again; making them pending twice changes nothing)."""
         wanted = [
             Pending(str(e["id"]), str(e.get("agent") or ""), event_line(e))
             for e in envelopes(entries)
@@ -105,25 +104,29 @@ class SessionPusher:
         if wanted:
             push_store.queue(self.client, self.keys, wanted)
             self.waiting = True
-        self.group.ack([entry_id for entry_id, _ in entries])
 
     def push(self) -> None:
-        """One message into each of this repository's sessions that lacks some pending event."""
-        pending = push_store.pending(self.client, self.keys)
-        self.waiting = bool(pending)  # unacknowledged: a session that comes later gets it
-        if not pending:
-            return
-        for session in push_store.sessions(self.client, self.keys):
-            if session.host == self.host and os.path.realpath(session.root or "/") == self.root:
-                self._push_one(session, pending)
+        """One message into each of this repository's sessions that lacks some pending event. The pending
+        events are read only when such a session is open; they stay pending (unacknowledged) for one
+        that comes later, which the next look finds."""
+        here = [
+            session
+            for session in push_store.sessions(self.client, self.keys)
+            if session.host == self.host and os.path.realpath(session.root or "/") == self.root
+        ]
+        pending = push_store.pending(self.client, self.keys) if here else []
+        left = [self._push_one(session, pending) for session in here if pending]
+        self.waiting = any(left)
 
-    def _push_one(self, session: SessionInbox, pending: list[Pending]) -> None:
+    def _push_one(self, session: SessionInbox, pending: list[Pending]) -> bool:
+        """Push what `session` lacks; True when some of it waits for a later round (folded, or the
+        write failed)."""
         had = push_store.pushed(self.client, self.keys, session.session_id)
         todo = [(p.event_id, p.line) for p in pending if p.event_id not in had]
         if not todo:
-            return
+            return False
         if time.monotonic() < self.next_at.get(session.session_id, 0.0):
-            return  # folded into the next message
+            return True  # folded into the next message
         text, ids = fold(todo)
         push_store.mark_pushed(self.client, self.keys, session.session_id, ids)
         try:
@@ -132,7 +135,7 @@ class SessionPusher:
             line = push_store.drop(self.client, self.keys, session, str(e))
             self._forget(session.session_id)
             log.warning("session push: %s", line)
-            return
+            return False
         except OSError as e:
             push_store.unmark_pushed(self.client, self.keys, session.session_id, ids)
             tries = self.failures.get(session.session_id, 0)
@@ -142,7 +145,7 @@ class SessionPusher:
             log.warning(
                 "session push: writing to session %s failed (%s); again in %ss", session.session_id, e, delay
             )
-            return
+            return True
         self.failures.pop(session.session_id, None)
         self.next_at[session.session_id] = time.monotonic() + MIN_GAP
         log.info(
@@ -152,6 +155,7 @@ class SessionPusher:
             session.pid,
             " ".join(ids),
         )
+        return False
 
     def _forget(self, session_id: str) -> None:
         self.next_at.pop(session_id, None)

@@ -50,11 +50,15 @@ class ServiceSpec:
     argv: tuple[str, ...]
 
 
-def service_specs(ib: str, with_bot: bool) -> list[ServiceSpec]:
-    """What `ib up` runs, in start order (stopped in reverse): the worker, then the bot if configured."""
+def service_specs(ib: str, with_bot: bool, web_port: int | None = None) -> list[ServiceSpec]:
+    """What `ib up` runs, in start order (stopped in reverse): the worker, then the bot if configured, then
+    the page (`ib web`) when IB_WEB_PORT says on which port."""
     specs = [ServiceSpec("worker", (ib, "worker", "--verbose"))]
     if with_bot:
         specs.append(ServiceSpec("bot", (ib, "bot", "--verbose")))
+    if web_port is not None:
+        # its output goes to a log file: the address is printed without the token
+        specs.append(ServiceSpec("web", (ib, "web", "--port", str(web_port), "--hide-token", "--verbose")))
     return specs
 
 

@@ -57,6 +57,16 @@ class Tmux:
     def __repr__(self) -> str:
         return f"Tmux(socket_name={self.socket_name!r})"
 
+    def keep_control(self) -> None:
+        """Read through a tmux control client kept open (no tmux process per read) until `close_control`:
+        for a long-running process that reads often (`ib mcp`). It attaches to a session of its own that
+        tmux destroys when it goes, starts no server, and falls back to a tmux process while none runs."""
+        self._server.keep_control()
+
+    def close_control(self) -> None:
+        """End the control client, if any: every call runs a tmux process again."""
+        self._server.close_control()
+
     # -- sessions ---------------------------------------------------------------------------------
 
     def new_session(

@@ -72,7 +72,7 @@ def read_dialog(text: str) -> Dialog | None:
     bottom = lines[-BOTTOM_LINES:]
     joined = "\n".join(bottom)
     if _TRUST.search(joined):
-        return _trust(bottom)
+        return None if _printed_under(bottom) else _trust(bottom)
     if _ASK_FOOTER.search(joined):
         return _numbered("ask", bottom, _title_before_options(bottom))
     for index, line in enumerate(bottom):
@@ -120,6 +120,13 @@ def _numbered(kind: str, lines: list[str], title: str) -> Dialog | None:
         shape = read_shape([title, *lines])
         return _from_shape(kind, shape, title) if shape is not None else None
     return Dialog(kind, title, tuple(options), selected)
+
+
+def _printed_under(lines: list[str]) -> bool:
+    """Whether the program wrote under the dialog's footer: it left the dialog on the screen and went on
+    (Claude Code refused a folder prints why it did not start there, and takes seconds to exit)."""
+    footers = [index for index, line in enumerate(lines) if _FOOTER.match(line)]
+    return bool(footers) and any(line.strip() for line in lines[footers[-1] + 1 :])
 
 
 def _trust(lines: list[str]) -> Dialog:
@@ -183,7 +190,7 @@ def pick(dialog: Dialog, choice: str) -> int:
 
 MEANINGS = {"approve": "approve", "trust": "approve", "approve always": "always", "always": "always"}
 MEANINGS |= {"deny": "deny", "refuse": "deny", "keep planning": "deny"}
-"""The answers a hook's event offers (worker/hooks/payloads.py: PERMISSION_OPTIONS...), as `pick` choices."""
+"""The answers a hook's event offers (worker.programs.hook_outcome: PERMISSION_OPTIONS...), as choices."""
 
 
 def option_for_answer(dialog: Dialog, answer: str) -> int:

@@ -4,7 +4,7 @@ a turn at work ("⠋ Thinking... (esc to cancel, 3s)"), the boxed approval dialo
 [Shell]?", "Apply this change?") with their numbered options, the selected one marked ●, and the dialog of
 a used-up quota ("Usage limit reached for gemini-2.5-flash." … 1. Keep trying / 2. Stop).
 Pure: text in, GeminiScreen out; (dialog, choice) in, keys out. The hooks are the first signal
-(worker/hooks/gemini_payloads.py); this is the fallback and the reader of a dialog's options.
+(worker/programs/gemini/signals.py); this is the fallback and the reader of a dialog's options.
 """
 
 from __future__ import annotations

@@ -1,8 +1,10 @@
 """The one place tmux runs: `TmuxServer`, a libtmux `Server` whose `cmd` — the door every libtmux object
 (`Session`, `Pane`...) calls tmux through — and our few chained calls share one runner: `tmux -u` with
 the server's `-L` / `-f`, an environment without ittybus secrets, a timeout that names the fix, and a
-failure raised as `TmuxFailed` instead of returned for each caller to inspect. `libtmux_error` turns
-libtmux's exceptions into ours (worker.errors)."""
+failure raised as `TmuxFailed` instead of returned for each caller to inspect. A long-running process
+may `keep_control`: the reads then go to a control client kept open (worker.tmux.control), the rest
+and every read it cannot take to a tmux process. `libtmux_error` turns libtmux's exceptions into ours
+(worker.errors)."""
 
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ from libtmux.server import Server
 
 from worker.errors import SessionExists, SessionGone, TmuxError
 from worker.secret_env import without_secrets
+from worker.tmux.control import ControlClient
 from worker.tmux.parse import Failure, command_line, failure, tmux_error
 
 TIMEOUT = 30.0  # a tmux call that takes longer means a stuck server
@@ -62,6 +65,19 @@ class TmuxServer(Server):
             self.base += ["-L", socket_name]
         if config_file is not None:
             self.base += ["-f", config_file]
+        self.control: ControlClient | None = None
+
+    def keep_control(self) -> None:
+        """Run the reads through a control client kept open from the next call on (a long-running
+        process's choice: a short one would pay its start for nothing)."""
+        if self.control is None:
+            self.control = ControlClient(self.base, without_secrets(os.environ))
+
+    def close_control(self) -> None:
+        """End the control client, if any; calls go back to a tmux process each."""
+        control, self.control = self.control, None
+        if control is not None:
+            control.close()
 
     def cmd(self, cmd: str, *args: Any, target: str | int | None = None) -> tmux_cmd:
         """libtmux's one door to tmux (every `Session.cmd`, `Pane.cmd`... ends here), run by `run`."""
@@ -82,6 +98,15 @@ class TmuxServer(Server):
         """Run the commands in one tmux call, `stdin` fed to it; TmuxFailed when tmux exits non-zero."""
         name = " + ".join(command[0] for command in commands)
         args = [*self.base, *command_line(*commands)]
+        if self.control is not None and stdin is None:
+            try:
+                reply = self.control.run(commands, self.timeout)
+            except TimeoutError:
+                raise self._stuck(name, commands) from None
+            if reply is not None and not reply.ok:
+                raise TmuxFailed(name, reply.text)
+            if reply is not None:
+                return TmuxResult(args, reply.text)
         try:
             done = subprocess.run(
                 args,
@@ -94,13 +119,16 @@ class TmuxServer(Server):
         except FileNotFoundError:
             raise TmuxError(INSTALL) from None
         except subprocess.TimeoutExpired:
-            raise TmuxError(
-                f"tmux {name}{_target(commands)} did not answer in {self.timeout:g}s: the tmux server is "
-                f"stuck; stop it with `{' '.join(self.base)} kill-server`"
-            ) from None
+            raise self._stuck(name, commands) from None
         if done.returncode != 0:
             raise TmuxFailed(name, done.stderr.decode("utf-8", "replace"))
         return TmuxResult(args, done.stdout.decode("utf-8", "replace"))
+
+    def _stuck(self, name: str, commands: Sequence[Sequence[str]]) -> TmuxError:
+        return TmuxError(
+            f"tmux {name}{_target(commands)} did not answer in {self.timeout:g}s: the tmux server is "
+            f"stuck; stop it with `{' '.join(self.base)} kill-server`"
+        )
 
 
 def _target(commands: Sequence[Sequence[str]]) -> str:

@@ -38,6 +38,7 @@ LIBRARIES = ("rich", "typer", "click", "markdown_it", "mdurl", "redis", "pydanti
 help, redis-py's commands), with the codecs a host name needs."""
 REQUEST_TIMEOUT = 5.0  # seconds a client has to send its request once connected
 FDS = 4  # standard input, output, error and the working folder
+HELD_AT_FORK = {signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT}  # see _take
 
 
 LOG_LIMIT = 1_000_000  # bytes of warm.log kept: past it, the log starts again
@@ -147,9 +148,13 @@ class Server:
             request = wire.decode_request(body)
             if len(fds) != FDS:
                 raise wire.BadRequest("the streams and folder did not come")
+            # held across the fork: one sent to the new process before it put back the default handlers
+            # would run the server's own (which only stops taking requests) and be lost
+            held = signal.pthread_sigmask(signal.SIG_BLOCK, HELD_AT_FORK)
             pid = os.fork()
             if pid == 0:
-                self._run_child(peer_pid, request, fds)  # never returns
+                self._run_child(peer_pid, request, fds, held)  # never returns
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)
             conn.sendall(f"pid {pid}\n".encode())
             self.children[pid] = conn
             self.selector.register(conn, selectors.EVENT_READ, pid)
@@ -195,14 +200,17 @@ class Server:
         peer_pid: int,
         request: tuple[str, list[str], dict[str, str], int, tuple[str, ...]],
         fds: list[int],
+        held: set[int | signal.Signals],
     ) -> None:
-        """In the forked process: become the client's command and run it; ends the process."""
+        """In the forked process: become the client's command and run it; ends the process. The signals
+        held across the fork land once the command's handlers are in place."""
         code = 1
         try:
             signal.set_wakeup_fd(-1)
             for number in (signal.SIGCHLD, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
                 signal.signal(number, signal.SIG_DFL)
             signal.signal(signal.SIGINT, signal.default_int_handler)
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)
             self.selector.close()
             for conn in self.children.values():
                 conn.close()
@@ -327,7 +335,7 @@ def _preload() -> None:
     from worker.cli.app import BY_NAME, click_command
 
     for word in [None, *BY_NAME]:
-        click_command(word)
+        _coercions(click_command(word))
     importlib.import_module("encodings.idna")
     for package in PACKAGES + LIBRARIES:
         try:
@@ -339,6 +347,18 @@ def _preload() -> None:
                 continue
             with contextlib.suppress(Exception):
                 importlib.import_module(info.name)
+
+
+def _coercions(command: object) -> None:
+    """Make each option's and argument's value reader (typer builds one per parameter, a pydantic
+    TypeAdapter, the first time a value is read): made here once, not in every command process."""
+    for param in getattr(command, "params", ()):
+        make = getattr(param, "get_runtime_param", None)
+        if make is not None:
+            with contextlib.suppress(Exception):
+                make()
+    for sub in getattr(command, "commands", {}).values():
+        _coercions(sub)
 
 
 def main(argv: list[str] | None = None) -> int:

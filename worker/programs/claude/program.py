@@ -38,6 +38,7 @@ class ClaudeCode:
     probes_input = False
     refusal_untold = False
     limit_hook = True
+    permission_hook = True
     bang_runs_shell = True
 
     def command(self, configured: str) -> str:
@@ -120,7 +121,7 @@ class ClaudeCode:
         return pane_state(screen)
 
     def recorded_limit(self, transcript_path: str) -> RecordedLimit | None:
-        return None  # its StopFailure hook reads the limit from the transcript (worker.hooks.turn_quota)
+        return None  # its StopFailure hook reads the limit from the transcript (claude.turn_quota)
 
     def read_dialog(self, screen: str) -> Dialog | None:
         return dialogs.read_dialog(screen)

@@ -15,8 +15,8 @@ from pathlib import Path
 
 from bus.costs.usage_limits import RecordedLimit
 from bus.settings.permission_modes import BYPASS
-from worker.programs import probe
-from worker.programs.bubblewrap import box, boxed_unfinished
+from worker.programs.boxed_program import BoxedProgram
+from worker.programs.bubblewrap import box
 from worker.programs.codex.rollout import RolloutParser, recorded_limit
 from worker.programs.codex.screen import (
     codex_input_text,
@@ -33,7 +33,6 @@ from worker.programs.program import (
     Start,
     TranscriptReading,
     UsageReading,
-    Version,
 )
 from worker.tmux import dialogs
 from worker.tmux.dialogs import Dialog
@@ -95,7 +94,7 @@ def overrides(launch: Launch) -> list[str]:
     return [word for key, value in settings.items() for word in ("-c", f"{key}={value}")]
 
 
-class CodexCli:
+class CodexCli(BoxedProgram):
     """Codex CLI (`codex`, npm @openai/codex): its hooks.json and notify program are its own signal, its
     Linux sandbox (`--sandbox workspace-write`) keeps the agent's commands' writes in its worktree and
     ittybus's bubblewrap box around it keeps their reads out of the bus's and the person's secrets."""
@@ -103,6 +102,7 @@ class CodexCli:
     name = "codex"
     title = "Codex CLI"
     binary = "codex"
+    version_shape = VERSION_SHAPE
     release = Release((0, 169, 0), (0, 169, 0), "npm install -g @openai/codex@0.169.0")
     sandbox = Sandbox.OWN_IN_BUBBLEWRAP
     # a `?` typed into its empty input box opens its shortcuts and is lost; a paste is text
@@ -110,25 +110,8 @@ class CodexCli:
     probes_input = False
     refusal_untold = False
     limit_hook = False
+    permission_hook = False
     bang_runs_shell = True
-
-    def command(self, configured: str) -> str:
-        return self.binary  # IB_AGENT_COMMAND is Claude Code's (or its stand-in's)
-
-    def version(self, command: str) -> Version | None:
-        return probe.reported_version(command, VERSION_SHAPE)
-
-    def unfinished(self) -> str | None:
-        return boxed_unfinished(self.title)
-
-    def missing(self, command: str) -> str | None:
-        return probe.not_installed(self, command) or probe.hidden_in_box(self, command)
-
-    def notes(self, command: str, root: str) -> list[str]:
-        return []
-
-    def carried_trust(self, cwd: str, root: str) -> bool:
-        return False  # the worktree is trusted in the agent's own CODEX_HOME, which no other session writes
 
     def prepare(self, launch: Launch) -> None:
         """The agent's CODEX_HOME: the person's config.toml (with the worktree trusted) and login, and

@@ -1,13 +1,13 @@
 """What Codex CLI's own signals mean for ittybus: its hooks.json payloads (on the hook's stdin) and its
-notify program's `agent-turn-complete` JSON (the program's last argument), each turned into the agent's
-new state and the event to publish. Pure, and light enough for the hooks' path (no re, json or typing
-at run time).
+notify program's `agent-turn-complete` JSON (the program's last argument), each turned into an `Outcome`
+or a `TurnEnd` (worker.programs.hook_outcome). Pure, and light enough for the hooks' path (no re, json
+or typing at run time).
 
 Codex 0.169.0 runs notify once per turn of every thread, and a turn may also run a hidden thread that
 names the session (seen on the first and on later turns): its notify (another thread id, the title
 instruction as its input) arrives while the agent's turn still runs and must not end it. A turn's end
-reaches ittybus twice, by the Stop hook and by notify, with the same turn id: `Reading.turn` is what the
-caller publishes once. A turn end is read from its own payload alone, never from an earlier start
+reaches ittybus twice, by the Stop hook and by notify, with the same turn id: `TurnEnd.turn` is what the
+hooks publish once. A turn end is read from its own payload alone, never from an earlier start
 signal, so an agent never stays `waiting` or `running` for want of one. Fields this version does not
 know are kept in the event's `data["extra"]`, never an error.
 """
@@ -15,18 +15,18 @@ know are kept in the event's `data["extra"]`, never an error.
 from __future__ import annotations
 
 from bus.events.event_options import listed
-from worker.markers import COMPLETION_MARKER
+from worker.programs.hook_outcome import MAX_TEXT, PERMISSION_OPTIONS, Outcome, TurnEnd
 
 TYPE_CHECKING = False  # typing costs milliseconds on the hooks' path; the checker still sees the types
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-MAX_TEXT = 2000  # characters of any one text taken from a payload into an event
+    from bus.costs.usage import Usage
+
 MAX_EXTRA = 200  # characters of an unknown field's text kept in the event
 TURN_COMPLETE = "agent-turn-complete"
 # how Codex opens the request of its hidden title thread (the first input message of that thread)
 TITLE_INSTRUCTION = "Generate a concise, single-line task title"
-PERMISSION_OPTIONS = ("approve", "approve always", "deny")
 _HOOK_FIELDS = frozenset(
     {
         "session_id", "turn_id", "transcript_path", "cwd", "hook_event_name", "model", "permission_mode",
@@ -38,33 +38,6 @@ _NOTIFY_FIELDS = frozenset(
     {"type", "thread-id", "turn-id", "cwd", "client", "input-messages", "last-assistant-message"}
 )
 _WORKING = frozenset({"UserPromptSubmit", "PreToolUse", "PostToolUse", "PreModelRequest", "PostModelRequest"})
-
-
-class Reading:
-    """What one signal decided: `state` ("" = keep the agent's state), the event (`event_type`, "" =
-    none; "state" = only a change of state), its `message` and `data`, the `prompt` kind a dialog
-    records (permission), and the Codex `turn` it belongs to ("" when the signal names none)."""
-
-    __slots__ = ("data", "event_type", "message", "prompt", "state", "turn")
-
-    def __init__(
-        self,
-        state: str,
-        event_type: str,
-        message: str,
-        data: dict[str, object],
-        prompt: str = "",
-        turn: str = "",
-    ) -> None:
-        self.state, self.event_type, self.message, self.data = state, event_type, message, data
-        self.prompt, self.turn = prompt, turn
-
-    def __repr__(self) -> str:
-        return f"Reading{(self.state, self.event_type, self.message, self.data, self.prompt, self.turn)!r}"
-
-    @property
-    def ends_turn(self) -> bool:
-        return self.event_type in ("complete", "waiting")
 
 
 def _text(payload: Mapping[str, object], name: str, limit: int = MAX_TEXT) -> str:
@@ -88,24 +61,24 @@ def _with_extra(
     return {**data, "extra": extra} if extra else dict(data)
 
 
-def turn_decision(last_message: str) -> str:
-    """complete or waiting: the marker on the message's own last line (worker.hooks.stop_message's rule),
-    else waiting (the agent is idle and the person is the one to act)."""
-    lines = last_message.strip().splitlines()
-    return "complete" if lines and lines[-1].strip() == COMPLETION_MARKER else "waiting"
+def _turn_end(
+    agent_id: str, last_message: str, turn: str, data: dict[str, object], session: str, log: str = ""
+) -> TurnEnd:
+    return TurnEnd(agent_id, last_message, read_usage, session, turn, log, {"turn": turn, **data})
 
 
-def _turn_end(agent_id: str, last_message: str, turn: str, data: dict[str, object]) -> Reading:
-    decision = turn_decision(last_message)
-    said = "completed its goal" if decision == "complete" else "is waiting"
-    data = {"last_message": last_message[-MAX_TEXT:], "turn": turn, **data}
-    return Reading(decision, decision, f"Agent {agent_id} {said}", data, turn=turn)
+def read_usage(path: str) -> tuple[list[Usage], int]:
+    """Each answer's usage in the rollout at `path` (the Stop hook names it; notify does not), and its
+    unreadable lines."""
+    from worker.programs.codex.usage import read_rollout
+
+    return read_rollout(path)
 
 
 # --- hooks.json -------------------------------------------------------------------------------------
 
 
-def read_hook(payload: Mapping[str, object], agent_id: str) -> Reading | None:
+def read_hook(payload: Mapping[str, object], agent_id: str) -> Outcome | None:
     """The reading of one hooks.json payload; None when the event does not concern ittybus (an event
     this version does not know, a subagent's)."""
     event = payload.get("hook_event_name")
@@ -113,30 +86,38 @@ def read_hook(payload: Mapping[str, object], agent_id: str) -> Reading | None:
     return read(payload, agent_id, _text(payload, "turn_id")) if read else None
 
 
-def _working(payload: Mapping[str, object], agent_id: str, turn: str) -> Reading:
+def _working(payload: Mapping[str, object], agent_id: str, turn: str) -> Outcome:
     data = _with_extra({"hook": payload.get("hook_event_name")}, payload, _HOOK_FIELDS)
-    return Reading("running", "state", "", data, turn=turn)
+    return Outcome("running", "state", "", data, turn=turn)
 
 
-def _stop(payload: Mapping[str, object], agent_id: str, turn: str) -> Reading:
+def _stop(payload: Mapping[str, object], agent_id: str, turn: str) -> Outcome:
     data = _with_extra({"signal": "Stop"}, payload, _HOOK_FIELDS)
-    return _turn_end(agent_id, _text(payload, "last_assistant_message", 1 << 20), turn, data)
+    last = _text(payload, "last_assistant_message", 1 << 20)
+    return _turn_end(
+        agent_id, last, turn, data, _text(payload, "session_id"), _text(payload, "transcript_path")
+    )
 
 
-def _session_end(payload: Mapping[str, object], agent_id: str, turn: str) -> Reading:
+def _session_end(payload: Mapping[str, object], agent_id: str, turn: str) -> Outcome:
     reason = _text(payload, "reason") or "other"
     data = _with_extra({"reason": reason}, payload, _HOOK_FIELDS)
-    return Reading("stopped", "stopped", f"{agent_id} stopped (Codex exited: {reason})", data)
+    return Outcome("stopped", "stopped", f"{agent_id} stopped (Codex exited: {reason})", data)
 
 
-def _compacting(payload: Mapping[str, object], agent_id: str, turn: str) -> Reading:
-    return Reading("compacting", "state", "", _with_extra({}, payload, _HOOK_FIELDS), turn=turn)
+def _compacting(payload: Mapping[str, object], agent_id: str, turn: str) -> Outcome:
+    return Outcome("compacting", "state", "", _with_extra({}, payload, _HOOK_FIELDS), turn=turn)
 
 
-def _session_start(payload: Mapping[str, object], agent_id: str, turn: str) -> Reading:
-    """No event: the session's id (the thread notify names) for whoever keeps it."""
+def _session_start(payload: Mapping[str, object], agent_id: str, turn: str) -> Outcome:
+    """No event: the session's id (the thread notify names) for whoever keeps it, and its session log for
+    the agent's record (the worker's tail reads it)."""
     data = {"session": _text(payload, "session_id"), "source": _text(payload, "source")}
-    return Reading("", "", "", _with_extra(data, payload, _HOOK_FIELDS))
+    found = Outcome(
+        "", "", "", _with_extra(data, payload, _HOOK_FIELDS), log=_text(payload, "transcript_path")
+    )
+    found.record_log = True
+    return found
 
 
 def tool_detail(tool_input: Mapping[str, object]) -> str:
@@ -150,7 +131,7 @@ def tool_detail(tool_input: Mapping[str, object]) -> str:
     return ""
 
 
-def _permission_request(payload: Mapping[str, object], agent_id: str, turn: str) -> Reading:
+def _permission_request(payload: Mapping[str, object], agent_id: str, turn: str) -> Outcome:
     tool = _text(payload, "tool_name") or "a tool"
     given = payload.get("tool_input")
     tool_input = given if isinstance(given, dict) else {}
@@ -163,7 +144,7 @@ def _permission_request(payload: Mapping[str, object], agent_id: str, turn: str)
         "options": listed(PERMISSION_OPTIONS),
     }
     message = f"{agent_id} asks to use {tool}" + (f": {detail}" if detail else "")
-    return Reading(
+    return Outcome(
         "permission", "permission", message, _with_extra(data, payload, _HOOK_FIELDS), "permission", turn
     )
 
@@ -183,14 +164,14 @@ def is_title_thread(payload: Mapping[str, object], session: str = "") -> bool:
     return isinstance(first, str) and first.startswith(TITLE_INSTRUCTION)
 
 
-def read_notify(payload: Mapping[str, object], agent_id: str, session: str = "") -> Reading | None:
+def read_notify(payload: Mapping[str, object], agent_id: str, session: str = "") -> TurnEnd | None:
     """The reading of one notify payload: a turn's end, or None (the title thread's turn, a type this
     version does not know)."""
     if payload.get("type") != TURN_COMPLETE or is_title_thread(payload, session):
         return None
     data = _with_extra({"signal": "notify", "thread": _text(payload, "thread-id")}, payload, _NOTIFY_FIELDS)
     last = _text(payload, "last-assistant-message", 1 << 20)
-    return _turn_end(agent_id, last, _text(payload, "turn-id"), data)
+    return _turn_end(agent_id, last, _text(payload, "turn-id"), data, _text(payload, "thread-id"))
 
 
 def notify_payload(argument: str) -> dict[str, object] | None:

@@ -17,10 +17,10 @@ from pathlib import Path
 from bus.costs.usage_limits import RecordedLimit
 from worker.markers import COMPLETION_MARKER
 from worker.permissions.policy import GIT_UNASKED
-from worker.programs import probe
-from worker.programs.bubblewrap import box, boxed_unfinished
-from worker.programs.gemini_chat import ChatParser
-from worker.programs.gemini_usage import UsageReader
+from worker.programs.boxed_program import BoxedProgram
+from worker.programs.bubblewrap import box
+from worker.programs.gemini.chat import ChatParser
+from worker.programs.gemini.usage import UsageReader
 from worker.programs.program import (
     Launch,
     Release,
@@ -28,7 +28,6 @@ from worker.programs.program import (
     Start,
     TranscriptReading,
     UsageReading,
-    Version,
 )
 from worker.tmux import gemini_screen
 from worker.tmux.dialogs import MEANINGS, Dialog
@@ -132,13 +131,14 @@ def choose(dialog: Dialog, answer: str) -> int:
     return gemini_screen.pick(dialog, meaning)
 
 
-class GeminiCli:
+class GeminiCli(BoxedProgram):
     """Gemini CLI (`gemini`, npm @google/gemini-cli): no sandbox of its own on Linux, so ittybus
     starts it under bubblewrap."""
 
     name = "gemini"
     title = "Gemini CLI"
     binary = "gemini"
+    version_shape = VERSION_SHAPE
     release = Release((0, 61, 0), (0, 61, 0), "npm install -g @google/gemini-cli@0.61.0")
     sandbox = Sandbox.BUBBLEWRAP
     # 0.61 takes a typed `?` in an empty input box as its shortcuts key and `!` as its shell mode, and
@@ -152,25 +152,8 @@ class GeminiCli:
     # only with the next prompt
     refusal_untold = True
     limit_hook = False
+    permission_hook = False
     bang_runs_shell = False  # typed, a `!` in an empty box is its shell mode; a paste is text
-
-    def command(self, configured: str) -> str:
-        return self.binary  # IB_AGENT_COMMAND is Claude Code's (or its stand-in's)
-
-    def version(self, command: str) -> Version | None:
-        return probe.reported_version(command, VERSION_SHAPE)
-
-    def unfinished(self) -> str | None:
-        return boxed_unfinished(self.title)
-
-    def missing(self, command: str) -> str | None:
-        return probe.not_installed(self, command) or probe.hidden_in_box(self, command)
-
-    def notes(self, command: str, root: str) -> list[str]:
-        return []
-
-    def carried_trust(self, cwd: str, root: str) -> bool:
-        return False  # no folder-trust dialog (see the module's docstring)
 
     def prepare(self, launch: Launch) -> None:
         folder = home(launch) / ".gemini"

@@ -1,20 +1,24 @@
-"""What one of Claude Code's hook payloads means for ittybus: the agent's new state and the event to
-publish. Pure, and light enough for the hooks' path (no re, json or typing at run time).
+"""What one of Claude Code's hook payloads means for ittybus: an `Outcome` (the agent's new state and the
+event to publish), or the Stop payload's `TurnEnd` (worker.programs.hook_outcome). Pure, and light enough
+for the hooks' path (no re, json or typing at run time).
 
-Covers Notification (by `notification_type`), PermissionRequest (AskUserQuestion and ExitPlanMode are
-dialogs of their own), StopFailure, SessionEnd, PreCompact and UserPromptSubmit. Payloads from newer
-Claude Code versions (unknown types, missing or extra fields) still give an outcome, never an error.
+Covers Stop (`turn_end`), Notification (by `notification_type`), PermissionRequest (AskUserQuestion and
+ExitPlanMode are dialogs of their own), StopFailure, SessionEnd, PreCompact and UserPromptSubmit.
+Payloads from newer Claude Code versions (unknown types, missing or extra fields) still give an outcome,
+never an error.
 """
 
 from __future__ import annotations
 
 from bus.events.event_options import listed
+from worker.programs.hook_outcome import MAX_TEXT, PERMISSION_OPTIONS, Outcome, TurnEnd
 
 TYPE_CHECKING = False  # typing costs milliseconds on the hooks' path; the checker still sees the types
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-MAX_TEXT = 2000  # characters of any one text taken from a payload into an event
+    from bus.costs.usage import Usage
+
 AUTH_ERRORS = frozenset(
     {
         "authentication_failed",
@@ -25,30 +29,7 @@ AUTH_ERRORS = frozenset(
         "cloud_credential_error",
     }
 )
-PERMISSION_OPTIONS = ("approve", "approve always", "deny")
 PLAN_OPTIONS = ("approve", "keep planning")
-
-
-class Outcome:
-    """What a hook payload decided. `state` ("" = keep the agent's state), the event (`event_type`,
-    "" = none, with `message` and `data`), and for a dialog its `prompt` kind (permission, plan, ask)."""
-
-    __slots__ = ("data", "event_type", "message", "prompt", "state")
-
-    def __init__(
-        self, state: str, event_type: str, message: str, data: dict[str, object], prompt: str = ""
-    ) -> None:
-        self.state, self.event_type, self.message, self.data, self.prompt = (
-            state,
-            event_type,
-            message,
-            data,
-            prompt,
-        )
-
-    def __repr__(self) -> str:
-        fields = (self.state, self.event_type, self.message, self.data, self.prompt)
-        return f"Outcome{fields!r}"
 
 
 def _text(payload: Mapping[str, object], name: str) -> str:
@@ -70,15 +51,43 @@ def tool_detail(tool: str, tool_input: Mapping[str, object]) -> str:
 
 
 def outcome(payload: Mapping[str, object], agent_id: str) -> Outcome | None:
-    """The outcome of one hook payload; None when the event does not concern ittybus."""
+    """The outcome of one hook payload (but Stop's: `turn_end`); None when the event does not concern
+    ittybus. A Notification is a reminder (worker.programs.hook_outcome.says_nothing_new)."""
     event = payload.get("hook_event_name")
     read = _READERS.get(event) if isinstance(event, str) else None
-    return read(payload, agent_id) if read else None
+    found = read(payload, agent_id) if read else None
+    if found is not None:
+        found.log = _path(payload)
+        found.reminder = event == "Notification"
+    return found
 
 
-def stopped_reason(agent_id: str) -> str:
-    """Why a claim fails when its agent's session ends (the SessionEnd hook or the pane watcher says it)."""
-    return f"agent {agent_id} stopped (its session ended) while holding the task"
+def turn_end(payload: Mapping[str, object], agent_id: str, decision: str = "") -> TurnEnd:
+    """The Stop payload's turn end: its last message (Claude Code names no turn: the session and the
+    transcript tell one apart), or the `decision` the screen showed when the payload has none (older
+    Claude Code); its tokens read from the transcript as Claude Code writes it."""
+    last = payload.get("last_assistant_message")
+    session = payload.get("session_id", "")
+    return TurnEnd(
+        agent_id,
+        last if isinstance(last, str) else "",
+        read_usage,
+        session=str(session),
+        log=_path(payload),
+        decision=decision,
+    )
+
+
+def read_usage(path: str) -> tuple[list[Usage], int]:
+    """Each answer's usage in Claude Code's transcript at `path`, and its unreadable lines."""
+    from worker.programs.claude.usage import read_transcript
+
+    return read_transcript(path)
+
+
+def _path(payload: Mapping[str, object]) -> str:
+    path = payload.get("transcript_path")
+    return path if isinstance(path, str) else ""
 
 
 def _session_end(payload: Mapping[str, object], agent_id: str) -> Outcome | None:
@@ -202,7 +211,7 @@ def _stop_failure(payload: Mapping[str, object], agent_id: str) -> Outcome:
         "details": _text(payload, "error_details"),
         "last_message": last,
     }
-    limits = _mapping(payload.get("rate_limits"))  # the quota the API sent (worker.hooks.turn_quota)
+    limits = _mapping(payload.get("rate_limits"))  # the quota the API sent (turn_quota)
     if limits:
         data["reset_header"], data["claim"] = limits.get("resets_at"), limits.get("rate_limit_type")
     if kind == "rate_limit":
@@ -213,31 +222,6 @@ def _stop_failure(payload: Mapping[str, object], agent_id: str) -> Outcome:
         return Outcome("error", "error", f"{agent_id}: the turn ended on a rate limit (429), not the "
                        "plan's usage limit", data)  # fmt: skip
     return Outcome("error", "error", f"{agent_id}: the turn ended with an API error ({kind})", data)
-
-
-QUIET_REPEATS = frozenset(
-    {
-        ("waiting", "waiting"),
-        ("waiting", "complete"),
-        ("waiting", "error"),  # idle_prompt comes 45-60 s after any turn end: the error still stands
-        ("waiting", "rate_limited"),
-        ("waiting", "limited"),  # the limit stands until the worker resumes the agent at its reset
-        ("permission", "permission"),
-    }
-)
-"""(outcome state, stored state) pairs where a Notification only repeats what a hook already said, or
-would hide the error that ended the turn (that stands until the next turn starts)."""
-
-
-def says_nothing_new(hook_event: object, state: str, previous: str) -> bool:
-    """Whether an outcome of state `state` from `hook_event` must be dropped, the agent being `previous`:
-    a Notification that repeats (QUIET_REPEATS), a limit the agent is parked on already, or a SessionEnd
-    after the pane watcher saw the session end (it published `stopped` and gave the claims back)."""
-    if hook_event == "Notification":
-        return (state, previous) in QUIET_REPEATS
-    if state == previous == "limited":
-        return True  # one `limited` event per limit: the agent is parked on it already
-    return hook_event == "SessionEnd" and state == previous == "stopped"
 
 
 _READERS = {

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 
 from bus.wire import fastjson
-from worker.hooks.transcript_lines import tail
+from worker.programs.jsonl import tail
 
 TRANSCRIPT_TAIL = 65536  # bytes read back: the error's entry is among the last few lines
 QUOTA_WAIT = 2.0  # seconds: Claude Code may run the hook a moment before the entry is written
@@ -53,7 +53,7 @@ def read_quota(path: object) -> dict[str, object]:
         return {}
     deadline = time.monotonic() + QUOTA_WAIT
     while True:
-        entry = last_api_error(tail(path, TRANSCRIPT_TAIL))
+        entry = last_api_error(tail(path, TRANSCRIPT_TAIL).decode("utf-8", "replace").splitlines())
         if entry is not None or time.monotonic() >= deadline:
             return quota_of_entry(entry) if entry is not None else {}
         time.sleep(0.05)

@@ -1,5 +1,6 @@
-"""What one of Gemini CLI's hook payloads means for ittybus: the agent's new state and the event to
-publish, in the same `Outcome` as Claude Code's (worker/hooks/payloads.py). Pure and light.
+"""What one of Gemini CLI's hook payloads means for ittybus: an `Outcome` or a `TurnEnd`
+(worker.programs.hook_outcome), as every program's. Pure and light; `hook` reads the chat log for what
+AfterAgent leaves out.
 
 BeforeAgent / AfterAgent bracket a turn (AfterAgent is Gemini's only turn-end signal: its
 `prompt_response`, less the repeat 0.61.0 appends (`turn_reply`), ends with the marker, or the agent
@@ -15,12 +16,13 @@ ignored, missing ones read as empty.
 from __future__ import annotations
 
 from bus.events.event_options import listed
-from worker.hooks.payloads import MAX_TEXT, PERMISSION_OPTIONS, Outcome
-from worker.hooks.stop_message import COMPLETE, turn_end
+from worker.programs.hook_outcome import MAX_TEXT, PERMISSION_OPTIONS, Outcome, TurnEnd
 
 TYPE_CHECKING = False  # typing costs milliseconds on the hooks' path; the checker still sees the types
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
+
+    from bus.costs.usage import Usage
 
 HOOKED = ("SessionEnd", "BeforeAgent", "AfterAgent", "BeforeTool", "AfterTool", "Notification")
 """The events ittybus installs a hook for: the ones `outcome` reads."""
@@ -58,6 +60,9 @@ def outcome(payload: Mapping[str, object], agent_id: str, previous: str = "") ->
         return None
     if event == "SessionEnd" and previous == "stopped":
         return None  # the second and third SessionEnd of one exit
+    found.log = _path(payload)
+    found.record_log = event == "BeforeAgent"  # its chat log, read by the worker's tail
+    found.reminder = event == "Notification"
     known = (*COMMON, *KNOWN.get(str(event), ()))
     unknown = {k: str(v)[:UNKNOWN_CHARS] for k, v in payload.items() if k not in known}
     if unknown:
@@ -95,18 +100,38 @@ def turn_reply(prompt_response: str) -> str:
     return text
 
 
-def _after_agent(payload: Mapping[str, object], agent_id: str) -> Outcome:
-    last = turn_reply(_text(payload, "prompt_response"))
-    decision = turn_end(last)
-    said = "completed its goal" if decision == COMPLETE else "is waiting"
-    return Outcome(decision, decision, f"Agent {agent_id} {said}", {"last_message": last})
+def _after_agent(payload: Mapping[str, object], agent_id: str) -> TurnEnd:
+    return turn_end(payload, agent_id)
+
+
+def turn_end(payload: Mapping[str, object], agent_id: str, answer: str = "") -> TurnEnd:
+    """AfterAgent's turn end: the turn's reply is `answer`, its last message as the chat log keeps it, else
+    what `prompt_response` holds; its tokens are read from the chat log as Gemini CLI writes it; Gemini
+    names no turn, so the session and the moment it ended tell one apart."""
+    reply = payload.get("prompt_response")
+    last = answer or (turn_reply(reply) if isinstance(reply, str) else "")
+    session = f"{payload.get('session_id', '')}@{payload.get('timestamp', '')}"
+    return TurnEnd(agent_id, last, read_usage, session=session, log=_path(payload))
+
+
+def read_usage(path: str) -> tuple[list[Usage], int]:
+    """Each answer's usage in the chat log at `path`, and its unreadable lines."""
+    from worker.programs.gemini.usage import read_chat
+
+    return read_chat(path)
+
+
+def _path(payload: Mapping[str, object]) -> str:
+    path = payload.get("transcript_path")
+    return path if isinstance(path, str) else ""
 
 
 QUOTA_WORDS = ("RESOURCE_EXHAUSTED", "quota", "Usage limit reached", '"code":429')
 """What names a used-up quota in the error Gemini CLI writes to its chat log: the API's status (a 429 is
 RESOURCE_EXHAUSTED), or 0.61.0's own words ("You have exhausted your daily quota on this model.")."""
 ERROR_KINDS = (("UNAVAILABLE", "overloaded"), ("UNAUTHENTICATED", "auth"), ("PERMISSION_DENIED", "auth"))
-"""The API's status in the error, as the kinds of Claude Code's StopFailure (worker.hooks.payloads)."""
+"""The API's status in the error, as the kinds of Claude Code's StopFailure
+(worker.programs.claude.signals)."""
 
 
 def failed_turn(error: str, agent_id: str) -> Outcome:

@@ -1,4 +1,4 @@
-"""The tokens in Gemini CLI's chat log (see worker.programs.gemini_chat): each answer of the model is a
+"""The tokens in Gemini CLI's chat log (see worker.programs.gemini.chat): each answer of the model is a
 `gemini` message with its `tokens` (`input` includes the `cached` part, `thoughts` and `tool` are apart)
 and `model`, written again whole when its tool calls ran; counted once by its id, as `bus.costs.usage.Usage`.
 Pure; light enough for the Stop hook (no json or re).

@@ -8,25 +8,26 @@ When the agent's worker is down the text is queued on its command stream and the
 from __future__ import annotations
 
 import logging
-from typing import Any
+from collections.abc import Awaitable, Callable
 
-from telegram import Message, Update
+from telegram import CallbackQuery, Message, Update
 from telegram.error import TelegramError
-from telegram.ext import ContextTypes
+from telegram.ext import CallbackQueryHandler, ContextTypes, MessageHandler, filters
 
+from bot.bot_runtime import BotRuntime, runtime
 from bot.errors import BotError
 from bot.feeds.consumer import QUESTIONS
 from bot.handlers import actions
 from bot.handlers.actions import Ask
-from bot.handlers.command_context import answering, sender_of, thread_of
-from bot.handlers.plan_handlers import PLAN_TAPS, send_changes
-from bot.render.callbacks import DIALOG_ACTIONS, Action, Callback, parse_callback
+from bot.handlers.chat_commands import command_of
+from bot.handlers.command_context import Handler, answering, on_unknown_tap, sender_of, tapping, thread_of
+from bot.handlers.plan_handlers import send_changes
+from bot.render.callbacks import Action, Callback, pattern
 from bot.render.plan_render import ANCHOR_PREFIX
 from bot.render.render import escape
 from bot.render.review_render import Shown, comment_of, noted, requested
 from bot.review import approval
 from bot.review.review import replied_picture, stale_note
-from bot.runtime import BotRuntime, runtime
 from bus.commands.worker_commands import Answer, Approve, Command, Deny, Send
 from bus.commands.worker_rpc import CommandFailed
 from bus.commands.workers import describe_age, seen_ago_ms
@@ -38,6 +39,18 @@ from bus.stores.agent_store import Agent
 log = logging.getLogger(__name__)
 
 DELIVERED = "👍"
+
+
+class _ToAnotherBot(filters.MessageFilter):
+    """A command addressed to another bot (`/look@other_bot`): none of ours, and no text for an agent."""
+
+    def filter(self, message: Message) -> bool:
+        text = message.text or ""
+        addressed = text.startswith("/") and "@" in text.split()[0]
+        return addressed and command_of(text, message.get_bot().username) is None
+
+
+TO_ANOTHER_BOT = _ToAnotherBot(name="to another bot")
 
 
 async def _confirm(ask: Ask, message_id: int | None, note: str) -> None:
@@ -182,53 +195,36 @@ async def _auto_agent(rt: BotRuntime, thread: int) -> Agent | None:
     return await rt.find_agent(busy) if busy else None
 
 
-async def on_button(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-    """A tap on a button: an option of a question or a dialog, or diff, merge, kill, look on a finished
-    agent."""
-    query = update.callback_query
-    if query is None:
-        return
-    rt = runtime(context)
-    tapped = parse_callback(query.data or "")
-    source = query.message if isinstance(query.message, Message) else None
-    thread = thread_of(source) if source is not None else None
-    ask = Ask(rt, thread, source.message_id if source else None, sender_of(update))
-    if tapped is None:
-        log.warning("ignored button with data %r from user %s", query.data, query.from_user.id)
-        await query.answer()
-        return
-    try:
-        if tapped.action in PLAN_TAPS:
-            await query.answer()
-            await PLAN_TAPS[tapped.action](ask, tapped.target)
-        elif tapped.action is Action.ANSWER:
-            await _tap_option(ask, tapped.target, tapped.option or 0, query.answer)
-        elif tapped.action is Action.OPTION:
-            await _tap_number(ask, tapped.target, tapped.option or 0, query.answer)
-        elif tapped.action in DIALOG_ACTIONS:
-            await _tap_dialog(ask, tapped, query.answer)
-        else:
-            agent = await rt.find_agent(tapped.target)
-            if agent is None:
-                await query.answer(f"{tapped.target} is gone")
-                return
-            if tapped.action is Action.APPROVE:  # answered with the change's place in the merge queue
-                await approval.approve(ask, agent, query.answer)
-                return
-            await query.answer()
-            await (
-                request_changes if tapped.action is Action.REQUEST_CHANGES else actions.BUTTONS[tapped.action]
-            )(ask, agent)
-    except (BotError, BusError) as e:
-        rt.say(thread, escape(f"⚠ {e}"), ask.reply_to)
-
-
-async def _tap_dialog(ask: Ask, tapped: Callback, answer: Any) -> None:
-    """Allow, always allow or deny an agent's dialog, through its worker: only the dialog the button
-    belongs to, so a second answer (here or from the CLI) is told it was already answered."""
+async def _agent_tapped(ask: Ask, tapped: Callback, query: CallbackQuery) -> Agent | None:
+    """The agent a button names; a gone one is said in the tap's popup."""
     agent = await ask.rt.find_agent(tapped.target)
     if agent is None:
-        await answer(f"{tapped.target} is gone")
+        await query.answer(f"{tapped.target} is gone")
+    return agent
+
+
+def _on_agent(act: Callable[[Ask, Agent], Awaitable[None]]) -> Handler:
+    """A button of a finished or paused agent: diff, merge, kill, look, a screenshot, raise, continue."""
+
+    async def tap(ask: Ask, tapped: Callback, query: CallbackQuery) -> None:
+        if agent := await _agent_tapped(ask, tapped, query):
+            await query.answer()
+            await act(ask, agent)
+
+    return tapping(tap)
+
+
+async def _tap_approve(ask: Ask, tapped: Callback, query: CallbackQuery) -> None:
+    """Approve: answered with the change's place in the merge queue."""
+    if agent := await _agent_tapped(ask, tapped, query):
+        await approval.approve(ask, agent, query.answer)
+
+
+async def _tap_dialog(ask: Ask, tapped: Callback, query: CallbackQuery) -> None:
+    """Allow, always allow or deny an agent's dialog, through its worker: only the dialog the button
+    belongs to, so a second answer (here or from the CLI) is told it was already answered."""
+    agent = await _agent_tapped(ask, tapped, query)
+    if agent is None:
         return
     command: Deny | Approve = (
         Deny(agent=agent.id, prompt=tapped.prompt)
@@ -238,34 +234,54 @@ async def _tap_dialog(ask: Ask, tapped: Callback, answer: Any) -> None:
     try:
         done = await ask.rt.command(agent.worker, command, ask.sender)
     except BusError as e:
-        await answer(str(e)[:200])
+        await query.answer(str(e)[:200])
         raise
-    await answer(str(done)[:200])
+    await query.answer(str(done)[:200])
     ask.rt.say(ask.thread, escape(f"✓ {done}"), ask.reply_to)
     if ask.reply_to is not None:
         await ask.rt.sender.drop_buttons(ask.reply_to)
 
 
-async def _tap_option(ask: Ask, question_id: str, option: int, answer: Any) -> None:
-    question = await ask.rt.find_question(question_id)
+async def _tap_option(ask: Ask, tapped: Callback, query: CallbackQuery) -> None:
+    """An answer button of a question: that option's text goes to the agent that asked."""
+    question, option = await ask.rt.find_question(tapped.target), tapped.option or 0
     if question is None or option >= len(question.options):
-        await answer("This question was already answered")
+        await query.answer("This question was already answered")
         return
-    await answer(f"Answer: {question.options[option]}"[:200])
+    await query.answer(f"Answer: {question.options[option]}"[:200])
     await answer_question(ask, question.id, question.options[option], ask.reply_to)
     if ask.reply_to is not None:
         await _answered(ask.rt, ask.reply_to)
 
 
-async def _tap_number(ask: Ask, question_id: str, number: int, answer: Any) -> None:
+async def _tap_number(ask: Ask, tapped: Callback, query: CallbackQuery) -> None:
     """An option of a dialog: its number goes to the dialog's question (the worker picks the option, or
     says the dialog was answered or has closed)."""
-    question = await ask.rt.find_question(question_id)
+    question, number = await ask.rt.find_question(tapped.target), tapped.option or 0
     if question is None:
-        await answer("This dialog was already answered (or has closed)")
+        await query.answer("This dialog was already answered (or has closed)")
         return
     labels = question.options  # in the dialog's order, as drawn: option n is the n-th
-    await answer(f"Answer: {labels[number - 1] if 0 < number <= len(labels) else number}"[:200])
-    await answer_question(ask, question_id, str(number), ask.reply_to)
+    await query.answer(f"Answer: {labels[number - 1] if 0 < number <= len(labels) else number}"[:200])
+    await answer_question(ask, question.id, str(number), ask.reply_to)
     if ask.reply_to is not None:
         await _answered(ask.rt, ask.reply_to)
+
+
+RELAY_HANDLERS = (
+    CallbackQueryHandler(_on_agent(actions.diff), pattern(Action.DIFF)),
+    CallbackQueryHandler(_on_agent(actions.merge), pattern(Action.MERGE)),
+    CallbackQueryHandler(_on_agent(actions.kill), pattern(Action.KILL)),
+    CallbackQueryHandler(_on_agent(actions.kill_anyway), pattern(Action.KILL_ANYWAY)),
+    CallbackQueryHandler(_on_agent(actions.look), pattern(Action.LOOK)),
+    CallbackQueryHandler(_on_agent(actions.screenshot), pattern(Action.SHOT)),
+    CallbackQueryHandler(_on_agent(actions.raise_budget), pattern(Action.RAISE)),
+    CallbackQueryHandler(_on_agent(actions.go_on), pattern(Action.CONTINUE)),
+    CallbackQueryHandler(_on_agent(request_changes), pattern(Action.REQUEST_CHANGES)),
+    CallbackQueryHandler(tapping(_tap_approve), pattern(Action.APPROVE)),
+    CallbackQueryHandler(tapping(_tap_option), pattern(Action.ANSWER)),
+    CallbackQueryHandler(tapping(_tap_number), pattern(Action.OPTION)),
+    CallbackQueryHandler(tapping(_tap_dialog), pattern(Action.ALLOW, Action.ALWAYS, Action.DENY)),
+    CallbackQueryHandler(on_unknown_tap),
+    MessageHandler(filters.TEXT & ~TO_ANOTHER_BOT, on_text),
+)

@@ -1,6 +1,6 @@
 """Reading Gemini CLI's chat log (`~/.gemini/tmp/<project>/chats/session-*.jsonl` in the agent's HOME, the
 `transcript_path` of its hooks): the agent's output as `OutputItem`s and the tokens of each model answer
-as `bus.costs.usage.Usage` (worker.programs.gemini_usage). Pure.
+as `bus.costs.usage.Usage` (worker.programs.gemini.usage). Pure.
 
 0.61.0 appends one JSON object a line (tests/fixtures/gemini-0.61.0/chat-two-turns.jsonl): a header
 (`sessionId`, `startTime`), then messages (`id`, `timestamp`, `type` user or gemini, `content`; a gemini
