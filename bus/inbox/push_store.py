@@ -21,6 +21,9 @@ if TYPE_CHECKING:
 
 DROPPED_KEPT = 20  # lines of dropped sessions `ib ps` can show
 PUSHED_TTL = 7 * 24 * 3600
+# events kept pending for a session that has not come: past this the oldest go (they stay on the stream
+# for `ib events`); a person who never opens a session would otherwise grow the set without end
+PENDING_KEPT = 1_000
 
 
 @dataclass(frozen=True)
@@ -124,7 +127,8 @@ def dropped(client: redis.Redis, keys: Keys) -> list[str]:
 
 
 def queue(client: redis.Redis, keys: Keys, items: Iterable[Pending]) -> None:
-    """Make events pending (again: idempotent, so a redelivered stream entry changes nothing)."""
+    """Make events pending (again: idempotent, so a redelivered stream entry changes nothing); past
+    PENDING_KEPT pending events the oldest are let go."""
     pipe = client.pipeline(transaction=True)
     for item in items:
         pipe.zadd(keys.push_pending, {item.event_id: _stream_ms(item.event_id)}, nx=True)
@@ -132,7 +136,10 @@ def queue(client: redis.Redis, keys: Keys, items: Iterable[Pending]) -> None:
         if item.agent:
             pipe.sadd(keys.push_agent(item.agent), item.event_id)
             pipe.expire(keys.push_agent(item.agent), PUSHED_TTL)
-    pipe.execute()
+    pipe.zcard(keys.push_pending)
+    over = int(pipe.execute()[-1]) - PENDING_KEPT
+    if over > 0:
+        acknowledge(client, keys, [_text(i) for i in client.zrange(keys.push_pending, 0, over - 1)])
 
 
 def pending(client: redis.Redis, keys: Keys) -> list[Pending]:
