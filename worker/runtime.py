@@ -6,6 +6,7 @@ Built once by the CLI or the worker service and passed to every operation, so bo
 from __future__ import annotations
 
 import sys
+import time
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -125,3 +126,17 @@ class Runtime:
 
         event = make_event(type_, msg, **fields)
         return publish(self.client, self.keys, event, self.settings.events_maxlen, self.settings.write_wait)
+
+    def publish_move(self, agent_id: str, before: str, state: str, msg: str, **fields: Any) -> str | None:
+        """Move the agent's state from `before` to `state` and publish the `state` event of it, in one step
+        (bus.events.streams.move_state): the event's stream id, None when its state is no longer `before`."""
+        from bus.events.envelope import make_event
+        from bus.events.streams import move_state
+        from bus.stores.agent_store import Agent
+
+        event = make_event("state", msg, **fields)
+        written = Agent.hash_fields(state=state, state_at=time.time(), state_by="")
+        move = (Agent.hash_key("state"), before, written)
+        key = self.keys.agent(agent_id)
+        wait = self.settings.write_wait
+        return move_state(self.client, self.keys, key, move, event, self.settings.events_maxlen, wait)

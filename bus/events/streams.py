@@ -17,6 +17,7 @@ from bus.events import append_once
 from bus.events.envelope import EID_FIELD, EVENT_FIELD, Envelope, decode, encode, stamped
 from bus.events.replication import Wait, confirmed
 from bus.wire.keys import Keys
+from bus.wire.lua_source import lua
 
 Entry = tuple[str, dict[str, str]]
 
@@ -35,6 +36,36 @@ def publish(client: redis.Redis, keys: Keys, event: Envelope, maxlen: int, wait:
         )
     else:
         reply = cast("list[Any]", client.eval(append_once.script(), 2, *found))
+    first = reply[0]
+    return first.decode() if isinstance(first, bytes) else str(first)
+
+
+def move_state(
+    client: redis.Redis,
+    keys: Keys,
+    agent_key: str,
+    move: tuple[str, str, dict[str, str]],
+    event: Envelope,
+    maxlen: int,
+    wait: Wait = (0, 0),
+) -> str | None:
+    """Write a state change to an agent's hash and append its event, in one round trip and one step:
+    `move` is (the hash's state field, the state read before, the fields to write). Nothing is written
+    and None returned when the state is no longer the one read (another writer, a hook, moved it first),
+    or the record is gone; else the event's stream id."""
+    event = stamped(event)
+    mark = keys.published(event[EID_FIELD])
+    found = append_once.arguments(keys.namespace, mark, encode(event), maxlen, append_once.RETRY_MARK_TTL)
+    field, before, fields = move
+    flat = [x for pair in fields.items() for x in pair]
+    command = ("EVAL", lua("state_move") + lua("publish_once"), 3, *found[:2], agent_key, *found[2:])
+    command += (field, before, *flat)
+    if wait[0]:
+        reply = cast("list[Any]", confirmed(client, [command], wait, "the state change")[0])
+    else:
+        reply = cast("list[Any]", client.execute_command(*command))
+    if reply[1] == 2:
+        return None
     first = reply[0]
     return first.decode() if isinstance(first, bytes) else str(first)
 

@@ -10,6 +10,7 @@ and from the hash.
 from __future__ import annotations
 
 import time
+from collections.abc import Collection
 from typing import Any
 
 import redis
@@ -161,9 +162,15 @@ class AgentStore:
     def worker_of(self, agent_id: str) -> str | None:
         """The worker that owns the agent ("" when its record names none), None when it has no record."""
         found = self.client.hget(self.keys.agent(agent_id), Agent.hash_key("worker"))
-        if found is None:
-            return None
-        return found.decode() if isinstance(found, bytes) else str(found)
+        return None if found is None else str(found)
+
+    def workers_of(self, agent_ids: Collection[str]) -> dict[str, str | None]:
+        """`worker_of` of each agent, in one round trip (no MULTI: a read)."""
+        pipe = self.client.pipeline(transaction=False)
+        for agent_id in agent_ids:
+            pipe.hget(self.keys.agent(agent_id), Agent.hash_key("worker"))
+        found = pipe.execute()
+        return {a: None if w is None else str(w) for a, w in zip(agent_ids, found, strict=True)}
 
     def ending_of(self, agent_id: str) -> str:
         """Why ittybus itself is ending the agent's session ("" when it is not)."""

@@ -21,15 +21,20 @@ from worker.service.owners import Owners
 
 
 class CountingRedis(redis.Redis):
-    """redis-py, unchanged, counting the HGETs of each key it sends."""
+    """redis-py, unchanged, counting the HGETs of each key it sends alone, and the pipelines it makes."""
 
     hgets: list[str]
+    pipelines: int = 0
 
     def execute_command(self, *args: Any, **options: Any) -> Any:
         if str(args[0]).upper() == "HGET":
             self.hgets.append(str(args[1]))
         send: Callable[..., Any] = super().execute_command
         return send(*args, **options)
+
+    def pipeline(self, transaction: bool = True, shard_hint: Any = None) -> Any:
+        self.pipelines += 1
+        return super().pipeline(transaction, shard_hint)
 
 
 def _agent(rds: redis.Redis, keys: Keys, agent_id: str, worker: str) -> None:
@@ -56,6 +61,30 @@ def test_another_workers_agent_is_asked_about_once_and_again_after_it_ends(
     _agent(rds, keys, "theirs", "w1")  # ended there, made again here under the same name
     assert owners.elsewhere("theirs", "spawned") is False
     assert client.hgets.count(keys.agent("theirs")) == 2
+
+
+def test_the_agents_of_a_batch_of_events_are_asked_about_together(
+    redis_url: str, rds: redis.Redis, keys: Keys
+) -> None:
+    """A worker that starts on a busy bus meets thousands of other workers' agents at once: one read for
+    the batch, not one per agent."""
+    client = CountingRedis.from_url(redis_url, decode_responses=True)
+    assert isinstance(client, CountingRedis)
+    client.hgets = []
+    theirs = [f"theirs-{n}" for n in range(50)]
+    for agent_id in theirs:
+        _agent(rds, keys, agent_id, "w2")
+    _agent(rds, keys, "mine", "w1")
+    owners = Owners(AgentStore(client, keys), "w1")
+    owners.refresh(["mine"])
+    owners.learn([*theirs, "mine", "nobody"])
+    assert client.pipelines == 1
+    assert all(owners.elsewhere(agent_id, "state") for agent_id in theirs)
+    assert owners.elsewhere("mine", "state") is False
+    assert client.hgets == []  # every one known from the batch's read
+    assert owners.elsewhere("nobody", "state") is False  # no record: asked again, handled, as before
+    owners.learn(theirs)
+    assert client.pipelines == 1  # known: nothing asked
 
 
 def test_the_owner_opens_the_attention_item_and_the_others_only_acknowledge(

@@ -71,11 +71,13 @@ class PaneWatcher:
     drawn: dict[str, str] = field(default_factory=dict)  # agent → its hook's dialog (prompt id) seen drawn
     listed: set[str] = field(default_factory=set)  # agents whose pane a `list-panes` showed
     held: dict[str, float] = field(default_factory=dict)  # agent → since when its dialog waits for its hook
+    records: dict[str, Agent] = field(default_factory=dict)  # this worker's agents as the last tick read them
 
     def tick(self, agents: list[Agent] | None = None) -> None:
         """One look at this worker's agents (`agents`: as the worker read them for this tick, else read)."""
         agents = self.rt.agents.of_worker(self.rt.worker_id) if agents is None else agents
         mine = {a.id for a in agents}
+        self.records = {a.id: a for a in agents}
         for agent_id in [i for i in self.close if i not in mine]:
             self.unwatch(agent_id)
         self.forget_all_but(mine)
@@ -102,7 +104,8 @@ class PaneWatcher:
             self.asking.pop(agent_id, None)  # whatever dialog it showed is behind it
         if agent_id in self.close:
             return
-        agent = self.rt.agents.find(agent_id)
+        # the record as the last tick read it (its mode changes rarely; a change is seen at the next tick)
+        agent = self.records.get(agent_id) or self.rt.agents.find(agent_id)
         if agent is not None and agent.worker == self.rt.worker_id and watched_closely(agent, state):
             self._watch(agent)
 
@@ -248,19 +251,16 @@ class PaneWatcher:
             if state == current == "stopped":
                 self._after_session_end(agent)
             return
-        previous = self.rt.agents.set_state(agent.id, state)
-        if previous is None:
+        if current == state:
             return
+        common = {"sender": agent.id, **agent.event_fields()}
+        told = f"{agent.id}: {current} → {state}"
+        moved = {"from_state": current, "to_state": state}
+        if self.rt.publish_move(agent.id, current, state, told, data=moved, **common) is None:
+            return  # moved by another writer since it was read (a hook): the next look sees what it holds
         if not watched_closely(agent, state):
             self._idle(agent.id, state)
-        log.info("agent %s: %s -> %s", agent.id, previous, state)
-        common = {"sender": agent.id, **agent.event_fields()}
-        self.rt.publish(
-            "state",
-            f"{agent.id}: {previous} → {state}",
-            data={"from_state": previous, "to_state": state},
-            **common,
-        )
+        log.info("agent %s: %s -> %s", agent.id, current, state)
         if state == "stopped":
             message, data = self._stopped(agent, death)
             self.rt.publish("stopped", message, data=data, **common)

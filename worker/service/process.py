@@ -402,9 +402,13 @@ class WorkerService:
             elif first_time(self.rt.client, self.rt.keys, "cmd", command.id, ttl=24 * 3600):
                 self._answer(command)
             self.inbox.commands.ack([entry_id])
-        quiet: list[str] = []  # events that asked nothing of this worker: acknowledged together, at the end
-        for entry_id, fields in batch.events:
-            found = dead_letters.read_entry(self.rt.keys.events, entry_id, fields)
+        # events acknowledged together at the end: those that asked nothing of this worker, and state
+        # changes, whose handling (the pane watcher's memory, closing attention items) is the same done twice
+        quiet: list[str] = []
+        stream = self.rt.keys.events
+        read = [(entry_id, dead_letters.read_entry(stream, entry_id, f)) for entry_id, f in batch.events]
+        self.owners.learn(str(e["agent"]) for _, e in read if not isinstance(e, Poison) and e.get("agent"))
+        for entry_id, found in read:
             if isinstance(found, Poison):
                 self._dead(found)
             elif (theirs := self._elsewhere(found)) and not _project_wide(found):
@@ -412,6 +416,9 @@ class WorkerService:
                 continue
             else:
                 self._on_event(Event.from_envelope(found), mine=not theirs)
+                if found.get("type") == "state":
+                    quiet.append(entry_id)
+                    continue
             self.inbox.events.ack([entry_id])
         if quiet:
             self.inbox.events.ack(quiet)
