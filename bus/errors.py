@@ -19,6 +19,10 @@ class BusUnavailable(BusError):
     """Redis cannot be reached (down, refused, timed out)."""
 
 
+class FailoverUnderWay(BusUnavailable):
+    """The sentinels answer, but the primary they name cannot be reached or is not a primary yet."""
+
+
 class NoBusHere(BusUnavailable):
     """The repository has no ittybus: only `ib up` and `ib bus start` create one."""
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 # for features a client of one TCP or unix connection never uses.
 import _socket
 
-from bus.errors import BusError, BusUnavailable, ConfigError
+from bus.errors import BusError, BusUnavailable, ConfigError, FailoverUnderWay
 from bus.wire.address import Address
 
 TYPE_CHECKING = False
@@ -152,12 +152,14 @@ class Connection:
 
     def _open(self, address: Address, timeout: float, primary_only: bool) -> None:
         """Connect to `address` and log in; with `primary_only`, make sure it takes writes (not a replica
-        that a failover has not reached yet)."""
+        that a failover has not reached yet). A primary the sentinels named that cannot be reached or is
+        not one (yet) is FailoverUnderWay."""
         self.address = address
+        gone = FailoverUnderWay if primary_only else BusUnavailable
         try:
             sock = _connect(address, timeout)
         except OSError as e:
-            raise BusUnavailable(f"cannot reach Redis at {self._where()}: {e}") from e
+            raise gone(f"cannot reach Redis at {self._where()}: {e}") from e
         self._sock, self._timeout = sock, timeout
         self._buf = b""
         hello: list[tuple[str | bytes | int | float, ...]] = []
@@ -182,7 +184,7 @@ class Connection:
         role = replies[-1]
         if primary_only and not (isinstance(role, list) and role and role[0] == b"master"):
             self.close()
-            raise BusUnavailable(f"Redis at {self._where()} is not the primary (a failover is under way)")
+            raise FailoverUnderWay(f"Redis at {self._where()} is not the primary (a failover is under way)")
 
     def _where(self) -> str:
         a = self.address

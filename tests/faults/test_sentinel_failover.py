@@ -247,3 +247,24 @@ def _length(client: redis.Redis, namespace: str) -> int | None:
 
 def _p50(walls: list[float]) -> str:
     return f"{statistics.median(walls):.2f}" if walls else "-"
+
+
+@pytest.mark.timeout(120)
+def test_a_command_run_while_the_primary_is_gone_waits_for_the_new_one(ib: IbRunner, tmp_path: Path) -> None:
+    """An agent's `ib task done` that ran in a failover failed, its task stayed open and /auto paused:
+    a command now waits out the failover (the sentinels answer, the primary they name does not), saying
+    so once, and then does its work once on the new primary."""
+    deployment = SentinelSet(tmp_path / "sentinel", replicas=2).start()  # one to promote, one to confirm
+    try:
+        ib.env["IB_REDIS_URL"] = deployment.url()
+        add_task(ib, "before", 1, "p", "added before the kill")
+        deployment.primary.stop(signal.SIGKILL)
+        added = ib.run("task", "add", "during", "--id", "during", "--project", "p")
+        assert added.returncode == 0, added.stderr
+        assert added.stderr.count("waiting up to 60 s for a new primary") == 1, added.stderr
+        promoted = deployment.promoted()
+        assert promoted is not None
+        listed = json.loads(ib.run("task", "list", "--project", "p", "--json").stdout)
+        assert sorted(t["id"] for t in listed) == ["before", "during"]
+    finally:
+        deployment.stop()

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bus.errors import NotReplicated
+from bus.errors import FailoverUnderWay, NotReplicated
 from bus.wire.keys import Keys
 from worker.runtime import repository_root
 
@@ -17,8 +18,13 @@ if TYPE_CHECKING:  # the settings, redis-py and the stores load when a command f
     import redis
 
     from bus.commands.worker_commands import Command
+    from bus.settings.hotconf import HotConf
     from bus.settings.settings import Settings
     from worker.runtime import Runtime
+
+FAILOVER_WAIT = 60.0  # seconds a command waits for the sentinels to name a primary that answers (default
+# Sentinel settings notice a dead primary after 30 s and promote a replica a few seconds later)
+FAILOVER_POLL = 0.5
 
 
 @dataclass
@@ -46,11 +52,10 @@ class Context:
         first contact. A flush that Redis took but no replica confirmed is a warning: what this command
         reads or writes next needs no earlier event, and the spool keeps them for the next flush."""
         from bus.connection.clients import hotconf, resolve_url
-        from bus.events.publish import open_bus
 
         conf = hotconf(self.settings, self.cwd)
         try:
-            open_bus(conf).close()
+            _first_contact(conf)
         except NotReplicated as e:
             print(f"ib: warning: sending the spool: {e}; the spool keeps it for later", file=sys.stderr)
         return resolve_url(self.settings, self.cwd)
@@ -94,3 +99,24 @@ class Context:
 
         if isinstance(command, OnAgent):
             push_store.acknowledge_agent(self.client, self.keys, command.agent)
+
+
+def _first_contact(conf: HotConf) -> None:
+    """Reach the bus once and send what the spool holds for it. Behind Sentinel, a failover under way (the
+    sentinels name a primary that is gone or not promoted yet) is waited out for up to FAILOVER_WAIT: an
+    agent's `ib task done` that failed there left its task open, and /auto paused."""
+    from bus.events.publish import open_bus
+
+    deadline = time.monotonic() + FAILOVER_WAIT
+    told = False
+    while True:
+        try:
+            open_bus(conf).close()
+            return
+        except FailoverUnderWay as e:
+            if time.monotonic() >= deadline:
+                raise
+            if not told:
+                print(f"ib: {e}; waiting up to {FAILOVER_WAIT:g} s for a new primary", file=sys.stderr)
+                told = True
+            time.sleep(FAILOVER_POLL)  # nothing to block on: the sentinels answer only when asked
