@@ -9,21 +9,17 @@ screen."""
 from __future__ import annotations
 
 import json
-import subprocess
 import time
 from pathlib import Path
 
 import pytest
 import redis
 
-from bus.connection.clients import client_for
-from bus.settings.settings import Settings
-from bus.stores.agent_store import Agent, AgentStore
+from bus.stores.agent_store import Agent
 from bus.wire.keys import Keys
 from tests.cli import IbRunner
+from tests.pane_agent import showing, worker_runtime
 from tests.streams import stream_entries
-from tests.waiting import retry_until
-from worker.runtime import Runtime
 from worker.service.pane_watch import HOOK_GRACE, PaneWatcher
 
 DIALOG = (
@@ -46,17 +42,10 @@ def test_a_dialog_drawn_before_its_hook_waits_for_it(
     tmux_socket: str,
     hook: bool,
 ) -> None:
-    settings = Settings(redis_url=redis_url, namespace=namespace, tmux_socket=tmux_socket)
-    rt = Runtime(settings, client_for(redis_url), Path(ib.cwd))
-    session = "ib-test-asks"
+    rt = worker_runtime(redis_url, namespace, tmux_socket, Path(ib.cwd))
     agent = Agent(id="asks", goal="g", state="running", state_at=time.time(), worker=rt.worker_id)
-    hooked = agent.replace(
-        session=session, program="claude", transcript_path="/tmp/asks.jsonl"
-    )  # its hooks ran
-    AgentStore(rds, keys).save(hooked)
-    shown = ["tmux", "-L", tmux_socket, "new-session", "-d", "-s", session, "-x", "200", "-y", "50"]
-    subprocess.run([*shown, f"cat {DIALOG}; sleep 600"], check=True)
-    retry_until(lambda: "Do you want to proceed?" in rt.tmux.capture(session), what="the dialog on screen")
+    hooked = agent.replace(session="ib-test-asks", program="claude", transcript_path="/tmp/asks.jsonl")
+    showing(rt, hooked, DIALOG, "Do you want to proceed?")  # its hooks ran: they named its transcript
     watcher = PaneWatcher(rt)
 
     watcher.tick()

@@ -14,14 +14,12 @@ from pathlib import Path
 import pytest
 import redis
 
-from bus.connection.clients import client_for
-from bus.settings.settings import Settings
-from bus.stores.agent_store import Agent, AgentStore
+from bus.stores.agent_store import Agent
 from bus.wire.keys import Keys
 from tests.cli import IbRunner
+from tests.pane_agent import showing, worker_runtime
 from tests.streams import stream_entries
 from tests.waiting import retry_until
-from worker.runtime import Runtime
 from worker.service.pane_watch import PaneWatcher
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
@@ -58,18 +56,10 @@ def test_a_usage_limit_on_screen_is_told_by_the_pane_only_where_no_hook_tells_it
     program: str,
     parked: bool,
 ) -> None:
-    settings = Settings(redis_url=redis_url, namespace=namespace, tmux_socket=tmux_socket)
-    rt = Runtime(settings, client_for(redis_url), Path(ib.cwd))
-    session = "ib-test-capped"
+    rt = worker_runtime(redis_url, namespace, tmux_socket, Path(ib.cwd))
     agent = Agent(id="capped", goal="g", state="running", state_at=time.time(), worker=rt.worker_id)
-    AgentStore(rds, keys).save(agent.replace(session=session, program=program, state_by="hook"))
-    shown = _limit_screen(tmp_path)
-    size = ["-x", "200", "-y", "50"]
-    subprocess.run(
-        ["tmux", "-L", tmux_socket, "new-session", "-d", "-s", session, *size, f"cat {shown}; sleep 600"],
-        check=True,
-    )
-    retry_until(lambda: "usage limit" in rt.tmux.capture(session), what="the limit on screen")
+    capped = agent.replace(session="ib-test-capped", program=program, state_by="hook")
+    showing(rt, capped, _limit_screen(tmp_path), "usage limit")
     watcher = PaneWatcher(rt)
     for _ in range(3):  # the line stays on screen: one limit, one event
         watcher.tick()
@@ -94,19 +84,14 @@ def test_gemini_s_usage_limit_dialog_parks_the_agent_once_each_time_it_comes(
 ) -> None:
     """Gemini CLI 0.61.0's "Usage limit reached for gemini-2.5-flash." dialog reads the same every time:
     it parks the agent once while it shows, and again when it comes back after the agent went on."""
-    settings = Settings(redis_url=redis_url, namespace=namespace, tmux_socket=tmux_socket)
-    rt = Runtime(settings, client_for(redis_url), Path(ib.cwd))
+    rt = worker_runtime(redis_url, namespace, tmux_socket, Path(ib.cwd))
     session = "ib-test-gem-capped"
     agent = Agent(id="gcapped", goal="g", state="running", state_at=time.time(), worker=rt.worker_id)
-    AgentStore(rds, keys).save(agent.replace(session=session, program="gemini", state_by="hook"))
     dialog, idle = (
         FIXTURES / "gemini-0.61.0" / "limited-usage-limit-reset-w200.txt",
         FIXTURES / "gemini-0.61.0" / "idle-turn-end-w200.txt",
     )
-    size = ["-x", "200", "-y", "50"]
-    subprocess.run(
-        ["tmux", "-L", tmux_socket, "new-session", "-d", "-s", session, *size, "sleep 600"], check=True
-    )
+    showing(rt, agent.replace(session=session, program="gemini", state_by="hook"), None)
     watcher = PaneWatcher(rt)
     for round_ in (1, 2):
         _show(tmux_socket, session, dialog)
