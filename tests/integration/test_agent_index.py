@@ -165,3 +165,20 @@ def test_a_stopped_worker_makes_its_agents_unreachable_once(rds: redis.Redis, ke
 
     assert sorted(workers.come_back(rds, keys, "w-gone", 1000)) == [f"gone-{n}" for n in range(5)]
     assert {a.state for a in store.of_worker("w-gone")} == {"waiting"}
+
+
+def test_a_worker_s_agents_are_read_fresh_and_parsed_only_when_changed(rds: redis.Redis, keys: Keys) -> None:
+    """A worker reads its agents every tick: a record as the last read found it is the same record again,
+    a changed one is read anew, a removed one is gone, one moved to another worker is not among them."""
+    store = AgentStore(rds, keys)
+    for n in range(3):
+        store.save(Agent(id=f"a{n}", goal="g", worker="w1", created_at=float(n)))
+    first = store.of_worker("w1")
+    assert [a.id for a in first] == ["a0", "a1", "a2"]
+    store.update("a1", state="running")
+    store.remove("a2")
+    rds.hset(keys.agent("a0"), "worker", "w2")  # a hand edit: the index still lists it (repaired later)
+    again = store.of_worker("w1")
+    assert [a.id for a in again] == ["a1"]
+    assert again[0].state == "running" and again[0] is not first[1]
+    assert store.of_worker("w1")[0] is again[0]  # unchanged: not parsed again
