@@ -75,3 +75,17 @@ def test_behind_replicas_the_move_waits_for_them(
         _move(rt, "a1", "waiting", "running")
     assert rt.agents.state_of("a1")[0] == "running"
     assert _told(rds, keys) == [("waiting", "running")]
+
+
+def test_a_resumed_agent_is_running_unless_its_turn_ended_meanwhile(
+    redis_url: str, namespace: str, rds: redis.Redis, keys: Keys, tmp_path: Path
+) -> None:
+    """The limit's resume marks the agent running once its limit left the screen, seconds after it typed:
+    a fast turn's end (its hook's `complete`) came first once under load, and `running` overwrote it."""
+    rt = _runtime(redis_url, namespace, rds, tmp_path)
+    rt.agents.save(Agent(id="a1", goal="g", worker="w1", state="limited", state_at=time.time()))
+    assert rt.agents.set_state_if("a1", "limited", "running")
+    assert rt.agents.state_of("a1")[0] == "running"
+    rt.agents.set_state("a1", "complete", by="hook")
+    assert not rt.agents.set_state_if("a1", "limited", "running")
+    assert rt.agents.state_of("a1")[:2] == ("complete", "hook")

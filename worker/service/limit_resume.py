@@ -103,4 +103,5 @@ def _went_on(rt: Runtime, agent: Agent) -> None:
     if not wait_until(gone, LIMIT_GONE_WAIT):
         log.info("agent %s: its limit still shows after the resume; parked again if it holds", agent.id)
     rt.agents.update(agent.id, limit_line="")
-    rt.agents.set_state(agent.id, "running")
+    # the turn may have gone on and ended meanwhile (its hook said `complete`): that state stands
+    rt.agents.set_state_if(agent.id, "limited", "running")
