@@ -21,14 +21,17 @@ from worker.tmux.dialogs import STILL_CLOSING, Dialog, DialogError, option_label
 
 log = logging.getLogger(__name__)
 
-TRUST_CLOSING = 15.0  # seconds an answered folder-trust dialog may stay drawn before it is answered again
+# seconds an answered folder-trust dialog may stay drawn before it is answered again: Claude Code 2.1.332
+# kept it drawn 16 s after the answer in a full test run on two busy cores, and was answered twice at 15
+TRUST_CLOSING = 30.0
 
 
 def tell_dialog(
     rt: Runtime, agent: Agent, text: str, hold: Callable[[Dialog], bool] = lambda _d: False
 ) -> Dialog | None:
     """The dialog the pane shows (None when none), published when it is new and no hook told it, unless
-    `hold` says to give the hook a moment more (it tells what the screen cannot: the command asked about).
+    `hold` says to wait a moment more: for the hook (it tells what the screen cannot: the command asked
+    about), or for a dialog just drawn to read keys.
 
     The agent's hook may tell the same dialog at the same instant: the record is set only if it is
     still the one read (bus.inbox.prompt_record), so one of the two records and publishes it, and the other,
@@ -44,7 +47,7 @@ def tell_dialog(
         if prompt is not None and recorded_as(prompt, dialog) and not _answered_before(rt, prompt):
             return dialog  # told already: by the hook, or by an earlier look
         replacing = prompt.id if prompt is not None else ""
-        if _trusted_already(rt, agent, dialog, replacing) or hold(dialog):
+        if hold(dialog) or _trusted_already(rt, agent, dialog, replacing):
             return dialog
         if _publish(rt, agent, dialog, replacing):
             return dialog
@@ -87,7 +90,7 @@ def _answered_before(rt: Runtime, prompt: Prompt) -> bool:
     """Whether the prompt was answered longer ago than its dialog takes to close: the same dialog on
     screen now is a new appearance (the watcher did not look while the screen had none), or the answer's
     keys were dropped. A folder-trust dialog comes once per start, and Claude Code keeps it drawn while it
-    records the trust and starts the session behind it (over 3 s on a busy machine, where it was answered
+    records the trust and starts the session behind it (3 to 16 s on a busy machine, where it was answered
     twice): it closes within TRUST_CLOSING."""
     at = rt.prompts.answered_at(prompt.id)
     closing = TRUST_CLOSING if prompt.kind == "trust" else STILL_CLOSING

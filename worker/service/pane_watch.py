@@ -45,6 +45,10 @@ CLOSE_ENDS = frozenset({"stopped"})  # states that end a close watch at once
 # seconds a permission dialog on the pane waits for the hook that tells it with the call it asks about (a
 # cold `ib hook` on a busy machine is slower than the pane watcher's next look), before the pane tells it
 HOOK_GRACE = 3.0
+# seconds a folder-trust dialog is left on screen before it is told or answered: Claude Code draws it before
+# it reads keys and drops what comes in between (a second or more on a busy machine), and a carried trust
+# answered at first sight was lost and answered again 15 s later
+TRUST_SETTLE = 2.0
 
 
 def not_started(agent: Agent, listed: bool) -> bool:
@@ -160,6 +164,17 @@ class PaneWatcher:
         holding.append(dialog)
         return True
 
+    def _settling(self, agent: Agent, dialog: Dialog, holding: list[Dialog]) -> bool:
+        """Whether a folder-trust dialog was drawn less than TRUST_SETTLE ago (from when the pane first
+        showed it; it is looked at again meanwhile, quiet pane or not)."""
+        if dialog.kind != "trust":
+            return False
+        since = self.held.setdefault(agent.id, time.monotonic())
+        if time.monotonic() - since >= TRUST_SETTLE:
+            return False
+        holding.append(dialog)
+        return True
+
     def _answered(self, agent: Agent) -> bool:
         """Whether the dialog the agent showed was answered and the watcher has not seen it close: keys the
         program dropped leave its screen quiet, and a look past STILL_CLOSING tells the dialog again (or
@@ -181,7 +196,11 @@ class PaneWatcher:
         state = program_of(agent).pane_state(text).value
         self.asking.pop(agent.id, None)
         holding: list[Dialog] = []
-        dialog = tell_dialog(self.rt, agent, text, lambda shown: self._wait_for_hook(agent, shown, holding))
+
+        def hold(shown: Dialog) -> bool:
+            return self._wait_for_hook(agent, shown, holding) or self._settling(agent, shown, holding)
+
+        dialog = tell_dialog(self.rt, agent, text, hold)
         if not holding:
             self.held.pop(agent.id, None)
         if dialog is not None:
