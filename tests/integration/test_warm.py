@@ -9,6 +9,7 @@ Each test gives the server a runtime folder of its own (XDG_RUNTIME_DIR), so it 
 from __future__ import annotations
 
 import os
+import select
 import signal
 import socket
 import subprocess
@@ -254,3 +255,27 @@ def test_a_socket_folder_that_is_not_private_is_never_used(
         with pytest.raises(BlockingIOError):
             trap.accept()  # nobody came
     assert _servers(run_dir) == []
+
+
+def test_a_request_left_in_the_backlog_of_a_server_that_stopped_runs_alone(
+    ib: IbRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A server that stops (its code changed on disk, an idle exit) closes its socket with the requests it
+    has not taken yet: their connections are reset, nothing ran, and the command runs alone. `ib approve`
+    said "did not say it started it within 120 s" and exited 1 (a full run beside stress-ng, where a test
+    made the suite's server stale)."""
+    run_dir = tmp_path / "run"
+    (run_dir / "ittybus").mkdir(parents=True, mode=0o700)
+    ib.env["XDG_RUNTIME_DIR"] = str(run_dir)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(run_dir))
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(wire.address())  # where this installation's server is
+    server.listen(8)
+    client = ib.popen("task", "list")
+    readable, _, _ = select.select([server], [], [], 30)  # it connected: its request follows at once
+    assert readable
+    time.sleep(0.5)  # sent, and waiting for the answer in the backlog
+    server.close()  # the server stops without taking it
+    out, err = client.communicate(timeout=60)
+    alone = ib.run("task", "list", env={"IB_WARM": "0"})
+    assert (client.returncode, out, err) == (alone.returncode, alone.stdout, alone.stderr)

@@ -122,6 +122,8 @@ def _start(conn: _socket.socket, argv: list[str]) -> int:
     # hog answered after a short timeout). The server answers `no …` or closes before it forks, else `pid`.
     try:
         answer = _line(conn, START_TIMEOUT)
+    except ConnectionResetError:  # in the backlog of a server that stopped (new code on disk): never taken
+        answer = ""
     except OSError:
         print(
             f"ib: error: the warm server took `ib {' '.join(argv)}` but did not say it started it within "
