@@ -74,7 +74,7 @@ class PaneWatcher:
     asking: dict[str, str] = field(default_factory=dict)  # agent → prompt of the dialog its pane showed
     drawn: dict[str, str] = field(default_factory=dict)  # agent → its hook's dialog (prompt id) seen drawn
     listed: set[str] = field(default_factory=set)  # agents whose pane a `list-panes` showed
-    held: dict[str, float] = field(default_factory=dict)  # agent → since when its dialog waits for its hook
+    held: dict[str, float] = field(default_factory=dict)  # agent → since when its dialog is held back
     records: dict[str, Agent] = field(default_factory=dict)  # this worker's agents as the last tick read them
 
     def tick(self, agents: list[Agent] | None = None) -> None:
@@ -158,19 +158,18 @@ class PaneWatcher:
             return False
         if not agent.transcript_path or agent.permission_mode in CLOSE_MODES:
             return False
-        since = self.held.setdefault(agent.id, time.monotonic())
-        if time.monotonic() - since >= HOOK_GRACE:
-            return False
-        holding.append(dialog)
-        return True
+        return self._held_for(agent, dialog, holding, HOOK_GRACE)
 
     def _settling(self, agent: Agent, dialog: Dialog, holding: list[Dialog]) -> bool:
         """Whether a folder-trust dialog was drawn less than TRUST_SETTLE ago (from when the pane first
         showed it; it is looked at again meanwhile, quiet pane or not)."""
-        if dialog.kind != "trust":
-            return False
+        return dialog.kind == "trust" and self._held_for(agent, dialog, holding, TRUST_SETTLE)
+
+    def _held_for(self, agent: Agent, dialog: Dialog, holding: list[Dialog], grace: float) -> bool:
+        """Whether the dialog, on the pane since the first look that held it, is held `grace` seconds yet
+        (noted in `holding`, so the look keeps it held)."""
         since = self.held.setdefault(agent.id, time.monotonic())
-        if time.monotonic() - since >= TRUST_SETTLE:
+        if time.monotonic() - since >= grace:
             return False
         holding.append(dialog)
         return True
