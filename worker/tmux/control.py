@@ -1,9 +1,12 @@
 """A tmux control-mode client (`tmux -C`) that a long-running process keeps open, so the reads it runs
 (worker.tmux.control_mode.READS) cost a line written and a reply read instead of a tmux process each.
 
-A control client must be attached to a session; this one makes its own, `ittybus-control-<pid>-<n>`, with
-`destroy-unattached` on, so tmux destroys it the moment the client goes, however it goes (closed, its
-process or ours killed). It never starts a server (`-N`): with none running, or once the one it was
+A control client must be attached to a session; this one makes its own, `ittybus-control-<pid>-<n>`.
+Closing the client kills that session through it; the session's one pane waits on the process that made
+it and ends with it, so the session goes too however that process goes (killed included). Not tmux's
+`destroy-unattached`: tmux 3.3a to 3.5 crash (SIGSEGV, and every agent's session with them) when the
+client of such a session is killed while another client comes and goes (tmux/tmux PR 5497; 1 kill in 12
+beside stress-ng here). It never starts a server (`-N`): with none running, or once the one it was
 attached to is gone, `run` answers None and the caller runs a tmux process; the next call after RETRY
 seconds tries again, on whichever server then answers to the same `-L` / `-f`."""
 
@@ -19,11 +22,19 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import IO
 
-from worker.tmux.control_mode import CLIENT_FLAGS, SESSION_PREFIX, Reply, ReplyFramer, control_line
+from worker.tmux.control_mode import (
+    CLIENT_FLAGS,
+    SESSION_PREFIX,
+    Reply,
+    ReplyFramer,
+    control_argument,
+    control_line,
+)
 from worker.tmux.parse import command_line
 
 RETRY = 1.0  # seconds between tries to start a client: with no server each try costs a process start
 CLOSE_WAIT = 1.0  # seconds a closed client gets to leave before it is killed
+OWNER_POLL = 2  # seconds between the session's looks at whether the process that made it still runs
 
 
 class ControlClient:
@@ -90,11 +101,10 @@ class ControlClient:
             return None
         self._retry_at = time.monotonic() + RETRY
         self.session = f"{SESSION_PREFIX}{os.getpid()}-{next(self._started)}"
-        start = ["new-session", "-s", self.session, "-f", CLIENT_FLAGS, _pane_command()]
-        own = ["set-option", "-t", f"={self.session}:", "destroy-unattached", "on"]
+        start = ["new-session", "-s", self.session, "-f", CLIENT_FLAGS, _pane_command(os.getpid())]
         try:
             self._process = subprocess.Popen(
-                [*self.base, "-N", "-C", *command_line(start, own)],
+                [*self.base, "-N", "-C", *command_line(start)],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL,  # "no server running": the calls go to tmux processes meanwhile
@@ -115,8 +125,12 @@ class ControlClient:
         if process is None:
             return
         if process.stdin is not None:
+            kill = " ".join(control_argument(arg) for arg in ("kill-session", "-t", f"={self.session}"))
+            with contextlib.suppress(OSError):  # a client gone already: its session ends with this process
+                process.stdin.write(kill.encode() + b"\n")
+                process.stdin.flush()
             with contextlib.suppress(OSError):
-                process.stdin.close()  # the client detaches and exits
+                process.stdin.close()  # the client exits with its session, or at the end of its input
         try:
             process.wait(timeout=CLOSE_WAIT)
         except subprocess.TimeoutExpired:  # a stuck server keeps it waiting
@@ -135,7 +149,9 @@ def _read(output: IO[bytes], replies: queue.Queue[Reply | None]) -> None:
     replies.put(None)
 
 
-def _pane_command() -> str:
-    """What the client's session shows a person who attaches to it, then waits on without a shell."""
-    said = f"ittybus: the tmux control client of process {os.getpid()}; it closes when that process exits."
-    return f"printf '%s\\n' '{said}'; exec cat >/dev/null"
+def _pane_command(owner: int) -> str:
+    """What the client's session shows a person who attaches to it, then a wait in `sh` (whatever the
+    person's shell) until the process `owner` is gone: the pane ends then, and the session with it."""
+    said = f"ittybus: the tmux control client of process {owner}; it closes when that process exits."
+    wait = f"while kill -0 {owner} 2>/dev/null; do sleep {OWNER_POLL}; done"
+    return f"printf '%s\\n' '{said}'; exec sh -c '{wait}'"
