@@ -11,7 +11,7 @@ import pytest
 from bus.costs.usage_limits import limit_line, limit_text
 from worker.programs.gemini.program import GeminiCli
 from worker.tmux.dialogs import Dialog, DialogError
-from worker.tmux.gemini_screen import LIMITED, STATES, GeminiScreen, read_screen
+from worker.tmux.gemini_screen import LIMITED, STATES, GeminiScreen, read_screen, sent_count
 
 
 def answer_keys(dialog: Dialog, choice: str) -> list[str]:
@@ -132,3 +132,17 @@ def test_a_warning_over_history_is_not_the_start_up() -> None:
         f"{'─' * 80}\n Shift+Tab to accept edits\n\n >   Type your message or @path/to/file\n"
     )
     assert read_screen(screen).state == "idle"
+
+
+def test_a_message_counts_as_sent_once_the_conversation_shows_it() -> None:
+    """`ib send` checks a message it emptied the box of shows sent (Gemini CLI forgets one sent as it starts
+    resuming a session): in the input box it is not sent, above it, it is, whatever its box held."""
+    message = "what was the codeword? say it"
+    typed, sent = (
+        _text(FIXTURES / "idle-resumed-typed-w200.txt"),
+        _text(FIXTURES / "working-resumed-sent-w200.txt"),
+    )
+    assert (sent_count(typed, message), sent_count(sent, message)) == (0, 1)
+    assert sent_count(sent, "what was the codeword?\nsay it") == 1  # its first line is what shows
+    assert sent_count(sent, "something else") == 0
+    assert sent_count(typed + sent, message) == 1  # an earlier frame's box in the scrollback is no prompt

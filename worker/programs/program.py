@@ -214,6 +214,11 @@ class AgentProgram(Protocol):
         """The text the screen's input box holds ("" when empty); None when it shows no box this reads."""
         ...
 
+    def sent_count(self, screen: str, message: str) -> int | None:
+        """How many times the screen shows `message` among the messages the program took; None when the
+        program does not show them in a way this reads (an emptied input box is then taken as sent)."""
+        ...
+
     def option_keys(self, dialog: Dialog, index: int) -> list[str]:
         """The keys that pick option `index` of `dialog`."""
         ...

@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 
 from worker.tmux.dialogs import Dialog, DialogError, Option
+from worker.tmux.input_box import PROBE_CHARS, first_line
 
 CREATING, IDLE, WORKING, DIALOG, LIMITED, EXITED, UNKNOWN = (
     "creating",
@@ -45,6 +46,7 @@ _ERROR = re.compile(r"^✕\s+(\[API Error:.*)$")
 _ESC = " (esc)"
 # `--resume` hides the input box while it loads the conversation, and what is typed then is lost
 _RESUMING = "Resuming session..."
+SENT_PROMPT = re.compile(r"^ > \S")  # a prompt as the conversation shows it once sent
 _WARNING = "⚠"
 # the status row over the input box, drawn before the rest of the screen ("? for shortcuts")
 _STATUS_ROW = re.compile(r"^\s*Executing Hook:|\? for shortcuts\s*$")
@@ -184,6 +186,22 @@ def input_text(text: str) -> str | None:
             held = line.strip()[1:].strip()
             return "" if held.startswith(_PLACEHOLDER) else held
     return None
+
+
+def sent_count(text: str, message: str) -> int:
+    """How many of the prompts the screen shows sent (` > text` in the conversation, not an input box's
+    line under a rule: the scrollback may hold earlier frames' boxes) start as `message` does (its first
+    line, as far as the box would show it)."""
+    lines = [line.rstrip() for line in text.splitlines()]
+    boxes = {
+        row
+        for index, line in enumerate(lines)
+        if _RULE.match(line)
+        for row in range(index, index + 1 + _BOX_LINES)
+    }
+    probe = first_line(message)[:PROBE_CHARS]
+    sent = [line[3:] for row, line in enumerate(lines) if row not in boxes and SENT_PROMPT.match(line)]
+    return sum(1 for prompt in sent if prompt.startswith(probe) and _IDLE_HINT not in prompt)
 
 
 def pick(dialog: Dialog, choice: str) -> int:

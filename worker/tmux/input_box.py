@@ -34,7 +34,7 @@ def still_typed(box: str | None, text: str) -> bool:
         return False
     if box.casefold().startswith(_PASTED):
         return True
-    probe = _first_line(text)[:PROBE_CHARS]
+    probe = first_line(text)[:PROBE_CHARS]
     return bool(probe) and box.startswith(probe)
 
 
@@ -43,8 +43,8 @@ def arriving(box: str | None, text: str) -> bool:
     program drawing a burst of keys one by one on a busy machine)? An Enter then would send that part."""
     if not box or still_typed(box, text):
         return False
-    return _first_line(text).startswith(box)
+    return first_line(text).startswith(box)
 
 
-def _first_line(text: str) -> str:
+def first_line(text: str) -> str:
     return next((line.strip() for line in text.splitlines() if line.strip()), "")

@@ -138,6 +138,9 @@ class ClaudeCode:
     def input_text(self, screen: str) -> str | None:
         return input_box.input_text(screen)
 
+    def sent_count(self, screen: str, message: str) -> int | None:
+        return None
+
 
 def settings_file(launch: Launch) -> Path:
     return launch.folder / "settings.json"

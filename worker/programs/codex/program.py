@@ -180,3 +180,6 @@ class CodexCli(BoxedProgram):
 
     def input_text(self, screen: str) -> str | None:
         return codex_input_text(screen)
+
+    def sent_count(self, screen: str, message: str) -> int | None:
+        return None

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shlex
 from pathlib import Path
 
@@ -41,7 +40,6 @@ REDACTED = ("IB_REDIS_URL", "GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_APPLICAT
 APPROVAL_MODES = {"acceptEdits": "auto_edit", "plan": "plan", "bypassPermissions": "yolo"}
 """ittybus's permission modes (Claude Code's names) as Gemini CLI's `--approval-mode`; every other mode
 (default, manual, auto, dontAsk) asks: Gemini CLI has no classifier and no refuse-without-asking mode."""
-_PROMPT = re.compile(r"^ > \S")  # a prompt as Gemini CLI shows it once sent
 _ANSWER = "✦ "  # the start of each piece of the model's answer
 _IDLE_HINT = "Type your message"  # the empty input box, which starts like a sent prompt
 _STATES = {
@@ -117,7 +115,8 @@ def last_reply(screen: str) -> list[str]:
     person's last prompt (` > ...`); none otherwise. The agent's first prompt names the completion marker
     on a line of its own, and Gemini CLI shows a prompt as it was sent. Pure."""
     lines = screen.splitlines()
-    prompts = [i for i, line in enumerate(lines) if _PROMPT.match(line) and _IDLE_HINT not in line]
+    sent = gemini_screen.SENT_PROMPT
+    prompts = [i for i, line in enumerate(lines) if sent.match(line) and _IDLE_HINT not in line]
     answers = [i for i, line in enumerate(lines) if line.startswith(_ANSWER)]
     if not answers or (prompts and answers[-1] < prompts[-1]):
         return []
@@ -207,3 +206,6 @@ class GeminiCli(BoxedProgram):
 
     def input_text(self, screen: str) -> str | None:
         return gemini_screen.input_text(screen)
+
+    def sent_count(self, screen: str, message: str) -> int | None:
+        return gemini_screen.sent_count(screen, message)
