@@ -202,19 +202,21 @@ class AgentStore:
 
     def set_state_if(self, agent_id: str, before: str, state: str) -> bool:
         """Record `state` only while the agent is still in `before` (a hook may have moved it since it was
-        read); whether it was."""
+        read); whether it was. A write to the record between the read and the write (any field) reads it
+        again: given up on, the agent stayed `limited` after its resume, parked on nothing."""
         key = self.keys.agent(agent_id)
         with self.client.pipeline() as pipe:
-            try:
-                pipe.watch(key)  # type: ignore[no-untyped-call]
-                if pipe.hget(key, Agent.hash_key("state")) != before:
-                    return False
-                pipe.multi()
-                write_hash(pipe, key, Agent.hash_fields(state=state, state_at=time.time(), state_by=""))
-                pipe.execute()
-            except redis.WatchError:
-                return False
-        return True
+            while True:
+                try:
+                    pipe.watch(key)  # type: ignore[no-untyped-call]
+                    if pipe.hget(key, Agent.hash_key("state")) != before:
+                        return False
+                    pipe.multi()
+                    write_hash(pipe, key, Agent.hash_fields(state=state, state_at=time.time(), state_by=""))
+                    pipe.execute()
+                    return True
+                except redis.WatchError:
+                    continue
 
     def remove(self, agent_id: str) -> None:
         """Forget an agent; its pause, budget and what counted against that go with it (a new agent of the

@@ -148,7 +148,13 @@ def test_at_the_reset_a_quota_still_used_up_parks_the_agent_again(
     _limited_on_a_turn(gemini_ib, gemini, rds, keys)
     tries = len(gemini.turns_taken())
     rds.hset(keys.limit("default"), "reset_at", f"{time.time() - 1:.3f}")  # the reset came; the quota did not
-    retry_until(lambda: len(_told(rds, keys)) == 3, TURN, what="the limit told again")
+    try:
+        retry_until(lambda: len(_told(rds, keys)) == 3, TURN, what="the limit told again")
+    except AssertionError as e:  # what the agent shows and its record say why (once in a full run)
+        record = rds.hgetall(keys.agent("capped"))
+        raise AssertionError(
+            f"{e}\nrequests: {len(gemini.turns_taken())}\nrecord: {record}\n{pane_text(gemini_ib, 'capped')}"
+        ) from None
     assert [e["type"] for e in _told(rds, keys)] == ["waiting", "limited", "limited"]
     assert len(gemini.turns_taken()) > tries  # it did try again
     shown = json.loads(gemini_ib.run("limits", "--json").stdout)["limits"]

@@ -6,6 +6,7 @@ Real Redis, through the worker's own runtime."""
 from __future__ import annotations
 
 import json
+import threading
 import time
 from pathlib import Path
 
@@ -89,3 +90,30 @@ def test_a_resumed_agent_is_running_unless_its_turn_ended_meanwhile(
     rt.agents.set_state("a1", "complete", by="hook")
     assert not rt.agents.set_state_if("a1", "limited", "running")
     assert rt.agents.state_of("a1")[:2] == ("complete", "hook")
+
+
+def test_a_resumed_agent_moves_on_while_other_fields_of_its_record_are_written(
+    redis_url: str, namespace: str, rds: redis.Redis, keys: Keys, tmp_path: Path
+) -> None:
+    """Another field written between the state's read and its write (the transcript's tail, a detail) is no
+    reason to leave the agent `limited`: it stayed so after its resume once, parked on nothing."""
+    rt = _runtime(redis_url, namespace, rds, tmp_path)
+    rt.agents.save(Agent(id="a1", goal="g", worker="w1", state="limited", state_at=time.time()))
+    stop = threading.Event()
+
+    def write_details() -> None:
+        other = redis.Redis.from_url(redis_url, decode_responses=True)
+        while not stop.is_set():
+            other.hset(keys.agent("a1"), "detail", str(time.monotonic()))
+
+    writer = threading.Thread(target=write_details)
+    writer.start()
+    try:
+        moved = []
+        for _ in range(200):
+            rds.hset(keys.agent("a1"), "state", "limited")
+            moved.append(rt.agents.set_state_if("a1", "limited", "running"))
+    finally:
+        stop.set()
+        writer.join()
+    assert all(moved) and rt.agents.state_of("a1")[0] == "running"
