@@ -38,8 +38,14 @@ def test_a_slow_loop_keeps_its_heartbeat_and_a_stuck_one_loses_it(rds: redis.Red
         retry_until(
             lambda: workers.sweep(rds, keys, 1000) == ["w-slow"], 10, 0.2, "the stuck worker marked down"
         )
-        pulse.progress()  # going round again
-        retry_until(lambda: rds.exists(keys.worker("w-slow")), 5, 0.1, "the heartbeat back")
+
+        def going_round_again() -> int:
+            """A turn of the loop at each look, as the worker makes one each tick: a single turn left the
+            next beat, a second later, to find the loop stuck again (seen once in a full run)."""
+            pulse.progress()
+            return int(rds.exists(keys.worker("w-slow")))
+
+        retry_until(going_round_again, 5, 0.1, "the heartbeat back")
     finally:
         stopping.set()
         pulse.end()
