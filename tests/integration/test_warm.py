@@ -271,11 +271,15 @@ def test_a_request_left_in_the_backlog_of_a_server_that_stopped_runs_alone(
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     server.bind(wire.address())  # where this installation's server is
     server.listen(8)
-    client = ib.popen("task", "list")
-    readable, _, _ = select.select([server], [], [], 30)  # it connected: its request follows at once
-    assert readable
-    time.sleep(0.5)  # sent, and waiting for the answer in the backlog
-    server.close()  # the server stops without taking it
-    out, err = client.communicate(timeout=60)
-    alone = ib.run("task", "list", env={"IB_WARM": "0"})
-    assert (client.returncode, out, err) == (alone.returncode, alone.stdout, alone.stderr)
+    try:
+        client = ib.popen("task", "list")
+        readable, _, _ = select.select([server], [], [], 30)  # it connected: its request follows at once
+        assert readable
+        time.sleep(0.5)  # sent, and waiting for the answer in the backlog
+        server.close()  # the server stops without taking it
+        out, err = client.communicate(timeout=60)
+        alone = ib.run("task", "list", env={"IB_WARM": "0"})
+        assert (client.returncode, out, err) == (alone.returncode, alone.stdout, alone.stderr)
+    finally:
+        for pid in _servers(run_dir):  # the one the command started for the next
+            os.kill(pid, signal.SIGTERM)

@@ -77,7 +77,9 @@ def _type_once(rt: Runtime, agent: Agent, program: AgentProgram, message: str) -
 
 def _sent_count(rt: Runtime, agent: Agent, program: AgentProgram, message: str) -> int | None:
     """How often the pane, its scrollback included, shows `message` as sent; None where the program does
-    not show that in a way ittybus reads."""
+    not show that in a way ittybus reads (known without reading the pane)."""
+    if program.sent_count("", message) is None:
+        return None
     return program.sent_count(rt.tmux.capture(agent.session, lines=HISTORY_LINES), message)
 
 

@@ -215,8 +215,9 @@ class AgentProgram(Protocol):
         ...
 
     def sent_count(self, screen: str, message: str) -> int | None:
-        """How many times the screen shows `message` among the messages the program took; None when the
-        program does not show them in a way this reads (an emptied input box is then taken as sent)."""
+        """How many times the screen shows `message` among the messages the program took; None, whatever
+        the screen, when the program does not show them in a way this reads (an emptied input box is then
+        taken as sent)."""
         ...
 
     def option_keys(self, dialog: Dialog, index: int) -> list[str]:
