@@ -14,6 +14,7 @@ from collections.abc import Collection
 from typing import Any
 
 import redis
+from redis.client import Pipeline
 
 from bus.errors import NotFound
 from bus.stores import agent_index
@@ -203,20 +204,18 @@ class AgentStore:
     def set_state_if(self, agent_id: str, before: str, state: str) -> bool:
         """Record `state` only while the agent is still in `before` (a hook may have moved it since it was
         read); whether it was. A write to the record between the read and the write (any field) reads it
-        again: given up on, the agent stayed `limited` after its resume, parked on nothing."""
+        again (redis-py's `transaction`): given up on, the agent stayed `limited` after its resume."""
         key = self.keys.agent(agent_id)
-        with self.client.pipeline() as pipe:
-            while True:
-                try:
-                    pipe.watch(key)  # type: ignore[no-untyped-call]
-                    if pipe.hget(key, Agent.hash_key("state")) != before:
-                        return False
-                    pipe.multi()
-                    write_hash(pipe, key, Agent.hash_fields(state=state, state_at=time.time(), state_by=""))
-                    pipe.execute()
-                    return True
-                except redis.WatchError:
-                    continue
+
+        def move(pipe: Pipeline) -> bool:
+            if pipe.hget(key, Agent.hash_key("state")) != before:
+                return False
+            pipe.multi()
+            write_hash(pipe, key, Agent.hash_fields(state=state, state_at=time.time(), state_by=""))
+            return True
+
+        # redis-py types `func` as returning None, value_from_callable or not
+        return bool(self.client.transaction(move, key, value_from_callable=True))  # type: ignore[arg-type]
 
     def remove(self, agent_id: str) -> None:
         """Forget an agent; its pause, budget and what counted against that go with it (a new agent of the

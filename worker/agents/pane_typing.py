@@ -163,7 +163,7 @@ def _submit(
     message never showed as sent."""
     if box is not None:
         shown = _wait_typed(rt, agent, program, message)
-        if arriving(shown, message) and shown is not None and shown.startswith(box):
+        if shown is not None and arriving(shown, message) and shown.startswith(box):
             rt.tmux.send_keys(agent.session, *["BSpace"] * (len(shown) - len(box)))  # only a part came
             return False
     for _ in range(SUBMIT_TRIES):

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 
 from worker.tmux.dialogs import Dialog, DialogError, Option
-from worker.tmux.input_box import PROBE_CHARS, first_line
+from worker.tmux.input_box import probe
 
 CREATING, IDLE, WORKING, DIALOG, LIMITED, EXITED, UNKNOWN = (
     "creating",
@@ -199,9 +199,9 @@ def sent_count(text: str, message: str) -> int:
         if _RULE.match(line)
         for row in range(index, index + 1 + _BOX_LINES)
     }
-    probe = first_line(message)[:PROBE_CHARS]
+    start = probe(message)
     sent = [line[3:] for row, line in enumerate(lines) if row not in boxes and SENT_PROMPT.match(line)]
-    return sum(1 for prompt in sent if prompt.startswith(probe) and _IDLE_HINT not in prompt)
+    return sum(1 for prompt in sent if prompt.startswith(start) and _IDLE_HINT not in prompt)
 
 
 def pick(dialog: Dialog, choice: str) -> int:

@@ -34,8 +34,8 @@ def still_typed(box: str | None, text: str) -> bool:
         return False
     if box.casefold().startswith(_PASTED):
         return True
-    probe = first_line(text)[:PROBE_CHARS]
-    return bool(probe) and box.startswith(probe)
+    start = probe(text)
+    return bool(start) and box.startswith(start)
 
 
 def arriving(box: str | None, text: str) -> bool:
@@ -43,8 +43,13 @@ def arriving(box: str | None, text: str) -> bool:
     program drawing a burst of keys one by one on a busy machine)? An Enter then would send that part."""
     if not box or still_typed(box, text):
         return False
-    return first_line(text).startswith(box)
+    return _first_line(text).startswith(box)
 
 
-def first_line(text: str) -> str:
+def probe(text: str) -> str:
+    """What identifies a message wherever a program shows it: the start of its first line."""
+    return _first_line(text)[:PROBE_CHARS]
+
+
+def _first_line(text: str) -> str:
     return next((line.strip() for line in text.splitlines() if line.strip()), "")
