@@ -94,6 +94,22 @@ class Tmux:
                 f"tmux session {name!r} cannot start in {str(cwd)!r}: no such folder; create it first"
             )
         directory = format_literal(str(cwd))  # tmux expands formats in -c
+        try:
+            self._start(name, directory, command, env, width, height, remain_on_exit)
+        except SessionGone:  # the server exited as the call reached it (`ib resume` had just killed its last
+            # session: "server exited unexpectedly", once beside stress-ng); a new-session starts another
+            self._start(name, directory, command, env, width, height, remain_on_exit)
+
+    def _start(
+        self,
+        name: str,
+        directory: str,
+        command: str,
+        env: Mapping[str, str],
+        width: int,
+        height: int,
+        remain_on_exit: bool,
+    ) -> None:
         with self._errors(name):
             if remain_on_exit:
                 self._new_remaining_session(name, directory, command, env, width, height)
