@@ -45,6 +45,12 @@ pip_quiet() {  # pip without the "Location ... is ignored" noise of absent find-
 echo "== installing the locked test environment (requirements-dev.lock) and ittybus"
 pip_quiet install -q -r requirements-dev.lock
 pip_quiet install -q -e . --no-deps --config-settings editable_mode=compat
+# Python's bytecode cache, whatever this shell says: with PYTHONDONTWRITEBYTECODE set (some images set it),
+# every `ib` service, hook and test process compiled ittybus's modules from source again (0.5 s of CPU per
+# start of `ib worker`). pip compiled the venv's packages; this writes
+# the checkout's, once, before anything runs (an agent's sandbox cannot write them later).
+unset PYTHONDONTWRITEBYTECODE
+.venv/bin/python -m compileall -q -j 0 bus worker bot web tests bench >/dev/null
 
 # The real Claude Code CLI the `claude` tests run: the binary bundled in the pinned claude-agent-sdk wheel.
 find_claude='from tests.fake_anthropic.client import claude_binary; print(claude_binary())'
