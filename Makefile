@@ -2,16 +2,18 @@
 .PHONY: install lock test coverage lint bench docs clean
 
 install:  ## the .venv: the locked test environment (requirements-dev.lock), then ittybus itself, editable
-	test -x .venv/bin/python || python3 -m venv .venv
-	.venv/bin/pip install -q -r requirements-dev.lock
-	.venv/bin/pip install -q -e . --no-deps --config-settings editable_mode=compat
+	bash tests/install.sh
 
 # After changing a dependency in pyproject.toml: the lock moves only what it must (LOCK_FLAGS=--upgrade
 # moves everything to the newest versions the ranges allow). Needs the package index.
-lock:  ## requirements-dev.lock again from pyproject.toml (uv)
+lock:  ## requirements-dev.lock again from pyproject.toml, and requirements-uv.lock for the uv that installs it
 	test -x .venv/bin/uv || .venv/bin/pip install -q 'uv>=0.13,<0.14'
 	.venv/bin/uv pip compile -q pyproject.toml --extra dev --universal --python-version 3.11 \
 		--generate-hashes $(LOCK_FLAGS) -o requirements-dev.lock
+	echo "uv==$$(.venv/bin/uv --version | cut -d' ' -f2)" | .venv/bin/uv pip compile -q - --universal \
+		--python-version 3.11 --generate-hashes --no-header -o requirements-uv.body
+	{ echo "# uv, which installs requirements-dev.lock for tests/install.sh (pip does when uv cannot be had)."; \
+		echo "# Written by: make lock"; cat requirements-uv.body; } >requirements-uv.lock && rm requirements-uv.body
 
 test:  ## lint, types and the whole suite, on the embedded engine then the system's Redis (installs what it needs)
 	bash tests/run.sh

@@ -24,33 +24,10 @@ if ((${#need_apt[@]})); then
     apt-get update -qq && apt-get install -y -qq "${need_apt[@]}" >/dev/null
 fi
 
-if [[ ! -x .venv/bin/python ]]; then
-    echo "== creating .venv"
-    command -v python3 >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq python3 >/dev/null; }
-    # Debian and Ubuntu keep venv's pip bootstrap in a package of its own
-    python3 -m venv .venv 2>/dev/null || {
-        rm -rf .venv
-        apt-get update -qq && apt-get install -y -qq python3-venv >/dev/null
-        python3 -m venv .venv
-    }
-fi
-# The test environment is the lock's (`make lock` writes it from pyproject.toml), every file checked against
-# its hash; ittybus itself goes on top without dependencies. Only the package index is needed.
-pip_quiet() {  # pip without the "Location ... is ignored" noise of absent find-links; its failure stops the run
-    local output status=0
-    output=$(.venv/bin/pip "$@" 2>&1) || status=$?
-    grep -vE 'is ignored|^$' <<<"$output" || true
-    return "$status"
-}
-echo "== installing the locked test environment (requirements-dev.lock) and ittybus"
-pip_quiet install -q -r requirements-dev.lock
-pip_quiet install -q -e . --no-deps --config-settings editable_mode=compat
-# Python's bytecode cache, whatever this shell says: with PYTHONDONTWRITEBYTECODE set (some images set it),
-# every `ib` service, hook and test process compiled ittybus's modules from source again (0.5 s of CPU per
-# start of `ib worker`). pip compiled the venv's packages; this writes
-# the checkout's, once, before anything runs (an agent's sandbox cannot write them later).
+# Python writes its bytecode cache in every process the tests start, whatever this shell says (some images
+# set PYTHONDONTWRITEBYTECODE: every `ib` service then compiled ittybus from source at each start)
 unset PYTHONDONTWRITEBYTECODE
-.venv/bin/python -m compileall -q -j 0 bus worker bot web tests bench >/dev/null
+bash tests/install.sh
 
 # The real Claude Code CLI the `claude` tests run: the binary bundled in the pinned claude-agent-sdk wheel.
 find_claude='from tests.fake_anthropic.client import claude_binary; print(claude_binary())'
