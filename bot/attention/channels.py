@@ -10,14 +10,15 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
-
-import apprise
 
 from bus.settings.setting_checks import channel_urls
 
 log = logging.getLogger(__name__)
+
+if TYPE_CHECKING:
+    import apprise
 
 PROBE_TIMEOUT = 3.0  # seconds a start-up check waits for a channel's server to accept a connection
 
@@ -56,8 +57,13 @@ def load_channels(text: str) -> list[Channel]:
     # apprise logs each refused URL (secrets and all) and each failed send, every time: the bot says
     # each problem once, in its own words, with the URL masked
     logging.getLogger("apprise").setLevel(logging.CRITICAL)
+    urls = channel_urls(text)
+    if not urls:
+        return []
+    import apprise  # here, not above: its plugins cost a third of the bot's start, and most set no channel
+
     channels = []
-    for number, url in enumerate(channel_urls(text), start=1):
+    for number, url in enumerate(urls, start=1):
         notifier = apprise.Apprise()
         if not notifier.add(url):
             log.warning(

@@ -167,3 +167,16 @@ def test_the_warm_server_preloads_neither_the_bot_nor_the_page() -> None:
     processes of their own (worker.cli.warm.wire.UNSERVED), so their packages stay out of it."""
     loaded = _loaded_modules("from worker.cli.warm.server import _preload\n_preload()")
     assert loaded & {"bot", "telegram", "web", "jinja2"} == set()
+
+
+def test_a_bot_without_attention_channels_loads_no_apprise() -> None:
+    """apprise (its plugins: a third of `ib bot`'s start) is loaded only for the channels it delivers to."""
+    loaded = _loaded_modules(
+        "import bot.app\nfrom bot.attention.channels import load_channels\nload_channels('')"
+    )
+    assert "bot.app" in loaded
+    assert "apprise" not in loaded
+    with_one = _loaded_modules(
+        "from bot.attention.channels import load_channels\nload_channels('json://localhost')"
+    )
+    assert "apprise" in with_one
