@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Annotated, ClassVar, Literal, TypeAlias, get_args
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
 from bus.errors import InvalidInput
 from bus.settings.permission_modes import permission_mode
@@ -46,7 +46,9 @@ class BadCommand(InvalidInput):
 class Command(BaseModel):
     """What every command shares: frozen, strict about types, no arguments beyond its own."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
+    # each class's validator is built when that command is first made or read, not at import: a process
+    # uses a few of the 26, and every `ib` service imports them
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True, defer_build=True)
 
     op: str
     timeout: ClassVar[float] = DEFAULT_TIMEOUT  # seconds a caller waits for another worker's answer
@@ -274,7 +276,6 @@ WorkerCommand: TypeAlias = Annotated[
 
 COMMAND_TYPES: tuple[type[Command], ...] = get_args(get_args(WorkerCommand)[0])
 BY_OP: dict[str, type[Command]] = {kind.model_fields["op"].default: kind for kind in COMMAND_TYPES}
-_ADAPTER: TypeAdapter[WorkerCommand] = TypeAdapter(WorkerCommand)
 
 
 def parse_command(op: str, args: object) -> WorkerCommand:
@@ -285,11 +286,11 @@ def parse_command(op: str, args: object) -> WorkerCommand:
     if not isinstance(args, Mapping):
         raise BadCommand(f"{op}: its arguments must be a JSON object, not {_shown(args)}")
     try:
-        return _ADAPTER.validate_python({**args, "op": op})
+        return BY_OP[op].model_validate({**args, "op": op})  # type: ignore[return-value]
     except ValidationError as e:
         errors = e.errors(include_url=False)
         first = errors[0]
-        line = describe_error(op, first["type"], first["loc"][1:], first["msg"], first.get("input"))
+        line = describe_error(op, first["type"], first["loc"], first["msg"], first.get("input"))
         more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
         raise BadCommand(line + more) from None
 
