@@ -23,6 +23,7 @@ from tests.waiting import retry_until
 USER = 4242  # the person allowed to talk to the bot
 SCALE = 20.0
 STARTING = 90.0  # a hang guard: at load 12 the bot took 20 s to import and load before it polled
+STOPPING = 30.0  # seconds a signalled bot has to end
 
 
 @dataclass
@@ -42,7 +43,7 @@ class BotProcess:
                 [self.ib.program, "bot", "-v"],
                 stdout=out,
                 stderr=subprocess.STDOUT,
-                env=self.ib.environ(self.env),
+                env=self.ib.environ({**self.env, "PYTHONFAULTHANDLER": "1"}),  # stacks on SIGABRT: see stop()
                 cwd=self.ib.cwd,
             )
         proc = self.proc
@@ -56,7 +57,16 @@ class BotProcess:
     def stop(self, sig: int = signal.SIGTERM) -> None:
         if self.proc is not None and self.proc.poll() is None:
             self.proc.send_signal(sig)
-            self.proc.wait(30)
+            try:
+                self.proc.wait(STOPPING)
+            except subprocess.TimeoutExpired:
+                # a bot that will not end (once beside stress-ng, after "Application.stop() complete"):
+                # SIGABRT makes Python's fault handler write every thread's stack into its log
+                self.proc.send_signal(signal.SIGABRT)
+                self.proc.wait(10)
+                raise AssertionError(
+                    f"ib bot did not end within {STOPPING:.0f} s of signal {sig}:\n{self.log.read_text()}"
+                ) from None
         self.proc = None
 
 
