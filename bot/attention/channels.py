@@ -54,14 +54,14 @@ def scheme_of(url: str) -> str:
 
 def load_channels(text: str) -> list[Channel]:
     """The channels apprise can use, in order; one warning line for each URL it cannot."""
-    # apprise logs each refused URL (secrets and all) and each failed send, every time: the bot says
-    # each problem once, in its own words, with the URL masked
-    logging.getLogger("apprise").setLevel(logging.CRITICAL)
     urls = channel_urls(text)
     if not urls:
         return []
-    import apprise  # here, not above: its plugins cost a third of the bot's start, and most set no channel
+    import apprise  # here, not above: its plugins cost a sixth of the bot's start, and most set no channel
 
+    # apprise logs each refused URL (secrets and all) and each failed send, every time: the bot says
+    # each problem once, in its own words, with the URL masked
+    logging.getLogger("apprise").setLevel(logging.CRITICAL)
     channels = []
     for number, url in enumerate(urls, start=1):
         notifier = apprise.Apprise()
