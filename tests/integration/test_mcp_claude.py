@@ -16,7 +16,7 @@ import redis
 
 from bus.wire.keys import Keys
 from tests.bot_process import worker_running
-from tests.cli import IbRunner, git
+from tests.cli import IB, IbRunner, git
 from tests.fake_anthropic import Deferred, FakeAnthropic, Reply, ToolUse, reply
 from tests.fake_anthropic.client import client_env, write_home
 
@@ -110,3 +110,41 @@ def test_the_persons_claude_code_spawns_watches_approves_and_merges_through_ib_m
     assert not (repo / ".ib" / "agents" / "maker").exists()
     assert (repo / "shed.txt").read_text() == "painted\n"
     assert "paint" in git(repo, "log", "--oneline", "main")
+
+
+@pytest.mark.timeout(180)
+def test_a_slow_ib_mcp_is_waited_for_before_the_first_turn(
+    ib: IbRunner, anthropic: FakeAnthropic, claude_bin: Path, repo: Path, tmp_path: Path
+) -> None:
+    """A person's `claude -p` whose first turn calls ittybus while `ib mcp` is still starting (seconds on a
+    loaded machine): Claude Code 2.1.332 proceeds without a server that has not answered within its connect
+    deadline (5 s by default) and fails the call ("No such tool available") if it is still not there some
+    seconds later; the entry `ib mcp install` writes (`alwaysLoad`) has it wait for the server before the
+    first turn as well. Here the entry's command is a stand-in that waits 8 s before it becomes `ib mcp`.
+    Measured by hand with such a stand-in: 14 s failed with the entry before `alwaysLoad` and passed with
+    it; 18 s fails with both."""
+    assert ib.run("mcp", "install").returncode == 0
+    slow = tmp_path / "slow-ib"
+    slow.write_text(f'#!/bin/sh\nsleep 8\nexec "{IB}" "$@"\n')
+    slow.chmod(0o755)
+    config = json.loads((repo / ".mcp.json").read_text())
+    config["mcpServers"]["ittybus"]["command"] = str(slow)
+    (repo / ".mcp.json").write_text(json.dumps(config))
+    home = write_home(tmp_path / "home", [repo], {"permissions": {"allow": ["mcp__ittybus"]}})
+    env = {**ib.environ(), **client_env(anthropic.base_url, home)}
+    env = {k: v for k, v in env.items() if not k.startswith("CLAUDE") and k not in ("TMUX", "TMUX_PANE")}
+    now = _tool("wait_for_events", timeout=0)
+    anthropic.script(reply("Where the events are now.", now), reply("Heard."))
+    done = subprocess.run(
+        [str(claude_bin), "-p", "where are the events?"],
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=150,
+        check=False,
+    )
+    assert (done.returncode, done.stdout.strip()) == (0, "Heard."), done.stdout + done.stderr
+    last = anthropic.turns_taken()[-1].body["messages"]
+    assert not _errors(last), _errors(last)
+    assert "cursor" in json.loads(_results(last)[now.id])

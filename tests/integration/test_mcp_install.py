@@ -20,7 +20,7 @@ def test_install_registers_the_server_for_claude_code(ib: IbRunner, repo: Path) 
     servers = json.loads((repo / ".mcp.json").read_text())["mcpServers"]
     assert servers == {
         "other": {"command": "x"},
-        "ittybus": {"type": "stdio", "command": IB, "args": ["mcp"], "timeout": 620_000},
+        "ittybus": {"type": "stdio", "command": IB, "args": ["mcp"], "timeout": 620_000, "alwaysLoad": True},
     }
     settings = json.loads((repo / ".claude" / "settings.local.json").read_text())
     assert settings == {"model": "opus", "enabledMcpjsonServers": ["ittybus"]}

@@ -14,8 +14,17 @@ ALLOW_RULE = f"mcp__{NAME}"
 
 
 def server_entry(ib_command: str) -> dict[str, object]:
-    """The entry that starts the server, with a tool timeout (milliseconds) above the longest wait."""
-    return {"type": "stdio", "command": ib_command, "args": ["mcp"], "timeout": int(MAX_WAIT + 20) * 1000}
+    """The entry that starts the server, with a tool timeout (milliseconds) above the longest wait.
+    `alwaysLoad`: Claude Code connects the server before the first turn instead of beside it (in `-p` it
+    waits for a background connection only some seconds, then the turn has none of the server's tools)
+    and keeps its tools in the prompt rather than behind tool search."""
+    return {
+        "type": "stdio",
+        "command": ib_command,
+        "args": ["mcp"],
+        "timeout": int(MAX_WAIT + 20) * 1000,
+        "alwaysLoad": True,
+    }
 
 
 def mcp_config(ib_command: str) -> dict[str, object]:
