@@ -31,6 +31,7 @@ from bot.delivery.forum import Forum
 from bot.delivery.outbound import Batch, Outbox
 from bot.delivery.sender import Sender
 from bot.delivery.status_lines import STATUS_EVERY
+from bot.delivery.waiting import wait_set
 from bot.errors import BotError
 from bot.feeds.consumer import EventConsumer
 from bot.feeds.output_feed import OutputFeed
@@ -220,9 +221,7 @@ async def _when_telegram_answers(
             raise
         except NetworkError as e:  # TimedOut too; BadRequest is one, and was raised above
             log.warning("telegram: %s did not go through (%s); trying again in %.0f s", what, e, pause)
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(stop.wait(), pause)
-        if stop.is_set():
+        if await wait_set(stop, pause):
             return False
         pause = min(pause * 2, START_PAUSE_MAX_S)
 

@@ -12,7 +12,6 @@ text. A batch counts as shown only when Telegram accepted it (a digest: with eve
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -23,6 +22,7 @@ from bot.delivery.budget import SharedBudget
 from bot.delivery.failures import Failure, classify
 from bot.delivery.forum import Forum, retry_seconds
 from bot.delivery.outbound import Batch, Outbox, Outgoing, TopicKey
+from bot.delivery.waiting import wait_set
 from bot.topics.routing import topic_name
 from bot.topics.topics import TopicInfo, TopicRegistry
 
@@ -171,15 +171,13 @@ class Sender:
                 self._loading_since + MAX_LOADING - self.clock() if self._loading_since is not None else 0.0
             )
             if not self._loaded.is_set() and held > 0:
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._loaded.wait(), held)
+                await wait_set(self._loaded, held)
             self._wake.clear()
             now = self.clock()
             batch = self.outbox.take(now)
             self._told_folding(self.forum.chat_id)
             if batch is None:
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._wake.wait(), self.outbox.wait(now))
+                await wait_set(self._wake, self.outbox.wait(now))
                 continue
             if batch.counted and not await self._spend(batch.reserve):
                 self.outbox.put_back(batch)  # spent by another bot meanwhile: wait for the window
