@@ -20,6 +20,7 @@ from bus.errors import NotFound
 from bus.stores import agent_index
 from bus.stores.hash_record import HashRecord
 from bus.stores.hashes import members, read_hash, read_hashes, write_hash
+from bus.wire.agent_update import ID_FIELD, update_if_whole
 from bus.wire.keys import Keys
 
 RESERVATION_TTL = 600  # seconds an agent id stays claimed by a spawn that never finished
@@ -96,16 +97,15 @@ class AgentStore:
         agent_index.write(self.client, self.keys, agent.id, agent.to_hash(), agent.worker, save=True)
 
     def get(self, agent_id: str) -> Agent:
-        key = self.keys.agent(agent_id)
-        data = read_hash(self.client, key)
-        if not data:
+        found = self.find(agent_id)
+        if found is None:
             raise NotFound(f"no agent {agent_id!r} (see `ib list`)")
-        return Agent.from_hash(data, key=key)
+        return found
 
     def find(self, agent_id: str) -> Agent | None:
         key = self.keys.agent(agent_id)
         data = read_hash(self.client, key)
-        return Agent.from_hash(data, key=key) if data else None
+        return Agent.from_hash(data, key=key) if _whole(data) else None
 
     def all(self) -> list[Agent]:
         """Every agent of the bus, oldest first: for what shows the whole fleet, once per request."""
@@ -119,7 +119,7 @@ class AgentStore:
         found = [
             (Agent.from_hash(d, key=k), d.get(field, ""))
             for k, d in zip(keys, read_hashes(self.client, keys), strict=True)
-            if d
+            if _whole(d)
         ]
         return sorted(found, key=lambda pair: (pair[0].created_at, pair[0].id))
 
@@ -141,7 +141,7 @@ class AgentStore:
         keys = [self.keys.agent(i) for i in ids]
         last, self._last_mine = self._last_mine, {}
         for key, data in zip(keys, read_hashes(self.client, keys), strict=True):
-            if not data:
+            if not _whole(data):
                 continue
             before = last.get(key)
             if before is None or before[0] != data:
@@ -153,7 +153,9 @@ class AgentStore:
     def _read(self, ids: set[str]) -> list[Agent]:
         keys = [self.keys.agent(i) for i in sorted(ids)]
         found = zip(keys, read_hashes(self.client, keys), strict=True)
-        return sorted((Agent.from_hash(d, key=k) for k, d in found if d), key=lambda a: (a.created_at, a.id))
+        return sorted(
+            (Agent.from_hash(d, key=k) for k, d in found if _whole(d)), key=lambda a: (a.created_at, a.id)
+        )
 
     def update(self, agent_id: str, **changes: Any) -> None:
         """Change some fields; each name must be a field of `Agent` and each value must fit it. A new
@@ -162,7 +164,7 @@ class AgentStore:
         if "worker" in changes:
             agent_index.write(self.client, self.keys, agent_id, fields, str(changes["worker"]), save=False)
         else:
-            write_hash(self.client, self.keys.agent(agent_id), fields)
+            self._write_if_whole(agent_id, fields)
 
     def state_of(self, agent_id: str) -> tuple[str, str, float]:
         """(state, who decided it, when it was set: epoch seconds, 0 if never) as stored now."""
@@ -198,8 +200,14 @@ class AgentStore:
         previous = self.client.hget(key, Agent.hash_key("state"))
         if previous == state:
             return None
-        write_hash(self.client, key, Agent.hash_fields(state=state, state_at=time.time(), state_by=by))
+        fields = Agent.hash_fields(state=state, state_at=time.time(), state_by=by)
+        if not self._write_if_whole(agent_id, fields):
+            return None  # removed meanwhile: no agent, no change
         return str(previous or "")
+
+    def _write_if_whole(self, agent_id: str, fields: dict[str, str]) -> bool:
+        """Write the fields unless the agent is gone (removed, or a reservation only); whether it was."""
+        return bool(self.client.execute_command(*update_if_whole(self.keys.agent(agent_id), fields)))
 
     def set_state_if(self, agent_id: str, before: str, state: str) -> bool:
         """Record `state` only while the agent is still in `before` (a hook may have moved it since it was
@@ -243,3 +251,8 @@ class AgentStore:
             below.extend(kids)
             frontier.extend(k.id for k in kids)
         return list(reversed(below))
+
+
+def _whole(data: dict[str, str]) -> bool:
+    """A saved record: not a missing one, nor a reservation, nor what a write after a removal left."""
+    return ID_FIELD in data

@@ -16,6 +16,7 @@ from __future__ import annotations
 import time
 
 from bus.wire import fastjson
+from bus.wire.agent_update import update_if_whole
 from bus.wire.keys import Keys
 from worker.hooks.prompt_tell import texts
 
@@ -56,10 +57,8 @@ def apply(conn: Connection, conf: HotConf, agent_id: str, found: Outcome) -> Non
     if says_nothing_new(found, previous) or _late(conn, keys, agent_id, found):
         return
     if found.state:
-        conn.call(
-            "HSET", keys.agent(agent_id), "state", found.state, "state_at", f"{time.time():.3f}",
-            "state_by", "hook",
-        )  # fmt: skip
+        written = {"state": found.state, "state_at": f"{time.time():.3f}", "state_by": "hook"}
+        conn.call(*update_if_whole(keys.agent(agent_id), written))  # not once the agent is removed
     if found.state in ("running", "stopped"):
         from worker.hooks.prompt_tell import drop_prompt
 

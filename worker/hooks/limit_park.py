@@ -21,6 +21,7 @@ from bus.costs.usage_limits import (
     until_text,
     window_of,
 )
+from bus.wire.agent_update import update_if_whole
 from bus.wire.keys import Keys
 
 TYPE_CHECKING = False
@@ -39,7 +40,7 @@ def park(
     if reset.source == "none":
         reset = _known_reset(conn, keys, account, window, now) or reset
     conn.pipeline(list(park_commands(keys, account or DEFAULT_ACCOUNT, agent_id, reset, window, now)))
-    conn.call("HSET", keys.agent(agent_id), "limited_until", f"{reset.at:.3f}")
+    conn.call(*update_if_whole(keys.agent(agent_id), {"limited_until": f"{reset.at:.3f}"}))
     return {
         **data,
         "account": account or DEFAULT_ACCOUNT,

@@ -13,6 +13,7 @@ import time
 import zlib
 
 from bus.wire import fastjson
+from bus.wire.agent_update import update_if_whole
 from bus.wire.keys import Keys
 
 TYPE_CHECKING = False  # typing costs milliseconds on the hooks' path; the checker still sees the types
@@ -108,8 +109,8 @@ def _publish_turn(conn: Connection, conf: HotConf, agent_id: str, found: TurnEnd
         fields = {"state": decision, "state_at": f"{time.time():.3f}", "state_by": "hook"}
         if found.log:
             fields["transcript_path"] = found.log
-        if any(values):  # else not our agent, or torn down: a state alone would make a record with no id
-            conn.call("HSET", keys.agent(agent_id), *[x for kv in fields.items() for x in kv])
+        if any(values):  # else not our agent, or torn down (and the write is refused if it is by now)
+            conn.call(*update_if_whole(keys.agent(agent_id), fields))
         from worker.hooks.prompt_tell import drop_prompt
 
         drop_prompt(conn, keys, agent_id)  # the turn ended: no dialog is open any more
