@@ -48,6 +48,16 @@ def _errors(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [b for b in blocks if isinstance(b, dict) and b.get("type") == "tool_result" and b.get("is_error")]
 
 
+def _claude_p(
+    claude_bin: Path, ib: IbRunner, anthropic: FakeAnthropic, home: Path, repo: Path, prompt: str, wait: int
+) -> subprocess.CompletedProcess[str]:
+    """The person's `claude -p PROMPT` in `repo`, against the scripted API, outside any agent's session."""
+    env = {**ib.environ(), **client_env(anthropic.base_url, home)}
+    env = {k: v for k, v in env.items() if not k.startswith("CLAUDE") and k not in ("TMUX", "TMUX_PANE")}
+    run = [str(claude_bin), "-p", prompt]
+    return subprocess.run(run, cwd=repo, env=env, capture_output=True, text=True, timeout=wait, check=False)
+
+
 def _waiting_after(call_id: str, kind: str) -> Deferred:
     """wait_for_events (its call's id `toolu_wait_<kind>`) for `kind` of the agent, from the cursor the
     result of the call `call_id` showed the model."""
@@ -74,8 +84,6 @@ def test_the_persons_claude_code_spawns_watches_approves_and_merges_through_ib_m
     installed = agents_ib.run("mcp", "install")
     assert installed.returncode == 0, installed.stderr
     home = write_home(tmp_path / "home", [repo], {"permissions": {"allow": ["mcp__ittybus"]}})
-    env = {**agents_ib.environ(), **client_env(anthropic.base_url, home)}
-    env = {k: v for k, v in env.items() if not k.startswith("CLAUDE") and k not in ("TMUX", "TMUX_PANE")}
     now = _tool("wait_for_events", timeout=0)
     anthropic.script(
         reply("Where the events are now.", now),
@@ -87,15 +95,8 @@ def test_the_persons_claude_code_spawns_watches_approves_and_merges_through_ib_m
         reply("Merged maker."),
     )
     with worker_running(agents_ib, tmp_path / "worker.log", rds, keys):
-        done = subprocess.run(
-            [str(claude_bin), "-p", "spawn an agent that paints the shed, approve it and merge it"],
-            cwd=repo,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=300,
-            check=False,
-        )
+        prompt = "spawn an agent that paints the shed, approve it and merge it"
+        done = _claude_p(claude_bin, agents_ib, anthropic, home, repo, prompt, wait=300)
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.strip() == "Merged maker.", done.stdout + done.stderr
     last = anthropic.turns_taken()[-1].body["messages"]
@@ -131,19 +132,9 @@ def test_a_slow_ib_mcp_is_waited_for_before_the_first_turn(
     config["mcpServers"]["ittybus"]["command"] = str(slow)
     (repo / ".mcp.json").write_text(json.dumps(config))
     home = write_home(tmp_path / "home", [repo], {"permissions": {"allow": ["mcp__ittybus"]}})
-    env = {**ib.environ(), **client_env(anthropic.base_url, home)}
-    env = {k: v for k, v in env.items() if not k.startswith("CLAUDE") and k not in ("TMUX", "TMUX_PANE")}
     now = _tool("wait_for_events", timeout=0)
     anthropic.script(reply("Where the events are now.", now), reply("Heard."))
-    done = subprocess.run(
-        [str(claude_bin), "-p", "where are the events?"],
-        cwd=repo,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=150,
-        check=False,
-    )
+    done = _claude_p(claude_bin, ib, anthropic, home, repo, "where are the events?", wait=150)
     assert (done.returncode, done.stdout.strip()) == (0, "Heard."), done.stdout + done.stderr
     last = anthropic.turns_taken()[-1].body["messages"]
     assert not _errors(last), _errors(last)
