@@ -176,6 +176,31 @@ def test_new_session_sets_cwd_env_and_runs_the_command(tmux: Tmux, tmp_path: Pat
     assert tmux.has_session("ib-env")
 
 
+def test_a_kept_pane_reads_all_its_program_printed_before_it_is_dead(
+    tmux: Tmux, tmux_socket: str, tmp_path: Path
+) -> None:
+    """tmux 3.3a marks a pane dead as its program's exit is noticed, dropping what the program printed last
+    and tmux had not read yet, unless the pane is piped (3.4 reads to the end either way): an agent that
+    refused to start then said nothing of why (once in six beside stress-ng). A kept pane is piped, and
+    the programs that print and exit at once leave their words: all twenty nearly always. Beside stress-ng
+    one pane in about 500 still lost them (the words not yet passed from the program's side of the
+    terminal to tmux's when the exit is noticed), so the test allows one."""
+    for n in range(20):
+        tmux.new_session(f"ib-last-{n}", tmp_path, f"printf 'why {n}\\n'; exit 3", {}, remain_on_exit=True)
+    piped = subprocess.run(
+        ["tmux", "-L", tmux_socket, "list-panes", "-a", "-F", "#{session_name} #{pane_pipe}"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert sorted(piped.stdout.split("\n")[:-1]) == sorted(f"ib-last-{n} 1" for n in range(20))
+    retry_until(lambda: len([p for p in tmux.panes() if p.dead]) == 20, what="twenty dead panes")
+    deaths = {n: tmux.death(f"ib-last-{n}") for n in range(20)}
+    kept = [n for n, d in deaths.items() if d.last_lines == (f"why {n}",)]
+    assert len(kept) >= 19, {n: d.last_lines for n, d in deaths.items()}
+    assert {d.status for d in deaths.values()} <= {3, None}  # tmux 3.3a does not always have the status yet
+
+
 def test_sessions_panes_and_kill(tmux: Tmux, tmp_path: Path) -> None:
     for name in ("ib-x-1", "ib-x-2", "other"):
         tmux.new_session(name, tmp_path, "exec sleep 600", {})

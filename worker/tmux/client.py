@@ -38,6 +38,9 @@ from worker.tmux.parse import (
 )
 from worker.tmux.server import TIMEOUT, TmuxServer, libtmux_error
 
+DRAIN = "exec cat >/dev/null"
+"""The command a kept pane's output is piped to (see `_new_remaining_session`): read and dropped."""
+
 
 class Tmux:
     """One tmux server: the default one (`socket_name=None`) or `tmux -L socket_name`.
@@ -128,10 +131,13 @@ class Tmux:
         self, name: str, directory: str, command: str, env: Mapping[str, str], width: int, height: int
     ) -> None:
         # raw: libtmux's new_session cannot set remain-on-exit in the same tmux call, and a command that
-        # exits at once would end its session before a second call set it
+        # exits at once would end its session before a second call set it. The pipe keeps what the command
+        # printed last: tmux 3.3 closes a pane whose program exited without reading what is still in its
+        # terminal, unless the pane is piped (it then reads to the end first; 3.4 always does)
         new = ["new-session", "-d", "-s", name, "-x", str(width), "-y", str(height), "-c", directory]
         new += [*env_arguments(env), *([command] if command else [])]
-        self._server.run([new, ["set-option", "-w", "-t", pane_target(name), "remain-on-exit", "on"]])
+        remain = ["set-option", "-w", "-t", pane_target(name), "remain-on-exit", "on"]
+        self._server.run([new, remain, ["pipe-pane", "-t", pane_target(name), DRAIN]])
 
     def scrub_global_secrets(self) -> list[str]:
         """Unset the ittybus secrets (the bot token, ...) in the server's global environment, which
