@@ -62,6 +62,7 @@ from bus.wire.keys import Keys
 log = logging.getLogger(__name__)
 
 POLL_TIMEOUT = 10
+STOP_GRACE_S = 10.0  # seconds the bot's tasks have to end once cancelled before the log names the late ones
 START_PAUSE_S, START_PAUSE_MAX_S = 1.0, 30.0  # Telegram not answering at the start: tried again after
 HANDLERS = (  # in one group: the first that takes an update handles it, so the relay's come last
     *TOPIC_HANDLERS,
@@ -169,9 +170,7 @@ async def serve(config: BotConfig, url: str, settings: Settings, stop: asyncio.E
             done, _ = await asyncio.wait([stopping, *tasks], return_when=asyncio.FIRST_COMPLETED)
             await application.updater.stop()
             await application.stop()
-            for task in [stopping, *tasks]:
-                task.cancel()
-            await asyncio.gather(stopping, *tasks, return_exceptions=True)
+            await cancel_and_wait([stopping, *tasks])
             for task in done:
                 if task is not stopping and not task.cancelled() and task.exception() is not None:
                     raise BotError(f"the bot's {task.get_name()} task failed: {task.exception()}")
@@ -188,6 +187,35 @@ def _escalation(bot: Any, sync: Any, keys: Keys, settings: Settings, config: Bot
     users = tuple(sorted(config.allowed_users))
     schedule = schedule_for(settings, len(users), len(channels))
     return Escalation(AttentionStore(sync, keys), schedule, bot, users, channels)
+
+
+async def cancel_and_wait(tasks: list[asyncio.Task[Any]], grace: float = STOP_GRACE_S) -> None:
+    """Cancel the tasks and wait for them; one still running `grace` seconds later is named in the log with
+    where it waits (a task that let its cancel go kept `ib bot` from ever ending once), then waited for."""
+    for task in tasks:
+        task.cancel()
+    _done, late = await asyncio.wait(tasks, timeout=grace)
+    for task in late:
+        log.warning(
+            "the %s task has not ended %g s after the stop; it waits at:\n%s",
+            task.get_name(),
+            grace,
+            awaiting(task),
+        )
+    await asyncio.gather(*tasks, return_exceptions=True)
+
+
+def awaiting(task: asyncio.Task[Any]) -> str:
+    """Where a suspended task waits: its chain of awaits, outermost first, a `file:line in function` each."""
+    lines = []
+    step: Any = task.get_coro()
+    while step is not None:
+        frame = getattr(step, "cr_frame", None) or getattr(step, "gi_frame", None)
+        if frame is None:
+            break
+        lines.append(f"  {frame.f_code.co_filename}:{frame.f_lineno} in {frame.f_code.co_name}")
+        step = getattr(step, "cr_await", None) or getattr(step, "gi_yieldfrom", None)
+    return "\n".join(lines)
 
 
 def _task(coroutine: Coroutine[Any, Any, Any], name: str) -> asyncio.Task[Any]:

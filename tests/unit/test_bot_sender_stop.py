@@ -5,11 +5,13 @@ the sender went back to waiting on its empty outbox for good (an `ib bot` seen h
 from __future__ import annotations
 
 import asyncio
+import logging
 
 import pytest
 import redis.asyncio as aredis
 from telegram import Bot
 
+from bot.app import cancel_and_wait
 from bot.delivery.forum import Forum
 from bot.delivery.outbound import Batch, Outbox
 from bot.delivery.pacing import Limits
@@ -63,3 +65,27 @@ def test_wait_set_says_whether_the_event_came() -> None:
         return missed, came, await wait_set(event, 0)
 
     assert asyncio.run(scenario()) == (False, True, True)
+
+
+def test_a_task_late_to_end_is_named_with_where_it_waits(caplog: pytest.LogCaptureFixture) -> None:
+    """`ib bot`'s stop: a task that has not ended some time after its cancel is named in the log with its
+    chain of awaits, then waited for."""
+
+    async def stubborn() -> None:
+        try:
+            await asyncio.sleep(60)
+        except asyncio.CancelledError:  # lets the cancel go, as wait_for on Python 3.11 could
+            await asyncio.sleep(0.3)
+
+    async def scenario() -> bool:
+        late = asyncio.create_task(stubborn(), name="sender")
+        prompt = asyncio.create_task(asyncio.sleep(60), name="events")
+        await asyncio.sleep(0)
+        await cancel_and_wait([late, prompt], grace=0.05)
+        return late.done() and prompt.cancelled()
+
+    with caplog.at_level(logging.WARNING, logger="bot.app"):
+        assert asyncio.run(scenario())
+    [said] = [r.getMessage() for r in caplog.records]
+    assert said.startswith("the sender task has not ended 0.05 s after the stop; it waits at:\n")
+    assert "in stubborn" in said and said.rstrip().endswith("in sleep")  # asyncio.sleep, awaited by stubborn
