@@ -20,6 +20,7 @@ from bus.events.activity import TURN_END
 from bus.stores import usage_store
 from bus.stores.agent_store import USAGE_USD, Agent
 from bus.stores.hashes import append_entry, read_hash
+from bus.wire.agent_update import update_if_whole
 from worker.programs.program import TranscriptReading
 from worker.programs.registry import program_of
 from worker.runtime import Runtime
@@ -85,14 +86,12 @@ class TranscriptTailer:
                 fields["tokens"] = str(item.tokens)
                 fields["usd"] = f"{usd:.6f}"
             append_entry(pipe, self.rt.keys.output(agent.id), fields, OUTPUT_MAXLEN)
+        tailed = {"transcript_offset": str(offset + consumed), "transcript_tailed": agent.transcript_path}
         if usage_store.append(pipe, self.rt.keys, agent.id, agent.project, answers):
-            pipe.hset(key, mapping={"usage_last": reader.last, USAGE_USD: f"{usd:.6f}"})
+            tailed.update({"usage_last": reader.last, USAGE_USD: f"{usd:.6f}"})
         elif reader.last != record.get("usage_last", ""):  # no answer in this piece, but the turn's model
-            pipe.hset(key, "usage_last", reader.last)
-        pipe.hset(
-            key,
-            mapping={"transcript_offset": str(offset + consumed), "transcript_tailed": agent.transcript_path},
-        )
+            tailed["usage_last"] = reader.last
+        pipe.execute_command(*update_if_whole(key, tailed))  # type: ignore[no-untyped-call]  # not once removed
         pipe.execute()
         if answers and self.on_answers is not None:
             self.on_answers(agent, answers)
