@@ -31,7 +31,7 @@ from bot.delivery.forum import Forum
 from bot.delivery.outbound import Batch, Outbox
 from bot.delivery.sender import Sender
 from bot.delivery.status_lines import STATUS_EVERY
-from bot.delivery.waiting import wait_set
+from bot.delivery.waiting import cancel_and_wait, wait_set
 from bot.errors import BotError
 from bot.feeds.consumer import EventConsumer
 from bot.feeds.output_feed import OutputFeed
@@ -62,7 +62,6 @@ from bus.wire.keys import Keys
 log = logging.getLogger(__name__)
 
 POLL_TIMEOUT = 10
-STOP_GRACE_S = 10.0  # seconds the bot's tasks have to end once cancelled before the log names the late ones
 START_PAUSE_S, START_PAUSE_MAX_S = 1.0, 30.0  # Telegram not answering at the start: tried again after
 HANDLERS = (  # in one group: the first that takes an update handles it, so the relay's come last
     *TOPIC_HANDLERS,
@@ -187,35 +186,6 @@ def _escalation(bot: Any, sync: Any, keys: Keys, settings: Settings, config: Bot
     users = tuple(sorted(config.allowed_users))
     schedule = schedule_for(settings, len(users), len(channels))
     return Escalation(AttentionStore(sync, keys), schedule, bot, users, channels)
-
-
-async def cancel_and_wait(tasks: list[asyncio.Task[Any]], grace: float = STOP_GRACE_S) -> None:
-    """Cancel the tasks and wait for them; one still running `grace` seconds later is named in the log with
-    where it waits (a task that let its cancel go kept `ib bot` from ever ending once), then waited for."""
-    for task in tasks:
-        task.cancel()
-    _done, late = await asyncio.wait(tasks, timeout=grace)
-    for task in late:
-        log.warning(
-            "the %s task has not ended %g s after the stop; it waits at:\n%s",
-            task.get_name(),
-            grace,
-            awaiting(task),
-        )
-    await asyncio.gather(*tasks, return_exceptions=True)
-
-
-def awaiting(task: asyncio.Task[Any]) -> str:
-    """Where a suspended task waits: its chain of awaits, outermost first, a `file:line in function` each."""
-    lines = []
-    step: Any = task.get_coro()
-    while step is not None:
-        frame = getattr(step, "cr_frame", None) or getattr(step, "gi_frame", None)
-        if frame is None:
-            break
-        lines.append(f"  {frame.f_code.co_filename}:{frame.f_lineno} in {frame.f_code.co_name}")
-        step = getattr(step, "cr_await", None) or getattr(step, "gi_yieldfrom", None)
-    return "\n".join(lines)
 
 
 def _task(coroutine: Coroutine[Any, Any, Any], name: str) -> asyncio.Task[Any]:

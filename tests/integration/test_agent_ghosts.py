@@ -12,7 +12,7 @@ import redis
 
 from bus.errors import NotFound
 from bus.stores.agent_store import Agent, AgentStore
-from bus.wire.agent_update import update_if_whole
+from bus.wire.agent_update import ID_FIELD, update_if_whole
 from bus.wire.keys import Keys
 from tests.cli import IbRunner
 
@@ -27,6 +27,10 @@ def test_writes_after_the_removal_leave_no_record(rds: redis.Redis, keys: Keys) 
     hook = rds.execute_command(*update_if_whole(keys.agent("sketcher"), {"state": "complete"}))  # a hook's
     assert (hook, rds.exists(keys.agent("sketcher"))) == (0, 0)
     assert store.find("sketcher") is None and store.all() == []
+
+
+def test_the_script_s_id_field_is_the_record_s() -> None:
+    assert Agent.hash_key("id") == ID_FIELD  # the light wire names it without loading the store
 
 
 def test_a_hash_without_an_id_is_no_agent(rds: redis.Redis, keys: Keys, ib: IbRunner) -> None:

@@ -11,12 +11,11 @@ import pytest
 import redis.asyncio as aredis
 from telegram import Bot
 
-from bot.app import cancel_and_wait
 from bot.delivery.forum import Forum
 from bot.delivery.outbound import Batch, Outbox
 from bot.delivery.pacing import Limits
 from bot.delivery.sender import Sender
-from bot.delivery.waiting import wait_set
+from bot.delivery.waiting import cancel_and_wait, wait_set
 from bot.topics.topics import TopicRegistry
 from bus.wire.keys import Keys
 
@@ -84,7 +83,7 @@ def test_a_task_late_to_end_is_named_with_where_it_waits(caplog: pytest.LogCaptu
         await cancel_and_wait([late, prompt], grace=0.05)
         return late.done() and prompt.cancelled()
 
-    with caplog.at_level(logging.WARNING, logger="bot.app"):
+    with caplog.at_level(logging.WARNING, logger="bot.delivery.waiting"):
         assert asyncio.run(scenario())
     [said] = [r.getMessage() for r in caplog.records]
     assert said.startswith("the sender task has not ended 0.05 s after the stop; it waits at:\n")
