@@ -26,6 +26,7 @@ ENTER_WAIT = 3.0  # seconds an Enter may take to clear the input box before it i
 HIDDEN_WAIT = 30.0  # seconds the input box may stay hidden after an Enter (Gemini CLI resuming a session)
 TYPED_WAIT = 2.0  # seconds typed text may take to show in the input box on a busy machine
 ARRIVING_WAIT = 30.0  # seconds a message the box shows the start of may take to show whole
+UNDRAWN_WAIT = 30.0  # seconds a message may take to show in a box left as it was (a long paste)
 DRAWING_WAIT = 3.0  # seconds a dialog a hook told may take to be drawn
 PROBE_KEY = "x"  # typed and erased before a message, where the program asks for it
 READY_WAIT = 15.0  # seconds a program may take to read its first key (Gemini CLI resuming a session)
@@ -117,12 +118,12 @@ def _starting(program: AgentProgram, screen: str) -> bool:
 
 
 def _probe(rt: Runtime, agent: Agent, program: AgentProgram, before: str) -> None:
-    """Type a key and erase it, each once the input box (holding `before`) shows the one before, TYPED_WAIT
+    """Type a key and erase it, each once the input box (holding `before`) shows the one before, READY_WAIT
     at most: the program reads keys, and what comes next is read as what it is (a paste as a paste)."""
     rt.tmux.send_text(agent.session, PROBE_KEY, enter=False)
     _wait_box(rt, agent, program, lambda box: box is not None and box.endswith(PROBE_KEY), READY_WAIT)
     rt.tmux.send_keys(agent.session, "BSpace")
-    _wait_box(rt, agent, program, lambda box: box == before)
+    _wait_box(rt, agent, program, lambda box: box == before, READY_WAIT)
 
 
 def _wait_box(
@@ -138,17 +139,25 @@ def _wait_box(
         time.sleep(0.02)
 
 
-def _wait_typed(rt: Runtime, agent: Agent, program: AgentProgram, message: str) -> str | None:
-    """The input box once it shows the message: TYPED_WAIT for it to start showing, then, while the box
-    shows its start (Gemini CLI, given a paste as keys before it turned bracketed paste on, draws them one
-    by one: seconds on a busy machine), ARRIVING_WAIT at most; else the box as it stands then."""
+def _wait_typed(rt: Runtime, agent: Agent, program: AgentProgram, message: str, before: str) -> str | None:
+    """The input box once it shows the message: while the box stays as it was `before` the message was
+    typed (Gemini CLI draws a 10,000-character paste seconds late on a busy machine, and an Enter before
+    it is lost), UNDRAWN_WAIT at most; while it shows the message's start (Gemini CLI, given a paste as
+    keys before it turned bracketed paste on, draws them one by one), ARRIVING_WAIT at most; while it
+    shows anything else, TYPED_WAIT. Then the box as it stands."""
     started = time.monotonic()
     while True:
         box = program.input_text(rt.tmux.capture(agent.session))
-        waited = time.monotonic() - started
-        if still_typed(box, message) or waited > (ARRIVING_WAIT if arriving(box, message) else TYPED_WAIT):
+        if still_typed(box, message) or time.monotonic() - started > _typing_wait(box, message, before):
             return box
         time.sleep(0.02)
+
+
+def _typing_wait(box: str | None, message: str, before: str) -> float:
+    """How long a box that does not show the message yet is waited for. Pure."""
+    if box == before:
+        return UNDRAWN_WAIT
+    return ARRIVING_WAIT if arriving(box, message) else TYPED_WAIT
 
 
 def _submit(
@@ -160,9 +169,15 @@ def _submit(
     while Gemini CLI resumes a session), SUBMIT_TRIES times at most. A screen with no `box` this program
     can read gets one Enter, the send delay after the text. False when the program lost the message: the
     box shows only a part of it however long it is waited for (erased then), or it emptied and the
-    message never showed as sent."""
+    message never showed as sent. NotSubmitted when the box never showed anything of it: an Enter then
+    would be lost, and the message may still show later (typed again, it would be there twice)."""
     if box is not None:
-        shown = _wait_typed(rt, agent, program, message)
+        shown = _wait_typed(rt, agent, program, message, box)
+        if shown == box and not still_typed(shown, message):
+            raise NotSubmitted(
+                f"{agent.id} showed nothing of the message in its input box {UNDRAWN_WAIT:.0f} s after it "
+                f"was typed, so Enter was not pressed; see it with ib look {agent.id}, then send again"
+            )
         if shown is not None and arriving(shown, message) and shown.startswith(box):
             rt.tmux.send_keys(agent.session, *["BSpace"] * (len(shown) - len(box)))  # only a part came
             return False
