@@ -205,7 +205,7 @@ def _auto_through_a_failover(ib: IbRunner, deployment: SentinelSet, tally: Tally
                 lambda: len(storm.sent) >= promoted_at + AFTER_FAILOVER, 30, 0.05, "events after failover"
             )
         _out, err = follower.communicate(timeout=240)
-        assert follower.returncode == 0, err
+        assert follower.returncode == 0, f"{err}\nwhat the agents' commands answered:\n{_answers(tmp_path)}"
     finally:
         if follower.poll() is None:
             follower.kill()
@@ -235,6 +235,24 @@ def _auto_through_a_failover(ib: IbRunner, deployment: SentinelSet, tally: Tally
     assert steps[-1] == ("auto_finished", "")
     assert _spooled_lines(tmp_path / "spool") == 0
     assert storm.kept, "no call fell in the failover: the test did not test it"
+
+
+def _answers(tmp_path: Path) -> str:
+    """Each command the fake agents ran and what it answered, from their transcripts (seen once beside a
+    CPU hog: `ib auto` paused on "t2 completed, but its task t2 is still open")."""
+    asked: dict[str, str] = {}
+    lines = []
+    for transcript in sorted((tmp_path / "transcripts").rglob("*.jsonl")):
+        for line in transcript.read_text().splitlines():
+            for block in json.loads(line).get("message", {}).get("content", []):
+                if not isinstance(block, dict):
+                    continue
+                if block.get("type") == "tool_use":
+                    asked[block["id"]] = str(block.get("input", {}).get("command", block.get("name")))
+                elif block.get("type") == "tool_result":
+                    command = asked.get(block["tool_use_id"])
+                    lines.append(f"{transcript.stem}: {command} -> {block['content']!r}")
+    return "\n".join(lines)
 
 
 def _length(client: redis.Redis, namespace: str) -> int | None:
