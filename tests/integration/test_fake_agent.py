@@ -287,3 +287,17 @@ def test_escape_interrupts_the_turn(pane: AgentPane) -> None:
     assert pane.payloads("Stop") == []  # an interrupted turn does not stop
     pane.paste("fake: exit")
     assert "\x1b" not in pane.wait_for("[fake agent exited]")
+
+
+def test_what_is_typed_during_a_turn_shows_in_the_next_input_box(pane: AgentPane) -> None:
+    """As Claude Code keeps typed-ahead text in its box: `ib send` waits for its message to show there before
+    it presses Enter (a full run had it wait for ever on text typed into a turn, never drawn)."""
+    gate = pane.repo / "go"
+    pane.start(steps(f"run until [ -e {gate} ]; do sleep 0.1; done", "wait"))
+    pane.wait_for("Bash(")
+    pane.tmux("send-keys", "-t", "agent", "-l", "typed ahead")
+    gate.touch()
+    box = pane.wait_for("> typed ahead")
+    assert box.count("typed ahead") == 1  # drawn once: in the box, not echoed into the turn as well
+    pane.tmux("send-keys", "-t", "agent", "Enter")
+    retry_until(lambda: pane.received.exists() and "typed ahead" in pane.received.read_text())

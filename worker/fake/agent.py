@@ -117,8 +117,7 @@ class FakeAgent:
         self.idle()
 
     def idle(self) -> None:
-        self.screen.input_box()
-        self.keys.idle.set()
+        self.keys.show_box()
 
     def follow(self, step: Step) -> str | None:
         """Do one step; the reply text when the step ends the turn."""

@@ -14,7 +14,7 @@ import tty
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from worker.fake.script import KeyDecoder
+from worker.fake.script import KeyDecoder, KeyEvent
 
 SPINNER = "✻ Working… (esc to interrupt)"
 ESCAPE_WAIT = 0.05  # how long a lone ESC waits for the rest of an escape sequence
@@ -46,7 +46,8 @@ def raw_terminal(fd: int) -> Iterator[None]:
 
 class Keyboard:
     """Reads the terminal on a thread: submitted lines go to a queue, Escape sets `interrupt`, and
-    typing is echoed while `idle` (the input box is on screen)."""
+    typing is echoed while `idle` (the input box is on screen); what was typed during a turn shows in the
+    next input box, as Claude Code keeps what is typed ahead in its box."""
 
     def __init__(self, fd: int, screen: Screen) -> None:
         self.fd, self.screen, self.decoder = fd, screen, KeyDecoder()
@@ -54,6 +55,14 @@ class Keyboard:
         self.interrupt, self.idle = threading.Event(), threading.Event()
         self.dialog = threading.Event()  # a dialog is on screen: keys are choices, not typing
         self.choices: queue.Queue[bytes] = queue.Queue()
+        self._typing = threading.Lock()  # the typed line and its echo change together
+
+    def show_box(self) -> None:
+        """Draw the input box with what was typed ahead in it; from now on typing is echoed."""
+        with self._typing:
+            self.screen.input_box()
+            self.screen.raw(bytes(self.decoder.line))
+            self.idle.set()
 
     def start(self) -> None:
         threading.Thread(target=self._read, name="keyboard", daemon=True).start()
@@ -61,26 +70,26 @@ class Keyboard:
     def _read(self) -> None:
         while True:
             timeout = ESCAPE_WAIT if self.decoder.escape_pending else None
-            if not select.select([self.fd], [], [], timeout)[0]:
-                events = self.decoder.flush_escape()
-            else:
-                data = os.read(self.fd, 4096)
-                if not data:
-                    self.submissions.put(None)
-                    return
-                events = self.decoder.feed(data)
-            for event in events:
-                if event.kind in ("submit", "eof"):
-                    self.submissions.put(event.data if event.kind == "submit" else None)
-                elif self.dialog.is_set() and event.kind in ("echo", "interrupt", "key"):
-                    self.decoder.line.clear()
-                    self.choices.put(b"\x1b" if event.kind == "interrupt" else event.data)
-                elif event.kind == "key":
-                    continue  # arrows and a bare Enter move nothing in the input box
-                elif event.kind == "interrupt":
-                    self.interrupt.set()
-                elif self.idle.is_set():
-                    self.screen.raw(event.data)
+            data = os.read(self.fd, 4096) if select.select([self.fd], [], [], timeout)[0] else None
+            if data == b"":
+                self.submissions.put(None)
+                return
+            with self._typing:
+                self._handle(self.decoder.flush_escape() if data is None else self.decoder.feed(data))
+
+    def _handle(self, events: list[KeyEvent]) -> None:
+        for event in events:
+            if event.kind in ("submit", "eof"):
+                self.submissions.put(event.data if event.kind == "submit" else None)
+            elif self.dialog.is_set() and event.kind in ("echo", "interrupt", "key"):
+                self.decoder.line.clear()
+                self.choices.put(b"\x1b" if event.kind == "interrupt" else event.data)
+            elif event.kind == "key":
+                continue  # arrows and a bare Enter move nothing in the input box
+            elif event.kind == "interrupt":
+                self.interrupt.set()
+            elif self.idle.is_set():
+                self.screen.raw(event.data)
 
 
 class Screen:
