@@ -883,8 +883,9 @@ def test_auto_with_worktrees_from_the_project_topic(
     assert in_project.index("design-auth claimed") < in_project.index("write-tests claimed")
     for task, summary in (("design-auth", "Implemented JWT auth"), ("write-tests", "Added 47 tests")):
         topic = wait_topic(fake, f"{task} [backend]")
+        # each topic's messages go out in their own order: the task's may come after the project's last
+        wait_shown(fake, topic, f"→ {task} claimed by", f'✓ {task} completed: "{summary}"')
         in_task = shown(fake, topic)
-        assert f"→ {task} claimed by" in in_task and f'✓ {task} completed: "{summary}"' in in_task
         assert "Merged" not in in_task and "Auto mode" not in in_task  # the data plane only
     assert (repo / "auth.txt").read_text() == "jwt\n" and (repo / "tests.txt").read_text() == "47 tests\n"
     fake.inject_message(USER, "/status", thread_id=project)
