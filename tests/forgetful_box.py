@@ -43,6 +43,9 @@ class Box:
         self.text = ""
         self.held, self.due = "", 0.0  # a paste not drawn yet, and when it will be
 
+    def draw(self) -> None:
+        draw(self.sent, self.text)
+
     def wait(self) -> float | None:
         """How long the keys may be waited for: until a held paste is due, or for ever."""
         return max(0.0, self.due - time.monotonic()) if self.held else None
@@ -98,7 +101,7 @@ def main(record: str, forget: int, late: float) -> None:
     tty.setraw(fd)
     sys.stdout.write("\x1b[?2004h")  # bracketed paste on: a paste comes between its markers
     box, pending = Box(record, forget, late), ""
-    draw(box.sent, box.text)
+    box.draw()
     while True:
         if select.select([fd], [], [], box.wait())[0]:
             pending += os.read(fd, 4096).decode("utf-8", "replace")
@@ -106,7 +109,7 @@ def main(record: str, forget: int, late: float) -> None:
                 break
         box.tick()
         pending = box.feed(pending)
-        draw(box.sent, box.text)
+        box.draw()
     termios.tcsetattr(fd, termios.TCSANOW, termios.tcgetattr(fd))
 
 
