@@ -1,7 +1,7 @@
 """An /auto step whose connection to Redis is cut under it (a Sentinel failover closes the connections to the
 old primary mid-command; the next command finds the new one) is the bus's fault, not the step's: the loop
 must not pause on it. The step stays first in the saved outbox and runs when the worker goes on
-(`resume_all`).
+(`resume_all`). Nor may an event whose decision the cut kept from being saved be lost: it is fed again.
 
 A real Redis behind a loopback relay that drops the connection a command comes in on, with redis-py's own
 retries off, as the worker has them (bus.connection.reconnect)."""
@@ -19,6 +19,7 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
+from bus.events.event_model import Event
 from bus.settings.settings import Settings
 from bus.stores.auto_state import AutoState
 from bus.stores.auto_store import AutoStore
@@ -111,3 +112,31 @@ def test_a_step_whose_connection_is_cut_runs_again_and_does_not_pause_the_loop(
     found = store.load("cut")
     assert found is not None and found[0].status == "running" and found[1] == []
     assert [e["type"] for e in events(rds, keys)] == ["auto_started"]
+
+
+def test_an_event_whose_decision_was_not_saved_is_fed_again(
+    relay: Relay, namespace: str, rds: redis.Redis, keys: Keys, tmp_path: Path
+) -> None:
+    """The worker acknowledges an event as it reads it; an outage that cuts the loop's save short must not
+    lose what the event meant (here t1 done, the loop moving on from it)."""
+    rt = _runtime(relay.url, namespace, tmp_path)
+    store = AutoStore(rt.client, rt.keys)
+    working = AutoState(
+        project="cut", worker="w1", phase="working", task="t1", task_agent="cut", taken=("t1",)
+    )
+    store.save(working, [])
+    loops = AutoLoops(rt)
+    done = Event(id="1893456000000-7", type="task_done", project="cut", task="t1", agent="cut")
+
+    relay.cut(done.id.encode())  # the save of the decision, which carries the event's id as last_event
+    with pytest.raises(redis.ConnectionError):
+        loops.on_event(done)
+    assert store.get("cut") == working  # nothing saved
+
+    loops.resume_all()  # Redis answers again
+    state = store.get("cut")
+    assert state is not None and state.done == ("t1",) and state.last_event == done.id
+    assert not loops.unfed
+
+    loops.on_event(done)  # read again (a redelivery): decided on already, nothing happens twice
+    assert store.get("cut") == state

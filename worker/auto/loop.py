@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections import deque
 from pathlib import Path
 from typing import cast
 
@@ -69,6 +70,9 @@ class AutoLoops:
         self.rt = rt
         self.merges = merges or MergeQueue(rt)
         self.store = AutoStore(rt.client, rt.keys)
+        # events an outage cut short, oldest first, each fed again once Redis answers (resume_all); later
+        # events wait behind them, so a loop never sees them out of order
+        self.unfed: deque[Event] = deque()
 
     # what people ask for (bus commands; `stop` and `pause` also from the CLI when the worker is down)
 
@@ -145,10 +149,27 @@ class AutoLoops:
     # the bus
 
     def on_event(self, event: Event) -> None:
-        """Feed one event to the loop of its project, if this worker runs one."""
+        """Feed one event to the loop of its project, if this worker runs one. An outage that cuts its
+        handling short (LOST, raised on) leaves it to be fed again by `resume_all`: a decision not saved
+        yet is made again, and one saved already is skipped (`decide` ignores events up to `last_event`)."""
         if event.type not in WATCHED or not event.project:
             return
-        found = self.store.load(event.project)
+        self.unfed.append(event)
+        self._feed_unfed()
+
+    def _feed_unfed(self) -> None:
+        while self.unfed:
+            try:
+                self._on_event(self.unfed[0])
+            except LOST:
+                raise  # it stays first, with the ones after it
+            except Exception:
+                self.unfed.popleft()  # a bug, not the bus: fed again it would fail again
+                raise
+            self.unfed.popleft()
+
+    def _on_event(self, event: Event) -> None:
+        found = self.store.load(str(event.project))
         if found is None:
             return
         state, outbox = found
@@ -156,8 +177,9 @@ class AutoLoops:
             self._feed(state, outbox, event)
 
     def resume_all(self) -> None:
-        """On start, and once Redis answers after an outage cut a step short: finish what is left in the
-        loops' outboxes."""
+        """On start, and once Redis answers after an outage cut a step short: feed the events it cut short,
+        then finish what is left in the loops' outboxes."""
+        self._feed_unfed()
         for state in self.store.all():
             if state.worker != self.rt.worker_id or state.status != "running":
                 continue
