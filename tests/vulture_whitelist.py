@@ -13,6 +13,7 @@ from typing import Any
 from rich.text import Text
 
 from bus.commands.worker_commands import Command
+from bus.connection import clients
 from bus.events.event_model import Event
 from bus.inbox.attention import Item
 from bus.settings import settings
@@ -52,6 +53,9 @@ settings.Settings.model_config
 Command.model_config
 ServiceRecord.model_config
 StackRecord.model_config
+
+# redis-py's sentinel pools call it to find the primary (bus.connection.clients overrides it, sync and async)
+clients.NamedPrimary.discover_master
 
 # pydantic-settings calls these and passes its sources by keyword (the override must keep their names)
 settings._Values.get_field_value

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import redis
-from redis.sentinel import Sentinel
+from redis.sentinel import MasterNotFoundError, Sentinel
 
 if TYPE_CHECKING:
     import redis.asyncio as aredis
@@ -22,6 +22,40 @@ from bus.settings.settings import Settings
 from bus.wire.address import Address
 
 COMMAND_TIMEOUT = 10.0
+NAMED_PRIMARY = "SENTINEL GET-MASTER-ADDR-BY-NAME"
+
+
+class NamedPrimary(Sentinel):
+    """redis-py's Sentinel, taking the primary the sentinels name, as the hooks' light client does
+    (`bus.wire.resp.primary`). redis-py's own reads `SENTINEL MASTERS` and refuses a primary flagged down;
+    while a failover moves the other replicas over, the sentinels name the promoted one but still flag the
+    old one down, so right after a command's light first contact found the new primary, redis-py found none
+    ("No master found", seen in the failover tests beside a CPU hog)."""
+
+    def discover_master(self, service_name: str) -> tuple[str, int]:
+        errors: list[str] = []
+        for sentinel in self.sentinels:
+            try:
+                named = sentinel.execute_command(NAMED_PRIMARY, service_name)
+            except (redis.ConnectionError, redis.TimeoutError) as e:
+                errors.append(f"{sentinel} - {e!r}")
+                continue
+            if named:
+                return _address(named)
+        raise _none_named(service_name, errors)
+
+
+def _address(named: tuple[str | bytes, int]) -> tuple[str, int]:
+    """The (host, port) a sentinel named (redis-py parsed its reply)."""
+    host = named[0]
+    return host.decode() if isinstance(host, bytes) else host, int(named[1])
+
+
+def _none_named(service: str, errors: list[str]) -> MasterNotFoundError:
+    """redis-py's own error (a ConnectionError: an outage to wait out) when no sentinel named a primary."""
+    return MasterNotFoundError(
+        f"No master found for {service!r}" + (f": {', '.join(errors)}" if errors else "")
+    )
 
 
 def hotconf(settings: Settings, cwd: str | None = None) -> HotConf:
@@ -103,7 +137,7 @@ def client_for(url: str, *, blocking: bool = False, connect_timeout: float = 2.0
     if not address.service:
         return redis.Redis(**timeouts, **client_options(url))
     asking = _sentinel_options(address, connect_timeout)
-    sentinel = Sentinel(address.sentinels, sentinel_kwargs=asking)  # type: ignore[no-untyped-call]
+    sentinel = NamedPrimary(address.sentinels, sentinel_kwargs=asking)  # type: ignore[no-untyped-call]
     client: redis.Redis = sentinel.master_for(  # type: ignore[no-untyped-call]
         address.service, **timeouts, **client_options(url)
     )
@@ -114,7 +148,6 @@ def async_client_for(url: str, *, single: bool = False, connect_timeout: float =
     """An asyncio client with str replies and no socket timeout (its stream reads block in Redis);
     `single`: one connection of its own."""
     import redis.asyncio as aredis  # the bot's alone: the other processes do without asyncio
-    from redis.asyncio.sentinel import Sentinel as AsyncSentinel
     from redis.asyncio.sentinel import SentinelConnectionPool as AsyncSentinelPool
 
     timeouts: dict[str, Any] = {"socket_timeout": None, "socket_connect_timeout": connect_timeout}
@@ -122,11 +155,32 @@ def async_client_for(url: str, *, single: bool = False, connect_timeout: float =
     if not address.service:
         return aredis.Redis(single_connection_client=single, **timeouts, **client_options(url))
     asking = _sentinel_options(address, connect_timeout)
-    sentinel = AsyncSentinel(address.sentinels, sentinel_kwargs=asking)  # type: ignore[no-untyped-call]
+    sentinel = _async_named_primary()(address.sentinels, sentinel_kwargs=asking)
     pool = AsyncSentinelPool(  # type: ignore[no-untyped-call]
         address.service, sentinel, **timeouts, **client_options(url)
     )
     return aredis.Redis(connection_pool=pool, single_connection_client=single)
+
+
+def _async_named_primary() -> type[Any]:
+    """NamedPrimary for redis-py's asyncio Sentinel (the bot's), made when first needed: the other
+    processes never load asyncio."""
+    from redis.asyncio.sentinel import Sentinel as AsyncSentinel
+
+    class AsyncNamedPrimary(AsyncSentinel):
+        async def discover_master(self, service_name: str) -> tuple[str, int]:
+            errors: list[str] = []
+            for sentinel in self.sentinels:
+                try:
+                    named = await sentinel.execute_command(NAMED_PRIMARY, service_name)  # type: ignore[no-untyped-call]
+                except (redis.ConnectionError, redis.TimeoutError) as e:
+                    errors.append(f"{sentinel} - {e!r}")
+                    continue
+                if named:
+                    return _address(named)
+            raise _none_named(service_name, errors)
+
+    return AsyncNamedPrimary
 
 
 def refusal(error: redis.RedisError) -> str | None:

@@ -4,13 +4,15 @@ answering is an outage (spooled), and a service the sentinels do not know is a s
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import redis
 
-from bus.connection.clients import client_for
+from bus.connection.clients import async_client_for, client_for
 from bus.connection.embedded import free_port
 from bus.errors import NotReplicated
 from bus.events import streams
@@ -21,6 +23,7 @@ from bus.wire.address import Address
 from bus.wire.keys import Keys
 from bus.wire.resp import Connection
 from tests.cli import IbRunner
+from tests.mid_failover_sentinel import MidFailoverSentinel
 from tests.sentinel_servers import SentinelSet
 from tests.streams import stream_entries
 
@@ -157,3 +160,26 @@ def test_a_reader_whose_spool_flush_is_not_confirmed_warns_and_reads(ib: IbRunne
         reader.wait(timeout=30)
     assert first["msg"] == "unconfirmed"
     assert [p for p in (tmp_path / "spool").glob("*.jsonl") if p.read_text()]
+
+
+def test_the_heavy_clients_take_the_primary_the_sentinels_name_while_they_flag_the_old_one_down(
+    redis_url: str,
+) -> None:
+    """Mid-failover the sentinels name the promoted replica but still flag the old primary down; the light
+    client took the named one, and redis-py's own discovery refused them all ("No master found")."""
+    real = Address.from_url(redis_url)
+    gone = ("127.0.0.1", free_port())
+    with MidFailoverSentinel("ibsvc", (real.host or "127.0.0.1", real.port or 6379), gone) as sentinel:
+        url = f"redis+sentinel://127.0.0.1:{sentinel.port}/ibsvc/{real.db}"
+        assert client_for(url).ping()
+
+        async def ping_async() -> bool:
+            client = async_client_for(url)
+            try:
+                return bool(await client.ping())
+            finally:
+                await client.aclose()
+
+        assert asyncio.run(ping_async())
+        with pytest.raises(redis.ConnectionError, match="No master found for 'other'"):
+            client_for(url.replace("/ibsvc/", "/other/")).ping()
