@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from tests.cli import init_repo
-from tests.fake_openai.client import client_env, codex_args, codex_binary, write_codex_home
+from tests.fake_openai.client import KEY_VARIABLE, client_env, codex_args, codex_binary, write_codex_home
 from tests.fake_openai.script import add_file, exec_command, reply, server_error
 from tests.fake_openai.server import FakeOpenAI
 from tests.tmux_screen import TmuxScreen
@@ -221,6 +221,18 @@ def api_error(s: Stage) -> None:
     s.save("error", "api-500", s.wait(_idle_with("high demand"), timeout=180.0))
 
 
+def sign_in(s: Stage) -> None:
+    """No login and no key (a person who never signed in to Codex): Codex asks how to sign in."""
+    home, tmp = s.work / "codex-home", s.work / "tmp"
+    tmp.mkdir(exist_ok=True)
+    home.mkdir()
+    variables = client_env(home, tmp, s.work / "home")
+    del variables[KEY_VARIABLE]
+    env = " ".join(f"{k}={shlex.quote(v)}" for k, v in variables.items())
+    s.open(f"env {env} {shlex.join([str(codex_binary()), *codex_args()])}", s.repo)
+    s.save("permission", "sign-in", s.wait(lambda screen: "Press enter to continue" in screen))
+
+
 def quit_codex(s: Stage) -> None:
     """/quit: Codex exits and the pane is dead."""
     s.start()
@@ -321,6 +333,7 @@ SCENARIOS: dict[str, Callable[[Stage], None]] = {
     "shell-command": shell_command,
     "api-error": api_error,
     "quit": quit_codex,
+    "sign-in": sign_in,
     "signals": signals,
     "rollout": rollout,
 }

@@ -131,3 +131,38 @@ def test_codex_runs_in_the_box_that_hides_the_secrets_and_keeps_its_login(
     assert str(person / "auth.json") in _pairs(box, "--ro-bind-try")
     assert box.index(str(person / "auth.json")) > box.index(str(person))  # shown again after the hiding
     assert box[box.index("--chdir") + 1] == str(tmp_path / "repo")
+
+
+@pytest.fixture
+def unsigned(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A person's CODEX_HOME with no login, and no OPENAI_API_KEY."""
+    home = tmp_path / "person"
+    home.mkdir()
+    monkeypatch.setenv("CODEX_HOME", str(home))
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    return home
+
+
+def test_a_person_never_signed_in_is_told_before_the_agent_waits_at_the_sign_in_screen(
+    tmp_path: Path, unsigned: Path
+) -> None:
+    [note] = CodexCli().notes("codex", str(tmp_path))
+    assert f"Codex CLI has no login in {unsigned}" in note and "`codex login`" in note
+
+
+@pytest.mark.parametrize(
+    ("file", "text", "key"),
+    [
+        pytest.param("auth.json", '{"tokens": {}}\n', "", id="a-login"),
+        pytest.param("", "", "sk-x", id="a-key"),
+        pytest.param("config.toml", 'model_provider = "local"\n', "", id="a-provider-of-their-own"),
+    ],
+)
+def test_a_person_signed_in_any_way_is_told_nothing(
+    tmp_path: Path, unsigned: Path, monkeypatch: pytest.MonkeyPatch, file: str, text: str, key: str
+) -> None:
+    if file:
+        (unsigned / file).write_text(text)
+    if key:
+        monkeypatch.setenv("OPENAI_API_KEY", key)
+    assert CodexCli().notes("codex", str(tmp_path)) == []

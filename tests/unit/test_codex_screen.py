@@ -17,12 +17,14 @@ from worker.programs.codex.screen import (
     codex_pane_state,
     read_codex_dialog,
 )
-from worker.tmux.dialogs import option_for_answer, pick
+from worker.tmux.dialogs import DialogError, option_for_answer, pick
 from worker.tmux.pane_state import PaneState
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / f"codex-{CODEX_VERSION}"
 CAPTURES = sorted(FIXTURES.glob("*.txt"))
 DIALOGS = [path for path in CAPTURES if path.name.startswith("permission-")]
+APPROVALS = [path for path in DIALOGS if not path.name.startswith("permission-sign-in-")]
+SIGN_IN = [path for path in DIALOGS if path not in APPROVALS]
 HEADER = "╭──────────────╮\n│ >_ OpenAI Codex (v0.169.0) │\n│ /work/repo │\n╰──────────────╯\n\n"
 FOOTER = "\n› Ask Codex to do anything\n\n  GPT-5.5 default · /work/repo\n  ← for agents · ? for shortcuts\n"
 
@@ -104,7 +106,7 @@ def test_a_message_typed_in_the_input_box_is_not_the_conversation() -> None:
     assert codex_pane_state(screen) == PaneState.WAITING
 
 
-@pytest.mark.parametrize("path", DIALOGS, ids=[path.name for path in DIALOGS])
+@pytest.mark.parametrize("path", APPROVALS, ids=[path.name for path in APPROVALS])
 def test_approval_dialog_reads_with_its_keys(path: Path) -> None:
     dialog = read_codex_dialog(path.read_text(encoding="utf-8"))
     assert dialog is not None
@@ -118,6 +120,22 @@ def test_approval_dialog_reads_with_its_keys(path: Path) -> None:
     always = dialog.options[pick(dialog, "always")]
     assert always.label.startswith("Yes, and don't ask again") and always.key in ("p", "a")
     assert option_for_answer(dialog, "3") == 2
+
+
+@pytest.mark.parametrize("path", SIGN_IN, ids=[path.name for path in SIGN_IN])
+def test_the_sign_in_screen_is_a_dialog_with_its_three_ways(path: Path) -> None:
+    """Codex with no login asks how to sign in before anything else: a dialog the person can answer from
+    anywhere (the device code works from a phone), not an approval with no question and one option."""
+    dialog = read_codex_dialog(path.read_text(encoding="utf-8"))
+    assert dialog is not None and dialog.kind == "dialog"
+    assert dialog.title == "Choose how you want to use Codex."
+    ways = ("Sign in with ChatGPT", "Sign in with Device Code", "Sign in another way")
+    assert [option.number for option in dialog.options] == [1, 2, 3]
+    assert all(option.label.startswith(way) for option, way in zip(dialog.options, ways, strict=True))
+    assert dialog.selected == 0
+    assert option_for_answer(dialog, "2") == 1 and codex_option_keys(dialog, 1) == ["2"]
+    with pytest.raises(DialogError):
+        pick(dialog, "approve")
 
 
 def test_a_wrapped_option_is_read_whole() -> None:

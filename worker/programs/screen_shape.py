@@ -27,6 +27,7 @@ _SIGNS: dict[str, tuple[re.Pattern[str], ...]] = {
             r"Would you like to run the following command\?",
             r"codex resume",
             r"^\s*› ",
+            r"Welcome to Codex\b",  # the sign-in screen, before any session
         )
     ),
     "gemini": tuple(

@@ -11,6 +11,7 @@ import json
 import os
 import shlex
 import shutil
+from collections.abc import Mapping
 from pathlib import Path
 
 from bus.costs.usage_limits import RecordedLimit
@@ -94,6 +95,18 @@ def overrides(launch: Launch) -> list[str]:
     return [word for key, value in settings.items() for word in ("-c", f"{key}={value}")]
 
 
+def sign_in_missing(home: Path, environ: Mapping[str, str]) -> bool:
+    """Whether Codex would open on its sign-in screen: no login in the person's CODEX_HOME (auth.json), no
+    OPENAI_API_KEY, and no model provider of their own in config.toml (one with its own key, a local one)."""
+    if (home / "auth.json").is_file() or environ.get("OPENAI_API_KEY"):
+        return False
+    try:
+        config = (home / "config.toml").read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return True
+    return not any(line.lstrip().startswith("model_provider") for line in config.splitlines())
+
+
 class CodexCli(BoxedProgram):
     """Codex CLI (`codex`, npm @openai/codex): its hooks.json and notify program are its own signal, its
     Linux sandbox (`--sandbox workspace-write`) keeps the agent's commands' writes in its worktree and
@@ -112,6 +125,17 @@ class CodexCli(BoxedProgram):
     limit_hook = False
     permission_hook = False
     bang_runs_shell = True
+
+    def notes(self, command: str, root: str) -> list[str]:
+        """A person who never signed in to Codex: the agent would open on its sign-in screen."""
+        home = person_home()
+        if not sign_in_missing(home, os.environ):
+            return []
+        return [
+            f"Codex CLI has no login in {home} and OPENAI_API_KEY is not set: the agent will wait at Codex's "
+            "sign-in screen; run `codex login` once first (agents use your login), or pick a way to sign "
+            "in with `ib answer AGENT 2` (a device code, shown by `ib look AGENT`)"
+        ]
 
     def prepare(self, launch: Launch) -> None:
         """The agent's CODEX_HOME: the person's config.toml (with the worktree trusted) and login, and

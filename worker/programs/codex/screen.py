@@ -30,7 +30,7 @@ _LOADING = re.compile(r"^\s*│?\s*loading\s*│?$")
 _HEADER = re.compile(r">_ OpenAI Codex \(v")
 _WORKING = re.compile(r"^[•◦·]?\s*\S.*\(\s*(?:\d+[hms]\s*)+•\s*esc to interrupt\)")
 _DIALOG_FOOTER = re.compile(r"^\s*Press enter to (?:confirm|continue)\b")
-_OPTION = re.compile(r"^(›)?\s*(\d{1,2})\.\s+(\S.*?)\s*$")
+_OPTION = re.compile(r"^([›>])?\s*(\d{1,2})\.\s+(\S.*?)\s*$")  # `>` marks the sign-in screen's choice
 _OPTION_KEY = re.compile(r"^(.*?)\s+\((esc|enter|[a-z0-9])\)$")
 _INTERRUPTED = re.compile(r"^■\s+Conversation interrupted\b")
 _ERROR = re.compile(r"^■\s+\S")
@@ -153,9 +153,9 @@ def _options(lines: Sequence[str]) -> tuple[int, list[Option], int]:
             if found.group(1):
                 selected = -len(labels)  # counted from the end until every option is known
         elif line.startswith("   ") and line.strip():
-            pending.insert(0, line.strip())  # a wrapped label (or a blank line between options)
-        elif line.strip() or labels:
-            break
+            pending.insert(0, line.strip())  # a wrapped label, or the line that explains the option
+        elif line.strip():
+            break  # blank lines part the sign-in screen's options; any other line ends the list
     options = [_option(number, label) for number, label in labels]
     return first, options, (len(options) + selected) % len(options) if options else 0
 
@@ -170,11 +170,16 @@ def _option(number: int, label: str) -> Option:
 
 def _title(above: Sequence[str]) -> str:
     """The dialog's question: the last line above its options that ends with a question mark, but for
-    the command the dialog shows (`$ …` and the lines it wraps onto), which may end in one (`echo $?`)."""
+    the command the dialog shows (`$ …` and the lines it wraps onto), which may end in one (`echo $?`).
+    A screen that asks no question (the sign-in screen: "Choose how you want to use Codex.") is titled by
+    its last line above the options."""
     lines = [line.strip() for line in above]
     command = max((i for i, line in enumerate(lines) if line.startswith(COMMAND)), default=len(lines))
     questions = [line for line in lines[:command] if line.endswith("?")]
-    return questions[-1] if questions else ""
+    if questions:
+        return questions[-1]
+    said = [line for line in lines if line]
+    return said[-1] if said else ""
 
 
 def codex_option_keys(dialog: Dialog, index: int) -> list[str]:
