@@ -164,21 +164,19 @@ def async_client_for(url: str, *, single: bool = False, connect_timeout: float =
 
 def _async_named_primary() -> type[Any]:
     """NamedPrimary for redis-py's asyncio Sentinel (the bot's), made when first needed: the other
-    processes never load asyncio."""
+    processes never load asyncio. It asks the sentinels through NamedPrimary on a thread (a discovery is
+    rare: a new connection, a failover), so both find the primary one way."""
+    import asyncio
+
     from redis.asyncio.sentinel import Sentinel as AsyncSentinel
 
     class AsyncNamedPrimary(AsyncSentinel):
+        def __init__(self, sentinels: list[tuple[str, int]], sentinel_kwargs: dict[str, Any]) -> None:
+            super().__init__(sentinels, sentinel_kwargs=sentinel_kwargs)  # type: ignore[no-untyped-call]
+            self.asking = NamedPrimary(sentinels, sentinel_kwargs=sentinel_kwargs)  # type: ignore[no-untyped-call]
+
         async def discover_master(self, service_name: str) -> tuple[str, int]:
-            errors: list[str] = []
-            for sentinel in self.sentinels:
-                try:
-                    named = await sentinel.execute_command(NAMED_PRIMARY, service_name)  # type: ignore[no-untyped-call]
-                except (redis.ConnectionError, redis.TimeoutError) as e:
-                    errors.append(f"{sentinel} - {e!r}")
-                    continue
-                if named:
-                    return _address(named)
-            raise _none_named(service_name, errors)
+            return await asyncio.to_thread(self.asking.discover_master, service_name)
 
     return AsyncNamedPrimary
 
