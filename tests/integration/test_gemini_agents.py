@@ -233,7 +233,11 @@ def test_ib_resume_restarts_a_stopped_gemini_agent_with_its_conversation(
     retry_until(lambda: "Type your message" in pane_text(gemini_ib, "keeper"), TURN, what="input")
     asked = gemini_ib.run("send", "keeper", "what was the codeword? say it")  # a `?` arrives too
     assert asked.returncode == 0, asked.stderr
-    _wait_event(rds, keys, "complete")
+    try:
+        _wait_event(rds, keys, "complete")
+    except AssertionError as e:  # what the screen shows says where the message went
+        screen = pane_text(gemini_ib, "keeper", 80)
+        raise AssertionError(f"{e}\nib send said: {asked.stdout}{asked.stderr}\nthe pane:\n{screen}") from e
     last = gemini.turns_taken()[-1]
     assert last.user_text() == "what was the codeword? say it"
     # the resumed request carries the earlier turn: what the agent was told and what it answered
