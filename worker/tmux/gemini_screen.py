@@ -190,12 +190,10 @@ def input_text(text: str) -> str | None:
 
 def sent_count(text: str, message: str) -> int:
     """How many of the prompts the screen shows sent (` > text` in the conversation, not an input box's
-    line under a rule: the scrollback may hold earlier frames' boxes, and the first lines of a capture may
-    be the bottom of one whose rule lies above it) start as `message` does (its first line, as far as the
-    box would show it)."""
+    line under a rule: the scrollback may hold earlier frames' boxes) start as `message` does (its first
+    line, as far as the box would show it)."""
     lines = [line.rstrip() for line in text.splitlines()]
-    first_rule = next((index for index, line in enumerate(lines) if _RULE.match(line)), len(lines))
-    boxes = set(range(min(first_rule, _BOX_LINES))) | {
+    boxes = {
         row
         for index, line in enumerate(lines)
         if _RULE.match(line)
