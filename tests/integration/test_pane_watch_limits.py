@@ -79,6 +79,13 @@ def _show(tmux_socket: str, session: str, shown: Path) -> None:
     subprocess.run(["tmux", "-L", tmux_socket, "respawn-pane", "-k", "-t", session, command], check=True)
 
 
+def _drawn(shown: Path, screen: str) -> bool:
+    """Whether the pane shows the whole capture: its last line is drawn, not only its first (a busy
+    machine draws a screen in pieces, and a tick then reads half a dialog)."""
+    last = [line.rstrip() for line in shown.read_text(encoding="utf-8").splitlines() if line.strip()][-1]
+    return last in (line.rstrip() for line in screen.splitlines())
+
+
 def test_gemini_s_usage_limit_dialog_parks_the_agent_once_each_time_it_comes(
     ib: IbRunner, redis_url: str, namespace: str, rds: redis.Redis, keys: Keys, tmux_socket: str
 ) -> None:
@@ -95,7 +102,7 @@ def test_gemini_s_usage_limit_dialog_parks_the_agent_once_each_time_it_comes(
     watcher = PaneWatcher(rt)
     for round_ in (1, 2):
         _show(tmux_socket, session, dialog)
-        retry_until(lambda: "Usage limit reached" in rt.tmux.capture(session), what="the dialog on screen")
+        retry_until(lambda: _drawn(dialog, rt.tmux.capture(session)), what="the dialog on screen, whole")
         for _ in range(3):
             watcher.tick()
         assert len(_told(rds, keys, "limited")) == round_
@@ -104,7 +111,7 @@ def test_gemini_s_usage_limit_dialog_parks_the_agent_once_each_time_it_comes(
             keys.agent("gcapped"), mapping={"state": "running", "state_by": "hook"}
         )  # resumed: it went on
         _show(tmux_socket, session, idle)
-        retry_until(lambda: "Usage limit reached" not in rt.tmux.capture(session), what="the dialog gone")
+        retry_until(lambda: _drawn(idle, rt.tmux.capture(session)), what="the idle screen, whole")
         watcher.tick()
     (first, second) = _told(rds, keys, "limited")
     assert [e["data"]["reset_source"] for e in (first, second)] == ["text", "text"]  # type: ignore[index]
