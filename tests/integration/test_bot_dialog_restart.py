@@ -53,6 +53,11 @@ def test_a_dialog_told_again_after_a_restart_edits_its_message(
     second_type, second = TELLINGS[order][1]
     _tell(rds, keys, second, PROMPT, second_type)
     wait_shown(fake, topic, TOLD)
+    # the hook told first: its message reads TOLD already, and the pane's telling edits it (its drawn
+    # options). Nothing pending does not mean the restarted bot read the event yet: wait for the edit
+    retry_until(
+        lambda: [m for m in _dialogs(fake, topic) if m.edits], 20, 0.05, "the dialog's message edited"
+    )
     settled(rds, keys)
     [dialog] = _dialogs(fake, topic)
     assert dialog.text == TOLD
