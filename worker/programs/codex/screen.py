@@ -172,13 +172,13 @@ def _title(above: Sequence[str]) -> str:
     """The dialog's question: the last line above its options that ends with a question mark, but for
     the command the dialog shows (`$ …` and the lines it wraps onto), which may end in one (`echo $?`).
     A screen that asks no question (the sign-in screen: "Choose how you want to use Codex.") is titled by
-    its last line above the options."""
+    its last line above the options, the command never."""
     lines = [line.strip() for line in above]
     command = max((i for i, line in enumerate(lines) if line.startswith(COMMAND)), default=len(lines))
     questions = [line for line in lines[:command] if line.endswith("?")]
     if questions:
         return questions[-1]
-    said = [line for line in lines if line]
+    said = [line for line in lines[:command] if line]
     return said[-1] if said else ""
 
 
