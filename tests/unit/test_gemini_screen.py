@@ -146,3 +146,18 @@ def test_a_message_counts_as_sent_once_the_conversation_shows_it() -> None:
     assert sent_count(sent, "what was the codeword?\nsay it") == 1  # its first line is what shows
     assert sent_count(sent, "something else") == 0
     assert sent_count(typed + sent, message) == 1  # an earlier frame's box in the scrollback is no prompt
+
+
+def test_a_box_the_scrollback_read_cuts_below_its_rule_is_no_sent_prompt() -> None:
+    """`ib send` reads 200 lines of the pane; they may begin just under an earlier frame's rule, whose box
+    line (` > the message`, drawn as a sent prompt is) is then told by the footer under it. A prompt at the
+    first row with the conversation under it still counts (a screen whose conversation starts there)."""
+    message = "what was the codeword? say it"
+    typed = _text(FIXTURES / "idle-resumed-typed-w200.txt").splitlines()
+    sent = _text(FIXTURES / "working-resumed-sent-w200.txt")
+    last_rule = max(row for row, line in enumerate(typed) if line.startswith("─" * 8))
+    for cut in range(last_rule + 1, last_rule + 4):  # the capture begins 1, 2 or 3 lines under the rule
+        assert sent_count("\n".join(typed[cut:]) + "\n" + sent, message) == 1
+    wrapped = f" > {message}\n   and a second line\n\n workspace (/directory)   branch   /model\n"
+    assert sent_count(wrapped + sent, message) == 1  # a wrapped message in the box
+    assert sent_count(f" > {message}\n\n✦ The codeword is PERIWINKLE.\n", message) == 1

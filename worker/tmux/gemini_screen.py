@@ -34,6 +34,9 @@ _IDLE_HINT = "Type your message"
 _PLACEHOLDER = "Type your message or @path/to/file"
 _RULE = re.compile(r"^\s*─{8,}\s*$")  # the rule over the input box
 _BOX_LINES = 4  # lines from that rule down to the box's `>`: the approval mode's line, a blank, hints
+# the footer under the input box: " workspace (/directory)   branch   sandbox   /model"
+_FOOTER = re.compile(r"^\s*workspace \(")
+_FOOTER_REACH = 12  # lines from the box's `>` down to the footer: the rest of a wrapped message, a blank
 # a turn at work shows its spinner and "(esc to cancel, 3s)"; "Executing Hook: …" without them is a hook's
 # name left on the status line after it ran (it stays there at an idle prompt)
 _AT_WORK = re.compile(r"\(esc to cancel\b")
@@ -200,8 +203,25 @@ def sent_count(text: str, message: str) -> int:
         for row in range(index, index + 1 + _BOX_LINES)
     }
     start = probe(message)
-    sent = [line[3:] for row, line in enumerate(lines) if row not in boxes and SENT_PROMPT.match(line)]
+    sent = [
+        line[3:]
+        for row, line in enumerate(lines)
+        if row not in boxes and SENT_PROMPT.match(line) and not _over_footer(lines[row + 1 :])
+    ]
     return sum(1 for prompt in sent if prompt.startswith(start) and _IDLE_HINT not in prompt)
+
+
+def _over_footer(below: list[str]) -> bool:
+    """Whether the lines under a ` > text` line show it is an input box's: the footer follows it, past the
+    rest of its text and blanks only. A box is told so by what follows it, since a capture of the scrollback
+    may begin below an earlier frame's rule; a sent prompt is followed by the reply, a tool or the status
+    row, and another box's rule comes before any footer."""
+    for line in below[:_FOOTER_REACH]:
+        if _FOOTER.match(line):
+            return True
+        if line and not line.startswith("  "):
+            return False
+    return False
 
 
 def pick(dialog: Dialog, choice: str) -> int:
