@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 import inspect
 import typing
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +18,7 @@ from bot.bot_runtime import BotRuntime
 from bot.handlers.to_agents import _to_worker
 from bus.commands.worker_commands import BY_OP, COMMAND_TYPES, Command
 from bus.commands.worker_rpc import request, submit
+from tests.sources import imports, nodes, python_files
 from worker.cli.context import Context
 from worker.frontends.dashboard import Dashboard
 from worker.service.operations import OPERATIONS, run_operation
@@ -142,8 +143,12 @@ def _by_name(node: ast.AST) -> Iterator[str]:
 def violations(source: str) -> list[str]:
     """Where `source` names a worker command by a string: handed to an entry point, bound to or compared
     with an `op`, in a table or a hand-made command, or a command built from a name."""
+    return _violations(ast.walk(ast.parse(source)))
+
+
+def _violations(walked: Iterable[ast.AST]) -> list[str]:
     found: list[str] = []
-    for node in ast.walk(ast.parse(source)):
+    for node in walked:
         line = getattr(node, "lineno", 0)
         checks = [_with_op(node), _in_a_table(node), _by_name(node)]
         if isinstance(node, ast.Call):
@@ -195,28 +200,27 @@ def test_the_checker_leaves_other_words_alone() -> None:
 
 
 def _sources() -> list[Path]:
-    return sorted(p for folder in ("bot", "worker") for p in (REPO / folder).rglob("*.py"))
+    return python_files("bot", "worker")
 
 
 def test_no_source_names_a_worker_command_by_a_string() -> None:
     sources = _sources()
     assert len(sources) > 100  # the scan covers the packages
-    found = {str(p.relative_to(REPO)): violations(p.read_text(encoding="utf-8")) for p in sources}
+    found = {str(p.relative_to(REPO)): _violations(nodes(p)) for p in sources}
     assert {path: lines for path, lines in found.items() if lines} == NOT_COMMANDS
 
 
-def _built(source: str) -> set[str]:
+def _built(path: Path) -> set[str]:
     """The commands a module imports from bus.commands.worker_commands and calls."""
-    tree = ast.parse(source)
     imported = {
         alias.asname or alias.name
-        for node in ast.walk(tree)
+        for node in imports(path)
         if isinstance(node, ast.ImportFrom) and node.module == "bus.commands.worker_commands"
         for alias in node.names
     }
     return {
         node.func.id
-        for node in ast.walk(tree)
+        for node in nodes(path)
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in imported
     }
 
@@ -224,5 +228,5 @@ def _built(source: str) -> set[str]:
 def test_the_callers_build_command_objects() -> None:
     """Every command is built somewhere in bot/ or worker/ (the merge queue's by the review's Approve
     button; /auto queues merges inside the worker): the scan above looked where commands are sent."""
-    built = set().union(*(_built(p.read_text(encoding="utf-8")) for p in _sources()))
+    built = set().union(*(_built(p) for p in _sources()))
     assert {kind.__name__ for kind in COMMAND_TYPES} - built == set()

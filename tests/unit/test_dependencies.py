@@ -15,6 +15,8 @@ from pathlib import Path
 
 from packaging.requirements import Requirement
 
+from tests.sources import nodes
+
 ROOT = Path(__file__).resolve().parents[2]
 OWN = {"bus", "worker", "bot", "web", "tests", "bench", "docs"}  # docs: its pictures' scripts (docs.pictures)
 # dev extras that are never imported, and why they are declared anyway
@@ -49,7 +51,7 @@ def imported_modules(folders: tuple[str, ...]) -> dict[str, set[str]]:
     found: dict[str, set[str]] = {}
     for folder in folders:
         for path in (ROOT / folder).rglob("*.py"):
-            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            for node in nodes(path):
                 for name in _names(node):
                     top = name.partition(".")[0]
                     if top not in sys.stdlib_module_names and top not in OWN and top != "__future__":

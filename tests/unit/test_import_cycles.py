@@ -9,7 +9,10 @@ web imports neither worker nor bot (it reaches agents through the bus, like the 
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
+
+from tests.sources import imports
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("bus", "worker", "bot", "web")
@@ -28,7 +31,7 @@ def _modules() -> dict[str, Path]:
 
 def _imports(path: Path, modules: dict[str, Path]) -> set[str]:
     targets: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text())):
+    for node in imports(path):
         if isinstance(node, ast.Import):
             targets.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
@@ -37,6 +40,7 @@ def _imports(path: Path, modules: dict[str, Path]) -> set[str]:
     return {t for t in targets if t in modules}
 
 
+@functools.cache
 def _graph() -> dict[str, set[str]]:
     modules = _modules()
     return {name: _imports(path, modules) - {name} for name, path in modules.items()}

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.sources import imports
+
 ROOT = Path(__file__).resolve().parents[2]
 
 LAYERS = (
@@ -131,9 +133,7 @@ def _arrows(package: str = "worker") -> dict[tuple[str, str], list[str]]:
         source = _area(".".join(relative.with_suffix("").parts), package)
         if source is None or source == "__init__":
             continue
-        for node in ast.walk(ast.parse(path.read_text())):
-            if not isinstance(node, ast.Import | ast.ImportFrom):
-                continue
+        for node in imports(path):
             targets: list[str] = []
             if isinstance(node, ast.Import):
                 targets = [alias.name for alias in node.names]
