@@ -206,3 +206,18 @@ def test_a_refusal_is_told_by_the_call_it_refused() -> None:
     assert dialog is not None and GeminiCli().refusal_untold
     assert refusal_note(dialog, "touch x.txt") == "I refused `touch x.txt`: it did not run."
     assert refusal_note(dialog) == "I refused the tool call (Allow execution of [Shell]?): it did not run."
+
+
+def test_a_spawn_with_no_api_key_is_told_the_first_turn_would_fail(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("GEMINI_API_KEY", raising=False)
+    [note] = GeminiCli().notes("gemini", str(tmp_path))
+    assert "GEMINI_API_KEY is not set here" in note and "first turn fails" in note
+    monkeypatch.setenv("GEMINI_API_KEY", "  ")  # blank is no key
+    assert len(GeminiCli().notes("gemini", str(tmp_path))) == 1
+
+
+def test_a_spawn_with_a_key_is_told_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GEMINI_API_KEY", "a-key")
+    assert GeminiCli().notes("gemini", str(tmp_path)) == []

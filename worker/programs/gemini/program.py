@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+from collections.abc import Mapping
 from pathlib import Path
 
 from bus.costs.usage_limits import RecordedLimit
@@ -35,6 +36,7 @@ from worker.tmux.pane_state import PaneState
 VERSION_SHAPE = r"^\s*\d+\.\d+\.\d+\s*$"  # `gemini --version` prints the bare version
 HOOKED = ("BeforeAgent", "AfterAgent", "BeforeTool", "AfterTool", "Notification", "SessionEnd")
 HOOK_TIMEOUT_MS = 10000
+KEY = "GEMINI_API_KEY"  # what the API-key sign-in reads
 REDACTED = ("IB_REDIS_URL", "GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_APPLICATION_CREDENTIALS")
 """Variables Gemini CLI keeps from its shell tool's commands (its hooks still get them)."""
 APPROVAL_MODES = {"acceptEdits": "auto_edit", "plan": "plan", "bypassPermissions": "yolo"}
@@ -50,6 +52,12 @@ _STATES = {
     gemini_screen.EXITED: PaneState.STOPPED,
     gemini_screen.UNKNOWN: PaneState.UNKNOWN,
 }
+
+
+def key_missing(environ: Mapping[str, str]) -> bool:
+    """Whether the agents' sign-in would find no key: their settings choose Gemini's API-key sign-in, which
+    reads the key from the environment the worker passes on (GEMINI_* variables). Pure."""
+    return not environ.get(KEY, "").strip()
 
 
 def home(launch: Launch) -> Path:
@@ -153,6 +161,16 @@ class GeminiCli(BoxedProgram):
     limit_hook = False
     permission_hook = False
     bang_runs_shell = False  # typed, a `!` in an empty box is its shell mode; a paste is text
+
+    def notes(self, command: str, root: str) -> list[str]:
+        """No API key where the agent takes it from: its first turn would fail."""
+        if not key_missing(os.environ):
+            return []
+        return [
+            f"{KEY} is not set here: Gemini CLI agents sign in with an API key, passed on from this "
+            "environment, and without one the agent's first turn fails (\"Could not load the default "
+            f'credentials"); export {KEY} where `ib up` runs the worker'
+        ]
 
     def prepare(self, launch: Launch) -> None:
         folder = home(launch) / ".gemini"
