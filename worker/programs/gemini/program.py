@@ -168,8 +168,9 @@ class GeminiCli(BoxedProgram):
             return []
         return [
             f"{KEY} is not set here: Gemini CLI agents sign in with an API key, passed on from this "
-            "environment, and without one the agent's first turn fails (\"Could not load the default "
-            f'credentials"); export {KEY} where `ib up` runs the worker'
+            "environment; without one the agent's first turn fails ('Could not load the default "
+            "credentials') and it waits at Gemini CLI's 'Enter Gemini API Key' box; export "
+            f"{KEY} where `ib up` runs the worker"
         ]
 
     def prepare(self, launch: Launch) -> None:
