@@ -23,10 +23,35 @@ def test_install_registers_the_server_for_claude_code(ib: IbRunner, repo: Path) 
         "ittybus": {"type": "stdio", "command": IB, "args": ["mcp"], "timeout": 620_000, "alwaysLoad": True},
     }
     settings = json.loads((repo / ".claude" / "settings.local.json").read_text())
-    assert settings == {"model": "opus", "enabledMcpjsonServers": ["ittybus"]}
+    assert settings == {
+        "model": "opus",
+        "enabledMcpjsonServers": ["ittybus"],
+        "env": {"MCP_CONNECT_TIMEOUT_MS": "60000"},
+    }
     assert "/.claude/settings.local.json" in (repo / ".git" / "info" / "exclude").read_text()
     again = ib.run("mcp", "install")
     assert (again.returncode, again.stdout.strip()) == (0, "already installed")
+
+
+def test_a_start_up_deadline_of_the_person_s_own_stands(ib: IbRunner, repo: Path) -> None:
+    (repo / ".claude").mkdir()
+    own = {"env": {"MCP_CONNECT_TIMEOUT_MS": "9000", "OTHER": "1"}}
+    (repo / ".claude" / "settings.local.json").write_text(json.dumps(own))
+    assert ib.run("mcp", "install").returncode == 0
+    settings = json.loads((repo / ".claude" / "settings.local.json").read_text())
+    assert settings == {**own, "enabledMcpjsonServers": ["ittybus"]}
+
+
+def test_a_settings_env_that_is_no_object_is_left_alone(ib: IbRunner, repo: Path) -> None:
+    (repo / ".claude").mkdir()
+    (repo / ".claude" / "settings.local.json").write_text('{"env": ["MCP_CONNECT_TIMEOUT_MS"]}')
+    done = ib.run("mcp", "install")
+    assert done.returncode == 1
+    assert done.stderr.strip() == (
+        f'ib mcp: error: {repo / ".claude" / "settings.local.json"} is malformed: "env" is not an object. '
+        "Fix it by hand and try again."
+    )
+    assert (repo / ".claude" / "settings.local.json").read_text() == '{"env": ["MCP_CONNECT_TIMEOUT_MS"]}'
 
 
 def test_a_malformed_mcp_json_is_left_alone(ib: IbRunner, repo: Path) -> None:

@@ -1,6 +1,7 @@
 """`ib mcp install`: register `ib mcp` for the person's Claude Code in this repository: the server in the
 project's `.mcp.json` (what `claude mcp add --scope project` writes) and its name in the person's
-`.claude/settings.local.json` `enabledMcpjsonServers`, so Claude Code starts it without asking first."""
+`.claude/settings.local.json` `enabledMcpjsonServers`, so Claude Code starts it without asking first, with
+a start-up deadline that a busy machine meets (`env` MCP_CONNECT_TIMEOUT_MS)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,13 @@ from worker.hooks.install import SETTINGS_FILE, load_object, settings_path, writ
 from worker.programs.mcp_registration import NAME, server_entry
 
 MCP_FILE = ".mcp.json"
+CONNECT_TIMEOUT = "MCP_CONNECT_TIMEOUT_MS"
+CONNECT_TIMEOUT_MS = 60_000
+"""How long Claude Code waits for `ib mcp` to answer before the session's first turn (the entry's
+`alwaysLoad`). Its own deadline (14 to 18 s with Claude Code 2.1.332) leaves a busy machine little: `ib mcp`
+takes about 2 s of CPU to start on an idle 2-core machine, most of it the MCP SDK's import, and several
+times that beside a CPU hog. A server that fails to start ends at once, so a server that cannot come is
+not waited for any longer."""
 
 
 def install(root: str, ib_command: str) -> list[str]:
@@ -35,9 +43,22 @@ def install(root: str, ib_command: str) -> list[str]:
             f'{settings_file} is malformed: "enabledMcpjsonServers" is not a list. '
             "Fix it by hand and try again."
         )
+    env = settings.get("env", {})
+    if not isinstance(env, dict):
+        raise HooksError(
+            f'{settings_file} is malformed: "env" is not an object. Fix it by hand and try again.'
+        )
+    told: list[str] = []
     if NAME not in enabled:
         settings["enabledMcpjsonServers"] = [*enabled, NAME]
+        told.append(f"{settings_file}: {NAME!r} enabled (Claude Code starts it without asking)")
+    if CONNECT_TIMEOUT not in env:  # a deadline of the person's own stands
+        settings["env"] = {**env, CONNECT_TIMEOUT: str(CONNECT_TIMEOUT_MS)}
+        told.append(
+            f"{settings_file}: Claude Code waits up to {CONNECT_TIMEOUT_MS // 1000} s for MCP servers to "
+            f"start ({CONNECT_TIMEOUT})"
+        )
+    if told:
         write_object(settings_file, settings)
         exclude_from_git(root, (f"/{SETTINGS_FILE}",))  # the person's own file, as `ib hooks install` has it
-        changes.append(f"{settings_file}: {NAME!r} enabled (Claude Code starts it without asking)")
-    return changes
+    return changes + told
