@@ -4,6 +4,7 @@ tested range, Claude Code's command lines, and what Codex CLI and Gemini CLI say
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -157,6 +158,15 @@ def test_claude_code_starts_with_its_settings_session_and_prompt(tmp_path: Path)
     settings, prompt = tmp_path / "agent" / "settings.json", tmp_path / "agent" / "prompt.txt"
     assert start.words == f'claude --settings {settings} --session-id s-1 --model opus "$(cat {prompt})"'
     assert dict(start.environment) == {}
+
+
+def test_a_manager_s_claude_code_waits_for_its_ib_mcp_as_the_person_s_does(tmp_path: Path) -> None:
+    """A manager gets `ib mcp` (--mcp-config) and the start-up deadline `ib mcp install` gives the person's
+    Claude Code; a worker neither."""
+    manager = ClaudeCode().start(replace(_launch(tmp_path), role="manager"))
+    assert "--mcp-config" in manager.words
+    assert dict(manager.environment) == {"MCP_CONNECT_TIMEOUT_MS": "60000"}
+    assert dict(ClaudeCode().start(_launch(tmp_path)).environment) == {}
 
 
 def test_claude_code_resumes_its_conversation_without_a_new_prompt(tmp_path: Path) -> None:

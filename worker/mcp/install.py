@@ -10,16 +10,9 @@ import os
 from bus.settings.repo_paths import exclude_from_git
 from worker.errors import HooksError
 from worker.hooks.install import SETTINGS_FILE, load_object, settings_path, write_object
-from worker.programs.mcp_registration import NAME, server_entry
+from worker.programs.mcp_registration import CONNECT_TIMEOUT, CONNECT_TIMEOUT_MS, NAME, server_entry
 
 MCP_FILE = ".mcp.json"
-CONNECT_TIMEOUT = "MCP_CONNECT_TIMEOUT_MS"
-CONNECT_TIMEOUT_MS = 60_000
-"""How long Claude Code waits for `ib mcp` to answer before the session's first turn (the entry's
-`alwaysLoad`). Its own deadline (14 to 18 s with Claude Code 2.1.332) leaves a busy machine little: `ib mcp`
-takes about 2 s of CPU to start on an idle 2-core machine, most of it the MCP SDK's import, and several
-times that beside a CPU hog. A server that fails to start ends at once, so a server that cannot come is
-not waited for any longer."""
 
 
 def install(root: str, ib_command: str) -> list[str]:

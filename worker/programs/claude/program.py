@@ -16,7 +16,7 @@ from bus.settings.repo_paths import main_checkout
 from worker.programs.claude import sandbox, settings, trust, version
 from worker.programs.claude.transcript import TranscriptParser
 from worker.programs.claude.usage import UsageReader
-from worker.programs.mcp_registration import mcp_config
+from worker.programs.mcp_registration import CONNECT_TIMEOUT, CONNECT_TIMEOUT_MS, mcp_config
 from worker.programs.program import Launch, Release, Sandbox, Start, Version, format_version
 from worker.tmux import dialogs, input_box
 from worker.tmux.dialogs import Dialog
@@ -152,11 +152,13 @@ def mcp_file(launch: Launch) -> Path:
 
 
 def _environment(launch: Launch) -> dict[str, str]:
-    """Claude Code refuses bypassPermissions as root unless told it runs in a sandbox; the spawn refused
-    that mode as root where the sandbox is off."""
+    """Claude Code refuses bypassPermissions as root unless told it runs in a sandbox (the spawn refused
+    that mode as root where the sandbox is off); a manager's Claude Code waits for its `ib mcp` as long as
+    the person's does."""
+    environment = {CONNECT_TIMEOUT: str(CONNECT_TIMEOUT_MS)} if launch.role == "manager" else {}
     if launch.permission_mode == BYPASS and hasattr(os, "getuid") and os.getuid() == 0:
-        return {"IS_SANDBOX": "1"}
-    return {}
+        environment["IS_SANDBOX"] = "1"
+    return environment
 
 
 def _confine(launch: Launch, written: dict[str, object]) -> None:
