@@ -26,7 +26,7 @@ def test_install_registers_the_server_for_claude_code(ib: IbRunner, repo: Path) 
     assert settings == {
         "model": "opus",
         "enabledMcpjsonServers": ["ittybus"],
-        "env": {"MCP_CONNECT_TIMEOUT_MS": "60000"},
+        "env": {"MCP_CONNECT_TIMEOUT_MS": "30000"},
     }
     assert "/.claude/settings.local.json" in (repo / ".git" / "info" / "exclude").read_text()
     again = ib.run("mcp", "install")

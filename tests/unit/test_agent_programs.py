@@ -165,7 +165,7 @@ def test_a_manager_s_claude_code_waits_for_its_ib_mcp_as_the_person_s_does(tmp_p
     Claude Code; a worker neither."""
     manager = ClaudeCode().start(replace(_launch(tmp_path), role="manager"))
     assert "--mcp-config" in manager.words
-    assert dict(manager.environment) == {"MCP_CONNECT_TIMEOUT_MS": "60000"}
+    assert dict(manager.environment) == {"MCP_CONNECT_TIMEOUT_MS": "30000"}
     assert dict(ClaudeCode().start(_launch(tmp_path)).environment) == {}
 
 

@@ -10,12 +10,14 @@ MAX_WAIT = 600.0
 """The longest `wait_for_events` waits in one call (a client's tool call times out; Claude Code's does not
 before 10 minutes unless MCP_TOOL_TIMEOUT says so): call again with the cursor to wait on."""
 CONNECT_TIMEOUT = "MCP_CONNECT_TIMEOUT_MS"
-CONNECT_TIMEOUT_MS = 60_000
+CONNECT_TIMEOUT_MS = 30_000
 """How long Claude Code waits for `ib mcp` to answer before the session's first turn (the entry's
 `alwaysLoad`), set in the person's settings (`ib mcp install`) and in a manager agent's environment. Claude
 Code 2.1.332's own deadline (14 to 18 s) leaves a busy machine little: `ib mcp` takes about 2 s of CPU to
 start on an idle 2-core machine, most of it the MCP SDK's import, and several times that beside a CPU hog.
-A server that fails to start ends at once, so a server that cannot come is not waited for any longer."""
+Its wait is also bounded by MCP_TIMEOUT (30 s by default), which Claude Code ignores in a project's and
+its local settings: a stand-in 25 s late was waited for with this deadline, one 33 s late was not. A
+server that fails to start ends at once, so a server that cannot come is not waited for any longer."""
 ALLOW_RULE = f"mcp__{NAME}"
 """The permission rule that allows every tool of the server (a manager agent's settings carry it)."""
 
