@@ -18,14 +18,9 @@ def python_files(*folders: str) -> list[Path]:
 
 
 @functools.cache
-def tree(path: Path) -> ast.Module:
-    return ast.parse(path.read_text(encoding="utf-8"))
-
-
-@functools.cache
 def nodes(path: Path) -> tuple[ast.AST, ...]:
     """Every node of the file's tree, in `ast.walk`'s order."""
-    return tuple(ast.walk(tree(path)))
+    return tuple(ast.walk(ast.parse(path.read_text(encoding="utf-8"))))
 
 
 @functools.cache

@@ -206,17 +206,19 @@ def sent_count(text: str, message: str) -> int:
     sent = [
         line[3:]
         for row, line in enumerate(lines)
-        if row not in boxes and SENT_PROMPT.match(line) and not _over_footer(lines[row + 1 :])
+        if row not in boxes
+        and SENT_PROMPT.match(line)
+        and not _over_footer(lines[row + 1 : row + 1 + _FOOTER_REACH])
     ]
     return sum(1 for prompt in sent if prompt.startswith(start) and _IDLE_HINT not in prompt)
 
 
 def _over_footer(below: list[str]) -> bool:
-    """Whether the lines under a ` > text` line show it is an input box's: the footer follows it, past the
-    rest of its text and blanks only. A box is told so by what follows it, since a capture of the scrollback
-    may begin below an earlier frame's rule; a sent prompt is followed by the reply, a tool or the status
-    row, and another box's rule comes before any footer."""
-    for line in below[:_FOOTER_REACH]:
+    """Whether the lines under a ` > text` line (_FOOTER_REACH of them) show it is an input box's: the
+    footer follows it, past the rest of its text and blanks only. A box is told so by what follows it, since
+    a capture of the scrollback may begin below an earlier frame's rule; a sent prompt is followed by the
+    reply, a tool or the status row, and another box's rule comes before any footer."""
+    for line in below:
         if _FOOTER.match(line):
             return True
         if line and not line.startswith("  "):

@@ -37,7 +37,7 @@ VERSION_SHAPE = r"^\s*\d+\.\d+\.\d+\s*$"  # `gemini --version` prints the bare v
 HOOKED = ("BeforeAgent", "AfterAgent", "BeforeTool", "AfterTool", "Notification", "SessionEnd")
 HOOK_TIMEOUT_MS = 10000
 KEY = "GEMINI_API_KEY"  # what the API-key sign-in reads
-REDACTED = ("IB_REDIS_URL", "GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_APPLICATION_CREDENTIALS")
+REDACTED = ("IB_REDIS_URL", KEY, "GOOGLE_API_KEY", "GOOGLE_APPLICATION_CREDENTIALS")
 """Variables Gemini CLI keeps from its shell tool's commands (its hooks still get them)."""
 APPROVAL_MODES = {"acceptEdits": "auto_edit", "plan": "plan", "bypassPermissions": "yolo"}
 """ittybus's permission modes (Claude Code's names) as Gemini CLI's `--approval-mode`; every other mode
